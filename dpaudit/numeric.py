@@ -1,0 +1,442 @@
+"""Exact numbers, rigorous interval evaluation and directed rounding.
+
+This is layer 1 of dpaudit.  Privacy parameters live inside the toolkit as *exact* sympy
+expressions (integers, rationals and closed forms such as ``log(3)/2``); a float never
+appears inside an exact value.  Values are evaluated with mpmath interval arithmetic, the
+working precision being raised until the enclosing interval is narrow enough, and become a
+Python ``float`` only at the edge, rounded in an explicit direction: *up* for every epsilon or
+delta the accountant reports, *down* for every lower bound the auditor reports.
+
+How a float enters:
+    A Python ``float`` given to :func:`exact` is converted to the rational number it *is*
+    (its binary value, e.g. ``0.1`` becomes ``3602879701896397/36028797018963968``), which
+    involves no rounding at all.  A decimal *string* such as ``"0.1"`` is read as the decimal
+    it spells (``1/10``).  So ``10 * exact(0.1)`` is slightly above 1, and rounding it up gives
+    a float ``>= 1.0``, never ``0.999...``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+from numbers import Integral, Rational
+from typing import Any, Literal
+
+import mpmath
+import sympy
+
+Direction = Literal["up", "down"]
+
+#: Starting and maximal working precision (bits) of the interval evaluator.
+START_PRECISION = 80
+MAX_PRECISION = 4000
+
+__all__ = [
+    "MAX_PRECISION",
+    "START_PRECISION",
+    "EvaluationError",
+    "exact",
+    "float_down",
+    "float_up",
+    "interval",
+    "is_exact_number",
+    "mpf_to_float",
+    "to_float",
+]
+
+
+class EvaluationError(ArithmeticError):
+    """Raised when an expression cannot be enclosed rigorously (unsupported or undefined)."""
+
+
+def _describe(value: Any) -> str:
+    return repr(value)
+
+
+def exact(value: Any, name: str = "value") -> sympy.Expr:
+    """Convert ``value`` to an exact sympy expression.
+
+    Args:
+        value: an ``int``, ``fractions.Fraction``, decimal or fraction string (``"0.1"``,
+            ``"1/3"``, ``"1e-6"``), finite ``float`` (converted to its exact binary value),
+            or a sympy expression (sympy ``Float`` atoms inside it are replaced by their exact
+            binary values).
+        name: the parameter's name, used in error messages.
+
+    Returns:
+        An exact sympy expression with no floating-point atoms.
+
+    Raises:
+        ValueError: for NaN, infinities, booleans, complex numbers or unparsable strings.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a real number, got the boolean {value!r}")
+    if isinstance(value, sympy.Basic):
+        expr = sympy.sympify(value)
+        if expr.has(sympy.nan, sympy.zoo) or expr in (sympy.oo, -sympy.oo):
+            raise ValueError(f"{name} must be a finite real number, got {value!r}")
+        floats = expr.atoms(sympy.Float)
+        if floats:
+            expr = expr.xreplace({f: sympy.Rational(f) for f in floats})
+        if expr.is_real is False:
+            raise ValueError(f"{name} must be a real number, got {value!r}")
+        return expr
+    if isinstance(value, Integral):
+        return sympy.Integer(int(value))
+    if isinstance(value, (Fraction, Rational)):
+        return sympy.Rational(value.numerator, value.denominator)
+    if isinstance(value, float) or type(value).__name__.startswith("float"):
+        f = float(value)
+        if not math.isfinite(f):
+            raise ValueError(f"{name} must be a finite real number, got {value!r}")
+        num, den = f.as_integer_ratio()
+        return sympy.Rational(num, den)
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            frac = Fraction(text)
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(
+                f"{name} must be a decimal or fraction such as '0.1' or '1/3', got {value!r}"
+            ) from None
+        return sympy.Rational(frac.numerator, frac.denominator)
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return exact(value.item(), name)
+    raise ValueError(f"{name} must be a real number, got {_describe(value)}")
+
+
+def is_exact_number(expr: sympy.Expr) -> bool:
+    """True when ``expr`` is a closed expression (no free symbols) with no float atoms."""
+    return not expr.free_symbols and not expr.atoms(sympy.Float)
+
+
+# --------------------------------------------------------------------------------------
+# Rigorous interval evaluation
+# --------------------------------------------------------------------------------------
+
+
+def endpoints(enclosure: Any) -> tuple[Any, Any]:
+    """The exact endpoints of an ``mpmath.iv.mpf`` as ``mpmath.mpf`` numbers (no rounding)."""
+    lo, hi = enclosure._mpi_
+    return mpmath.mp.make_mpf(lo), mpmath.mp.make_mpf(hi)
+
+
+def _iv_const(value: sympy.Expr) -> Any:
+    """Enclose an exact rational constant in an interval at the current iv precision."""
+    p, q = int(value.p), int(value.q)
+    return mpmath.iv.mpf(p) / mpmath.iv.mpf(q)
+
+
+def _monotone(fn_name: str, increasing: bool) -> Callable[[Any], Any]:
+    """Interval extension of a monotone special function that mpmath.iv lacks.
+
+    The function is evaluated with ordinary mpmath at 30 extra bits at both endpoints; the
+    results are widened outwards by a relative ``2**-(prec+10)`` (far above mpmath's error at
+    that precision) so the enclosure stays rigorous.
+    """
+    mp_fn = getattr(mpmath.mp, fn_name)
+
+    def extension(x: Any) -> Any:
+        prec = mpmath.iv.prec
+        a, b = endpoints(x)
+        with mpmath.workprec(prec + 30):
+            lo = mp_fn(a)
+            hi = mp_fn(b)
+            if not increasing:
+                lo, hi = hi, lo
+            pad_lo = abs(lo) * mpmath.mpf(2) ** (-(prec + 10)) + mpmath.mpf(2) ** (-(prec * 4))
+            pad_hi = abs(hi) * mpmath.mpf(2) ** (-(prec + 10)) + mpmath.mpf(2) ** (-(prec * 4))
+            return mpmath.iv.mpf([lo - pad_lo, hi + pad_hi])
+
+    return extension
+
+
+_iv_erf = _monotone("erf", increasing=True)
+_iv_erfc = _monotone("erfc", increasing=False)
+
+
+def _iv_pow(base: Any, exponent: sympy.Expr, env: Mapping[sympy.Symbol, Any]) -> Any:
+    if exponent.is_Integer:
+        n = int(exponent)
+        if n >= 0:
+            return base**n
+        return mpmath.iv.mpf(1) / base**(-n)
+    if exponent == sympy.Rational(1, 2):
+        return mpmath.iv.sqrt(base)
+    if exponent == sympy.Rational(-1, 2):
+        return mpmath.iv.mpf(1) / mpmath.iv.sqrt(base)
+    e = _iv_eval(exponent, env)
+    if endpoints(base)[0] <= 0:
+        raise EvaluationError("power with non-integer exponent of a possibly non-positive base")
+    return mpmath.iv.exp(e * mpmath.iv.log(base))
+
+
+def _iv_min(values: list[Any]) -> Any:
+    ends = [endpoints(v) for v in values]
+    return mpmath.iv.mpf([min(e[0] for e in ends), min(e[1] for e in ends)])
+
+
+def _iv_max(values: list[Any]) -> Any:
+    ends = [endpoints(v) for v in values]
+    return mpmath.iv.mpf([max(e[0] for e in ends), max(e[1] for e in ends)])
+
+
+def _iv_eval(expr: sympy.Expr, env: Mapping[sympy.Symbol, Any]) -> Any:
+    iv = mpmath.iv
+    if expr.is_Symbol:
+        if expr not in env:
+            raise EvaluationError(f"no value given for the symbol {expr}")
+        return env[expr]
+    if expr.is_Rational:
+        return _iv_const(expr)
+    if expr is sympy.pi:
+        return iv.pi
+    if expr is sympy.E:
+        return iv.e
+    if isinstance(expr, sympy.Float):
+        raise EvaluationError(f"float atom {expr} inside an exact expression")
+    if expr.is_Add:
+        total = iv.mpf(0)
+        for arg in expr.args:
+            total = total + _iv_eval(arg, env)
+        return total
+    if expr.is_Mul:
+        total = iv.mpf(1)
+        for arg in expr.args:
+            total = total * _iv_eval(arg, env)
+        return total
+    if expr.is_Pow:
+        base, exponent = expr.args
+        if base is sympy.E:
+            return iv.exp(_iv_eval(exponent, env))
+        return _iv_pow(_iv_eval(base, env), exponent, env)
+    if isinstance(expr, sympy.exp):
+        return iv.exp(_iv_eval(expr.args[0], env))
+    if isinstance(expr, sympy.log):
+        if len(expr.args) != 1:
+            raise EvaluationError("log with a base is not supported; use log(x)/log(b)")
+        arg = _iv_eval(expr.args[0], env)
+        if endpoints(arg)[0] <= 0:
+            raise EvaluationError(f"log of a possibly non-positive value in {expr}")
+        return iv.log(arg)
+    if isinstance(expr, sympy.erf):
+        return _iv_erf(_iv_eval(expr.args[0], env))
+    if isinstance(expr, sympy.erfc):
+        return _iv_erfc(_iv_eval(expr.args[0], env))
+    if isinstance(expr, sympy.Abs):
+        x = _iv_eval(expr.args[0], env)
+        lo, hi = endpoints(x)
+        if lo >= 0:
+            return x
+        if hi <= 0:
+            return -x
+        return iv.mpf([0, max(-lo, hi)])
+    if isinstance(expr, sympy.Min):
+        return _iv_min([_iv_eval(a, env) for a in expr.args])
+    if isinstance(expr, sympy.Max):
+        return _iv_max([_iv_eval(a, env) for a in expr.args])
+    if isinstance(expr, (sympy.floor, sympy.ceiling)):
+        lo, hi = endpoints(_iv_eval(expr.args[0], env))
+        fn = mpmath.floor if isinstance(expr, sympy.floor) else mpmath.ceil
+        with mpmath.workprec(max(iv.prec, lo.man.bit_length() + 64 if lo else 64)):
+            return iv.mpf([fn(lo), fn(hi)])
+    if isinstance(expr, sympy.Piecewise):
+        return _iv_piecewise(expr, env)
+    if isinstance(expr, sympy.Lambda):
+        raise EvaluationError("cannot evaluate a Lambda without arguments")
+    if expr in (sympy.oo, -sympy.oo, sympy.zoo, sympy.nan):
+        raise EvaluationError(f"expression is not finite: {expr}")
+    raise EvaluationError(f"unsupported function in rigorous evaluation: {type(expr).__name__}")
+
+
+def _iv_piecewise(expr: sympy.Piecewise, env: Mapping[sympy.Symbol, Any]) -> Any:
+    """Enclose a Piecewise: the hull of every branch whose condition may hold."""
+    pieces = []
+    for value, cond in expr.args:
+        state = _iv_condition(cond, env)
+        if state is False:
+            continue
+        pieces.append(_iv_eval(value, env))
+        if state is True:
+            break
+    if not pieces:
+        raise EvaluationError(f"no branch of {expr} applies")
+    ends = [endpoints(p) for p in pieces]
+    return mpmath.iv.mpf([min(e[0] for e in ends), max(e[1] for e in ends)])
+
+
+def _iv_condition(cond: Any, env: Mapping[sympy.Symbol, Any]) -> bool | None:
+    """Decide a relational condition on intervals: True, False, or None (undecided)."""
+    if cond is sympy.true or cond is True:
+        return True
+    if cond is sympy.false or cond is False:
+        return False
+    if isinstance(cond, sympy.And):
+        states = [_iv_condition(c, env) for c in cond.args]
+        if any(s is False for s in states):
+            return False
+        return True if all(s is True for s in states) else None
+    if isinstance(cond, sympy.Or):
+        states = [_iv_condition(c, env) for c in cond.args]
+        if any(s is True for s in states):
+            return True
+        return False if all(s is False for s in states) else None
+    if isinstance(cond, sympy.core.relational.Relational):
+        lo, hi = endpoints(_iv_eval(cond.lhs - cond.rhs, env))
+        op = cond.rel_op
+        if op in ("<", "<="):
+            if hi < 0 or (op == "<=" and hi <= 0):
+                return True
+            if lo > 0 or (op == "<" and lo >= 0):
+                return False
+            return None
+        if op in (">", ">="):
+            if lo > 0 or (op == ">=" and lo >= 0):
+                return True
+            if hi < 0 or (op == ">" and hi <= 0):
+                return False
+            return None
+    raise EvaluationError(f"unsupported condition {cond}")
+
+
+def _to_interval_value(value: Any, name: str) -> Any:
+    """An environment value: a number (exact conversion) or a (lo, hi) pair or an iv.mpf."""
+    if isinstance(value, mpmath.ctx_iv.ivmpf):
+        return value
+    if isinstance(value, tuple) and len(value) == 2:
+        lo = _iv_eval(exact(value[0], name), {})
+        hi = _iv_eval(exact(value[1], name), {})
+        return mpmath.iv.mpf([endpoints(lo)[0], endpoints(hi)[1]])
+    return _iv_eval(exact(value, name), {})
+
+
+def interval(
+    expr: Any,
+    subs: Mapping[Any, Any] | None = None,
+    *,
+    rel_width: float = 2.0**-60,
+    prec: int | None = None,
+) -> Any:
+    """Enclose the value of ``expr`` in a rigorous mpmath interval.
+
+    The precision is raised (doubling from :data:`START_PRECISION`) until the interval's
+    width is at most ``rel_width`` times its magnitude (or an absolute ``rel_width`` near 0),
+    up to :data:`MAX_PRECISION` bits; the last interval is returned even when it is wider.
+
+    Args:
+        expr: a sympy expression (or anything :func:`exact` accepts).
+        subs: values of the free symbols: numbers (converted exactly), ``(lo, hi)`` pairs
+            meaning the whole closed interval, or ``mpmath.iv.mpf`` intervals.
+        rel_width: the target relative width.
+        prec: evaluate once at exactly this precision instead of refining.
+
+    Returns:
+        An ``mpmath.iv.mpf`` guaranteed to contain the true value (for every value of the
+        symbols in their intervals).
+
+    Raises:
+        EvaluationError: for unsupported functions, undefined operations or missing symbols.
+    """
+    expr = exact(expr, "expression")
+    subs = subs or {}
+    precisions = [prec] if prec is not None else _precision_ladder()
+    result = None
+    for p in precisions:
+        saved = mpmath.iv.prec
+        mpmath.iv.prec = p
+        try:
+            env = {sympy.Symbol(k) if isinstance(k, str) else k: v for k, v in subs.items()}
+            env = {k: _to_interval_value(v, str(k)) for k, v in env.items()}
+            result = _iv_eval(expr, env)
+        finally:
+            mpmath.iv.prec = saved
+        lo, hi = endpoints(result)
+        if not (mpmath.isfinite(lo) and mpmath.isfinite(hi)):
+            continue
+        with mpmath.workprec(p + 20):
+            width = hi - lo
+            scale = max(abs(lo), abs(hi), mpmath.mpf(2) ** -1000)
+            if lo <= 0 <= hi:
+                scale = max(scale, mpmath.mpf(1))
+            if width <= rel_width * scale:
+                break
+    return result
+
+
+def _precision_ladder() -> list[int]:
+    ladder = []
+    p = START_PRECISION
+    while p <= MAX_PRECISION:
+        ladder.append(p)
+        p *= 2
+    return ladder
+
+
+def mpf_to_float(x: Any, direction: Direction) -> float:
+    """Convert an mpmath real to the nearest float in the given direction.
+
+    Args:
+        x: an ``mpmath.mpf`` (or anything mpmath accepts exactly).
+        direction: ``"up"`` gives the smallest float ``>= x``; ``"down"`` the largest float
+            ``<= x``.
+
+    Returns:
+        The float; ``inf`` / ``-inf`` when ``x`` is beyond the float range in that direction.
+    """
+    if direction not in ("up", "down"):
+        raise ValueError(f"direction must be 'up' or 'down', got {direction!r}")
+    if not isinstance(x, mpmath.mpf):
+        if isinstance(x, (int, Fraction)) or isinstance(x, sympy.Basic):
+            lo, hi = endpoints(interval(x))
+            x = hi if direction == "up" else lo
+        else:
+            x = mpmath.mpf(x)
+    if mpmath.isnan(x):
+        raise ValueError("cannot round NaN")
+    f = float(x)
+    if math.isinf(f):
+        if direction == "up" and f < 0:
+            return -sys_float_max()
+        if direction == "down" and f > 0:
+            return sys_float_max()
+        return f
+    if direction == "up" and mpmath.mpf(f) < x:
+        f = math.nextafter(f, math.inf)
+    elif direction == "down" and mpmath.mpf(f) > x:
+        f = math.nextafter(f, -math.inf)
+    return f
+
+
+def sys_float_max() -> float:
+    """The largest finite float."""
+    return 1.7976931348623157e308
+
+
+def to_float(expr: Any, direction: Direction, subs: Mapping[Any, Any] | None = None) -> float:
+    """Evaluate ``expr`` rigorously and round it to a float in ``direction``.
+
+    Args:
+        expr: an exact expression (anything :func:`exact` accepts); ``sympy.oo`` gives inf.
+        direction: ``"up"`` (upper bounds) or ``"down"`` (lower bounds).
+        subs: values for free symbols.
+
+    Returns:
+        A float that is ``>=`` (``"up"``) or ``<=`` (``"down"``) the true value.
+    """
+    if direction not in ("up", "down"):
+        raise ValueError(f"direction must be 'up' or 'down', got {direction!r}")
+    if isinstance(expr, sympy.Basic) and expr in (sympy.oo, -sympy.oo):
+        return math.inf if expr is sympy.oo else -math.inf
+    lo, hi = endpoints(interval(expr, subs))
+    return mpf_to_float(hi if direction == "up" else lo, direction)
+
+
+def float_up(expr: Any, subs: Mapping[Any, Any] | None = None) -> float:
+    """:func:`to_float` rounded up: the float to report for an upper bound."""
+    return to_float(expr, "up", subs)
+
+
+def float_down(expr: Any, subs: Mapping[Any, Any] | None = None) -> float:
+    """:func:`to_float` rounded down: the float to report for a lower bound."""
+    return to_float(expr, "down", subs)

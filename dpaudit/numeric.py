@@ -387,7 +387,7 @@ def mpf_to_float(x: Any, direction: Direction) -> float:
     if direction not in ("up", "down"):
         raise ValueError(f"direction must be 'up' or 'down', got {direction!r}")
     if not isinstance(x, mpmath.mpf):
-        if isinstance(x, (int, Fraction)) or isinstance(x, sympy.Basic):
+        if isinstance(x, (int, Fraction, sympy.Basic)):
             lo, hi = endpoints(interval(x))
             x = hi if direction == "up" else lo
         else:

@@ -1,0 +1,223 @@
+"""Inner events: ways of combining mechanisms.
+
+A combinator's neighbouring relation is its children's; children stated under different
+relations are refused (``ValueError``) rather than guessed.  Subsampling combinators state
+the relation their amplification theorems need of the inner mechanism and the relation the
+result is stated under.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+from dpaudit.events.base import Event, Relation, _format_value, ranged, validate_ranges
+
+__all__ = [
+    "Composed",
+    "Group",
+    "Parallel",
+    "PoissonSampled",
+    "PostProcessed",
+    "SampledWithoutReplacement",
+    "SelfComposed",
+]
+
+
+def _event_tuple(owner: str, events: Iterable[Any]) -> tuple[Event, ...]:
+    if isinstance(events, Event):
+        raise ValueError(f"{owner}: events must be a list of events, got the single event "
+                         f"{events}; use {owner}([...])")
+    try:
+        items = tuple(events)
+    except TypeError:
+        raise ValueError(f"{owner}: events must be a list of events, got {events!r}") from None
+    if not items:
+        raise ValueError(f"{owner}: events must be a non-empty list of events, got []")
+    for i, item in enumerate(items):
+        if not isinstance(item, Event):
+            raise ValueError(f"{owner}: events[{i}] must be an event, got {item!r}")
+    relations = {e.relation for e in items}
+    if len(relations) > 1:
+        detail = "; ".join(f"{e} is {e.relation.value}" for e in items)
+        raise ValueError(
+            f"{owner}: all events must share one neighbouring relation, got a mix ({detail})")
+    return items
+
+
+def _one_event(owner: str, event: Any) -> Event:
+    if not isinstance(event, Event):
+        raise ValueError(f"{owner}: event must be an event, got {event!r}")
+    return event
+
+
+@dataclasses.dataclass(frozen=True)
+class Composed(Event):
+    """Adaptive sequential composition: the mechanisms run one after another on the same
+    dataset, each possibly chosen from the outputs of the previous ones."""
+
+    events: tuple[Event, ...] = dataclasses.field(metadata={"positional": True})
+
+    def __post_init__(self) -> None:
+        self._set("events", _event_tuple(self.kind, self.events))
+
+    @property
+    def relation(self) -> Relation:
+        return self.events[0].relation
+
+    def children(self) -> tuple[Event, ...]:
+        return self.events
+
+
+@dataclasses.dataclass(frozen=True)
+class SelfComposed(Event):
+    """``count``-fold adaptive composition of one mechanism with itself."""
+
+    event: Event = dataclasses.field(metadata={"positional": True})
+    count: Any = ranged(low=1, low_open=False, integer=True)
+
+    def __post_init__(self) -> None:
+        self._set("event", _one_event(self.kind, self.event))
+        validate_ranges(self)
+
+    @property
+    def relation(self) -> Relation:
+        return self.event.relation
+
+    def children(self) -> tuple[Event, ...]:
+        return (self.event,)
+
+    def expression(self) -> str:
+        return f"SelfComposed({self.event.expression()}, {_format_value(self.count)})"
+
+
+@dataclasses.dataclass(frozen=True)
+class Parallel(Event):
+    """Parallel composition: each mechanism runs on its own part of a partition of the
+    dataset fixed independently of the data's values (McSherry 2009)."""
+
+    events: tuple[Event, ...] = dataclasses.field(metadata={"positional": True})
+
+    def __post_init__(self) -> None:
+        self._set("events", _event_tuple(self.kind, self.events))
+
+    @property
+    def relation(self) -> Relation:
+        return self.events[0].relation
+
+    def children(self) -> tuple[Event, ...]:
+        return self.events
+
+
+@dataclasses.dataclass(frozen=True)
+class PostProcessed(Event):
+    """Any data-independent function of a mechanism's output."""
+
+    event: Event = dataclasses.field(metadata={"positional": True})
+
+    def __post_init__(self) -> None:
+        self._set("event", _one_event(self.kind, self.event))
+
+    @property
+    def relation(self) -> Relation:
+        return self.event.relation
+
+    def children(self) -> tuple[Event, ...]:
+        return (self.event,)
+
+
+@dataclasses.dataclass(frozen=True)
+class Group(Event):
+    """The mechanism's guarantee for datasets differing in up to ``size`` records."""
+
+    event: Event = dataclasses.field(metadata={"positional": True})
+    size: Any = ranged(low=1, low_open=False, integer=True)
+
+    def __post_init__(self) -> None:
+        self._set("event", _one_event(self.kind, self.event))
+        validate_ranges(self)
+
+    @property
+    def relation(self) -> Relation:
+        return self.event.relation
+
+    def children(self) -> tuple[Event, ...]:
+        return (self.event,)
+
+    def expression(self) -> str:
+        return f"Group({self.event.expression()}, {_format_value(self.size)})"
+
+
+@dataclasses.dataclass(frozen=True)
+class PoissonSampled(Event):
+    """Poisson subsampling: each record enters the sample independently with probability
+    ``rate``, then the mechanism runs on the sample.
+
+    The amplification theorems for Poisson sampling are stated for the add/remove relation
+    (Balle, Barthe, Gaboardi 2018, Theorem 8; Mironov, Talwar, Zhang 2019), so the inner
+    event must be stated under add/remove; the result is under add/remove.
+    """
+
+    event: Event = dataclasses.field(metadata={"positional": True})
+    rate: Any = ranged(low=0, high=1, high_open=False)
+
+    def __post_init__(self) -> None:
+        self._set("event", _one_event(self.kind, self.event))
+        validate_ranges(self)
+        if self.event.relation is not Relation.ADD_REMOVE:
+            raise ValueError(
+                f"PoissonSampled: event must be stated under the add_remove relation "
+                f"(Poisson amplification needs it), got {self.event} under "
+                f"{self.event.relation.value}")
+
+    @property
+    def relation(self) -> Relation:
+        return Relation.ADD_REMOVE
+
+    def children(self) -> tuple[Event, ...]:
+        return (self.event,)
+
+    def expression(self) -> str:
+        return f"PoissonSampled({self.event.expression()}, {_format_value(self.rate)})"
+
+
+@dataclasses.dataclass(frozen=True)
+class SampledWithoutReplacement(Event):
+    """Sampling ``sample`` records uniformly without replacement out of ``population``, then
+    running the mechanism on the sample.
+
+    The amplification theorems for this scheme are stated for the replace-one relation on
+    datasets of the fixed size ``population`` (Balle, Barthe, Gaboardi 2018, Theorem 9; Wang,
+    Balle, Kasiviswanathan 2019), so the inner event must be replace-one, as is the result.
+    """
+
+    event: Event = dataclasses.field(metadata={"positional": True})
+    sample: Any = ranged(low=1, low_open=False, integer=True)
+    population: Any = ranged(low=1, low_open=False, integer=True)
+
+    def __post_init__(self) -> None:
+        self._set("event", _one_event(self.kind, self.event))
+        validate_ranges(self)
+        from dpaudit.events.base import _truth
+
+        if _truth(self.sample <= self.population) is False:
+            raise ValueError(
+                f"SampledWithoutReplacement: sample must be in [1, population] = "
+                f"[1, {self.population}], got {self.sample}")
+        if self.event.relation is not Relation.REPLACE_ONE:
+            raise ValueError(
+                f"SampledWithoutReplacement: event must be stated under the replace_one "
+                f"relation (its amplification theorem needs it), got {self.event} under "
+                f"{self.event.relation.value}")
+
+    @property
+    def relation(self) -> Relation:
+        return Relation.REPLACE_ONE
+
+    def children(self) -> tuple[Event, ...]:
+        return (self.event,)
+
+    def expression(self) -> str:
+        return (f"SampledWithoutReplacement({self.event.expression()}, "
+                f"{_format_value(self.sample)}, {_format_value(self.population)})")

@@ -440,3 +440,68 @@ def float_up(expr: Any, subs: Mapping[Any, Any] | None = None) -> float:
 def float_down(expr: Any, subs: Mapping[Any, Any] | None = None) -> float:
     """:func:`to_float` rounded down: the float to report for a lower bound."""
     return to_float(expr, "down", subs)
+
+
+def bracket_decreasing(
+    expr: Any,
+    symbol: sympy.Symbol,
+    target: Any,
+    *,
+    rel_tol: Any = "1e-12",
+    max_steps: int = 400,
+) -> tuple[sympy.Rational, sympy.Rational]:
+    """Rigorously bracket where a decreasing function of ``symbol >= 0`` crosses ``target``.
+
+    For a function f decreasing on [0, oo), returns exact rationals ``(lower, upper)`` with
+    ``f(upper) <= target`` verified by interval arithmetic and ``f(lower) > target`` verified
+    (or ``lower == 0``), so the smallest x with f(x) <= target lies in (lower, upper].  Used
+    to turn a privacy profile delta(eps) into an epsilon for a given delta: ``upper`` is a
+    sound upper bound, ``lower`` a certified lower bound for that profile.
+
+    Args:
+        expr: f as a sympy expression in ``symbol`` (closed otherwise).
+        symbol: the variable.
+        target: the level (exact conversion).
+        rel_tol: stop when ``upper - lower <= rel_tol * upper``.
+        max_steps: a cap on the bisection and doubling steps.
+
+    Returns:
+        ``(lower, upper)`` as sympy Rationals.
+
+    Raises:
+        EvaluationError: if no point with f <= target is found below 2**max_steps.
+    """
+    target = exact(target, "target")
+    rel_tol = exact(rel_tol, "rel_tol")
+
+    def below(x: sympy.Rational) -> bool | None:
+        lo, hi = endpoints(interval(expr, {symbol: x}))
+        t_lo, t_hi = endpoints(interval(target))
+        if hi <= t_lo:
+            return True
+        if lo > t_hi:
+            return False
+        return None
+
+    zero = sympy.Integer(0)
+    if below(zero) is True:
+        return zero, zero
+    lower, upper = zero, sympy.Integer(1)
+    steps = 0
+    while below(upper) is not True:
+        lower = upper
+        upper = upper * 2
+        steps += 1
+        if steps > max_steps:
+            raise EvaluationError("no point where the function falls below the target")
+    while upper - lower > rel_tol * upper and steps < max_steps:
+        mid = (lower + upper) / 2
+        state = below(mid)
+        if state is True:
+            upper = mid
+        elif state is False:
+            lower = mid
+        else:  # undecidable at this precision: the crossing is within rounding; stop here
+            break
+        steps += 1
+    return lower, upper

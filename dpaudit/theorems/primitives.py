@@ -1,0 +1,196 @@
+"""Privacy guarantees of the primitive mechanisms.
+
+Each function computes one bound exactly (sympy) and is the only place its formula lives;
+the matching :class:`~dpaudit.theorems.base.Theorem` card cites it.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from dpaudit.numeric import bracket_decreasing, exact
+from dpaudit.theorems.base import Theorem, register
+
+b, Delta, sigma, eps, delta, rho, mu = sympy.symbols(
+    "b Delta sigma epsilon delta rho mu", positive=True)
+
+LAPLACE = register(Theorem(
+    key="laplace",
+    name="Laplace mechanism",
+    citation="Dwork, McSherry, Nissim, Smith 2006; Dwork and Roth 2014, Theorem 3.6",
+    assumptions="query of L1 sensitivity Delta under the event's relation; scale b > 0",
+    statement="P[M(D) in S] <= exp(Delta/b) P[M(D') in S]",
+    bound={"epsilon": Delta / b},
+    domain=(b > 0, Delta > 0),
+    latex=r"\varepsilon = \Delta / b",
+))
+
+DISCRETE_LAPLACE = register(Theorem(
+    key="discrete_laplace",
+    name="discrete Laplace mechanism",
+    citation="Ghosh, Roughgarden, Sundararajan 2009; Canonne, Kamath, Steinke 2020, Sec. 1",
+    assumptions="integer query of L1 sensitivity Delta; P(x) proportional to exp(-|x|/t), t > 0",
+    statement="P[M(D) in S] <= exp(Delta/t) P[M(D') in S]",
+    bound={"epsilon": Delta / b},
+    domain=(b > 0, Delta > 0),
+    latex=r"\varepsilon = \Delta / t",
+))
+
+
+def laplace_epsilon(scale: sympy.Expr, sensitivity: sympy.Expr) -> sympy.Expr:
+    """Pure-DP epsilon of (discrete or continuous) Laplace noise of ``scale`` on a query of
+    L1 sensitivity ``sensitivity``: Delta / b.
+
+    Privacy: P[M(D) in S] <= exp(Delta/b) P[M(D') in S] (Dwork and Roth 2014, Thm 3.6; the
+    same ratio bound holds pointwise for the discrete Laplace, CKS20).
+    """
+    return exact(sensitivity, "sensitivity") / exact(scale, "scale")
+
+
+GAUSSIAN_ANALYTIC = register(Theorem(
+    key="gaussian_analytic",
+    name="analytic Gaussian mechanism",
+    citation="Balle and Wang 2018, Theorem 8",
+    assumptions="query of L2 sensitivity Delta; N(0, sigma^2) noise per coordinate",
+    statement=("M is (eps, delta(eps))-DP for every eps >= 0 with delta(eps) = "
+               "Phi(Delta/(2 sigma) - eps sigma/Delta) - e^eps Phi(-Delta/(2 sigma) - "
+               "eps sigma/Delta), and no smaller delta"),
+    bound={"delta": sympy.erfc(-(Delta / (2 * sigma) - eps * sigma / Delta) / sympy.sqrt(2)) / 2
+           - sympy.exp(eps) * sympy.erfc((Delta / (2 * sigma) + eps * sigma / Delta)
+                                         / sympy.sqrt(2)) / 2},
+    domain=(sigma > 0, Delta > 0, eps >= 0),
+    latex=(r"\delta(\varepsilon) = \Phi\left(\frac{\mu}{2} - \frac{\varepsilon}{\mu}\right)"
+           r" - e^{\varepsilon}\Phi\left(-\frac{\mu}{2} - \frac{\varepsilon}{\mu}\right),"
+           r"\ \mu = \Delta/\sigma"),
+))
+
+GAUSSIAN_GDP = register(Theorem(
+    key="gaussian_gdp",
+    name="Gaussian mechanism is mu-GDP",
+    citation="Dong, Roth, Su 2022 (Gaussian differential privacy), Theorem 2.7",
+    assumptions="query of L2 sensitivity Delta; N(0, sigma^2) noise",
+    statement="M is mu-GDP with mu = Delta/sigma: its privacy profile is that of Balle-Wang",
+    bound={"mu": Delta / sigma},
+    domain=(sigma > 0, Delta > 0),
+    latex=r"\mu = \Delta / \sigma",
+))
+
+
+def gaussian_mu(sigma_: sympy.Expr, sensitivity: sympy.Expr) -> sympy.Expr:
+    """The GDP parameter mu = Delta / sigma of the Gaussian mechanism."""
+    return exact(sensitivity, "sensitivity") / exact(sigma_, "sigma")
+
+
+_x = sympy.Symbol("x", nonnegative=True)
+
+
+def gdp_delta(mu_: sympy.Expr, epsilon: sympy.Expr) -> sympy.Expr:
+    """The exact privacy profile of a mu-GDP mechanism (equivalently of the Gaussian
+    mechanism with Delta/sigma = mu): delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 -
+    eps/mu), with Phi(z) = erfc(-z/sqrt 2)/2.
+
+    Privacy: Balle and Wang 2018, Theorem 8; Dong, Roth, Su 2022, Corollary 2.13.
+    """
+    mu_ = exact(mu_, "mu")
+    e = exact(epsilon, "epsilon")
+    return (sympy.erfc(-(mu_ / 2 - e / mu_) / sympy.sqrt(2)) / 2
+            - sympy.exp(e) * sympy.erfc((mu_ / 2 + e / mu_) / sympy.sqrt(2)) / 2)
+
+
+def gdp_epsilon(mu_: sympy.Expr, delta_: sympy.Expr,
+                rel_tol: str = "1e-12") -> tuple[sympy.Expr, sympy.Expr]:
+    """The epsilon of a mu-GDP mechanism at ``delta``, certified on both sides.
+
+    Returns:
+        ``(lower, upper)`` exact rationals: the mechanism is (upper, delta)-DP, and it is not
+        (lower, delta)-DP (its exact profile exceeds delta there), both checked with interval
+        arithmetic on :func:`gdp_delta`.
+    """
+    return bracket_decreasing(gdp_delta(mu_, _x), _x, delta_, rel_tol=rel_tol)
+
+
+GAUSSIAN_ZCDP = register(Theorem(
+    key="gaussian_zcdp",
+    name="Gaussian mechanism is zCDP",
+    citation="Bun and Steinke 2016, Proposition 1.6",
+    assumptions="query of L2 sensitivity Delta; N(0, sigma^2) noise",
+    statement="D_alpha(M(D)||M(D')) <= alpha rho for all alpha > 1, rho = Delta^2/(2 sigma^2)",
+    bound={"rho": Delta**2 / (2 * sigma**2)},
+    domain=(sigma > 0, Delta > 0),
+    latex=r"\rho = \Delta^2 / (2\sigma^2)",
+))
+
+DISCRETE_GAUSSIAN_ZCDP = register(Theorem(
+    key="discrete_gaussian_zcdp",
+    name="discrete Gaussian mechanism is zCDP",
+    citation="Canonne, Kamath, Steinke 2020, Theorem 4",
+    assumptions="integer query of L2 sensitivity Delta; discrete Gaussian noise sigma^2",
+    statement="D_alpha(M(D)||M(D')) <= alpha rho for all alpha > 1, rho = Delta^2/(2 sigma^2)",
+    bound={"rho": Delta**2 / (2 * sigma**2)},
+    domain=(sigma > 0, Delta > 0),
+    latex=r"\rho = \Delta^2 / (2\sigma^2)",
+))
+
+
+def gaussian_rho(sigma_: sympy.Expr, sensitivity: sympy.Expr) -> sympy.Expr:
+    """zCDP rho = Delta^2 / (2 sigma^2) of (discrete or continuous) Gaussian noise."""
+    return exact(sensitivity, "sensitivity") ** 2 / (2 * exact(sigma_, "sigma") ** 2)
+
+
+EXPONENTIAL = register(Theorem(
+    key="exponential_mechanism",
+    name="exponential mechanism",
+    citation="McSherry and Talwar 2007; Dwork and Roth 2014, Theorem 3.10",
+    assumptions=("scores of sensitivity Delta; sampling proportional to exp(eps u/(2 Delta)),"
+                 " or exp(eps u/Delta) for monotone scores"),
+    statement="P[M(D) = r] <= exp(eps) P[M(D') = r] for every candidate r",
+    bound={"epsilon": eps},
+    domain=(eps > 0,),
+    latex=r"\varepsilon",
+))
+
+RANDOMIZED_RESPONSE = register(Theorem(
+    key="randomized_response",
+    name="randomized response",
+    citation="Warner 1965; Dwork and Roth 2014, Section 3.2 (k-ary: Kairouz, Oh, Viswanath 2016)",
+    assumptions="true category kept w.p. e^eps/(e^eps + k - 1), else uniform over the others",
+    statement="P[M(x) = y] <= exp(eps) P[M(x') = y] for all categories x, x', y",
+    bound={"epsilon": eps},
+    domain=(eps > 0,),
+    latex=r"\varepsilon",
+))
+
+REPORT_NOISY_MAX = register(Theorem(
+    key="report_noisy_max",
+    name="report noisy max",
+    citation=("Dwork and Roth 2014, Claim 3.9 (Laplace noise); McKenna and Sheldon 2020, "
+              "Theorem 2 (exponential noise); Gumbel noise = exponential mechanism"),
+    assumptions=("scores of sensitivity Delta; noise scale 2 Delta/eps (Delta/eps for monotone "
+                 "scores); only the argmax is released"),
+    statement="P[M(D) = r] <= exp(eps) P[M(D') = r] for every index r",
+    bound={"epsilon": eps},
+    domain=(eps > 0,),
+    latex=r"\varepsilon",
+))
+
+ABOVE_THRESHOLD = register(Theorem(
+    key="above_threshold",
+    name="sparse vector (AboveThreshold with cutoff c)",
+    citation="Lyu, Su, Li 2017, Theorem 2 (Algorithm 1); Dwork and Roth 2014, Theorem 3.23",
+    assumptions=("queries of sensitivity Delta; threshold noise Lap(Delta/eps1), query noise "
+                 "Lap(2 c Delta/eps2) (Lap(c Delta/eps2) monotone); stops after c positives; "
+                 "releases only the above/below answers"),
+    statement="the whole answer sequence is (eps1 + eps2)-DP, for any number of queries",
+    bound={"epsilon": eps},
+    domain=(eps > 0,),
+    latex=r"\varepsilon = \varepsilon_1 + \varepsilon_2",
+))
+
+DECLARED = register(Theorem(
+    key="declared",
+    name="declared guarantee",
+    citation="the user's declaration (a PureDP, ApproxDP or ZCDP event)",
+    assumptions="the mechanism satisfies the guarantee it is declared with",
+    statement="as declared",
+    latex=r"\text{as declared}",
+))

@@ -1,0 +1,14 @@
+"""Monte Carlo auditing: certified lower bounds on the epsilon of a mechanism's real code.
+
+Public API:
+    audit(mechanism, d0, d1, *, epsilon, delta=0.0, samples, confidence=0.95, seed=None, ...)
+    exact_audit(mechanism, d0, d1, *, epsilon, delta=0.0, pairs=None)
+    query_pairs(length, *, base=0.0, sensitivity=1.0)
+    NeighbouringPair(d0, d1, name), AuditResult
+"""
+
+from dpaudit.audit.monte_carlo import audit
+from dpaudit.audit.pairs import NeighbouringPair, query_pairs
+from dpaudit.audit.result import AuditResult
+
+__all__ = ["AuditResult", "NeighbouringPair", "audit", "query_pairs"]

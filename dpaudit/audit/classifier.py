@@ -1,0 +1,150 @@
+"""Learned features: scores trained on the selection samples to separate d0's outputs from d1's.
+
+When no simple threshold, coordinate or projection separates the two output distributions,
+DP-Sniper (Bichsel, Steffen, Bogunovic, Vechev, "DP-Sniper: Black-Box Discovery of Differential
+Privacy Violations using Classifiers", IEEE S&P 2021, Section IV) trains a classifier for
+``P[d0 | output]`` and thresholds it. We do the same with two small models, fitted only on the
+selection samples (so certification on fresh samples stays sound):
+
+* :class:`LogisticScore`: logistic regression on ``[x, x^2, missing(x)]`` per coordinate;
+* :class:`BinnedRatioScore`: a per-coordinate histogram estimate of the log likelihood ratio,
+  summed over coordinates (exact for independent coordinates such as a noisy histogram, where
+  it finds "coordinate 0 high and coordinate 1 low" events that no projection can).
+
+Unlike DP-Sniper we do not fix the event probability in advance; the threshold on the score
+is chosen by the same certified-bound search as every other feature.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpaudit.audit.events import missing_as_lowest
+
+__all__ = ["BinnedRatioScore", "LogisticScore", "fit_binned_ratio", "fit_logistic"]
+
+#: At most this many rows per dataset are used to fit a model (fitting cost, not soundness).
+MAX_TRAINING_ROWS = 100_000
+#: Number of quantile bins per coordinate of the binned likelihood-ratio score.
+RATIO_BINS = 40
+#: Ridge penalty and Newton iterations of the logistic regression.
+RIDGE = 1e-3
+NEWTON_STEPS = 30
+
+
+def _as_2d(outputs: np.ndarray) -> np.ndarray:
+    return outputs.reshape(len(outputs), -1)
+
+
+def _logistic_features(outputs: np.ndarray) -> np.ndarray:
+    x = _as_2d(outputs)
+    missing = np.isnan(x)
+    z = np.where(missing, 0.0, x)
+    return np.hstack([z, z * z, missing.astype(float)])
+
+
+@dataclass(frozen=True)
+class LogisticScore:
+    """Linear score of a logistic regression on ``[x, x^2, missing]`` (standardised)."""
+
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[float, ...]
+
+    def values(self, outputs: np.ndarray) -> np.ndarray:
+        f = (_logistic_features(outputs) - np.asarray(self.mean)) / np.asarray(self.scale)
+        return f @ np.asarray(self.coef)
+
+    def describe(self) -> str:
+        return (
+            "the score of a logistic-regression classifier trained to tell d0's outputs from d1's"
+        )
+
+
+def _training_rows(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    if len(x) <= MAX_TRAINING_ROWS:
+        return x
+    return x[rng.choice(len(x), MAX_TRAINING_ROWS, replace=False)]
+
+
+def fit_logistic(x0: np.ndarray, x1: np.ndarray, rng: np.random.Generator) -> LogisticScore:
+    """Fit :class:`LogisticScore` by Newton's method with a small ridge penalty.
+
+    Args:
+        x0: selection outputs under d0 (label 1).
+        x1: selection outputs under d1 (label 0).
+        rng: used only to subsample large training sets.
+
+    Returns:
+        The fitted score.
+    """
+    a, b = _training_rows(x0, rng), _training_rows(x1, rng)
+    feats = _logistic_features(np.concatenate([a, b]))
+    mean = feats.mean(axis=0)
+    scale = feats.std(axis=0)
+    scale[scale == 0] = 1.0
+    X = np.hstack([(feats - mean) / scale, np.ones((len(feats), 1))])
+    y = np.concatenate([np.ones(len(a)), np.zeros(len(b))])
+    w = np.zeros(X.shape[1])
+    for _ in range(NEWTON_STEPS):
+        p = 1.0 / (1.0 + np.exp(-np.clip(X @ w, -30, 30)))
+        grad = X.T @ (y - p) - RIDGE * len(y) * w
+        hess = (X * (p * (1 - p))[:, None]).T @ X + RIDGE * len(y) * np.eye(len(w))
+        step = np.linalg.solve(hess, grad)
+        w += step
+        if np.max(np.abs(step)) < 1e-8:
+            break
+    return LogisticScore(tuple(mean), tuple(scale), tuple(w[:-1]))
+
+
+@dataclass(frozen=True)
+class BinnedRatioScore:
+    """Sum over coordinates of a binned estimate of ``ln(p_d0(x_j) / p_d1(x_j))``."""
+
+    edges: tuple[tuple[float, ...], ...]
+    log_ratios: tuple[tuple[float, ...], ...]
+
+    def values(self, outputs: np.ndarray) -> np.ndarray:
+        x = _as_2d(outputs)
+        total = np.zeros(len(x))
+        for j, (edges, ratios) in enumerate(zip(self.edges, self.log_ratios, strict=True)):
+            bins = np.searchsorted(np.asarray(edges), missing_as_lowest(x[:, j]), side="right")
+            total += np.asarray(ratios)[bins]
+        return total
+
+    def describe(self) -> str:
+        return (
+            "the estimated log likelihood ratio of d0 to d1 (binned per coordinate,"
+            " summed over coordinates)"
+        )
+
+
+def fit_binned_ratio(x0: np.ndarray, x1: np.ndarray) -> BinnedRatioScore:
+    """Fit :class:`BinnedRatioScore` from quantile bins of the pooled selection samples.
+
+    Args:
+        x0: selection outputs under d0.
+        x1: selection outputs under d1.
+
+    Returns:
+        The fitted score (counts smoothed by 1/2 so empty bins stay finite).
+    """
+    a, b = _as_2d(x0), _as_2d(x1)
+    edges_all, ratios_all = [], []
+    for j in range(a.shape[1]):
+        va, vb = missing_as_lowest(a[:, j]), missing_as_lowest(b[:, j])
+        pooled = np.concatenate([va, vb])
+        distinct = np.unique(pooled)
+        if len(distinct) <= RATIO_BINS:
+            edges = distinct
+        else:
+            finite = pooled[np.isfinite(pooled)]
+            edges = np.unique(np.quantile(finite, np.linspace(0, 1, RATIO_BINS + 1)[1:-1]))
+        ca = np.bincount(np.searchsorted(edges, va, side="right"), minlength=len(edges) + 1)
+        cb = np.bincount(np.searchsorted(edges, vb, side="right"), minlength=len(edges) + 1)
+        ratios = np.log((ca + 0.5) / (cb + 0.5)) + np.log(len(vb) / len(va))
+        edges_all.append(tuple(edges.tolist()))
+        ratios_all.append(tuple(ratios.tolist()))
+    return BinnedRatioScore(tuple(edges_all), tuple(ratios_all))

@@ -1,0 +1,162 @@
+"""Exact binomial (Clopper-Pearson) bounds and the epsilon lower bound built on them.
+
+One formula lives here: for an output event ``E`` certified on fresh samples,
+
+    epsilon_lower = ln((p_num_lower - delta) / p_den_upper)
+
+where ``p_num_lower`` is a one-sided Clopper-Pearson lower bound on ``P[M(d) in E]`` for the
+numerator dataset and ``p_den_upper`` a one-sided upper bound on ``P[M(d') in E]`` for the
+denominator dataset. If ``M`` is (epsilon, delta)-DP then ``P[M(d) in E] <= e^epsilon
+P[M(d') in E] + delta`` for every event (Dwork & Roth 2014, Definition 2.4), so whenever both
+binomial bounds hold the ratio above is at most ``e^epsilon`` and the reported number is a
+valid lower bound. With ``m`` certified tests each bound is taken at level ``alpha / (2 m)``
+(Bonferroni), so all of them hold together with probability at least ``1 - alpha``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+from statsmodels.stats.proportion import proportion_confint
+
+from dpaudit.numeric import mpf_to_float
+
+__all__ = [
+    "FLOAT_SAFETY",
+    "bound_level",
+    "clopper_pearson",
+    "epsilon_lower_bound",
+    "point_estimate",
+    "predicted_bounds",
+]
+
+#: Relative margin applied to the binomial bounds before they enter the logarithm, so that the
+#: few-ulp error of the incomplete-beta inverse can only make the reported bound smaller.
+FLOAT_SAFETY = 1e-12
+
+
+def bound_level(alpha: float, tests: int) -> float:
+    """Level of each one-sided binomial bound when ``tests`` events are certified.
+
+    Every certified test uses two bounds (numerator lower, denominator upper), so a
+    Bonferroni correction over ``tests`` tests gives each bound ``alpha / (2 * tests)``.
+
+    Args:
+        alpha: family-wise error probability, ``1 - confidence``, in (0, 1).
+        tests: number of (event, direction) pairs certified, >= 1.
+
+    Returns:
+        The per-bound level.
+
+    Raises:
+        ValueError: if ``alpha`` is not in (0, 1) or ``tests < 1``.
+    """
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    if tests < 1:
+        raise ValueError(f"tests must be an integer >= 1, got {tests!r}")
+    return alpha / (2 * tests)
+
+
+def clopper_pearson(
+    hits: np.ndarray | int, n: np.ndarray | int, level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """One-sided exact binomial bounds (Clopper & Pearson 1934).
+
+    The lower bound is ``Beta(level; k, n-k+1)`` quantile and the upper bound the
+    ``Beta(1-level; k+1, n-k)`` quantile; each holds with probability at least ``1 - level``
+    on its own. Zero counts are handled exactly: ``k = 0`` gives lower bound 0 and upper bound
+    ``1 - level**(1/n)``, the strongest witness a finite sample can give.
+
+    Args:
+        hits: number of samples in the event (array or int), ``0 <= hits <= n``.
+        n: number of samples (array or int), ``>= 1``.
+        level: error probability of each one-sided bound, in (0, 0.5).
+
+    Returns:
+        ``(lower, upper)`` arrays.
+
+    Raises:
+        ValueError: if ``level`` is outside (0, 0.5).
+    """
+    if not 0.0 < level < 0.5:
+        raise ValueError(f"level must be in (0, 0.5), got {level!r}")
+    # statsmodels' two-sided interval at 2*level has one-sided tails of `level` each.
+    lower, upper = proportion_confint(
+        np.asarray(hits, dtype=float), np.asarray(n, dtype=float), alpha=2 * level, method="beta"
+    )
+    return np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+
+
+def epsilon_lower_bound(p_num_lower: float, p_den_upper: float, delta: float) -> float:
+    """``ln((p_num_lower - delta) / p_den_upper)`` rounded down, and 0.0 when not positive.
+
+    Args:
+        p_num_lower: lower bound on the numerator probability.
+        p_den_upper: upper bound on the denominator probability (> 0).
+        delta: the delta of the claim.
+
+    Returns:
+        A float ``>= 0`` no larger than the exact value of the formula.
+    """
+    num = p_num_lower * (1.0 - FLOAT_SAFETY) - delta
+    den = p_den_upper * (1.0 + FLOAT_SAFETY)
+    if num <= 0.0 or den <= 0.0:
+        return 0.0
+    with mpmath.workprec(120):
+        value = mpmath.log(mpmath.mpf(num) / mpmath.mpf(den))
+        rounded = mpf_to_float(value, "down")
+    return max(0.0, rounded)
+
+
+def predicted_bounds(
+    hits_num: np.ndarray,
+    hits_den: np.ndarray,
+    n_selection: int,
+    n_certification: int,
+    level: float,
+    delta: float,
+) -> np.ndarray:
+    """The bound each candidate event would certify if fresh samples matched the selection.
+
+    Selection counts are scaled to the certification sample size and pushed through the same
+    Clopper-Pearson formula, so the search trades event size against likelihood ratio the way
+    certification will (large events with a moderate ratio can beat tiny events with a huge
+    one). Used only to *rank* candidates; it certifies nothing.
+
+    Args:
+        hits_num: selection hits of each candidate under the numerator dataset.
+        hits_den: selection hits under the denominator dataset.
+        n_selection: selection samples per dataset.
+        n_certification: certification samples per dataset.
+        level: per-bound level that certification will use.
+        delta: the delta of the claim.
+
+    Returns:
+        Predicted bounds (natural log scale, may be ``-inf`` when nothing is expected).
+    """
+    scale = n_certification / n_selection
+    k_num = np.rint(np.asarray(hits_num, dtype=float) * scale)
+    k_den = np.rint(np.asarray(hits_den, dtype=float) * scale)
+    lower, _ = clopper_pearson(k_num, n_certification, level)
+    _, upper = clopper_pearson(k_den, n_certification, level)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = (lower - delta) / upper
+        out = np.where(ratio > 0, np.log(np.where(ratio > 0, ratio, 1.0)), -np.inf)
+    return out
+
+
+def point_estimate(hits_num: int, hits_den: int, n: int, delta: float) -> float:
+    """Plug-in estimate ``ln((k_num/n - delta) / (k_den/n))``: an estimate, not a bound.
+
+    Returns ``inf`` when the denominator count is zero and ``0.0`` when the numerator does
+    not exceed ``delta``.
+    """
+    num = hits_num / n - delta
+    if num <= 0:
+        return 0.0
+    if hits_den == 0:
+        return math.inf
+    return max(0.0, math.log(num / (hits_den / n)))

@@ -1,0 +1,166 @@
+"""Output events: sets of mechanism outputs, described in words.
+
+(Not to be confused with :mod:`dpaudit.events`, which describes *what an algorithm does*;
+an output event here is a set ``E`` of outputs whose probability the auditor compares under
+two neighbouring datasets.)
+
+Two shapes of event cover every search family:
+
+* :class:`ThresholdEvent`: ``f(output) >= t`` or ``f(output) <= t`` for a real-valued
+  :class:`Feature` ``f`` (the output itself, a coordinate, a projection, a learned score);
+* :class:`OutcomeSetEvent`: the output is one of a finite set of outcomes.
+
+Events are frozen and picklable, so certification can run in worker processes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from dpaudit.audit.outputs import OutputSchema
+
+__all__ = [
+    "Coordinate",
+    "Feature",
+    "Identity",
+    "MaxCoordinate",
+    "OutcomeSetEvent",
+    "OutputEvent",
+    "Projection",
+    "ThresholdEvent",
+    "missing_as_lowest",
+]
+
+
+def missing_as_lowest(values: np.ndarray) -> np.ndarray:
+    """Replace NaN (a missing answer) by ``-inf`` so it ranks below every number."""
+    values = np.asarray(values, dtype=float)
+    if np.isnan(values).any():
+        values = np.where(np.isnan(values), -np.inf, values)
+    return values
+
+
+@runtime_checkable
+class Feature(Protocol):
+    """A real-valued function of an output, used by threshold events."""
+
+    def values(self, outputs: np.ndarray) -> np.ndarray:
+        """Feature value of each output (``(n,)`` floats, no NaN)."""
+        ...
+
+    def describe(self) -> str:
+        """The feature in words."""
+        ...
+
+
+@dataclass(frozen=True)
+class Identity:
+    """The (scalar) output itself."""
+
+    def values(self, outputs: np.ndarray) -> np.ndarray:
+        return missing_as_lowest(outputs)
+
+    def describe(self) -> str:
+        return "the output"
+
+
+@dataclass(frozen=True)
+class Coordinate:
+    """One coordinate of a vector output (0-based ``index``)."""
+
+    index: int
+
+    def values(self, outputs: np.ndarray) -> np.ndarray:
+        return missing_as_lowest(outputs[:, self.index])
+
+    def describe(self) -> str:
+        return f"coordinate {self.index} of the output"
+
+
+@dataclass(frozen=True)
+class MaxCoordinate:
+    """The largest coordinate of a vector output (missing answers ignored)."""
+
+    def values(self, outputs: np.ndarray) -> np.ndarray:
+        return missing_as_lowest(outputs).max(axis=1)
+
+    def describe(self) -> str:
+        return "the largest coordinate of the output"
+
+
+@dataclass(frozen=True)
+class Projection:
+    """A linear projection ``w . output`` of a vector output (missing answers count as 0)."""
+
+    weights: tuple[float, ...]
+    name: str = "a projection"
+
+    def values(self, outputs: np.ndarray) -> np.ndarray:
+        return np.nan_to_num(outputs, nan=0.0) @ np.asarray(self.weights)
+
+    def describe(self) -> str:
+        w = ", ".join(f"{v:.3g}" for v in self.weights[:8])
+        more = ", ..." if len(self.weights) > 8 else ""
+        return f"{self.name} (weights {w}{more}) of the output"
+
+
+@dataclass(frozen=True)
+class ThresholdEvent:
+    """``feature(output) >= threshold`` (``above``) or ``feature(output) <= threshold``."""
+
+    feature: Feature
+    threshold: float
+    above: bool
+
+    def contains(self, outputs: np.ndarray) -> np.ndarray:
+        """Boolean membership of each output."""
+        v = self.feature.values(outputs)
+        return v >= self.threshold if self.above else v <= self.threshold
+
+    def describe(self) -> str:
+        op = ">=" if self.above else "<="
+        return f"{self.feature.describe()} {op} {self.threshold:.6g}"
+
+
+@dataclass(frozen=True)
+class OutcomeSetEvent:
+    """The output is one of ``outcomes`` (exact values of a discrete output)."""
+
+    outcomes: tuple[Hashable, ...]
+    schema: OutputSchema
+    _lookup: frozenset = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_lookup", frozenset(self.outcomes))
+
+    def contains(self, outputs: np.ndarray) -> np.ndarray:
+        """Boolean membership of each output."""
+        if self.schema.kind == "scalar":
+            return np.isin(outputs, np.asarray(self.outcomes, dtype=float))
+        if self.schema.kind == "vector":
+            rows, inverse = np.unique(outputs, axis=0, return_inverse=True)
+            hit = np.fromiter((tuple(r) in self._lookup for r in rows.tolist()), bool, len(rows))
+            return hit[inverse.reshape(-1)]
+        return np.fromiter((o in self._lookup for o in outputs), bool, len(outputs))
+
+    def describe(self) -> str:
+        shown = ", ".join(_show(o) for o in self.outcomes[:6])
+        if len(self.outcomes) == 1:
+            return f"the output is {shown}"
+        more = f", ... ({len(self.outcomes)} outcomes in all)" if len(self.outcomes) > 6 else ""
+        return f"the output is one of {{{shown}{more}}}"
+
+
+def _show(outcome: Hashable) -> str:
+    if isinstance(outcome, float) and outcome.is_integer():
+        return str(int(outcome))
+    if isinstance(outcome, tuple):
+        return "(" + ", ".join(_show(o) for o in outcome) + ")"
+    return repr(outcome)
+
+
+OutputEvent = ThresholdEvent | OutcomeSetEvent

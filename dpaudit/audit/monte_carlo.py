@@ -1,0 +1,224 @@
+"""The Monte Carlo auditor: a certified lower bound on the epsilon a mechanism's code has."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from dpaudit.audit.estimators import (
+    bound_level,
+    clopper_pearson,
+    epsilon_lower_bound,
+    point_estimate,
+    predicted_bounds,
+)
+from dpaudit.audit.pairs import NeighbouringPair, resolve_pairs
+from dpaudit.audit.result import AuditResult
+from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, PROGRESS_THRESHOLD, Runner
+from dpaudit.audit.selection import FAMILIES, Candidate, search_events
+
+__all__ = ["audit"]
+
+_SELECTION, _CERTIFICATION, _MODELS = 0, 1, 2
+
+
+def _check(name: str, value: Any, ok: bool, admissible: str) -> None:
+    if not ok:
+        raise ValueError(f"{name} must be {admissible}, got {value!r}")
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _name(mechanism: Any) -> str:
+    return str(
+        getattr(mechanism, "name", None)
+        or getattr(mechanism, "__name__", None)
+        or type(mechanism).__name__
+    )
+
+
+def audit(
+    mechanism: Callable[..., Any],
+    d0: Any = None,
+    d1: Any = None,
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    samples: int,
+    confidence: float = 0.95,
+    seed: int | np.random.SeedSequence | None = None,
+    pairs: Iterable[NeighbouringPair | Sequence[Any]] | None = None,
+    families: Iterable[str] = FAMILIES,
+    selection_fraction: float = 0.25,
+    certify_top: int = 1,
+    max_outcomes: int = 10_000,
+    workers: int = 1,
+    executor: Any = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    progress: bool | None = None,
+) -> AuditResult:
+    """Certify a lower bound on the epsilon of ``mechanism``'s actual code.
+
+    Runs the mechanism on neighbouring datasets, chooses an output event (and, with ``pairs``,
+    a pair) on *selection* samples, then certifies the chosen events on *fresh* samples with
+    one-sided Clopper-Pearson bounds:
+    ``epsilon_lower = ln((P_lower[M(d) in E] - delta) / P_upper[M(d') in E])``, in both
+    directions ``(d, d') = (d0, d1), (d1, d0)``.
+
+    Privacy:
+        If ``mechanism`` is (epsilon', delta)-DP for the given neighbouring pair(s), then
+        ``epsilon_lower <= epsilon'`` with probability at least ``confidence``: only the events
+        that selection hands over are certified, on samples selection never saw, with every one
+        of the ``2 * certify_top`` tests Bonferroni-corrected. So a correct mechanism is
+        flagged (``violation``) with probability at most ``1 - confidence``.
+
+    Args:
+        mechanism: ``mechanism(dataset, rng)`` returning one output (number, bool, tuple or
+            1-D array, or hashable); ``mechanism.batch(dataset, n, rng)`` is used when present.
+        d0: first dataset (None when ``pairs`` is given).
+        d1: its neighbour.
+        epsilon: the claimed epsilon (>= 0); the verdict compares against it.
+        delta: the claimed delta, in [0, 1).
+        samples: samples per dataset for the certified pair (selection + certification), >= 10.
+        confidence: family-wise confidence of the bound, in (0, 1).
+        seed: int, ``SeedSequence`` or None (fresh entropy, recorded in the result).
+        pairs: further candidate pairs to search (e.g. :func:`dpaudit.audit.query_pairs`);
+            each costs ``selection_fraction * samples`` selection samples per dataset, and only
+            the most promising pair is certified.
+        families: event families to search (subset of ``("threshold", "outcomes",
+            "classifier")``).
+        selection_fraction: share of ``samples`` used for selection, in (0, 1).
+        certify_top: events certified per direction (tests = 2 * certify_top), >= 1.
+        max_outcomes: largest number of distinct outcomes searched as outcome sets, >= 1.
+        workers: local worker processes (the mechanism must then be picklable), >= 1.
+        executor: an executor with ``submit(fn, *args)`` (overrides ``workers``).
+        batch_size: samples per seeded batch, >= 1. The result depends on seed and batch size.
+        progress: show a progress bar; None shows one on a terminal for large audits.
+
+    Returns:
+        An :class:`AuditResult`.
+
+    Raises:
+        ValueError: on a parameter outside its admissible range (the message names it).
+    """
+    _check(
+        "epsilon",
+        epsilon,
+        isinstance(epsilon, (int, float)) and epsilon >= 0 and not math.isnan(epsilon),
+        "a number >= 0",
+    )
+    _check("delta", delta, isinstance(delta, (int, float)) and 0.0 <= delta < 1.0, "in [0, 1)")
+    _check("samples", samples, _is_int(samples) and samples >= 10, "an integer >= 10")
+    _check(
+        "confidence",
+        confidence,
+        isinstance(confidence, float) and 0.0 < confidence < 1.0,
+        "a float in (0, 1)",
+    )
+    _check(
+        "selection_fraction",
+        selection_fraction,
+        isinstance(selection_fraction, float) and 0.0 < selection_fraction < 1.0,
+        "a float in (0, 1)",
+    )
+    _check("certify_top", certify_top, _is_int(certify_top) and certify_top >= 1, "an integer >= 1")
+    _check(
+        "max_outcomes", max_outcomes, _is_int(max_outcomes) and max_outcomes >= 1, "an integer >= 1"
+    )
+    _check("workers", workers, _is_int(workers) and workers >= 1, "an integer >= 1")
+    _check("batch_size", batch_size, _is_int(batch_size) and batch_size >= 1, "an integer >= 1")
+    _check("mechanism", mechanism, callable(mechanism), "callable as mechanism(dataset, rng)")
+    candidates_pairs = resolve_pairs(d0, d1, pairs)
+    n_sel = max(1, int(samples * selection_fraction))
+    n_cert = samples - n_sel
+    _check(
+        "samples",
+        samples,
+        n_cert >= 1 and n_sel >= 1,
+        "large enough to leave samples for both selection and certification",
+    )
+
+    start = time.perf_counter()
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    tests = 2 * certify_top
+    level = bound_level(1.0 - confidence, tests)
+
+    def scorer(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+        return predicted_bounds(num, den, n_sel, n_cert, level, delta)
+
+    total = 2 * (n_sel * len(candidates_pairs) + n_cert)
+    show = (
+        progress if progress is not None else (total >= PROGRESS_THRESHOLD and sys.stderr.isatty())
+    )
+    with Runner(mechanism, root, batch_size, workers, executor, bool(show), total) as runner:
+        best: tuple[float, int, list[Candidate]] | None = None
+        for i, pair in enumerate(candidates_pairs):
+            x0 = runner.sample(pair.d0, n_sel, (_SELECTION, i, 0))
+            x1 = runner.sample(pair.d1, n_sel, (_SELECTION, i, 1))
+            rng = np.random.default_rng(
+                np.random.SeedSequence(root.entropy, spawn_key=(_MODELS, i))
+            )
+            found = search_events(
+                x0, x1, runner.schema, scorer, families=families, max_outcomes=max_outcomes, rng=rng
+            )
+            chosen = [
+                c for num in (0, 1) for c in [f for f in found if f.numerator == num][:certify_top]
+            ]
+            score = max(c.predicted for c in chosen)
+            if best is None or score > best[0]:
+                best = (score, i, chosen)
+        _, index, chosen = best
+        pair = candidates_pairs[index]
+        events = [c.event for c in chosen]
+        hits = (
+            runner.count(pair.d0, n_cert, (_CERTIFICATION, index, 0), events),
+            runner.count(pair.d1, n_cert, (_CERTIFICATION, index, 1), events),
+        )
+
+    certified = []
+    for j, cand in enumerate(chosen):
+        k_num, k_den = int(hits[cand.numerator][j]), int(hits[1 - cand.numerator][j])
+        lower, _ = clopper_pearson(k_num, n_cert, level)
+        _, upper = clopper_pearson(k_den, n_cert, level)
+        bound = epsilon_lower_bound(float(lower), float(upper), delta)
+        certified.append((bound, j, float(lower), float(upper)))
+    bound, j, lower, upper = max(certified, key=lambda t: (t[0], -t[1]))
+    cand = chosen[j]
+    k0, k1 = int(hits[0][j]), int(hits[1][j])
+    num, den = ("d0", "d1") if cand.numerator == 0 else ("d1", "d0")
+    return AuditResult(
+        epsilon_lower=bound,
+        epsilon_estimate=point_estimate(
+            (k0, k1)[cand.numerator], (k0, k1)[1 - cand.numerator], n_cert, delta
+        ),
+        epsilon_claimed=float(epsilon),
+        delta=float(delta),
+        violation=bound > epsilon,
+        event=cand.event.describe(),
+        direction=f"P[M({num}) in E] / P[M({den}) in E]",
+        pair=pair.describe(),
+        hits_d0=k0,
+        hits_d1=k1,
+        samples_d0=n_cert,
+        p_numerator_lower=lower,
+        p_denominator_upper=upper,
+        confidence=confidence,
+        tests=tests,
+        correction=(
+            f"Bonferroni over {tests} certified tests ({certify_top} event(s) x 2 "
+            f"directions); each one-sided Clopper-Pearson bound at level {level:.3g}"
+        ),
+        seed=int(root.entropy) if isinstance(root.entropy, int) else None,
+        selection_samples=n_sel,
+        pairs_searched=len(candidates_pairs),
+        wall_time=time.perf_counter() - start,
+        mechanism=_name(mechanism),
+        family=cand.family,
+    )

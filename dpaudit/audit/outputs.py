@@ -1,0 +1,114 @@
+"""Turning a mechanism's raw outputs into arrays the event search can work on.
+
+A mechanism returns a number, a bool, a tuple or 1-D array of numbers, or any hashable value
+(see the mechanism contract in ARCHITECTURE.md). The auditor fixes one :class:`OutputSchema`
+from the first batch it draws and converts every later batch with it:
+
+* ``scalar``: numbers and bools, as a float array of shape ``(n,)``;
+* ``vector``: tuples / 1-D arrays of a fixed length ``d``, as a float array ``(n, d)``;
+  ``NaN`` may mark a missing answer;
+* ``categorical``: anything else, as an object array of hashable keys (lists and arrays are
+  turned into tuples).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+__all__ = ["OutputSchema", "infer_schema", "to_array"]
+
+Kind = Literal["scalar", "vector", "categorical"]
+
+
+@dataclass(frozen=True)
+class OutputSchema:
+    """How raw outputs are laid out as an array.
+
+    Attributes:
+        kind: ``"scalar"``, ``"vector"`` or ``"categorical"``.
+        width: number of coordinates of a vector output (1 otherwise).
+    """
+
+    kind: Kind
+    width: int = 1
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("scalar", "vector", "categorical"):
+            raise ValueError(f"kind must be 'scalar', 'vector' or 'categorical', got {self.kind!r}")
+        if self.width < 1:
+            raise ValueError(f"width must be >= 1, got {self.width!r}")
+
+
+def _numeric(raw: Any) -> np.ndarray | None:
+    if isinstance(raw, np.ndarray) and raw.dtype.kind in "biuf":
+        return raw
+    try:
+        arr = np.asarray(raw)
+    except (ValueError, TypeError):  # ragged sequences
+        return None
+    return arr if arr.dtype.kind in "biuf" else None
+
+
+def infer_schema(raw: Sequence[Any] | np.ndarray) -> OutputSchema:
+    """Choose the schema of a batch of raw outputs.
+
+    Args:
+        raw: a batch as returned by ``mechanism.batch`` or collected from ``mechanism(...)``.
+
+    Returns:
+        The schema; numeric 1-D batches are scalar, numeric 2-D batches are vectors and
+        everything else is categorical.
+    """
+    arr = _numeric(raw)
+    if arr is not None and arr.ndim == 1:
+        return OutputSchema("scalar")
+    if arr is not None and arr.ndim == 2:
+        return OutputSchema("vector", int(arr.shape[1]))
+    return OutputSchema("categorical")
+
+
+def _key(value: Any) -> Hashable:
+    if isinstance(value, np.ndarray):
+        return tuple(value.tolist())
+    if isinstance(value, list):
+        return tuple(_key(v) for v in value)
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def to_array(raw: Sequence[Any] | np.ndarray, schema: OutputSchema) -> np.ndarray:
+    """Convert a batch of raw outputs with a fixed schema.
+
+    Args:
+        raw: the batch.
+        schema: the schema fixed from the first batch.
+
+    Returns:
+        A float array ``(n,)`` or ``(n, d)``, or an object array of hashable keys.
+
+    Raises:
+        ValueError: if the batch does not fit the schema (e.g. the output length changed).
+    """
+    if schema.kind == "categorical":
+        keys = [_key(v) for v in raw]
+        out = np.empty(len(keys), dtype=object)
+        out[:] = keys
+        return out
+    arr = _numeric(raw)
+    expected = 1 if schema.kind == "scalar" else 2
+    if (
+        arr is None
+        or arr.ndim != expected
+        or (schema.kind == "vector" and arr.shape[1] != schema.width)
+    ):
+        shape = "not numeric" if arr is None else f"shape {arr.shape}"
+        raise ValueError(
+            f"mechanism output changed between batches: expected {schema.kind} outputs"
+            f" of width {schema.width}, got a batch that is {shape}"
+        )
+    return arr.astype(float, copy=False)

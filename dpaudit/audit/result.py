@@ -1,0 +1,136 @@
+"""The result of an audit: a certified lower bound, and everything needed to trust it."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["AuditResult"]
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """What an audit certified, and how.
+
+    Attributes:
+        epsilon_lower: certified lower bound on the mechanism's epsilon (at ``delta``), rounded
+            down; 0.0 when nothing was found. Holds with probability >= ``confidence``.
+        epsilon_estimate: plug-in estimate of the privacy loss of the same event on the same
+            certification samples. An *estimate*, not a bound; may exceed the truth.
+        epsilon_claimed: the epsilon the mechanism claims.
+        delta: the delta of the claim (used in the bound).
+        violation: ``epsilon_lower > epsilon_claimed``.
+        event: the certified event, in words.
+        direction: which dataset's probability is the numerator.
+        pair: the neighbouring pair, in words.
+        hits_d0: certification samples on d0 inside the event.
+        hits_d1: certification samples on d1 inside the event.
+        samples_d0: certification samples drawn on d0 (and on d1: equal).
+        p_numerator_lower: Clopper-Pearson lower bound on the numerator probability.
+        p_denominator_upper: Clopper-Pearson upper bound on the denominator probability.
+        confidence: the family-wise confidence of the bound.
+        tests: number of (event, direction) tests certified.
+        correction: how the confidence was split across the tests.
+        seed: entropy of the root ``SeedSequence``; passing it as ``seed=`` repeats the audit.
+        selection_samples: selection samples per dataset per candidate pair.
+        pairs_searched: number of candidate pairs searched.
+        wall_time: seconds.
+        method: ``"monte-carlo"`` or ``"exact"``.
+        mechanism: the mechanism's name.
+        family: the event search family that found the event.
+    """
+
+    epsilon_lower: float
+    epsilon_estimate: float
+    epsilon_claimed: float
+    delta: float
+    violation: bool
+    event: str
+    direction: str
+    pair: str
+    hits_d0: int
+    hits_d1: int
+    samples_d0: int
+    p_numerator_lower: float
+    p_denominator_upper: float
+    confidence: float
+    tests: int
+    correction: str
+    seed: int | None
+    selection_samples: int
+    pairs_searched: int
+    wall_time: float
+    method: str = "monte-carlo"
+    mechanism: str = ""
+    family: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def samples_d1(self) -> int:
+        """Certification samples drawn on d1 (equal to ``samples_d0``)."""
+        return self.samples_d0
+
+    @property
+    def verdict(self) -> str:
+        """One line: violation or not, and what that does (not) mean."""
+        if self.violation:
+            return (
+                f"VIOLATION: epsilon >= {_down(self.epsilon_lower)} certified, above the "
+                f"claimed {self.epsilon_claimed:g}"
+            )
+        return (
+            f"no violation found: certified lower bound {_down(self.epsilon_lower)} <= "
+            f"claimed {self.epsilon_claimed:g} (a lower bound cannot prove the claim)"
+        )
+
+    def __str__(self) -> str:
+        conf = (
+            f"{self.confidence:.4g} ({self.correction})"
+            if self.method == "monte-carlo"
+            else "exact (no sampling error)"
+        )
+        counts = (
+            f"{self.hits_d0:,} of {self.samples_d0:,} on d0, {self.hits_d1:,} of "
+            f"{self.samples_d1:,} on d1 (fresh samples)"
+            if self.method == "monte-carlo"
+            else "exact probabilities"
+        )
+        lines = [
+            f"audit of {self.mechanism or 'mechanism'}: {self.verdict}",
+            f"  epsilon lower bound : {_down(self.epsilon_lower)} (certified, rounded down)",
+            f"  epsilon estimate    : {_fmt(self.epsilon_estimate)} (point estimate, not a bound)",
+            f"  claim               : epsilon={self.epsilon_claimed:g}, delta={self.delta:g}",
+            f"  event               : {self.event}",
+            f"  direction           : {self.direction}",
+            f"  pair                : {self.pair}",
+            f"  counts              : {counts}",
+            f"  confidence          : {conf}",
+            f"  seed                : {self.seed}",
+            f"  wall time           : {self.wall_time:.2f} s",
+        ]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """All fields plus the verdict, JSON-ready (infinite estimates become strings)."""
+        data = asdict(self)
+        data["verdict"] = self.verdict
+        data["samples_d1"] = self.samples_d1
+        for key, value in data.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                data[key] = str(value)
+        return data
+
+    def to_json(self, **kwargs: Any) -> str:
+        """The result as a JSON object (``kwargs`` go to ``json.dumps``)."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+
+def _down(x: float) -> str:
+    """Four decimals, rounded down (a lower bound must not be printed larger than it is)."""
+    return f"{math.floor(x * 1e4) / 1e4:.4f}"
+
+
+def _fmt(x: float) -> str:
+    return "inf" if math.isinf(x) else f"{x:.4f}"

@@ -1,0 +1,215 @@
+"""Event selection: search the selection samples for the event that certifies the most.
+
+Every family proposes many events; each is ranked by the bound it *would* certify on fresh
+samples (:func:`dpaudit.audit.estimators.predicted_bounds`), in both directions. Event sizes are
+not fixed in advance (DP-Sniper's fixed target probability caps its bounds at ln(1/p0)); tiny
+events with zero hits on one side, the strongest witnesses for shifted supports, compete with
+large events of moderate ratio.
+
+Families:
+
+* ``threshold``: ``f(x) >= t`` and ``f(x) <= t`` over a grid of thresholds, for the output
+  itself (scalars) or for every coordinate, the sum, the maximum and the mean-difference
+  projection (vectors);
+* ``outcomes``: for discrete outputs, sets of outcomes ordered by estimated likelihood ratio
+  (Neyman-Pearson: the best event of each size is a prefix of that order);
+* ``classifier``: thresholds on learned scores (:mod:`dpaudit.audit.classifier`).
+
+Nothing chosen here is certified here: the auditor certifies the chosen events on fresh
+samples only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpaudit.audit.classifier import fit_binned_ratio, fit_logistic
+from dpaudit.audit.events import (
+    Coordinate,
+    Feature,
+    Identity,
+    MaxCoordinate,
+    OutcomeSetEvent,
+    OutputEvent,
+    Projection,
+    ThresholdEvent,
+)
+from dpaudit.audit.outputs import OutputSchema
+
+__all__ = ["FAMILIES", "Candidate", "search_events"]
+
+FAMILIES = ("threshold", "outcomes", "classifier")
+#: Vector outputs: at most this many coordinates get their own threshold feature.
+MAX_COORDINATES = 64
+#: Threshold grid: geometric ranks from each end of each sorted sample, plus linear ranks.
+GEOMETRIC_RANKS = 120
+LINEAR_RANKS = 400
+
+Scorer = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An event proposed for certification.
+
+    Attributes:
+        event: the output event.
+        numerator: 0 if the bound is on ``P[M(d0) in E] / P[M(d1) in E]``, 1 for the reverse.
+        predicted: the bound the selection samples predict (an estimate, not a bound).
+        family: the search family that found it.
+    """
+
+    event: OutputEvent
+    numerator: int
+    predicted: float
+    family: str
+
+
+def _rank_grid(n: int) -> np.ndarray:
+    geo = np.unique(np.geomspace(1, n, GEOMETRIC_RANKS).astype(int)) - 1
+    lin = np.linspace(0, n - 1, LINEAR_RANKS).astype(int)
+    return np.unique(np.concatenate([geo, n - 1 - geo, lin]))
+
+
+def _threshold_grid(s0: np.ndarray, s1: np.ndarray) -> np.ndarray:
+    parts = [s0[_rank_grid(len(s0))], s1[_rank_grid(len(s1))]]
+    # Values just beyond the other sample's extremes: events with zero hits on one side.
+    for a, b in ((s0, s1), (s1, s0)):
+        i = np.searchsorted(a, b[-1], side="right")
+        if i < len(a):
+            parts.append(a[i : i + 1])
+        j = np.searchsorted(a, b[0], side="left")
+        if j > 0:
+            parts.append(a[j - 1 : j])
+    return np.unique(np.concatenate(parts))
+
+
+def _best_threshold(
+    feature: Feature, x0: np.ndarray, x1: np.ndarray, scorer: Scorer, family: str
+) -> list[Candidate]:
+    s0, s1 = np.sort(feature.values(x0)), np.sort(feature.values(x1))
+    grid = _threshold_grid(s0, s1)
+    ge = (len(s0) - np.searchsorted(s0, grid, "left"), len(s1) - np.searchsorted(s1, grid, "left"))
+    le = (np.searchsorted(s0, grid, "right"), np.searchsorted(s1, grid, "right"))
+    found = []
+    for numerator in (0, 1):
+        best = None
+        for above, hits in ((True, ge), (False, le)):
+            scores = scorer(hits[numerator], hits[1 - numerator])
+            i = int(np.argmax(scores))
+            if best is None or scores[i] > best[0]:
+                best = (float(scores[i]), ThresholdEvent(feature, float(grid[i]), above))
+        found.append(Candidate(best[1], numerator, best[0], family))
+    return found
+
+
+def _factorise(pooled: np.ndarray, schema: OutputSchema) -> tuple[list, np.ndarray]:
+    if schema.kind == "scalar":
+        uniq, inverse = np.unique(pooled, return_inverse=True)
+        return [float(u) for u in uniq], inverse.reshape(-1)
+    if schema.kind == "vector":
+        uniq, inverse = np.unique(pooled, axis=0, return_inverse=True)
+        return [tuple(r) for r in uniq.tolist()], inverse.reshape(-1)
+    codes: dict = {}
+    inverse = np.fromiter((codes.setdefault(k, len(codes)) for k in pooled), int, len(pooled))
+    return list(codes), inverse
+
+
+def _distinct_at_most(x: np.ndarray, schema: OutputSchema, limit: int) -> bool:
+    probe = x[: min(len(x), 4 * limit)]
+    if schema.kind == "categorical":
+        return len(set(probe)) <= limit
+    axis = 0 if schema.kind == "vector" else None
+    return len(np.unique(probe, axis=axis)) <= limit
+
+
+def _best_outcome_sets(
+    x0: np.ndarray, x1: np.ndarray, schema: OutputSchema, scorer: Scorer, max_outcomes: int
+) -> list[Candidate]:
+    if not (
+        _distinct_at_most(x0, schema, max_outcomes) and _distinct_at_most(x1, schema, max_outcomes)
+    ):
+        return []
+    outcomes, inverse = _factorise(np.concatenate([x0, x1]), schema)
+    if len(outcomes) > max_outcomes:
+        return []
+    counts = (
+        np.bincount(inverse[: len(x0)], minlength=len(outcomes)),
+        np.bincount(inverse[len(x0) :], minlength=len(outcomes)),
+    )
+    found = []
+    for numerator in (0, 1):
+        num, den = counts[numerator], counts[1 - numerator]
+        # Likelihood-ratio order (ties: larger events first).
+        order = np.lexsort((-num, -(num + 0.5) / (den + 0.5)))
+        scores = scorer(np.cumsum(num[order]), np.cumsum(den[order]))
+        j = int(np.argmax(scores))
+        chosen = tuple(outcomes[i] for i in order[: j + 1])
+        found.append(
+            Candidate(OutcomeSetEvent(chosen, schema), numerator, float(scores[j]), "outcomes")
+        )
+    return found
+
+
+def _vector_features(x0: np.ndarray, x1: np.ndarray) -> Iterable[Feature]:
+    width = x0.shape[1]
+    yield from (Coordinate(j) for j in range(min(width, MAX_COORDINATES)))
+    if width > 1:
+        yield Projection(tuple([1.0] * width), "the sum")
+        yield MaxCoordinate()
+        diff = np.nanmean(x0, axis=0) - np.nanmean(x1, axis=0)
+        diff = np.nan_to_num(diff)
+        if np.any(diff != 0):
+            yield Projection(
+                tuple((diff / np.abs(diff).max()).tolist()), "the mean-difference projection"
+            )
+
+
+def search_events(
+    x0: np.ndarray,
+    x1: np.ndarray,
+    schema: OutputSchema,
+    scorer: Scorer,
+    *,
+    families: Iterable[str] = FAMILIES,
+    max_outcomes: int = 10_000,
+    rng: np.random.Generator,
+) -> list[Candidate]:
+    """Propose the best event of every applicable family, in both directions.
+
+    Args:
+        x0: selection outputs under d0 (array in ``schema``).
+        x1: selection outputs under d1.
+        schema: the output schema.
+        scorer: maps (numerator hits, denominator hits) arrays to predicted bounds.
+        families: subset of :data:`FAMILIES` to search.
+        max_outcomes: discrete outputs with more distinct outcomes than this are not searched
+            as outcome sets.
+        rng: randomness for model fitting (subsampling only).
+
+    Returns:
+        Candidates sorted by predicted bound, best first.
+
+    Raises:
+        ValueError: if a family name is unknown.
+    """
+    families = tuple(families)
+    unknown = set(families) - set(FAMILIES)
+    if unknown:
+        raise ValueError(f"families must be a subset of {FAMILIES}, got unknown {sorted(unknown)}")
+    found: list[Candidate] = []
+    numeric = schema.kind != "categorical"
+    if "threshold" in families and numeric:
+        features = [Identity()] if schema.kind == "scalar" else list(_vector_features(x0, x1))
+        for feature in features:
+            found += _best_threshold(feature, x0, x1, scorer, "threshold")
+    if "outcomes" in families:
+        found += _best_outcome_sets(x0, x1, schema, scorer, max_outcomes)
+    if "classifier" in families and numeric:
+        for model in (fit_logistic(x0, x1, rng), fit_binned_ratio(x0, x1)):
+            found += _best_threshold(model, x0, x1, scorer, "classifier")
+    found.sort(key=lambda c: c.predicted, reverse=True)
+    return found

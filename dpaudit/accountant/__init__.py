@@ -1,0 +1,36 @@
+"""The accountant (layer 4): event trees in, guarantees with derivations out."""
+
+from dpaudit.accountant.core import (
+    Accountant,
+    Guarantee,
+    UnsupportedEventError,
+    account,
+    substitute,
+)
+from dpaudit.accountant.rules import RULES, register_rule
+from dpaudit.accountant.statements import (
+    Approx,
+    Candidate,
+    Concentrated,
+    GaussianDP,
+    Pure,
+    Statement,
+    Step,
+)
+
+__all__ = [
+    "RULES",
+    "Accountant",
+    "Approx",
+    "Candidate",
+    "Concentrated",
+    "GaussianDP",
+    "Guarantee",
+    "Pure",
+    "Statement",
+    "Step",
+    "UnsupportedEventError",
+    "account",
+    "register_rule",
+    "substitute",
+]

@@ -1,0 +1,412 @@
+"""The accountant: interprets an event tree into a :class:`Guarantee` (layer 4)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import sympy
+
+from dpaudit.accountant.rules import RULES, of_currency
+from dpaudit.accountant.statements import (
+    Alternative,
+    Approx,
+    Candidate,
+    Concentrated,
+    Pure,
+    Statement,
+    Step,
+    as_delta,
+    compare,
+    show,
+)
+from dpaudit.events import Composed, Event, SelfComposed
+from dpaudit.numeric import EvaluationError, float_down, float_up
+from dpaudit.theorems import zcdp
+from dpaudit.theorems.base import Theorem, register
+
+__all__ = ["Accountant", "Guarantee", "UnsupportedEventError", "account"]
+
+TIGHTEST = register(Theorem(
+    key="tightest_candidate",
+    name="tightest of the valid candidates",
+    citation="every candidate is a valid upper bound, hence so is their minimum",
+    assumptions="candidates for the same event at a delta no larger than the requested one",
+    statement="M is (min_j eps_j, delta)-DP",
+    latex=r"\varepsilon = \min_j \varepsilon_j",
+))
+
+#: How many (epsilon, delta) statements are kept per node (the Pareto front, truncated).
+MAX_APPROX_PER_NODE = 4
+
+
+class UnsupportedEventError(ValueError):
+    """No registered result covers an event; the message names the sub-event."""
+
+    def __init__(self, event: Event, whole: Event, reason: str = "") -> None:
+        self.event = event
+        self.whole = whole
+        where = "" if event is whole else f" (inside {whole})"
+        extra = f": {reason}" if reason else ""
+        super().__init__(f"no theorem covers the sub-event {event}{where}{extra}")
+
+
+def _render_float(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.10g}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Guarantee:
+    """A proved (epsilon, delta)-DP guarantee of an event.
+
+    Attributes:
+        event: the event accounted.
+        epsilon: an exact upper bound on epsilon (a sympy expression; symbolic if the event
+            is).
+        delta: the delta the guarantee is stated at (exact).
+        derivation: the step that concluded it, with its premises (the whole proof tree).
+        candidates: every candidate compared at the top, the chosen one included.
+        epsilon_lower: a certified lower bound on the true epsilon at ``delta``, where the
+            chosen method is exact for the event (else None).
+        assumptions: conditions on the symbolic parameters the guarantee assumes.
+    """
+
+    event: Event
+    epsilon: sympy.Expr
+    delta: sympy.Expr
+    derivation: Step
+    candidates: tuple[Candidate, ...] = ()
+    epsilon_lower: sympy.Expr | None = None
+    assumptions: tuple[sympy.Basic, ...] = ()
+
+    @property
+    def symbolic(self) -> bool:
+        """True when the guarantee depends on symbols."""
+        return bool(sympy.sympify(self.epsilon).free_symbols
+                    or sympy.sympify(self.delta).free_symbols)
+
+    @property
+    def epsilon_upper(self) -> float | None:
+        """epsilon as a float rounded *up* (None when symbolic)."""
+        return None if self.symbolic else float_up(self.epsilon)
+
+    @property
+    def delta_upper(self) -> float | None:
+        """delta as a float rounded *up* (None when symbolic)."""
+        return None if self.symbolic else float_up(self.delta)
+
+    @property
+    def epsilon_lower_float(self) -> float | None:
+        """The certified lower bound as a float rounded *down* (None if there is none)."""
+        if self.epsilon_lower is None or sympy.sympify(self.epsilon_lower).free_symbols:
+            return None
+        return float_down(self.epsilon_lower)
+
+    @property
+    def theorem(self) -> Theorem:
+        """The theorem that gave the chosen bound."""
+        chosen = self.derivation
+        if chosen.theorem is TIGHTEST and chosen.premises:
+            chosen = chosen.premises[0]
+        return chosen.theorem
+
+    def text(self) -> str:
+        """The guarantee and its derivation as indented text."""
+        from dpaudit.accountant.render import render_text
+
+        return render_text(self)
+
+    def latex(self) -> str:
+        """The derivation as a LaTeX fragment."""
+        from dpaudit.accountant.render import render_latex
+
+        return render_latex(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary: exact values as strings, floats rounded in the safe
+        direction."""
+        return {
+            "event": self.event.expression(),
+            "epsilon": self.epsilon_upper,
+            "epsilon_exact": str(self.epsilon),
+            "delta": self.delta_upper,
+            "delta_exact": str(self.delta),
+            "epsilon_lower": self.epsilon_lower_float,
+            "theorem": self.theorem.name,
+            "citation": self.theorem.citation,
+            "candidates": [
+                {"theorem": c.label, "epsilon": _safe_up(c.epsilon), "delta": _safe_up(c.delta)}
+                for c in self.candidates
+            ],
+            "assumptions": [str(a) for a in self.assumptions],
+            "kind": "upper bound (rounded up)",
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    def __str__(self) -> str:
+        if self.symbolic:
+            return f"{self.event} is ({self.epsilon}, {self.delta})-DP"
+        return (f"{self.event} is ({_render_float(self.epsilon_upper)}, "
+                f"{_render_float(self.delta_upper)})-DP")
+
+
+def _safe_up(expr: sympy.Expr) -> float | str:
+    if sympy.sympify(expr).free_symbols:
+        return str(expr)
+    try:
+        return float_up(expr)
+    except EvaluationError:
+        return str(expr)
+
+
+class Accountant:
+    """Turns event trees into guarantees, applying every registered rule at every node.
+
+    Use it functionally, ``Accountant().guarantee(event, delta=1e-6)``, or record events as
+    an algorithm runs, ``acc.compose(event)``, and ask for the guarantee of everything
+    recorded, ``acc.guarantee(delta=1e-6)``.  ``compose`` validates the whole event first:
+    an unsupported event raises :class:`UnsupportedEventError` and nothing is recorded.
+    """
+
+    def __init__(self) -> None:
+        self._recorded: list[Event] = []
+
+    # ---- recording ---------------------------------------------------------------------
+
+    def compose(self, event: Event, count: int = 1) -> Accountant:
+        """Record ``count`` runs of ``event`` (all-or-nothing: validated before recording).
+
+        Raises:
+            UnsupportedEventError: if no theorem covers ``event`` or one of its sub-events.
+            ValueError: for a count that is not a positive integer.
+        """
+        item: Event = event if count == 1 else SelfComposed(event, count)
+        if self._recorded:
+            Composed([*self._recorded, item])  # relation check before anything is recorded
+        self.check(item)
+        self._recorded.append(item)
+        return self
+
+    @property
+    def recorded(self) -> Event | None:
+        """Everything recorded so far, as one event (None if nothing is)."""
+        if not self._recorded:
+            return None
+        if len(self._recorded) == 1:
+            return self._recorded[0]
+        return Composed(self._recorded)
+
+    # ---- interpretation ----------------------------------------------------------------
+
+    def check(self, event: Event) -> None:
+        """Raise :class:`UnsupportedEventError` if any sub-event has no rule."""
+        for node in _nodes(event):
+            if type(node) not in RULES:
+                raise UnsupportedEventError(node, event, "no rule is registered for "
+                                            f"{node.kind} events")
+
+    def statements(self, event: Event, delta: Any = None) -> list[Statement]:
+        """Every statement proved for ``event`` (the best of each currency)."""
+        self.check(event)
+        return self._evaluate(event, as_delta(delta), event, {})
+
+    def guarantee(self, event: Event | None = None, delta: Any = None) -> Guarantee:
+        """The tightest guarantee the registered results prove for ``event``.
+
+        Args:
+            event: the event tree (default: everything recorded with :meth:`compose`).
+            delta: the target delta in [0, 1); None asks for the event's natural guarantee
+                (pure DP when there is one, else the best (epsilon, delta) statement).
+
+        Returns:
+            A :class:`Guarantee`; its epsilon is an upper bound (exact, and rounded up as
+            ``epsilon_upper``).
+
+        Raises:
+            UnsupportedEventError: naming the first sub-event no result covers.
+            ValueError: for a delta outside [0, 1), or when no candidate meets it.
+        """
+        if event is None:
+            event = self.recorded
+            if event is None:
+                raise ValueError("event must be given (nothing has been recorded)")
+        if not isinstance(event, Event):
+            raise ValueError(f"event must be an event, got {event!r}")
+        target = as_delta(delta)
+        self.check(event)
+        statements = self._evaluate(event, target, event, {})
+        candidates: list[Candidate] = []
+        for s in statements:
+            candidates.extend(s.candidates(target))
+        if target is None:
+            pure = [c for c in candidates if c.delta == 0]
+            candidates = pure or candidates
+        if not candidates:
+            if target is None or target == 0:
+                raise ValueError(
+                    f"{event} has no pure-DP guarantee and no fixed (epsilon, delta) one; "
+                    "give a delta in (0, 1)")
+            raise ValueError(f"no result proves a guarantee for {event} at delta = {target}")
+        return _choose(event, candidates, target)
+
+    def epsilon(self, event: Event | None = None, delta: Any = None) -> float:
+        """The guarantee's epsilon as a float rounded up (numeric events only)."""
+        g = self.guarantee(event, delta)
+        if g.epsilon_upper is None:
+            raise ValueError(f"{g.event} is symbolic; use guarantee() for the expression")
+        return g.epsilon_upper
+
+    def _evaluate(self, event: Event, budget: sympy.Expr | None, whole: Event,
+                  memo: dict[tuple[Event, Any], list[Statement]]) -> list[Statement]:
+        key = (event, budget)
+        if key in memo:
+            return memo[key]
+        budgets = _child_budgets(event, budget)
+        children = [self._evaluate(child, b, whole, memo)
+                    for child, b in zip(event.children(), budgets, strict=True)]
+        found: list[Statement] = []
+        for rule in RULES.get(type(event), []):
+            found.extend(rule(event, children, budget))
+        found = _with_pure_to_zcdp(event, found)
+        kept = _keep_best(found)
+        if not kept:
+            raise UnsupportedEventError(event, whole, "the registered results prove nothing "
+                                        "for it from its parts' guarantees")
+        memo[key] = kept
+        return kept
+
+
+def account(event: Event, delta: Any = None) -> Guarantee:
+    """Shorthand for ``Accountant().guarantee(event, delta)``."""
+    return Accountant().guarantee(event, delta)
+
+
+def _nodes(event: Event) -> Iterable[Event]:
+    yield event
+    for child in event.children():
+        yield from _nodes(child)
+
+
+def _child_budgets(event: Event, budget: sympy.Expr | None) -> list[sympy.Expr | None]:
+    children = event.children()
+    if budget is None:
+        return [None] * len(children)
+    if isinstance(event, Composed):
+        return [budget / len(children)] * len(children)
+    if isinstance(event, SelfComposed):
+        return [budget / event.count]
+    return [budget] * len(children)
+
+
+def _with_pure_to_zcdp(event: Event, found: list[Statement]) -> list[Statement]:
+    """Add the zCDP statement that a pure statement implies (Bun and Steinke 2016, Prop 1.4)
+    when the node has no better zCDP statement of its own."""
+    pures = of_currency(found, Pure)
+    if not pures:
+        return found
+    p = pures[0]
+    rho = zcdp.pure_to_zcdp(p.epsilon)
+    derived = Concentrated(Step(zcdp.PURE_TO_ZCDP, event, f"({show(rho)})-zCDP",
+                                f"rho = eps^2/2 = {show(rho)}", (p.step,)), rho=rho)
+    return [*found, derived]
+
+
+def _keep_best(found: list[Statement]) -> list[Statement]:
+    """The best statement of each scalar currency, and a short Pareto front of the
+    (epsilon, delta) ones; order: pure, approx, then the others as found."""
+    best: dict[str, Statement] = {}
+    approx: list[Statement] = []
+    for s in found:
+        if isinstance(s, Approx):
+            approx.append(s)
+            continue
+        current = best.get(s.currency)
+        if current is None:
+            best[s.currency] = s
+            continue
+        key_new, key_old = s.key(), current.key()
+        if key_new is None or key_old is None:
+            continue
+        order = compare(key_new, key_old)
+        if order == -1 or (order == 0 and s.exact_profile and not current.exact_profile):
+            best[s.currency] = s
+    front: list[Statement] = []
+    for s in approx:
+        dominated = any(
+            compare(o.epsilon, s.epsilon) in (-1, 0) and compare(o.delta, s.delta) in (-1, 0)
+            and o is not s for o in front)
+        if not dominated:
+            front = [o for o in front if not (
+                compare(s.epsilon, o.epsilon) in (-1, 0) and compare(s.delta, o.delta) in (-1, 0))]
+            front.append(s)
+    ordered = [best.pop("pure")] if "pure" in best else []
+    ordered += front[:MAX_APPROX_PER_NODE]
+    ordered += list(best.values())
+    return ordered
+
+
+def _choose(event: Event, candidates: list[Candidate], target: sympy.Expr | None) -> Guarantee:
+    numeric = all(not sympy.sympify(c.epsilon).free_symbols for c in candidates)
+    if numeric:
+        chosen = candidates[0]
+        for c in candidates[1:]:
+            if _upper(c.epsilon) < _upper(chosen.epsilon):
+                chosen = c
+        epsilon = chosen.epsilon
+    else:
+        chosen = candidates[0]
+        distinct: list[sympy.Expr] = []
+        for c in candidates:
+            if c.epsilon not in distinct:
+                distinct.append(c.epsilon)
+        epsilon = distinct[0] if len(distinct) == 1 else sympy.Min(*distinct)
+    delta = target if target is not None else chosen.delta
+    lowers = [c.epsilon_lower for c in candidates if c.epsilon_lower is not None]
+    lower = None
+    if lowers and numeric:
+        lower = max(lowers, key=float_down)
+    if len(candidates) == 1:
+        derivation = chosen.step
+    else:
+        alternatives = tuple(
+            Alternative(c.label, c.epsilon, c is chosen or not numeric) for c in candidates)
+        derivation = Step(
+            TIGHTEST, event, f"({show(epsilon)}, {show(delta)})-DP",
+            "eps = min(" + ", ".join(f"{a.label} {show(a.epsilon)}" for a in alternatives) + ")",
+            (chosen.step,) if numeric else tuple(c.step for c in candidates),
+            alternatives)
+    return Guarantee(event, epsilon, delta, derivation, tuple(candidates), lower,
+                     event.constraints())
+
+
+def _upper(expr: sympy.Expr) -> float:
+    try:
+        return float_up(expr)
+    except EvaluationError:
+        return float("inf")
+
+
+def substitute(event: Event, values: Mapping[Any, Any]) -> Event:
+    """``event`` with symbols replaced by values (exact conversion), rebuilt and
+    re-validated."""
+    from dpaudit.numeric import exact
+
+    mapping = {sympy.Symbol(k) if isinstance(k, str) else k: exact(v, str(k))
+               for k, v in values.items()}
+    changes: dict[str, Any] = {}
+    for field in dataclasses.fields(event):
+        value = getattr(event, field.name)
+        if isinstance(value, Event):
+            changes[field.name] = substitute(value, values)
+        elif isinstance(value, tuple) and value and isinstance(value[0], Event):
+            changes[field.name] = tuple(substitute(v, values) for v in value)
+        elif isinstance(value, sympy.Basic):
+            # match symbols by name, so Symbol('b') and Symbol('b', positive=True) agree
+            by_name = {s: mapping[k] for s in value.free_symbols for k in mapping
+                       if s.name == k.name}
+            changes[field.name] = value.xreplace(by_name)
+    return dataclasses.replace(event, **changes)

@@ -1,0 +1,355 @@
+"""Rules: how each kind of event turns its children's statements into its own.
+
+A rule is a function ``rule(event, children, budget) -> list[Statement]`` registered for an
+event class with :func:`register_rule`.  ``children`` holds, for each child event, the
+statements already derived for it; ``budget`` is the delta this node may spend when a child's
+guarantee must be converted to (epsilon, delta) form (the top-level delta, split evenly among
+composed parts).  A rule returns every statement it can prove; the accountant keeps the best
+of each currency.  Rules never guess: a rule that cannot prove anything returns ``[]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import sympy
+
+from dpaudit import events as ev
+from dpaudit.accountant.statements import (
+    Approx,
+    Candidate,
+    Concentrated,
+    GaussianDP,
+    Pure,
+    Statement,
+    Step,
+    compare,
+    show,
+)
+from dpaudit.events.base import Event
+from dpaudit.theorems import composition as comp
+from dpaudit.theorems import primitives as prim
+from dpaudit.theorems import zcdp
+
+Children = Sequence[Sequence[Statement]]
+Rule = Callable[[Event, Children, "sympy.Expr | None"], list[Statement]]
+
+#: The rules for each event class, tried in order; all their statements are kept.
+RULES: dict[type[Event], list[Rule]] = {}
+
+__all__ = ["RULES", "Children", "Rule", "best_candidate", "of_currency", "register_rule"]
+
+
+def register_rule(event_type: type[Event]) -> Callable[[Rule], Rule]:
+    """Decorator: add a rule for ``event_type`` (more rules for one type may be added)."""
+
+    def add(rule: Rule) -> Rule:
+        RULES.setdefault(event_type, []).append(rule)
+        return rule
+
+    return add
+
+
+def of_currency(statements: Sequence[Statement], cls: type[Statement]) -> list[Statement]:
+    """The statements of one currency."""
+    return [s for s in statements if isinstance(s, cls)]
+
+
+def best_candidate(statements: Sequence[Statement],
+                   delta: sympy.Expr | None) -> Candidate | None:
+    """The candidate with the smallest epsilon among those with delta <= ``delta``
+    (numerically decided; the first one when undecidable)."""
+    best: Candidate | None = None
+    for statement in statements:
+        for cand in statement.candidates(delta):
+            if best is None or compare(cand.epsilon, best.epsilon) == -1:
+                best = cand
+    return best
+
+
+# ----------------------------------------------------------------------------------------
+# Leaves
+# ----------------------------------------------------------------------------------------
+
+
+def _pure_leaf(event: Event, theorem: prim.Theorem, epsilon: sympy.Expr,
+               formula: str) -> list[Statement]:
+    step = Step(theorem, event, f"({show(epsilon)})-DP", formula)
+    return [Pure(step, epsilon=epsilon)]
+
+
+@register_rule(ev.Laplace)
+def _laplace(event: ev.Laplace, children: Children, budget: sympy.Expr | None) -> list[Statement]:
+    eps = prim.laplace_epsilon(event.scale, event.sensitivity)
+    return _pure_leaf(event, prim.LAPLACE, eps,
+                      f"eps = Delta/b = {show(event.sensitivity)}/{show(event.scale)}")
+
+
+@register_rule(ev.DiscreteLaplace)
+def _discrete_laplace(event: ev.DiscreteLaplace, children: Children,
+                      budget: sympy.Expr | None) -> list[Statement]:
+    eps = prim.laplace_epsilon(event.scale, event.sensitivity)
+    return _pure_leaf(event, prim.DISCRETE_LAPLACE, eps,
+                      f"eps = Delta/t = {show(event.sensitivity)}/{show(event.scale)}")
+
+
+@register_rule(ev.Gaussian)
+def _gaussian(event: ev.Gaussian, children: Children,
+              budget: sympy.Expr | None) -> list[Statement]:
+    mu = prim.gaussian_mu(event.sigma, event.sensitivity)
+    rho = prim.gaussian_rho(event.sigma, event.sensitivity)
+    gdp = GaussianDP(Step(prim.GAUSSIAN_GDP, event, f"({show(mu)})-GDP",
+                          f"mu = Delta/sigma = {show(mu)}"), mu=mu, exact_profile=True)
+    conc = Concentrated(Step(prim.GAUSSIAN_ZCDP, event, f"({show(rho)})-zCDP",
+                             f"rho = Delta^2/(2 sigma^2) = {show(rho)}"), rho=rho)
+    return [gdp, conc]
+
+
+@register_rule(ev.DiscreteGaussian)
+def _discrete_gaussian(event: ev.DiscreteGaussian, children: Children,
+                       budget: sympy.Expr | None) -> list[Statement]:
+    rho = prim.gaussian_rho(event.sigma, event.sensitivity)
+    return [Concentrated(Step(prim.DISCRETE_GAUSSIAN_ZCDP, event, f"({show(rho)})-zCDP",
+                              f"rho = Delta^2/(2 sigma^2) = {show(rho)}"), rho=rho)]
+
+
+@register_rule(ev.Exponential)
+def _exponential(event: ev.Exponential, children: Children,
+                 budget: sympy.Expr | None) -> list[Statement]:
+    return _pure_leaf(event, prim.EXPONENTIAL, event.epsilon, f"eps = {show(event.epsilon)}")
+
+
+@register_rule(ev.RandomizedResponse)
+def _randomized_response(event: ev.RandomizedResponse, children: Children,
+                         budget: sympy.Expr | None) -> list[Statement]:
+    return _pure_leaf(event, prim.RANDOMIZED_RESPONSE, event.epsilon,
+                      f"eps = {show(event.epsilon)}")
+
+
+@register_rule(ev.ReportNoisyMax)
+def _report_noisy_max(event: ev.ReportNoisyMax, children: Children,
+                      budget: sympy.Expr | None) -> list[Statement]:
+    return _pure_leaf(event, prim.REPORT_NOISY_MAX, event.epsilon,
+                      f"eps = {show(event.epsilon)} ({event.noise} noise)")
+
+
+@register_rule(ev.AboveThreshold)
+def _above_threshold(event: ev.AboveThreshold, children: Children,
+                     budget: sympy.Expr | None) -> list[Statement]:
+    eps1 = event.threshold_share * event.epsilon
+    return _pure_leaf(event, prim.ABOVE_THRESHOLD, event.epsilon,
+                      f"eps = eps1 + eps2 = {show(eps1)} + {show(event.epsilon - eps1)}")
+
+
+@register_rule(ev.PureDP)
+def _pure_dp(event: ev.PureDP, children: Children, budget: sympy.Expr | None) -> list[Statement]:
+    return _pure_leaf(event, prim.DECLARED, event.epsilon, f"eps = {show(event.epsilon)}")
+
+
+@register_rule(ev.ApproxDP)
+def _approx_dp(event: ev.ApproxDP, children: Children,
+               budget: sympy.Expr | None) -> list[Statement]:
+    step = Step(prim.DECLARED, event, f"({show(event.epsilon)}, {show(event.delta)})-DP",
+                f"eps = {show(event.epsilon)}, delta = {show(event.delta)}")
+    if event.delta == 0:
+        return [Pure(step, epsilon=event.epsilon)]
+    return [Approx(step, epsilon=event.epsilon, delta=event.delta)]
+
+
+@register_rule(ev.ZCDP)
+def _zcdp(event: ev.ZCDP, children: Children, budget: sympy.Expr | None) -> list[Statement]:
+    step = Step(prim.DECLARED, event, f"({show(event.rho)})-zCDP", f"rho = {show(event.rho)}")
+    return [Concentrated(step, rho=event.rho)]
+
+
+# ----------------------------------------------------------------------------------------
+# Combinators
+# ----------------------------------------------------------------------------------------
+
+
+def _all_have(children: Children, cls: type[Statement]) -> list[Statement] | None:
+    """The best statement of currency ``cls`` of each child, or None if one child lacks it."""
+    chosen = []
+    for statements in children:
+        found = of_currency(statements, cls)
+        if not found:
+            return None
+        chosen.append(found[0])
+    return chosen
+
+
+def _approx_inputs(children: Children, budgets: Sequence[sympy.Expr | None]
+                   ) -> list[Candidate] | None:
+    """Each child's best (eps, delta) candidate within its delta budget, or None."""
+    chosen = []
+    for statements, budget in zip(children, budgets, strict=True):
+        cand = best_candidate(statements, budget)
+        if cand is None:
+            cand = best_candidate(statements, None)
+        if cand is None:
+            return None
+        chosen.append(cand)
+    return chosen
+
+
+def _budgets(count: int, budget: sympy.Expr | None) -> list[sympy.Expr | None]:
+    return [None if budget is None else budget / count] * count
+
+
+@register_rule(ev.Composed)
+def _composed(event: ev.Composed, children: Children,
+              budget: sympy.Expr | None) -> list[Statement]:
+    out: list[Statement] = []
+    pures = _all_have(children, Pure)
+    if pures is not None:
+        eps, _ = comp.basic_composition([p.epsilon for p in pures])
+        out.append(Pure(Step(comp.BASIC_COMPOSITION, event, f"({show(eps)})-DP",
+                             f"eps = sum eps_i = {show(eps)}", tuple(p.step for p in pures)),
+                        epsilon=eps, exact_profile=False))
+    else:
+        cands = _approx_inputs(children, _budgets(len(children), budget))
+        if cands is not None:
+            eps, dlt = comp.basic_composition([c.epsilon for c in cands],
+                                              [c.delta for c in cands])
+            out.append(Approx(Step(comp.BASIC_COMPOSITION, event,
+                                   f"({show(eps)}, {show(dlt)})-DP",
+                                   f"eps = sum eps_i = {show(eps)}, delta = sum delta_i = "
+                                   f"{show(dlt)}", tuple(c.step for c in cands),
+                                   note="delta budget split evenly among the parts"),
+                              epsilon=eps, delta=dlt))
+    concs = _all_have(children, Concentrated)
+    if concs is not None:
+        rho = zcdp.zcdp_composition([c.rho for c in concs])
+        out.append(Concentrated(Step(zcdp.ZCDP_COMPOSITION, event, f"({show(rho)})-zCDP",
+                                     f"rho = sum rho_i = {show(rho)}",
+                                     tuple(c.step for c in concs)), rho=rho))
+    gdps = _all_have(children, GaussianDP)
+    if gdps is not None:
+        mu = comp.gdp_composition([g.mu for g in gdps])
+        out.append(GaussianDP(Step(comp.GDP_COMPOSITION, event, f"({show(mu)})-GDP",
+                                   f"mu = sqrt(sum mu_i^2) = {show(mu)}",
+                                   tuple(g.step for g in gdps)), mu=mu,
+                              exact_profile=all(g.exact_profile for g in gdps)))
+    return out
+
+
+@register_rule(ev.SelfComposed)
+def _self_composed(event: ev.SelfComposed, children: Children,
+                   budget: sympy.Expr | None) -> list[Statement]:
+    (inner,) = children
+    k = event.count
+    out: list[Statement] = []
+    pures = of_currency(inner, Pure)
+    if pures:
+        p = pures[0]
+        eps, _ = comp.self_composition(p.epsilon, sympy.Integer(0), k)
+        out.append(Pure(Step(comp.BASIC_COMPOSITION, event, f"({show(eps)})-DP",
+                             f"eps = k eps_0 = {show(k)} x {show(p.epsilon)} = {show(eps)}",
+                             (p.step,)), epsilon=eps))
+    else:
+        child_budget = None if budget is None else budget / k
+        cand = best_candidate(inner, child_budget) or best_candidate(inner, None)
+        if cand is not None:
+            eps, dlt = comp.self_composition(cand.epsilon, cand.delta, k)
+            out.append(Approx(Step(comp.BASIC_COMPOSITION, event,
+                                   f"({show(eps)}, {show(dlt)})-DP",
+                                   f"eps = k eps_0 = {show(eps)}, delta = k delta_0 = "
+                                   f"{show(dlt)}", (cand.step,),
+                                   note="delta budget split evenly among the k runs"),
+                              epsilon=eps, delta=dlt))
+    concs = of_currency(inner, Concentrated)
+    if concs:
+        c = concs[0]
+        rho = k * c.rho
+        out.append(Concentrated(Step(zcdp.ZCDP_COMPOSITION, event, f"({show(rho)})-zCDP",
+                                     f"rho = k rho_0 = {show(k)} x {show(c.rho)} = {show(rho)}",
+                                     (c.step,)), rho=rho))
+    gdps = of_currency(inner, GaussianDP)
+    if gdps:
+        g = gdps[0]
+        mu = sympy.sqrt(k) * g.mu
+        out.append(GaussianDP(Step(comp.GDP_COMPOSITION, event, f"({show(mu)})-GDP",
+                                   f"mu = sqrt(k) mu_0 = {show(mu)}", (g.step,)),
+                              mu=mu, exact_profile=g.exact_profile))
+    return out
+
+
+@register_rule(ev.Parallel)
+def _parallel(event: ev.Parallel, children: Children,
+              budget: sympy.Expr | None) -> list[Statement]:
+    out: list[Statement] = []
+    relation = event.relation
+    how = ("max over parts (add/remove)" if relation is ev.Relation.ADD_REMOVE
+           else "sum of the two largest parts (replace-one: a record may change parts)")
+    pures = _all_have(children, Pure)
+    if pures is not None:
+        eps, _ = comp.parallel_composition([p.epsilon for p in pures],
+                                           [sympy.Integer(0)] * len(pures), relation)
+        out.append(Pure(Step(comp.PARALLEL_COMPOSITION, event, f"({show(eps)})-DP",
+                             f"eps = {how} = {show(eps)}", tuple(p.step for p in pures)),
+                        epsilon=eps))
+    else:
+        cands = _approx_inputs(children, [budget] * len(children))
+        if cands is not None:
+            eps, dlt = comp.parallel_composition([c.epsilon for c in cands],
+                                                 [c.delta for c in cands], relation)
+            out.append(Approx(Step(comp.PARALLEL_COMPOSITION, event,
+                                   f"({show(eps)}, {show(dlt)})-DP",
+                                   f"{how}: eps = {show(eps)}, delta = {show(dlt)}",
+                                   tuple(c.step for c in cands)), epsilon=eps, delta=dlt))
+    concs = _all_have(children, Concentrated)
+    if concs is not None:
+        rho, _ = comp.parallel_composition([c.rho for c in concs],
+                                           [sympy.Integer(0)] * len(concs), relation)
+        out.append(Concentrated(Step(comp.PARALLEL_COMPOSITION, event, f"({show(rho)})-zCDP",
+                                     f"rho = {how} = {show(rho)}",
+                                     tuple(c.step for c in concs)), rho=rho))
+    return out
+
+
+@register_rule(ev.PostProcessed)
+def _post_processed(event: ev.PostProcessed, children: Children,
+                    budget: sympy.Expr | None) -> list[Statement]:
+    import dataclasses
+
+    (inner,) = children
+    out = []
+    for s in inner:
+        step = Step(comp.POST_PROCESSING, event, s.step.conclusion, "unchanged", (s.step,))
+        # post-processing can only lose information: an exact profile becomes a bound
+        out.append(dataclasses.replace(s, step=step, exact_profile=False))
+    return out
+
+
+@register_rule(ev.Group)
+def _group(event: ev.Group, children: Children, budget: sympy.Expr | None) -> list[Statement]:
+    (inner,) = children
+    k = event.size
+    out: list[Statement] = []
+    pures = of_currency(inner, Pure)
+    if pures:
+        p = pures[0]
+        eps, _ = comp.group_approx(p.epsilon, sympy.Integer(0), k)
+        out.append(Pure(Step(comp.GROUP_PRIVACY, event, f"({show(eps)})-DP",
+                             f"eps = k eps_0 = {show(eps)}", (p.step,)), epsilon=eps))
+    else:
+        cand = best_candidate(inner, None if budget is None else budget / k)
+        cand = cand or best_candidate(inner, None)
+        if cand is not None:
+            eps, dlt = comp.group_approx(cand.epsilon, cand.delta, k)
+            out.append(Approx(Step(comp.GROUP_PRIVACY, event, f"({show(eps)}, {show(dlt)})-DP",
+                                   f"eps = k eps_0 = {show(eps)}, delta = k e^((k-1) eps_0) "
+                                   f"delta_0 = {show(dlt)}", (cand.step,)),
+                              epsilon=eps, delta=dlt))
+    concs = of_currency(inner, Concentrated)
+    if concs:
+        rho = comp.group_zcdp(concs[0].rho, k)
+        out.append(Concentrated(Step(comp.GROUP_PRIVACY, event, f"({show(rho)})-zCDP",
+                                     f"rho = k^2 rho_0 = {show(rho)}", (concs[0].step,)),
+                                rho=rho))
+    gdps = of_currency(inner, GaussianDP)
+    if gdps:
+        mu = comp.gdp_group(gdps[0].mu, k)
+        out.append(GaussianDP(Step(comp.GDP_GROUP, event, f"({show(mu)})-GDP",
+                                   f"mu = k mu_0 = {show(mu)}", (gdps[0].step,)), mu=mu))
+    return out

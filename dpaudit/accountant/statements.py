@@ -1,0 +1,261 @@
+"""What the accountant knows about a node: privacy statements and the steps that derived them.
+
+A :class:`Statement` is one proved guarantee of one event in one currency: pure DP
+(:class:`Pure`), approximate DP (:class:`Approx`), zero-concentrated DP
+(:class:`Concentrated`) or Gaussian DP (:class:`GaussianDP`, an exact privacy profile).
+Further currencies (Renyi curves, privacy loss distributions, ...) subclass
+:class:`Statement`.  Each statement carries the :class:`Step` that proves it, so the whole
+derivation can be printed, and converts itself to :class:`Candidate` epsilons for a target
+delta.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import sympy
+
+from dpaudit.events.base import Event
+from dpaudit.numeric import EvaluationError, endpoints, exact, float_down, float_up, interval
+from dpaudit.theorems import primitives as prim
+from dpaudit.theorems import zcdp
+from dpaudit.theorems.base import Theorem
+
+__all__ = [
+    "Approx",
+    "Candidate",
+    "Concentrated",
+    "GaussianDP",
+    "Pure",
+    "Statement",
+    "Step",
+    "compare",
+    "show",
+]
+
+
+def show(expr: Any) -> str:
+    """An exact value as text, with a decimal approximation when it is not an integer."""
+    from dpaudit.events.base import _format_value
+
+    expr = sympy.sympify(expr)
+    text = _format_value(expr) if expr.is_Rational else str(expr)
+    if expr.free_symbols or expr.is_Integer:
+        return text
+    try:
+        approx = float_up(expr)
+    except (EvaluationError, ValueError):
+        return text
+    short = f"{approx:.6g}"
+    if len(text) > 40:
+        return f"~{short}"
+    if expr.is_Rational and ("." in text or "e" in text):
+        return text
+    return text if text == short else f"{text} ~ {short}"
+
+
+def compare(a: sympy.Expr, b: sympy.Expr) -> int | None:
+    """-1, 0 or 1 as exact ``a`` is below, equal to or above ``b``; None if undecided
+    (symbolic, or too close to separate with interval arithmetic)."""
+    a, b = sympy.sympify(a), sympy.sympify(b)
+    if a == b:
+        return 0
+    if a.free_symbols or b.free_symbols:
+        diff = sympy.simplify(a - b)
+        if diff.is_negative:
+            return -1
+        if diff.is_positive:
+            return 1
+        return None
+    if a is sympy.oo or b is sympy.oo:
+        return None if a == b else (1 if a is sympy.oo else -1)
+    try:
+        lo, hi = endpoints(interval(a - b))
+    except EvaluationError:
+        return None
+    if hi < 0:
+        return -1
+    if lo > 0:
+        return 1
+    if lo == 0 and hi == 0:
+        return 0
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Alternative:
+    """One candidate a node compared: its label, its epsilon, and whether it was chosen."""
+
+    label: str
+    epsilon: sympy.Expr
+    chosen: bool
+
+    def __str__(self) -> str:
+        return f"{self.label} {show(self.epsilon)}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """One application of a theorem at one node of the event tree.
+
+    Attributes:
+        theorem: the result applied.
+        event: the node it was applied to.
+        conclusion: what it concludes, e.g. ``"(1/10)-DP"``.
+        formula: the bound with the numbers substituted, e.g. ``"eps = Delta/b = 1/10"``.
+        premises: the steps its inputs came from.
+        alternatives: the candidates compared at this node, when it chose among several.
+        note: anything a reader must know (assumptions used, a delta split, ...).
+    """
+
+    theorem: Theorem
+    event: Event
+    conclusion: str
+    formula: str = ""
+    premises: tuple[Step, ...] = ()
+    alternatives: tuple[Alternative, ...] = ()
+    note: str = ""
+
+    def walk(self) -> list[tuple[int, Step]]:
+        """Every step of the derivation, depth first, with its depth."""
+        out: list[tuple[int, Step]] = []
+
+        def visit(step: Step, depth: int) -> None:
+            out.append((depth, step))
+            for p in step.premises:
+                visit(p, depth + 1)
+
+        visit(self, 0)
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    """An (epsilon, delta) guarantee for the whole event at the requested delta.
+
+    ``epsilon`` is an exact upper bound.  ``epsilon_lower``, when set, is a certified lower
+    bound on the *true* epsilon of the event at ``delta`` (only methods that are exact for
+    the event, such as the Gaussian profile of a tree of Gaussian mechanisms, give one).
+    """
+
+    epsilon: sympy.Expr
+    delta: sympy.Expr
+    step: Step
+    epsilon_lower: sympy.Expr | None = None
+
+    @property
+    def label(self) -> str:
+        return self.step.theorem.name
+
+
+@dataclasses.dataclass(frozen=True)
+class Statement:
+    """A proved guarantee of one event in one currency.
+
+    Attributes:
+        step: the derivation of this statement.
+        exact_profile: True when the statement is not just a bound but the event's exact
+            privacy profile (so certified lower bounds can be read off it).
+    """
+
+    step: Step
+    exact_profile: bool = dataclasses.field(default=False, kw_only=True)
+
+    #: The currency's name (one statement of each currency is kept per node).
+    currency = "statement"
+
+    def key(self) -> sympy.Expr | None:
+        """The scalar that orders statements of this currency (smaller is better), if any."""
+        return None
+
+    def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
+        """Epsilon guarantees at ``delta`` (None: at the statement's own delta)."""
+        raise NotImplementedError
+
+
+@dataclasses.dataclass(frozen=True)
+class Pure(Statement):
+    """epsilon-DP."""
+
+    epsilon: sympy.Expr = sympy.Integer(0)
+    currency = "pure"
+
+    def key(self) -> sympy.Expr:
+        return self.epsilon
+
+    def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
+        return [Candidate(self.epsilon, sympy.Integer(0), self.step,
+                          self.epsilon if self.exact_profile else None)]
+
+
+@dataclasses.dataclass(frozen=True)
+class Approx(Statement):
+    """(epsilon, delta)-DP."""
+
+    epsilon: sympy.Expr = sympy.Integer(0)
+    delta: sympy.Expr = sympy.Integer(0)
+    currency = "approx"
+
+    def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
+        if delta is not None and compare(self.delta, delta) not in (-1, 0):
+            return []
+        return [Candidate(self.epsilon, self.delta, self.step)]
+
+
+@dataclasses.dataclass(frozen=True)
+class Concentrated(Statement):
+    """rho-zCDP (Bun and Steinke 2016)."""
+
+    rho: sympy.Expr = sympy.Integer(0)
+    currency = "zcdp"
+
+    def key(self) -> sympy.Expr:
+        return self.rho
+
+    def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
+        if delta is None or delta == 0:
+            return []
+        if not delta.free_symbols and not (0 < delta < 1):
+            return []
+        eps = zcdp.zcdp_to_approx(self.rho, delta)
+        step = Step(zcdp.ZCDP_TO_APPROX, self.step.event,
+                    f"({show(eps)}, {show(delta)})-DP",
+                    f"eps = rho + 2 sqrt(rho log(1/delta)) = {show(eps)}", (self.step,))
+        return [Candidate(eps, delta, step)]
+
+
+@dataclasses.dataclass(frozen=True)
+class GaussianDP(Statement):
+    """mu-GDP (Dong, Roth, Su 2022): the privacy profile of a Gaussian mechanism with
+    Delta/sigma = mu, which is exact for (compositions of) Gaussian mechanisms."""
+
+    mu: sympy.Expr = sympy.Integer(0)
+    currency = "gdp"
+
+    def key(self) -> sympy.Expr:
+        return self.mu
+
+    def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
+        if delta is None or delta == 0 or delta.free_symbols or self.mu.free_symbols:
+            return []
+        if not (0 < delta < 1):
+            return []
+        lower, upper = prim.gdp_epsilon(self.mu, delta)
+        step = Step(prim.GAUSSIAN_ANALYTIC, self.step.event,
+                    f"({show(upper)}, {show(delta)})-DP",
+                    f"smallest eps with delta_mu(eps) <= {show(delta)}, mu = {show(self.mu)}: "
+                    f"eps in [{float_down(lower):.10g}, {float_up(upper):.10g}]",
+                    (self.step,),
+                    note="solved with rigorous interval bisection on the exact profile")
+        return [Candidate(upper, delta, step, lower if self.exact_profile else None)]
+
+
+def as_delta(delta: Any) -> sympy.Expr | None:
+    """Validate a requested delta: None, or an exact value in [0, 1)."""
+    if delta is None:
+        return None
+    d = exact(delta, "delta")
+    if not d.free_symbols and not (0 <= d < 1):
+        raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+    return d

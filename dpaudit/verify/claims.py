@@ -1,0 +1,272 @@
+"""Privacy claims as papers state them, and the registry ``dpaudit verify --all`` reads.
+
+A :class:`Claim` is one stated privacy theorem: "the algorithm whose event tree is ``plan``
+is (``epsilon``, ``delta``)-DP for every parameter value in ``domain``", where ``plan``,
+``epsilon`` and ``delta`` are written in the same parameters (sympy symbols, matched by
+name).  The verifier (:func:`dpaudit.verify.verify_claim`) decides it:
+
+* **proved** when the accountant's guarantee for ``plan`` (an upper bound on the true
+  epsilon, derived from registered theorems whose own domains are checked) is at most the
+  claimed epsilon at the claimed delta on the whole domain;
+* **refuted** only with a concrete point of the domain where a *certified lower bound* on the
+  true epsilon of ``plan`` exceeds the claimed epsilon (an exact privacy profile from the
+  accountant, or the claim's own ``lower`` bound with its source), or where an inequality the
+  proof rests on (``steps``) fails -- the latter refutes that step, and the row says so;
+* **unknown** otherwise, saying what was left undecided.
+
+Algorithm modules register their papers' theorems at import::
+
+    from dpaudit.verify.claims import Claim, register_claim
+    register_claim(Claim(key="004/lemma-a1", document="004 Bun, Fang", theorem="Lemma A.1",
+                         statement="...", plan=..., epsilon=..., delta=..., domain=...))
+
+``dpaudit verify --all`` imports every module in :data:`CLAIM_MODULES` (and every module of
+``mechanisms/`` that calls ``register_claim``), then prints one row per claim.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import sympy
+
+from dpaudit.events import Event
+from dpaudit.numeric import exact
+from dpaudit.verify.domain import Domain, by_name
+
+__all__ = [
+    "CLAIMS",
+    "CLAIM_MODULES",
+    "Claim",
+    "ModuleLoad",
+    "Step",
+    "get_claim",
+    "load_claim_modules",
+    "register_claim",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """An inequality a proof rests on, checked over the claim's domain.
+
+    Attributes:
+        name: where it is used, e.g. ``"proof of Lemma A.1, eq. (7)"``.
+        relation: a sympy relation ``lhs <= rhs`` (or ``<``, ``>=``, ``>``) in the claim's
+            parameters.
+    """
+
+    name: str
+    relation: Any
+
+    def __post_init__(self) -> None:
+        rel = sympy.sympify(self.relation)
+        if not isinstance(rel, sympy.core.relational.Relational) or rel.rel_op not in (
+                "<", "<=", ">", ">="):
+            raise ValueError(f"Step {self.name!r}: relation must be an inequality such as "
+                             f"lhs <= rhs, got {self.relation!r}")
+        object.__setattr__(self, "relation", rel)
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    """A stated privacy theorem over a parameter domain.
+
+    Attributes:
+        key: a unique identifier, e.g. ``"004/lemma-a1"``.
+        document: the source, e.g. ``"004 Bun, Fang 2020"``.
+        theorem: the result's number, e.g. ``"Lemma A.1"``.
+        statement: the claim in words, as the document states it.
+        plan: the algorithm's event tree, symbolic in the domain's parameters.
+        epsilon: the claimed epsilon (an expression in the parameters).
+        delta: the claimed delta (default 0: pure DP).
+        domain: where the document asserts it.
+        note: anything a reader needs (reconstructed formulas, what was corrected).
+        lower: optional certified lower bound on the *true* epsilon of ``plan`` at ``delta``
+            (an expression in the parameters), used to refute; needs ``lower_source``.
+        lower_source: why ``lower`` is a lower bound (a citation or a construction).
+        steps: inequalities the document's proof rests on, each checked over the domain.
+        correction: the statement that does hold, when the stated one does not.
+
+    Privacy:
+        The claim asserts: for all points of ``domain``, all neighbouring D, D' and output
+        sets S, P[plan(D) in S] <= e^epsilon P[plan(D') in S] + delta.
+
+    Raises:
+        ValueError: for a missing field, a plan that is not an event, a delta outside
+            [0, 1) at a number, or an expression mentioning a parameter with no range.
+    """
+
+    key: str
+    document: str
+    theorem: str
+    statement: str
+    plan: Event
+    epsilon: Any
+    delta: Any
+    domain: Domain
+    note: str = ""
+    lower: Any = None
+    lower_source: str = ""
+    steps: tuple[Step, ...] = ()
+    correction: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("key", "document", "theorem", "statement"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"Claim: {name} must be a non-empty string, got {value!r}")
+        if not re.fullmatch(r"[\w./:-]+", self.key):
+            raise ValueError(f"Claim: key must be letters, digits and . / : - _ only, got "
+                             f"{self.key!r}")
+        if not isinstance(self.plan, Event):
+            raise ValueError(f"Claim {self.key}: plan must be an event, got {self.plan!r}")
+        if not isinstance(self.domain, Domain):
+            raise ValueError(f"Claim {self.key}: domain must be a Domain, got {self.domain!r}")
+        object.__setattr__(self, "epsilon", exact(self.epsilon, "epsilon"))
+        object.__setattr__(self, "delta", exact(self.delta, "delta"))
+        d = self.delta
+        if not d.free_symbols and not (0 <= d < 1):
+            raise ValueError(f"Claim {self.key}: delta must be in [0, 1), got {d}")
+        if self.lower is not None:
+            object.__setattr__(self, "lower", exact(self.lower, "lower"))
+            if not self.lower_source.strip():
+                raise ValueError(f"Claim {self.key}: lower needs lower_source (why it is a "
+                                 "lower bound on the true epsilon)")
+        steps = tuple(self.steps)
+        for s in steps:
+            if not isinstance(s, Step):
+                raise ValueError(f"Claim {self.key}: steps must be Step objects, got {s!r}")
+        object.__setattr__(self, "steps", steps)
+        known = set(self.domain.names)
+        used: set[str] = {s.name for s in self.plan.free_symbols}
+        for expr in (self.epsilon, self.delta, self.lower, *(s.relation for s in steps)):
+            if expr is not None:
+                used |= set(by_name(expr))
+        unknown = used - known
+        if unknown:
+            raise ValueError(f"Claim {self.key}: {', '.join(sorted(unknown))} has no range in "
+                             f"the domain ({self.domain})")
+
+    def row(self) -> dict[str, str]:
+        """The identifying columns of the ``verify --all`` table."""
+        return {"document": self.document, "theorem": self.theorem,
+                "domain": self.domain.text(), "key": self.key}
+
+
+#: Every registered claim by key, in registration order.
+CLAIMS: dict[str, Claim] = {}
+
+
+def register_claim(claim: Claim) -> Claim:
+    """Add a claim to :data:`CLAIMS` and return it (registering the same claim twice is a
+    no-op, so modules may be re-imported).
+
+    Raises:
+        ValueError: if a different claim is registered under the same key.
+    """
+    if not isinstance(claim, Claim):
+        raise ValueError(f"claim must be a Claim, got {claim!r}")
+    existing = CLAIMS.get(claim.key)
+    if existing is not None and existing != claim:
+        raise ValueError(f"a different claim is already registered as {claim.key!r} "
+                         f"({existing.document}, {existing.theorem})")
+    CLAIMS[claim.key] = claim
+    return claim
+
+
+def get_claim(key: str) -> Claim:
+    """The registered claim ``key``.
+
+    Raises:
+        KeyError: naming the unknown key and the known ones.
+    """
+    try:
+        return CLAIMS[key]
+    except KeyError:
+        raise KeyError(f"no claim {key!r}; known: {', '.join(CLAIMS) or 'none'}") from None
+
+
+#: Modules that register claims at import.  Modules not written yet are reported as absent;
+#: a module that exists but fails to import is reported as an error, never skipped.
+CLAIM_MODULES: tuple[str, ...] = (
+    "dpaudit.theorems.cover",
+    "mechanisms.exponential",
+    "mechanisms.pac",
+    "mechanisms.decision_lists",
+    "mechanisms.emcover",
+    "mechanisms.cover",
+    "mechanisms.winnow",
+    "mechanisms.halfspaces",
+    "mechanisms.margin",
+    "mechanisms.kernel",
+    "mechanisms.neural",
+    "mechanisms.label_dp",
+    "mechanisms.model_selection",
+    "mechanisms.stable",
+    "mechanisms.private_prediction",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class ModuleLoad:
+    """How importing one claim module went: ``"loaded"``, ``"absent"`` or ``"error"``."""
+
+    module: str
+    status: str
+    detail: str = ""
+
+
+def _discovered() -> list[str]:
+    """Modules of the ``mechanisms`` package whose source calls ``register_claim``."""
+    try:
+        import mechanisms
+    except ImportError:
+        return []
+    found = []
+    for path in getattr(mechanisms, "__path__", []):
+        for info in pkgutil.iter_modules([path]):
+            source = Path(path) / f"{info.name}.py"
+            try:
+                text = source.read_text(encoding="utf-8")
+            except OSError:
+                continue
+            if "register_claim" in text:
+                found.append(f"mechanisms.{info.name}")
+    return found
+
+
+def load_claim_modules(modules: Iterable[str] | None = None) -> list[ModuleLoad]:
+    """Import every claim module so that its claims are registered.
+
+    Args:
+        modules: the modules to import (default: :data:`CLAIM_MODULES` plus every module of
+            ``mechanisms/`` whose source calls ``register_claim``).
+
+    Returns:
+        One :class:`ModuleLoad` per module.  A module that does not exist (yet) is
+        ``"absent"``; one that exists but raises on import is ``"error"`` with the
+        exception, so a broken module is never mistaken for a missing one.
+    """
+    names = list(modules) if modules is not None else list(
+        dict.fromkeys([*CLAIM_MODULES, *_discovered()]))
+    out: list[ModuleLoad] = []
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as err:
+            if err.name is not None and (name == err.name or name.startswith(err.name + ".")):
+                out.append(ModuleLoad(name, "absent", "not written yet"))
+            else:
+                out.append(ModuleLoad(name, "error", f"{type(err).__name__}: {err}"))
+        except Exception as err:  # reported as an error row, never skipped
+            out.append(ModuleLoad(name, "error", f"{type(err).__name__}: {err}"))
+        else:
+            out.append(ModuleLoad(name, "loaded"))
+    return out

@@ -34,4 +34,4 @@ __all__ = [
     "register_rule",
     "substitute",
 ]
-from dpaudit.theorems import stability as _stability  # noqa: E402,F401  (registers 003 rules)
+from dpaudit.theorems import stability as _stability  # noqa: F401  (registers the 003 rules)

@@ -1,0 +1,555 @@
+"""ConfidentWinnow and DP-Winnow: online learning of large-margin halfspaces (source document
+004, Bun and Fang, "Privately Learning Decision Lists and a Differentially Private Winnow",
+Section 4 and Appendices B-D).
+
+* :class:`ConfidentWinnow` (Algorithm 4.1, non-private) and its update bound
+  :func:`confident_winnow_update_bound` (Lemma 4.2).
+* :class:`DPWinnow` (Algorithm 4.2): restarts of AboveThreshold decide *when* to update; the
+  released hypothesis is the empirical distribution of ``m`` samples from the multiplicative
+  weights distribution, each drawn by the exponential-mechanism primitive.  Its declared
+  plan is :func:`plan` (Theorem 4.4 / Appendix C, View 2: a sequential composition of at most
+  K AboveThreshold runs and m K exponential mechanisms), its parameters as Theorem 4.5 sets
+  them are :func:`paper_parameters`, and :func:`relaxed_parameters` gives a setting usable at
+  practical sizes (the accountant then reports the epsilon it really gives).
+
+Neighbouring relation: replace-one (streams of T examples differing in one example,
+Definition 4.1).  Conventions: natural logarithms; sgn(0) = +1.
+
+Reconstructed or corrected (the extraction is garbled in places):
+
+1. **Exponential-mechanism parameter (Appendix C).**  The paper says each sample j_i is
+   "(2 eta)-DP".  The score of coordinate j is u_j = sum over update examples of
+   y_hat x_hat_j; replacing one example changes u_j by up to 2 (from -1 to +1), and the
+   coordinates can move in opposite directions, so sampling proportional to exp(eta u_j) is
+   (4 eta)-DP, not (2 eta)-DP, and the bound is approached (the stressing pair of
+   :func:`winnow_neighbouring_pair` shows it).  2 eta holds for add/remove of the update
+   example only.  We declare ``Exponential(4 eta, sensitivity=2)`` (inverse temperature
+   eta).  Theorem 4.4's conclusion survives: with the paper's eps_hat and eta the zCDP
+   composition gives rho = 5 eps^2 / (64 ln(2/delta)) and (eps, delta)-DP (claim
+   ``004/theorem-4.4``).
+2. **Advanced composition in Appendix C** writes K eps_hat^2 for the second term; Dwork and
+   Roth's Theorem 3.20 has K eps_hat (e^eps_hat - 1).  We do not reuse the paper's
+   arithmetic: the accountant derives the guarantee from the plan.
+3. **Theorem 4.4 vs 4.5.**  Theorem 4.4 sets eta with log(2/delta), Theorem 4.5 with
+   log(4K/delta) (a smaller eta, so also private).  Theorem 4.5's m = 2 log(2T/beta)/rho^2
+   omits the 1/c^2 of Lemma 4.6; Proof 4.9 uses m = 2 log(2T/beta)/(c^2 rho^2), as we do.
+   K and eta depend on each other in Theorem 4.5 (K = 2 log d / (eta rho - eta^2),
+   eta = eps / (8 sqrt(2 m K log(4K/delta)))); :func:`paper_parameters` solves for the
+   smallest integer K meeting both.
+4. **AboveThreshold accuracy.**  Lemma 4.3 run with failure probability beta/T over T
+   queries gives alpha = 8 log(2 T^2 / beta) / eps_hat (Proof 4.9 uses this), while Theorem
+   4.5 sets the threshold L = 8 log(2T/beta)/eps_hat < alpha.  The instance may then fire
+   with no cached mistake (C empty), which Algorithm 4.2 does not define; we then switch
+   without a multiplicative step (w unchanged, w~ resampled, k increased), which keeps the
+   privacy analysis unchanged.  :func:`relaxed_parameters` uses L = alpha + 1 by default.
+5. **The (K+1)-th AboveThreshold instance** that Algorithm 4.2 starts after the K-th update
+   can never change the output (updates stop at k = K), so it is not run: the run executes
+   at most K instances, as Appendix C counts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+import sympy
+
+from dpaudit import events as ev
+from dpaudit.numeric import exact
+from dpaudit.verify import Claim, Domain, Step, register_claim
+from mechanisms.primitives import AboveThresholdMechanism, ExponentialMechanism
+
+__all__ = [
+    "ConfidentWinnow",
+    "ConfidentWinnowRun",
+    "DPWinnow",
+    "DPWinnowParameters",
+    "DPWinnowRun",
+    "above_threshold_accuracy",
+    "confident_winnow_update_bound",
+    "multiplicative_update",
+    "paper_parameters",
+    "parameters_plan",
+    "plan",
+    "relaxed_parameters",
+    "theorem_4_4_plan",
+    "winnow_neighbouring_pair",
+]
+
+_R1 = ev.Relation.REPLACE_ONE
+
+
+def _positive(name: str, value: Any) -> float:
+    ok = isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool)
+    if not ok or not math.isfinite(float(value)) or float(value) <= 0:
+        raise ValueError(f"{name} must be a number in (0, oo), got {value!r}")
+    return float(value)
+
+
+def _in_open(name: str, value: Any, low: float, high: float) -> float:
+    ok = isinstance(value, (int, float, np.floating)) and not isinstance(value, bool)
+    if not ok or not low < float(value) < high:
+        raise ValueError(f"{name} must be a number in ({low:g}, {high:g}), got {value!r}")
+    return float(value)
+
+
+def _count(name: str, value: Any, low: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be an integer in [{low}, oo), got {value!r}")
+    return int(value)
+
+
+def _stream(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    xs, ys = np.asarray(x), np.asarray(y)
+    if xs.ndim != 2 or xs.shape[0] < 1 or not np.isin(xs, (-1, 1)).all():
+        raise ValueError(f"x must be a (T, d) array with entries in {{-1, 1}}, got shape "
+                         f"{xs.shape}")
+    if ys.shape != (xs.shape[0],) or not np.isin(ys, (-1, 1)).all():
+        raise ValueError(f"y must be T = {xs.shape[0]} labels in {{-1, 1}}, got shape "
+                         f"{ys.shape}")
+    return xs.astype(np.int64), ys.astype(np.int64)
+
+
+def _sgn(v: float) -> int:
+    return 1 if v >= 0 else -1
+
+
+def multiplicative_update(w: np.ndarray, x: np.ndarray, y: int, eta: float) -> np.ndarray:
+    """One multiplicative-weights step (Algorithm 4.1, update line):
+    w_j <- w_j exp(eta y x_j) / sum_k w_k exp(eta y x_k)."""
+    v = np.asarray(w, dtype=float) * np.exp(eta * y * np.asarray(x, dtype=float))
+    return v / v.sum()
+
+
+def confident_winnow_update_bound(d: int, eta: float, rho: float, c: float) -> float:
+    """Lemma 4.2: ConfidentWinnow makes at most log d / ((1 - c) eta rho - eta^2 / 2)
+    updates on any sequence consistent with a rho-margin halfspace v >= 0, ||v||_1 = 1.
+
+    Args:
+        d: dimension, >= 1.
+        eta: learning rate, > 0.
+        rho: margin, > 0.
+        c: confidence ratio, in (0, 1/2) as the lemma assumes (we accept [0, 1)).
+
+    Returns:
+        The bound (a float).
+
+    Raises:
+        ValueError: on a parameter outside its range, or if (1 - c) eta rho <= eta^2 / 2
+            (the bound is then void: take eta < 2 (1 - c) rho).
+    """
+    d = _count("d", d)
+    eta, rho = _positive("eta", eta), _positive("rho", rho)
+    c = float(c)
+    if not 0.0 <= c < 1.0:
+        raise ValueError(f"c must be a number in [0, 1), got {c!r}")
+    gain = (1 - c) * eta * rho - eta**2 / 2
+    if gain <= 0:
+        raise ValueError(f"eta must be in (0, 2 (1 - c) rho) = (0, {2 * (1 - c) * rho:g}) for "
+                         f"the bound to hold, got {eta!r}")
+    return math.log(d) / gain
+
+
+@dataclasses.dataclass(frozen=True)
+class ConfidentWinnowRun:
+    """What a ConfidentWinnow run did.
+
+    Attributes:
+        predictions: sgn <w^(t), x^(t)> per round.
+        updated: whether round t performed a multiplicative update.
+        weights: the final weight vector.
+        mistakes: rounds predicted wrongly.
+    """
+
+    predictions: np.ndarray
+    updated: np.ndarray
+    weights: np.ndarray
+    mistakes: int
+
+    @property
+    def updates(self) -> int:
+        """Number of updates."""
+        return int(self.updated.sum())
+
+
+class ConfidentWinnow:
+    """ConfidentWinnow (004, Algorithm 4.1): Winnow that also updates on unconfident correct
+    predictions when the adversary's instruction bit says so.
+
+    Round t updates iff sgn <w, x> != y, or -c rho < <w, x> < c rho and b^(t) = 1.
+
+    Args:
+        d: dimension, >= 1.
+        eta: learning rate, > 0.
+        rho: margin parameter, > 0.
+        c: confidence parameter, in [0, 1).
+
+    Privacy:
+        None: this is the non-private subroutine that DP-Winnow's analysis runs alongside
+        (Lemma 4.7).
+    """
+
+    def __init__(self, d: int, eta: float, rho: float, c: float = 0.5) -> None:
+        self.d = _count("d", d)
+        self.eta = _positive("eta", eta)
+        self.rho = _positive("rho", rho)
+        if not 0.0 <= float(c) < 1.0:
+            raise ValueError(f"c must be a number in [0, 1), got {c!r}")
+        self.c = float(c)
+
+    def run(self, x: Any, y: Any, instructions: Any = None) -> ConfidentWinnowRun:
+        """Play the T rounds of ``(x, y)`` with instruction bits ``instructions`` (default:
+        all 1, i.e. update on every unconfident round).
+
+        Raises:
+            ValueError: on a malformed stream or instructions.
+        """
+        xs, ys = _stream(x, y)
+        if xs.shape[1] != self.d:
+            raise ValueError(f"x must have d = {self.d} columns, got {xs.shape[1]}")
+        t = xs.shape[0]
+        b = np.ones(t, dtype=bool) if instructions is None else np.asarray(instructions)
+        if b.shape != (t,) or not np.isin(b, (0, 1)).all():
+            raise ValueError(f"instructions must be T = {t} bits, got shape {b.shape}")
+        w = np.full(self.d, 1.0 / self.d)
+        preds = np.empty(t, dtype=np.int64)
+        updated = np.zeros(t, dtype=bool)
+        margin = self.c * self.rho
+        for i in range(t):
+            value = float(w @ xs[i])
+            preds[i] = _sgn(value)
+            if preds[i] != ys[i] or (-margin < value < margin and b[i]):
+                w = multiplicative_update(w, xs[i], int(ys[i]), self.eta)
+                updated[i] = True
+        return ConfidentWinnowRun(preds, updated, w, int((preds != ys).sum()))
+
+
+# ----------------------------------------------------------------------------------------
+# DP-Winnow
+# ----------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class DPWinnowParameters:
+    """The inputs of Algorithm 4.2 besides the examples.
+
+    Attributes:
+        horizon: T, >= 1.
+        rho: margin parameter, > 0.
+        epsilon_hat: privacy parameter of each AboveThreshold instance, > 0.
+        eta: learning rate, > 0 (each sample is the exponential mechanism at 4 eta).
+        threshold: L, the AboveThreshold threshold.
+        samples: m, samples per released weight vector, >= 1.
+        beta: failure probability, in (0, 1).
+        switches: K, the switching bound, >= 1.
+        c: confidence parameter of the analysis, in (0, 1).
+        setting: where the values come from ("Theorem 4.5", "relaxed", ...).
+    """
+
+    horizon: int
+    rho: float
+    epsilon_hat: float
+    eta: float
+    threshold: float
+    samples: int
+    beta: float
+    switches: int
+    c: float = 0.5
+    setting: str = "custom"
+
+    def __post_init__(self) -> None:
+        _count("horizon", self.horizon)
+        _positive("rho", self.rho)
+        _positive("epsilon_hat", self.epsilon_hat)
+        _positive("eta", self.eta)
+        if not math.isfinite(float(self.threshold)):
+            raise ValueError(f"threshold must be a finite number, got {self.threshold!r}")
+        _count("samples", self.samples)
+        _in_open("beta", self.beta, 0.0, 1.0)
+        _count("switches", self.switches)
+        _in_open("c", self.c, 0.0, 1.0)
+
+    def mistake_bound(self) -> float:
+        """Proof 4.9's bound K * 16 log(2 T^2 / beta) / eps_hat (with probability 1 - 2 beta,
+        when K bounds the updates and L <= alpha of Lemma 4.3)."""
+        alpha = above_threshold_accuracy(self.horizon, self.beta, self.epsilon_hat)
+        return self.switches * (max(self.threshold, 0.0) + alpha)
+
+
+def above_threshold_accuracy(horizon: int, beta: float, epsilon_hat: float) -> float:
+    """Lemma 4.3 with failure probability beta/T over T queries:
+    alpha = 8 log(2 T^2 / beta) / eps_hat."""
+    return 8 * math.log(2 * horizon**2 / beta) / epsilon_hat
+
+
+def _theorem_45_eta(epsilon: float, delta: float, m: int, k: float) -> float:
+    return epsilon / (8 * math.sqrt(2 * m * k * math.log(4 * k / delta)))
+
+
+def paper_parameters(epsilon: float, delta: float, rho: float, d: int, horizon: int,
+                     beta: float, c: float = 0.5) -> DPWinnowParameters:
+    """DP-Winnow's parameters as Theorem 4.5 sets them.
+
+    m = 2 log(2T/beta) / (c^2 rho^2) (Lemma 4.6, Proof 4.9), K the smallest integer with
+    K >= log d / ((1 - c) eta rho - eta^2/2) where eta = eps / (8 sqrt(2 m K log(4K/delta))),
+    eps_hat = eps / (4 sqrt(2 K log(2/delta))), L = 8 log(2T/beta) / eps_hat.  (For c = 1/2
+    the condition is Theorem 4.5's K = 2 log d / (eta rho - eta^2).)
+
+    At practical sizes K runs into the millions or more and the mistake bound exceeds T:
+    see :func:`relaxed_parameters`.
+
+    Raises:
+        ValueError: on a parameter outside its range.
+    """
+    eps = _in_open("epsilon", epsilon, 0.0, 1.0)
+    dlt = _in_open("delta", delta, 0.0, 1.0)
+    rho = _in_open("rho", rho, 0.0, 1.0 + 1e-12)
+    d = _count("d", d, 2)
+    t = _count("horizon", horizon)
+    b = _in_open("beta", beta, 0.0, 1.0)
+    c = _in_open("c", c, 0.0, 1.0)
+    m = math.ceil(2 * math.log(2 * t / b) / (c**2 * rho**2))
+
+    def enough(k: float) -> bool:
+        eta = _theorem_45_eta(eps, dlt, m, k)
+        gain = (1 - c) * eta * rho - eta**2 / 2
+        return gain > 0 and k >= math.log(d) / gain
+
+    hi = 1
+    while not enough(hi):
+        hi *= 2
+    lo = hi // 2
+    while hi - lo > 1:  # enough() is monotone in k on this range
+        mid = (lo + hi) // 2
+        if enough(mid):
+            hi = mid
+        else:
+            lo = mid
+    k = hi
+    eta = _theorem_45_eta(eps, dlt, m, k)
+    eps_hat = eps / (4 * math.sqrt(2 * k * math.log(2 / dlt)))
+    return DPWinnowParameters(t, rho, eps_hat, eta, 8 * math.log(2 * t / b) / eps_hat, m, b,
+                              k, c, "Theorem 4.5")
+
+
+def relaxed_parameters(rho: float, d: int, horizon: int, beta: float, *, eta: float,
+                       epsilon_hat: float, samples: int | None = None,
+                       c: float = 0.5) -> DPWinnowParameters:
+    """A setting usable at practical sizes: the learning rate and the AboveThreshold
+    parameter are chosen freely; K is Lemma 4.7's update bound for that eta,
+    m Lemma 4.6's sample count (unless given) and L = alpha + 1 with alpha of Lemma 4.3, so
+    that an instance fires only after a real mistake with probability 1 - beta/T.  The
+    privacy it gives is whatever the accountant derives from :func:`plan`.
+
+    Raises:
+        ValueError: on a parameter outside its range, or eta too large for Lemma 4.2.
+    """
+    rho = _positive("rho", rho)
+    t = _count("horizon", horizon)
+    b = _in_open("beta", beta, 0.0, 1.0)
+    c = _in_open("c", c, 0.0, 1.0)
+    k = math.ceil(confident_winnow_update_bound(d, eta, rho, c))
+    m = (math.ceil(2 * math.log(2 * t / b) / (c**2 * rho**2)) if samples is None
+         else _count("samples", samples))
+    alpha = above_threshold_accuracy(t, b, _positive("epsilon_hat", epsilon_hat))
+    return DPWinnowParameters(t, rho, float(epsilon_hat), float(eta), alpha + 1, m, b,
+                              max(k, 1), c, "relaxed")
+
+
+def plan(epsilon_hat: Any, eta: Any, samples: Any, switches: Any) -> ev.Event:
+    """DP-Winnow's declared event (Appendix C, View 2): at most K AboveThreshold instances
+    at eps_hat and m K exponential mechanisms at inverse temperature eta on scores of
+    sensitivity 2 (privacy parameter 4 eta; see the module docstring, correction 1), all
+    under replace-one.  Parameters may be sympy expressions.
+
+    Privacy:
+        Whatever the accountant derives for this sequential composition; View 2 of Appendix C
+        shows the algorithm's output is a post-processing of it.
+    """
+    eta = exact(eta, "eta")
+    return ev.Composed([
+        ev.SelfComposed(ev.AboveThreshold(epsilon_hat, 1, relation=_R1), switches),
+        ev.SelfComposed(ev.Exponential(4 * eta, 2, relation=_R1), samples * switches),
+    ])
+
+
+def parameters_plan(params: DPWinnowParameters) -> ev.Event:
+    """:func:`plan` for concrete parameters."""
+    return plan(exact(params.epsilon_hat), exact(params.eta), params.samples, params.switches)
+
+
+@dataclasses.dataclass(frozen=True)
+class DPWinnowRun:
+    """What a DP-Winnow run released and did.
+
+    Attributes:
+        predictions: sgn <w~^(t), x^(t)> per round (the released hypotheses' predictions).
+        update_rounds: the rounds (0-based) after which w~ was resampled.
+        released: the released weight vectors w~ after each update (counts / m), one row per
+            update; before the first update w~ is uniform.
+        sampled: the sampled coordinates of each update, one row of m per update.
+        mistakes: rounds predicted wrongly.
+    """
+
+    predictions: np.ndarray
+    update_rounds: tuple[int, ...]
+    released: np.ndarray
+    sampled: np.ndarray
+    mistakes: int
+
+    @property
+    def updates(self) -> int:
+        """Number of switches (resamplings) performed."""
+        return len(self.update_rounds)
+
+    def output(self) -> tuple[int, ...]:
+        """The released sequence w~^(1..T) as a hashable value: the update rounds followed by
+        the sampled coordinates (which determine w~ after each update)."""
+        return (*self.update_rounds, -1, *self.sampled.ravel().tolist())
+
+
+class DPWinnow:
+    """DP-Winnow (004, Algorithm 4.2).
+
+    Args:
+        d: dimension, >= 1.
+        params: the algorithm's parameters (:func:`paper_parameters`,
+            :func:`relaxed_parameters` or a :class:`DPWinnowParameters`).
+
+    Privacy:
+        Under replace-one neighbouring streams, the released sequence w~^(1..T) is a
+        post-processing of at most K AboveThreshold(eps_hat) instances and m K exponential
+        mechanisms (4 eta)-DP each (:func:`plan`); with Theorem 4.4's eps_hat and eta it is
+        (eps, delta)-DP (claim ``004/theorem-4.4``).  Every primitive it runs is recorded in
+        the active ledgers.
+
+    Raises:
+        ValueError: on bad arguments.
+    """
+
+    def __init__(self, d: int, params: DPWinnowParameters) -> None:
+        self.d = _count("d", d)
+        if not isinstance(params, DPWinnowParameters):
+            raise ValueError(f"params must be DPWinnowParameters, got {params!r}")
+        self.params = params
+        self.above_threshold = AboveThresholdMechanism(
+            exact(params.epsilon_hat), params.threshold, 1, relation=_R1)
+        self.sampler = ExponentialMechanism(4 * exact(params.eta), 2, relation=_R1)
+        self.name = f"DP-Winnow (d={d}, {params.setting})"
+
+    def plan(self) -> ev.Event:
+        """The declared event for these parameters."""
+        return parameters_plan(self.params)
+
+    def run(self, x: Any, y: Any, rng: np.random.Generator) -> DPWinnowRun:
+        """Play the stream ``(x, y)`` (T = ``params.horizon`` rounds at most).
+
+        Raises:
+            ValueError: on a malformed stream, or one longer than the horizon.
+        """
+        xs, ys = _stream(x, y)
+        p = self.params
+        if xs.shape[1] != self.d:
+            raise ValueError(f"x must have d = {self.d} columns, got {xs.shape[1]}")
+        if xs.shape[0] > p.horizon:
+            raise ValueError(f"the stream must have at most T = {p.horizon} rounds, got "
+                             f"{xs.shape[0]}")
+        score = np.zeros(self.d)          # u_j = sum over updates of y_hat x_hat_j
+        w_tilde = np.full(self.d, 1.0 / self.d)
+        session = self.above_threshold.start(rng)
+        k, cached, since = 0, None, 0
+        preds = np.empty(xs.shape[0], dtype=np.int64)
+        rounds: list[int] = []
+        released: list[np.ndarray] = []
+        sampled: list[np.ndarray] = []
+        for t in range(xs.shape[0]):
+            preds[t] = _sgn(float(w_tilde @ xs[t]))
+            if k >= p.switches:
+                continue  # no further updates: the released w~ stays fixed
+            if preds[t] != ys[t]:
+                since += 1
+                if cached is None:
+                    cached = t
+            if not session.query(since):
+                continue
+            if cached is not None:  # multiplicative step with the first cached example
+                score += ys[cached] * xs[cached]
+            draws = self.sampler.select(score, rng, size=p.samples)
+            w_tilde = np.bincount(draws, minlength=self.d) / p.samples
+            k, cached, since = k + 1, None, 0
+            rounds.append(t)
+            released.append(w_tilde)
+            sampled.append(np.asarray(draws, dtype=np.int64))
+            if k < p.switches:
+                session = self.above_threshold.start(rng)
+        return DPWinnowRun(
+            preds, tuple(rounds),
+            np.array(released).reshape(len(released), self.d),
+            np.array(sampled, dtype=np.int64).reshape(len(sampled), p.samples),
+            int((preds != ys).sum()))
+
+    def __call__(self, dataset: tuple[Any, Any], rng: np.random.Generator) -> tuple[int, ...]:
+        """Auditable form: ``dataset = (x, y)``; the output is :meth:`DPWinnowRun.output`."""
+        return self.run(dataset[0], dataset[1], rng).output()
+
+
+def winnow_neighbouring_pair(d: int) -> tuple[tuple[np.ndarray, np.ndarray],
+                                              tuple[np.ndarray, np.ndarray]]:
+    """A replace-one pair of one-example streams stressing the sampling step.
+
+    Both examples are mistakes of the uniform initial hypothesis, so each becomes the update
+    example; y x is (-1, +1 on a set S of d/2 coordinates, -1 elsewhere) in d0 and
+    (+1, -1, ..., -1) in d1.  The score of coordinate 0 rises by 2 while the coordinates of S,
+    which hold most of the weight under d0, fall by 2: the case where the sampling step's
+    privacy loss approaches 4 eta (correction 1 of the module docstring).
+
+    Raises:
+        ValueError: if d < 4.
+    """
+    d = _count("d", d, 4)
+    half = d // 2
+    yx0 = -np.ones(d, dtype=np.int64)
+    yx0[1:1 + half] = 1
+    yx1 = -np.ones(d, dtype=np.int64)
+    yx1[0] = 1
+    # label -1 for both: x = -yx, and y <w_uniform, x> = mean(yx) <= 0 makes it a mistake
+    # (with sgn(0) = +1, a zero inner product predicts +1 != -1).
+    return (-yx0[None, :], np.array([-1])), (-yx1[None, :], np.array([-1]))
+
+
+def theorem_4_4_plan() -> tuple[ev.Event, dict[str, sympy.Symbol]]:
+    """The plan with Theorem 4.4's parameter choice, symbolic in eps, delta, m, K."""
+    eps = sympy.Symbol("epsilon", positive=True)
+    dlt = sympy.Symbol("delta", positive=True)
+    m = sympy.Symbol("m", positive=True, integer=True)
+    k = sympy.Symbol("K", positive=True, integer=True)
+    eps_hat = eps / (4 * sympy.sqrt(2 * k * sympy.log(2 / dlt)))
+    eta = eps / (8 * sympy.sqrt(2 * m * k * sympy.log(2 / dlt)))
+    return plan(eps_hat, eta, m, k), {"epsilon": eps, "delta": dlt, "m": m, "K": k}
+
+
+def _register() -> Claim:
+    the_plan, s = theorem_4_4_plan()
+    eps, dlt = s["epsilon"], s["delta"]
+    return register_claim(Claim(
+        key="004/theorem-4.4",
+        document="004 Bun, Fang: Privately Learning Decision Lists and a DP Winnow",
+        theorem="Theorem 4.4",
+        statement="with eps_hat = eps/(4 sqrt(2K log(2/delta))) and eta = eps/(8 sqrt(2mK "
+                  "log(2/delta))), DP-Winnow is (eps, delta)-DP for all eps, delta in (0, 1)",
+        plan=the_plan,
+        epsilon=eps,
+        delta=dlt,
+        domain=Domain({"epsilon": "(0, 1)", "delta": "(0, 1)", "m": "[1, oo)",
+                       "K": "[1, oo)"}, integers=["m", "K"]),
+        note="plan: K AboveThreshold(eps_hat) and m K exponential mechanisms; each sample is "
+             "declared (4 eta)-DP, correcting Appendix C's (2 eta) (the score moves by 2 per "
+             "coordinate, in both directions, under replace-one); replace-one neighbours",
+        steps=(Step("Appendix C, final inequality: eps/2 + eps^2/(16 log(2/delta)) < eps",
+                    eps / 2 + eps**2 / (16 * sympy.log(2 / dlt)) < eps),),
+    ))
+
+
+THEOREM_4_4_CLAIM = _register()

@@ -1,0 +1,442 @@
+"""Private learners of large-margin halfspaces: source document 000 (Nguyen, Ullman,
+Zakynthinou, "Efficient private algorithms for learning large-margin halfspaces", ALT 2020).
+
+* :class:`NoisyGDMarginLearner` -- Algorithm 1 instantiated as Algorithm 3 (Appendix A): a
+  random +-1/sqrt(m) projection to R^m, normalisation, then the noisy stochastic gradient
+  descent of Bassily, Smith, Thakurta 2014 (BST14) on the (100/(86 gamma))-Lipschitz margin
+  loss, run ceil(log(8/beta)) times, the best run chosen by the exponential mechanism.
+  Privacy (Theorem 3) comes from the accountant composing the *subsampled Gaussian steps*
+  (each step releases n grad l at one uniformly drawn record plus N(0, sigma^2 I)), never
+  from a constant copied from the paper.
+* :class:`NetMarginLearner` -- Algorithm 2: the same projection, then the exponential
+  mechanism over a gamma/10-net of the unit ball of R^m with utility minus the fraction of
+  points of margin below gamma/10 (sensitivity 1/n).  Privacy: Theorem 5, pure epsilon.
+* the lower-bound construction of Theorem 6 is a data generator:
+  :func:`mechanisms.synthetic_part2.lower_bound_code` / ``lower_bound_sample``.
+
+Reconstructions and corrections (the PDF extraction garbles formulas):
+
+* Loss (Alg. 1 step 4): l(w; (x, y)) = 1{y<w,x> < 96 gamma/100} (96/86 - y<w,x>/(86 gamma /
+  100)), i.e. max(0, 96/86 - y<w,x>/(0.86 gamma)), Lipschitz 100/(86 gamma) on the unit ball,
+  with values in [0, 96/86 + 100/(86 gamma)] (its sensitivity as an EM score).
+* Noise (Alg. 3 step 13): sigma^2 = 32 L^2 n^2 log(n/delta') log(1/delta') / eps'^2, step size
+  eta(t) = ||C|| / sqrt(t (n^2 L^2 + m sigma^2)), T = n^2 steps.  The gradient step is
+  n grad l + b_t, whose replace-one sensitivity is 2 n L; the record is drawn uniformly, i.e.
+  a sample of 1 out of n without replacement.  The plan states exactly that, so the
+  accountant's amplification/composition (not BST14's closed form) bounds it.
+* Omission corrected: Algorithm 3 gives the ceil(log(8/beta)) runs eps/ceil(log(8/beta)) each
+  *and* then runs an exponential mechanism whose budget it never states, so as written the
+  total exceeds epsilon (Theorem 3's proof ignores the selection step).  Here a share
+  ``selection_share`` of epsilon goes to the selection and the rest is split among the runs.
+* Claim 4.1's proof writes "96 gamma/100 - gamma/10 = 86 gamma/10"; it is 86 gamma/100 (the
+  conclusion "> gamma/10" still holds).
+* Theorem 6's proof (lower bound) writes Pr[sign<w_i,x> = sign<w_j,x>] = theta/pi; that is
+  the probability that they *differ*.  With inner product <= 4/5 they agree with probability
+  1 - arccos(4/5)/pi ~ 0.795, so the step "agree <= 0.21" and the conclusion err >= 0.49 do
+  not follow with these constants (the proof needs codewords at Hamming distance near d/2).
+  The generator builds the construction as stated; the test measures the agreement.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import sympy
+
+from dpaudit import events as ev
+from dpaudit.numeric import exact
+from dpaudit.verify import Claim, Domain, register_claim
+from mechanisms.covers import ball_net
+from mechanisms.ledger import Entry, Ledger, recorded_as
+from mechanisms.primitives import ExponentialMechanism, GaussianMechanism
+
+__all__ = [
+    "HalfspaceModel",
+    "MarginLoss",
+    "NetMarginLearner",
+    "NoisyGDMarginLearner",
+    "PrivateERM",
+    "bst14_sigma",
+    "coalesced",
+    "jl_matrix",
+    "net_selection",
+    "project_to_sphere",
+]
+
+REPLACE = ev.Relation.REPLACE_ONE
+
+
+def _check_rng(rng: Any) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    return rng
+
+
+def _positive(name: str, value: Any, high: float | None = None) -> Any:
+    if isinstance(value, sympy.Basic) and value.free_symbols:
+        return value  # symbolic (a plan): its range is the claim's domain
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in (0, {high or 'oo'}), got {value!r}"
+                         ) from None
+    if not math.isfinite(v) or v <= 0 or (high is not None and v >= high):
+        raise ValueError(f"{name} must be a number in (0, {high or 'oo'}), got {value!r}")
+    return value
+
+
+def _int(name: str, value: Any, low: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be an integer in [{low}, oo), got {value!r}")
+    return int(value)
+
+
+def _data(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y)
+    if X.ndim != 2 or len(X) < 2 or not np.all(np.isfinite(X)):
+        raise ValueError(f"X must be an (n, d) array of finite numbers with n >= 2, got shape "
+                         f"{X.shape}")
+    if y.shape != (len(X),) or not np.all(np.isin(y, (-1, 1))):
+        raise ValueError(f"y must be a length-{len(X)} array of labels in {{-1, +1}}")
+    if np.any(np.linalg.norm(X, axis=1) > 1 + 1e-9):
+        raise ValueError("X must have rows in the unit ball (normalise the data first)")
+    return X, y.astype(np.int64)
+
+
+def jl_matrix(m: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """The m x d matrix of i.i.d. +-1/sqrt(m) entries (000, Algorithm 1 step 1; Achlioptas
+    2003).  Data-independent randomness, so it costs no privacy."""
+    m, d = _int("m", m), _int("d", d)
+    return (2 * _check_rng(rng).integers(0, 2, (m, d)) - 1) / math.sqrt(m)
+
+
+def project_to_sphere(X: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """x -> Ax / ||Ax|| row by row (000, Algorithm 1 step 2); Ax = 0 maps to 0.
+
+    Privacy: applied record by record, so neighbouring datasets stay neighbours.
+    """
+    Z = np.asarray(X, dtype=float) @ np.asarray(A, dtype=float).T
+    norms = np.linalg.norm(Z, axis=1, keepdims=True)
+    return np.divide(Z, norms, out=np.zeros_like(Z), where=norms > 0)
+
+
+def bst14_sigma(n: Any, lipschitz: Any, epsilon: Any, delta: Any) -> sympy.Expr:
+    """sigma = sqrt(32 L^2 n^2 log(n/delta) log(1/delta)) / epsilon (000 Algorithm 3 step 13,
+    after BST14 Algorithm 1), exact (symbolic allowed)."""
+    n_, L = exact(n, "n"), exact(lipschitz, "lipschitz")
+    e, d = exact(epsilon, "epsilon"), exact(delta, "delta")
+    return sympy.sqrt(32 * L**2 * n_**2 * sympy.log(n_ / d) * sympy.log(1 / d)) / e
+
+
+@dataclasses.dataclass(frozen=True)
+class MarginLoss:
+    """000's loss l(w;(x,y)) = max(0, 96/86 - y<w,x> / (0.86 gamma)) (Algorithm 1 step 4).
+
+    ``hinge=True`` gives 001's rho-hinge loss max(0, 1 - y<w,x>/rho) instead (with
+    ``gamma`` = rho), Lipschitz radius/rho for features of norm <= ``radius``.
+    """
+
+    gamma: float
+    hinge: bool = False
+    radius: float = 1.0
+    weight_radius: float = 1.0
+
+    def __post_init__(self) -> None:
+        _positive("gamma", self.gamma)
+        _positive("radius", self.radius)
+        _positive("weight_radius", self.weight_radius)
+
+    @property
+    def offset(self) -> sympy.Expr:
+        return sympy.Integer(1) if self.hinge else sympy.Rational(96, 86)
+
+    @property
+    def slope(self) -> sympy.Expr:
+        g = exact(self.gamma, "gamma")
+        return 1 / g if self.hinge else 100 / (86 * g)
+
+    @property
+    def lipschitz(self) -> sympy.Expr:
+        """L = slope x feature radius (exact)."""
+        return self.slope * exact(self.radius, "radius")
+
+    @property
+    def bound(self) -> sympy.Expr:
+        """The largest value on the weight ball: offset + slope R_w R_x (EM sensitivity)."""
+        return self.offset + self.slope * exact(self.radius, "radius") * exact(
+            self.weight_radius, "weight_radius")
+
+    def values(self, W: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Total loss sum_i l(w; x_i, y_i) for each row w of W."""
+        margins = (np.atleast_2d(W) @ X.T) * y
+        return np.maximum(0.0, float(self.offset) - float(self.slope) * margins).sum(axis=1)
+
+    def gradient(self, w: np.ndarray, x: np.ndarray, y: int) -> np.ndarray:
+        """A subgradient of l(.; x, y) at w."""
+        active = float(self.offset) - float(self.slope) * y * float(w @ x) > 0
+        return -float(self.slope) * y * x if active else np.zeros_like(w)
+
+
+def _project_ball(w: np.ndarray, radius: float) -> np.ndarray:
+    norm = float(np.linalg.norm(w))
+    return w if norm <= radius else w * (radius / norm)
+
+
+def noisy_gradient_descent(X: np.ndarray, y: np.ndarray, loss: MarginLoss, sigma: Any,
+                           steps: int, rng: np.random.Generator) -> np.ndarray:
+    """BST14's noisy SGD (000 Algorithm 3, procedure A_Noise-GD) over the ball of radius
+    ``loss.weight_radius``: w_{t+1} = Pi(w_t - eta(t) [n grad l(w_t; x_i, y_i) + b_t]).
+
+    Privacy: each step runs the Gaussian primitive (sigma, replace-one sensitivity 2 n L) on a
+    uniformly drawn record, recorded as SampledWithoutReplacement(Gaussian, 1, n); the
+    ledger holds ``steps`` such events.
+    """
+    n, m = X.shape
+    L = loss.lipschitz
+    gauss = GaussianMechanism(sigma, 2 * n * L, relation=REPLACE)
+    s2, lf = float(gauss.sigma) ** 2, float(L)
+    diameter = 2 * loss.weight_radius
+    w = np.zeros(m)
+    with recorded_as(lambda e: ev.SampledWithoutReplacement(e, 1, n)):
+        for t in range(1, steps + 1):
+            i = int(rng.integers(n))
+            noisy = gauss.release(n * loss.gradient(w, X[i], int(y[i])), rng)
+            rate = diameter / math.sqrt(t * (n**2 * lf**2 + m * s2))
+            w = _project_ball(w - rate * noisy, loss.weight_radius)
+    return w
+
+
+@dataclasses.dataclass(frozen=True)
+class HalfspaceModel:
+    """A learned linear classifier x -> sign(<w, x>) (labels in {-1, +1})."""
+
+    w: np.ndarray
+
+    def predict(self, X: Any) -> np.ndarray:
+        return np.where(np.asarray(X, dtype=float) @ self.w >= 0, 1, -1)
+
+    def error(self, X: Any, y: Any) -> float:
+        return float(np.mean(self.predict(X) != np.asarray(y)))
+
+
+@dataclasses.dataclass(frozen=True)
+class PrivateERM:
+    """Private ERM with confidence boosting (000 Algorithm 3, procedure F): ``repetitions``
+    runs of BST14 noisy SGD, each with (eps_run, delta_run) = ((1 - share) eps / k, delta / k),
+    then the exponential mechanism (share x eps, sensitivity ``loss.bound``) picks the run of
+    least total loss.  Used by :class:`NoisyGDMarginLearner` and by 001's efficient learners.
+
+    Privacy: the plan :meth:`plan` is k x steps subsampled Gaussian steps and one exponential
+    mechanism, composed by the accountant.
+    """
+
+    epsilon: Any
+    delta: Any
+    loss: MarginLoss
+    repetitions: int = 3
+    steps: int | None = None
+    selection_share: Any = sympy.Rational(1, 2)
+
+    def __post_init__(self) -> None:
+        _positive("epsilon", self.epsilon)
+        _positive("delta", self.delta, 1.0)
+        _int("repetitions", self.repetitions)
+        if self.steps is not None:
+            _int("steps", self.steps)
+        _positive("selection_share", self.selection_share, 1.0)
+
+    def run_budget(self) -> tuple[sympy.Expr, sympy.Expr]:
+        """(eps_run, delta_run) handed to each noisy-SGD run."""
+        share = exact(self.selection_share, "selection_share")
+        k = self.repetitions
+        return ((1 - share) * exact(self.epsilon, "epsilon") / k,
+                exact(self.delta, "delta") / k)
+
+    def sigma(self, n: Any) -> sympy.Expr:
+        e_run, d_run = self.run_budget()
+        return bst14_sigma(n, self.loss.lipschitz, e_run, d_run)
+
+    def step_count(self, n: Any) -> Any:
+        return self.steps if self.steps is not None else exact(n, "n") ** 2
+
+    def plan(self, n: Any) -> ev.Event:
+        """The declared event tree for datasets of size n (symbolic n allowed)."""
+        n_ = exact(n, "n")
+        step = ev.SampledWithoutReplacement(
+            ev.Gaussian(self.sigma(n_), 2 * n_ * self.loss.lipschitz, relation=REPLACE), 1, n_)
+        runs = ev.SelfComposed(ev.SelfComposed(step, self.step_count(n_)), self.repetitions)
+        select = ev.Exponential(exact(self.selection_share, "share") * exact(self.epsilon, "e"),
+                                self.loss.bound, relation=REPLACE)
+        return ev.Composed([runs, select])
+
+    def fit(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Run the k noisy-SGD runs and the selection; returns the selected weight vector."""
+        n = len(X)
+        sigma, steps = self.sigma(n), int(self.step_count(n))
+        runs = np.array([noisy_gradient_descent(X, y, self.loss, sigma, steps, rng)
+                         for _ in range(self.repetitions)])
+        share = exact(self.selection_share, "share") * exact(self.epsilon, "epsilon")
+        em = ExponentialMechanism(share, self.loss.bound, relation=REPLACE)
+        return runs[int(em.select(-self.loss.values(runs, X, y), rng))]
+
+
+@dataclasses.dataclass(frozen=True)
+class NoisyGDMarginLearner:
+    """000 Algorithm 1 / Algorithm 3: JL projection to R^m + private ERM on the margin loss.
+
+    Args:
+        epsilon, delta: the privacy target of Theorem 3.
+        margin: gamma, the margin the loss is built for.
+        dimension: m, the projected dimension (000 takes m = O(log(1/beta_JL)/gamma^2); small
+            m at toy sizes, see the tests).
+        repetitions: ceil(log(8/beta)) in 000.
+        steps: noisy-SGD steps per run (000: n^2; fewer is cheaper and spends less).
+        selection_share: the share of epsilon given to the final exponential mechanism (see
+            the module docstring: 000 leaves it unstated).
+
+    Privacy: Theorem 3 claims (epsilon, delta)-DP; :meth:`plan` is what the code runs, and the
+    claim ``000/theorem-3`` is checked by the verifier on it.
+    """
+
+    epsilon: Any
+    delta: Any
+    margin: float
+    dimension: int
+    repetitions: int = 3
+    steps: int | None = None
+    selection_share: Any = sympy.Rational(1, 2)
+
+    def erm(self) -> PrivateERM:
+        return PrivateERM(self.epsilon, self.delta, MarginLoss(self.margin), self.repetitions,
+                          self.steps, self.selection_share)
+
+    def plan(self, n: Any) -> ev.Event:
+        """PostProcessed(k x T subsampled Gaussian steps, then the exponential mechanism)."""
+        return ev.PostProcessed(self.erm().plan(n))
+
+    def fit(self, X: Any, y: Any, rng: np.random.Generator) -> HalfspaceModel:
+        """Learn a halfspace of R^d (returns w = A^T w_hat, 000 Algorithm 1 step 6)."""
+        X, y = _data(X, y)
+        rng = _check_rng(rng)
+        A = jl_matrix(_int("dimension", self.dimension), X.shape[1], rng)
+        w_hat = self.erm().fit(project_to_sphere(X, A), y, rng)
+        return HalfspaceModel(A.T @ w_hat)
+
+
+def net_selection(Z: np.ndarray, y: np.ndarray, net: np.ndarray, threshold: float,
+                  epsilon: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+    """The exponential mechanism over ``net`` with utility minus the fraction of points of
+    margin below ``threshold`` (000 Algorithm 2 steps 4-5; 001 Algorithm 1 step 5), sampled
+    exactly by Gumbel-max.  Returns the index (or ``size`` indices) of the selected point.
+
+    Privacy: one Exponential(epsilon, sensitivity 1/n, replace-one) event per run.
+    """
+    n = len(Z)
+    u = -np.mean((net @ Z.T) * y < threshold, axis=1)
+    em = ExponentialMechanism(epsilon, sympy.Rational(1, n), relation=REPLACE)
+    return em.select(u, rng, size=size)
+
+
+@dataclasses.dataclass(frozen=True)
+class NetMarginLearner:
+    """000 Algorithm 2: JL projection, then the exponential mechanism over a gamma/10-net of
+    the unit ball of R^m with utility -(1/n) #{y <w, x_A> < gamma/10} (sensitivity 1/n).
+
+    Privacy: Theorem 5, epsilon-DP (the projection is data-independent, the output
+    post-processing).  The net is enumerated exactly (:func:`mechanisms.covers.ball_net`), so
+    keep m small (2-3) or raise ``max_points``.
+    """
+
+    epsilon: Any
+    margin: float
+    dimension: int
+    max_points: int = 200_000
+
+    def plan(self, n: Any) -> ev.Event:
+        return ev.PostProcessed(ev.Exponential(self.epsilon, 1 / exact(n, "n"),
+                                               relation=REPLACE))
+
+    def net(self) -> np.ndarray:
+        return ball_net(self.dimension, 1.0, float(self.margin) / 10, self.max_points)
+
+    def fit(self, X: Any, y: Any, rng: np.random.Generator) -> HalfspaceModel:
+        X, y = _data(X, y)
+        rng = _check_rng(rng)
+        A = jl_matrix(_int("dimension", self.dimension), X.shape[1], rng)
+        net = self.net()
+        k = net_selection(project_to_sphere(X, A), y, net, float(self.margin) / 10,
+                          self.epsilon, rng)
+        return HalfspaceModel(A.T @ net[int(k)])
+
+    def selection_mechanism(self, A: np.ndarray) -> Callable[..., Any]:
+        """The auditable form for a *fixed* projection A (privacy holds for every A, so
+        conditioning on one is a valid test): ``mechanism((X, y), rng)`` returns the index of
+        the selected net point, with a vectorised ``.batch``."""
+        net = self.net()
+        g = float(self.margin) / 10
+
+        def mechanism(dataset: Any, rng: np.random.Generator) -> int:
+            X, y = dataset
+            return int(net_selection(project_to_sphere(X, A), y, net, g, self.epsilon, rng))
+
+        def batch(dataset: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+            X, y = dataset
+            return net_selection(project_to_sphere(X, A), y, net, g, self.epsilon, rng, size=n)
+
+        mechanism.batch = batch  # type: ignore[attr-defined]
+        mechanism.name = "000 Algorithm 2 (fixed projection)"  # type: ignore[attr-defined]
+        return mechanism
+
+
+def coalesced(ledger: Ledger) -> Ledger:
+    """A copy of ``ledger`` with runs of identical consecutive events merged into one entry
+    with their total count (the same event: k-fold composition of one mechanism is
+    SelfComposed).  Keeps accounting fast for learners that run thousands of steps."""
+    out = Ledger()
+    for entry in ledger.entries:
+        if out.entries and out.entries[-1].event == entry.event:
+            last = out.entries[-1]
+            out.entries[-1] = Entry(last.event, last.count + entry.count, last.label)
+        else:
+            out.entries.append(entry)
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# Claims (000's privacy theorems over the paper's domain)
+# ----------------------------------------------------------------------------------------
+
+_e, _d, _g, _n = (sympy.Symbol(s, positive=True) for s in ("epsilon", "delta", "gamma", "n"))
+
+register_claim(Claim(
+    key="000/theorem-5",
+    document="000 Nguyen, Ullman, Zakynthinou 2020",
+    theorem="Theorem 5",
+    statement="Algorithm 2 (JL + exponential mechanism over a gamma/10-net) is (eps, 0)-DP",
+    plan=NetMarginLearner(_e, 0.3, 2).plan(_n),
+    epsilon=_e,
+    delta=0,
+    domain=Domain({"epsilon": "(0, oo)", "n": "[2, oo)"}, integers=["n"]),
+    note="utility sensitivity 1/n (replace-one); the projection is data-independent",
+))
+
+register_claim(Claim(
+    key="000/theorem-3",
+    document="000 Nguyen, Ullman, Zakynthinou 2020",
+    theorem="Theorem 3",
+    statement=("Algorithm 1/3 (JL + BST14 noisy SGD, k runs, EM selection) is (eps, delta)-DP"
+               "; here with k = 3 runs of n^2 steps and half of eps for the selection"),
+    plan=NoisyGDMarginLearner(_e, _d, 0.5, 10).plan(_n),
+    epsilon=_e,
+    delta=_d,
+    domain=Domain({"epsilon": "(0, 1]", "delta": "(0, 1/10]", "n": "[10, oo)"},
+                  integers=["n"]),
+    note=("margin gamma = 1/2 fixed (the loss's Lipschitz constant enters sigma); the "
+          "selection's budget is a correction (000 leaves it unstated). Proved only once the "
+          "accountant has amplification rules for SampledWithoutReplacement(Gaussian)."),
+))

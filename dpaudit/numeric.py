@@ -17,6 +17,7 @@ How a float enters:
 
 from __future__ import annotations
 
+import contextvars
 import math
 from collections.abc import Callable, Mapping
 from fractions import Fraction
@@ -36,6 +37,8 @@ __all__ = [
     "MAX_PRECISION",
     "START_PRECISION",
     "EvaluationError",
+    "bracket_decreasing",
+    "endpoints",
     "exact",
     "float_down",
     "float_up",
@@ -44,6 +47,11 @@ __all__ = [
     "mpf_to_float",
     "to_float",
 ]
+
+
+#: Extended-real mode of the interval evaluator (see :func:`interval`'s ``extended``).
+_EXTENDED: contextvars.ContextVar[bool] = contextvars.ContextVar("dpaudit_iv_extended",
+                                                                default=False)
 
 
 class EvaluationError(ArithmeticError):
@@ -167,7 +175,8 @@ def _iv_pow(base: Any, exponent: sympy.Expr, env: Mapping[sympy.Symbol, Any]) ->
     if exponent == sympy.Rational(-1, 2):
         return mpmath.iv.mpf(1) / mpmath.iv.sqrt(base)
     e = _iv_eval(exponent, env)
-    if endpoints(base)[0] <= 0:
+    lo = endpoints(base)[0]
+    if lo < 0 or (lo == 0 and not _EXTENDED.get()):
         raise EvaluationError("power with non-integer exponent of a possibly non-positive base")
     return mpmath.iv.exp(e * mpmath.iv.log(base))
 
@@ -217,9 +226,10 @@ def _iv_eval(expr: sympy.Expr, env: Mapping[sympy.Symbol, Any]) -> Any:
         if len(expr.args) != 1:
             raise EvaluationError("log with a base is not supported; use log(x)/log(b)")
         arg = _iv_eval(expr.args[0], env)
-        if endpoints(arg)[0] <= 0:
+        lo = endpoints(arg)[0]
+        if lo < 0 or (lo == 0 and not _EXTENDED.get()):
             raise EvaluationError(f"log of a possibly non-positive value in {expr}")
-        return iv.log(arg)
+        return iv.log(arg)  # log of an interval starting at 0 starts at -oo (extended mode)
     if isinstance(expr, sympy.erf):
         return _iv_erf(_iv_eval(expr.args[0], env))
     if isinstance(expr, sympy.erfc):
@@ -317,6 +327,7 @@ def interval(
     *,
     rel_width: float = 2.0**-60,
     prec: int | None = None,
+    extended: bool = False,
 ) -> Any:
     """Enclose the value of ``expr`` in a rigorous mpmath interval.
 
@@ -330,6 +341,11 @@ def interval(
             meaning the whole closed interval, or ``mpmath.iv.mpf`` intervals.
         rel_width: the target relative width.
         prec: evaluate once at exactly this precision instead of refining.
+        extended: evaluate over the extended reals: symbol intervals may have infinite ends
+            and ``log`` (and non-integer powers) accept intervals starting exactly at 0, so
+            ``log([0, h])`` is ``[-oo, log h]``.  The result may then have infinite ends; it
+            still contains every value the expression takes (used by the verifier on boxes
+            that touch an open end of a domain).
 
     Returns:
         An ``mpmath.iv.mpf`` guaranteed to contain the true value (for every value of the
@@ -340,6 +356,15 @@ def interval(
     """
     expr = exact(expr, "expression")
     subs = subs or {}
+    token = _EXTENDED.set(extended)
+    try:
+        return _interval(expr, subs, rel_width, prec)
+    finally:
+        _EXTENDED.reset(token)
+
+
+def _interval(expr: sympy.Expr, subs: Mapping[Any, Any], rel_width: float,
+              prec: int | None) -> Any:
     precisions = [prec] if prec is not None else _precision_ladder()
     result = None
     for p in precisions:
@@ -428,8 +453,18 @@ def to_float(expr: Any, direction: Direction, subs: Mapping[Any, Any] | None = N
         raise ValueError(f"direction must be 'up' or 'down', got {direction!r}")
     if isinstance(expr, sympy.Basic) and expr in (sympy.oo, -sympy.oo):
         return math.inf if expr is sympy.oo else -math.inf
-    lo, hi = endpoints(interval(expr, subs))
-    return mpf_to_float(hi if direction == "up" else lo, direction)
+    result = math.nan
+    for prec in _precision_ladder():
+        lo, hi = endpoints(interval(expr, subs, prec=prec))
+        if not (mpmath.isfinite(lo) and mpmath.isfinite(hi)):
+            continue
+        result = mpf_to_float(hi if direction == "up" else lo, direction)
+        # tight when both ends of the enclosure round to the same float in this direction
+        if mpf_to_float(lo if direction == "up" else hi, direction) == result:
+            return result
+    if math.isnan(result):
+        raise EvaluationError(f"cannot enclose {expr} in a finite interval")
+    return result
 
 
 def float_up(expr: Any, subs: Mapping[Any, Any] | None = None) -> float:
@@ -449,6 +484,7 @@ def bracket_decreasing(
     *,
     rel_tol: Any = "1e-12",
     max_steps: int = 400,
+    guess: float | None = None,
 ) -> tuple[sympy.Rational, sympy.Rational]:
     """Rigorously bracket where a decreasing function of ``symbol >= 0`` crosses ``target``.
 
@@ -464,6 +500,9 @@ def bracket_decreasing(
         target: the level (exact conversion).
         rel_tol: stop when ``upper - lower <= rel_tol * upper``.
         max_steps: a cap on the bisection and doubling steps.
+        guess: an approximate crossing point (e.g. from a floating-point root finder); when
+            given, a bracket of relative width ``rel_tol/2`` around it is certified first
+            with two rigorous evaluations, and bisection is the fallback.
 
     Returns:
         ``(lower, upper)`` as sympy Rationals.
@@ -486,6 +525,13 @@ def bracket_decreasing(
     zero = sympy.Integer(0)
     if below(zero) is True:
         return zero, zero
+    if guess is not None and guess > 0:
+        # certify a bracket around a floating-point guess with two rigorous evaluations
+        g = exact(guess, "guess")
+        hi_try = g * (1 + rel_tol / 4)
+        lo_try = g * (1 - rel_tol / 4)
+        if below(hi_try) is True and below(lo_try) is False:
+            return lo_try, hi_try
     lower, upper = zero, sympy.Integer(1)
     steps = 0
     while below(upper) is not True:

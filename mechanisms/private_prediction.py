@@ -1,0 +1,345 @@
+"""Stable and private prediction: source document 003 (Dagan and Feldman, "PAC learning with
+stable and private predictions", COLT 2020).
+
+The hypothesis class is H = homogeneous halfspaces of R^2, x -> [<w, x> >= 0] (VC dimension
+2), so every H_T (one hypothesis per labeling of a subsample T) is enumerated exactly
+(:func:`mechanisms.covers.halfspace_labelings_2d`).  Labels are in {0, 1} as in 003.
+
+* :class:`StableLearner` -- Theorem 1 / Section 3.1 (Lemma 7): draw a uniform subset I of
+  n' indices, build H_{S_I}, select h by the exponential mechanism (score minus the number
+  of errors on all of S, sensitivity 1) and predict h(x).  gamma-uniformly stable.
+* :class:`FlippedStableLearner` -- Corollary 1: the stable learner with target stability
+  eps alpha / 2, its prediction flipped with probability alpha.  eps-private prediction.
+* :class:`RelabelLearner` and :class:`Theorem2Learner` -- Section 4.2 (Lemma 8) then the
+  flip of Theorem 2: subsample I (|I| = n'), exponential mechanism with privacy 2/(eta n)
+  over H_{S_I}, relabel S by the chosen h, answer with a realizable learner with pure
+  1/(eta n)-private prediction trained on the relabeled S, then flip with probability alpha.
+
+Each learner's :meth:`plan` is its prediction mechanism at one query point as an event tree
+(see :mod:`dpaudit.events.stability`); the run records that same tree through
+:func:`mechanisms.ledger.recorded_as` around the exponential-mechanism primitive, the only
+primitive that reads the data.  The subsample and the flip coin are data-independent
+randomness drawn from the injected generator (like a projection matrix); the recorded event
+says what they do to privacy.  The flip is drawn as the equivalent mixture "with probability
+1 - 2a keep the label, else output a fair coin", which is flipping with probability a.
+
+Reconstructions and corrections:
+
+* Section 3's outline uses |T| = gamma n/2 and EM privacy gamma/4; Section 3.1 uses
+  n' <= gamma n and EM privacy gamma, concluding 3 gamma-stability.  Both are covered: the
+  accountant bounds the stability by n'/n + (1 - n'/n) tanh(eps_EM/2) (exact TV of an
+  eps-DP binary output), tighter than the paper's n'/n + 2 eps_EM (which uses
+  e^x <= 1 + 2x, valid for x <= 1.25 only -- 003 says "x <= 1").
+* The realizable learner A^R of Lemma 6 ([DF18, Theorem 4.1]) is not in the document.  It is
+  replaced by :class:`RelabelLearner`: ERM on a uniform subset of m_R records of the
+  relabeled S (m_R/n-stable), flipped with probability a_R (pure private prediction by the
+  label-flip rule).  Its sample complexity is Corollary 1's, worse than DF18's, so Theorem
+  2's utility is not reached at toy sizes (the tests say by how much).
+* Lemma 8 is stated with O(.) constants; :func:`dpaudit.theorems.stability.lemma8_guarantee`
+  makes them explicit (4 e^{k(2 beta + eps_R)} with k = eta(n-1)+1; 003 has 4 e^6) and bounds
+  the eta-net failure with the epsilon-net theorem; at feasible n the resulting epsilon is
+  large: the privacy of Theorem 2 is asymptotic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import sympy
+
+from dpaudit import events as ev
+from dpaudit.events.stability import (
+    LabelFlipped,
+    RelabeledSubsampleSelection,
+    SubsampledCandidates,
+    UniformlyStable,
+)
+from dpaudit.numeric import exact
+from dpaudit.verify import Claim, Domain, register_claim
+from mechanisms.covers import halfspace_labelings_2d
+from mechanisms.ledger import recorded_as
+from mechanisms.primitives import ExponentialMechanism
+
+__all__ = [
+    "FlippedStableLearner",
+    "RelabelLearner",
+    "StableLearner",
+    "Theorem2Learner",
+    "predict_halfspaces",
+]
+
+REPLACE = ev.Relation.REPLACE_ONE
+
+
+def _check_rng(rng: Any) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    return rng
+
+
+def _data(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y)
+    if X.ndim != 2 or X.shape[1] != 2 or len(X) < 2 or not np.all(np.isfinite(X)):
+        raise ValueError(f"X must be an (n, 2) array of finite numbers with n >= 2, got shape "
+                         f"{X.shape}")
+    if y.shape != (len(X),) or not np.all(np.isin(y, (0, 1))):
+        raise ValueError(f"y must be a length-{len(X)} array of labels in {{0, 1}}")
+    return X, y.astype(np.int64)
+
+
+def _query(x: Any) -> np.ndarray:
+    q = np.asarray(x, dtype=float)
+    if q.shape != (2,) or not np.all(np.isfinite(q)):
+        raise ValueError(f"x must be a point of R^2 (shape (2,)), got shape {q.shape}")
+    return q
+
+
+def _sample_size(name: str, value: Any, n: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
+            1 <= value < n):
+        raise ValueError(f"{name} must be an integer in [1, {n - 1}] (below the dataset size "
+                         f"n = {n}), got {value!r}")
+    return int(value)
+
+
+def _probability(name: str, value: Any, high: float) -> Any:
+    if isinstance(value, sympy.Basic) and value.free_symbols:
+        return value
+    v = float(value)
+    if not (0 < v < high):
+        raise ValueError(f"{name} must be in (0, {high}), got {value!r}")
+    return value
+
+
+def predict_halfspaces(W: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """Labels [<w, x> >= 0] of every row w of W on every row of X, shape (len(W), len(X))."""
+    return (np.atleast_2d(W) @ np.atleast_2d(X).T >= -1e-12).astype(np.int64)
+
+
+def _flip(label: int, flip: float, rng: np.random.Generator) -> int:
+    """Flip with probability ``flip``, drawn as the mixture keep / fair coin (data-independent
+    randomness; the recorded LabelFlipped event accounts for it)."""
+    if rng.random() < 2 * flip:
+        return int(rng.integers(2))
+    return int(label)
+
+
+def _subsample_select(X: np.ndarray, y: np.ndarray, sample: int, epsilon: Any,
+                      transform: Callable[[ev.Event], ev.Event],
+                      rng: np.random.Generator) -> np.ndarray:
+    """Steps 1-3 of 003 Section 3.1 / 4.2: I uniform of size ``sample``, H_{S_I}, EM on S."""
+    idx = rng.choice(len(X), size=sample, replace=False)
+    candidates = halfspace_labelings_2d(X[idx])
+    errors = np.sum(predict_halfspaces(candidates, X) != y, axis=1)
+    em = ExponentialMechanism(epsilon, 1, relation=REPLACE)
+    with recorded_as(transform):
+        k = int(em.select(-errors.astype(float), rng))
+    return candidates[k]
+
+
+@dataclasses.dataclass(frozen=True)
+class StableLearner:
+    """003 Section 3.1: subsample n' = ``sample`` indices, exponential mechanism with privacy
+    ``selection_epsilon`` over H_{S_I} scored on all of S, predict with the selection.
+
+    Privacy: Lemma 7 claims 3 gamma-uniform stability when n' <= gamma n and the EM privacy
+    is gamma (claim ``003/lemma-7``); the accountant gives n'/n + (1 - n'/n) tanh(gamma/2).
+    """
+
+    selection_epsilon: Any
+    sample: int
+
+    def plan(self, n: Any) -> ev.Event:
+        """SubsampledCandidates(Exponential(eps_EM, sensitivity 1), n', n)."""
+        return SubsampledCandidates(ev.Exponential(self.selection_epsilon, 1, relation=REPLACE),
+                                    self.sample, n)
+
+    def _transform(self, n: int) -> Callable[[ev.Event], ev.Event]:
+        return lambda e: SubsampledCandidates(e, self.sample, n)
+
+    def hypothesis(self, X: Any, y: Any, rng: np.random.Generator) -> np.ndarray:
+        """One draw of the selected hypothesis h (a unit vector of R^2)."""
+        X, y = _data(X, y)
+        _sample_size("sample", self.sample, len(X))
+        return _subsample_select(X, y, self.sample, self.selection_epsilon,
+                                 self._transform(len(X)), _check_rng(rng))
+
+    def predict(self, X: Any, y: Any, x: Any, rng: np.random.Generator) -> int:
+        """The randomised prediction A_S(x) in {0, 1} (fresh randomness per query)."""
+        q = _query(x)
+        return int(predict_halfspaces(self.hypothesis(X, y, rng), q)[0, 0])
+
+
+@dataclasses.dataclass(frozen=True)
+class FlippedStableLearner:
+    """003 Corollary 1: the stable learner, prediction flipped with probability ``flip``.
+
+    :meth:`from_paper` sets the parameters as the corollary does: target stability
+    gamma = eps alpha / 2 realised by Lemma 7 (n' = floor(gamma n / 3), EM privacy gamma/3),
+    flip probability alpha.
+
+    Privacy: eps-private prediction (claim ``003/corollary-1``).
+    """
+
+    selection_epsilon: Any
+    sample: int
+    flip: Any
+
+    def __post_init__(self) -> None:
+        _probability("flip", self.flip, 0.5)
+
+    @classmethod
+    def from_paper(cls, epsilon: Any, alpha: Any, n: int) -> FlippedStableLearner:
+        """Corollary 1's choice for datasets of size n."""
+        gamma = exact(epsilon, "epsilon") * exact(alpha, "alpha") / 2
+        sample = max(1, math.floor(float(gamma * n / 3)))
+        return cls(gamma / 3, sample, exact(alpha, "alpha"))
+
+    def stable(self) -> StableLearner:
+        return StableLearner(self.selection_epsilon, self.sample)
+
+    def plan(self, n: Any) -> ev.Event:
+        return LabelFlipped(self.stable().plan(n), self.flip)
+
+    def predict(self, X: Any, y: Any, x: Any, rng: np.random.Generator) -> int:
+        X, y = _data(X, y)
+        q = _query(x)
+        n = _sample_size("sample", self.sample, len(X)) and len(X)
+        rng = _check_rng(rng)
+        h = _subsample_select(X, y, self.sample, self.selection_epsilon,
+                              lambda e: LabelFlipped(SubsampledCandidates(e, self.sample, n),
+                                                     self.flip), rng)
+        return _flip(int(predict_halfspaces(h, q)[0, 0]), float(self.flip), rng)
+
+    def mechanism(self, x: Any) -> Callable[..., Any]:
+        """The auditable form: ``mechanism((X, y), rng)`` is the prediction at ``x``."""
+        q = _query(x)
+
+        def mechanism(dataset: Any, rng: np.random.Generator) -> int:
+            X, y = dataset
+            return self.predict(X, y, q, rng)
+
+        mechanism.name = "003 Corollary 1 prediction"  # type: ignore[attr-defined]
+        return mechanism
+
+
+@dataclasses.dataclass(frozen=True)
+class RelabelLearner:
+    """Stand-in for 003's realizable private-prediction learner A^R (Lemma 6 = [DF18, Thm
+    4.1], not in the document): ERM (fewest errors among the labelings of the subsample) on a
+    uniform subset of ``sample`` records, the prediction flipped with probability ``flip``.
+
+    Privacy: the ERM of a uniform m-subset is m/n-stable (the changed record is in it with
+    probability m/n, else nothing changes), so after the flip it is
+    ln(1 + (1 - 2a)(m/n)/a)-private prediction (label-flip rule).
+    """
+
+    sample: int
+    flip: Any
+
+    def plan(self, n: Any) -> ev.Event:
+        return LabelFlipped(UniformlyStable(exact(self.sample, "sample") / exact(n, "n")),
+                            self.flip)
+
+    def predict_with(self, X: np.ndarray, labels: np.ndarray, q: np.ndarray,
+                     rng: np.random.Generator) -> int:
+        idx = rng.choice(len(X), size=self.sample, replace=False)
+        cands = halfspace_labelings_2d(X[idx])
+        errors = np.sum(predict_halfspaces(cands, X[idx]) != labels[idx], axis=1)
+        h = cands[int(np.argmin(errors))]
+        return _flip(int(predict_halfspaces(h, q)[0, 0]), float(self.flip), rng)
+
+
+@dataclasses.dataclass(frozen=True)
+class Theorem2Learner:
+    """003 Section 4.2 + Theorem 2: subsample n' = ``sample``, EM with privacy 2/(eta n) over
+    H_{S_I}, relabel S by the selection, answer with ``relabel`` trained on the relabeled
+    S, flip with probability ``flip``.
+
+    Privacy: (O(eps), O(eps alpha))-private prediction before the flip (Lemma 8), O(eps)
+    after (Theorem 2); the accountant evaluates the explicit-constant version on :meth:`plan`.
+    """
+
+    sample: int
+    net_radius: Any
+    flip: Any
+    relabel: RelabelLearner
+
+    def selection_epsilon(self, n: Any) -> sympy.Expr:
+        return 2 / (exact(self.net_radius, "net_radius") * exact(n, "n"))
+
+    def _event(self, selection: ev.Event, n: Any) -> ev.Event:
+        inner = RelabeledSubsampleSelection(selection, self.relabel.plan(n), self.sample, n,
+                                            2, self.net_radius)
+        return LabelFlipped(inner, self.flip)
+
+    def plan(self, n: Any) -> ev.Event:
+        return self._event(ev.Exponential(self.selection_epsilon(n), 1, relation=REPLACE), n)
+
+    def predict(self, X: Any, y: Any, x: Any, rng: np.random.Generator) -> int:
+        X, y = _data(X, y)
+        q = _query(x)
+        n = len(X)
+        _sample_size("sample", self.sample, n)
+        _sample_size("relabel.sample", self.relabel.sample, n + 1)
+        rng = _check_rng(rng)
+        h = _subsample_select(X, y, self.sample, self.selection_epsilon(n),
+                              lambda e: self._event(e, n), rng)
+        relabeled = predict_halfspaces(h, X)[0]
+        label = self.relabel.predict_with(X, relabeled, q, rng)
+        return _flip(label, float(self.flip), rng)
+
+
+# ----------------------------------------------------------------------------------------
+# Claims
+# ----------------------------------------------------------------------------------------
+
+_g, _e, _a = (sympy.Symbol(s, positive=True) for s in ("gamma", "epsilon", "alpha"))
+_n, _m = sympy.Symbol("n", positive=True), sympy.Symbol("n_prime", positive=True)
+
+register_claim(Claim(
+    key="003/lemma-7",
+    document="003 Dagan, Feldman 2020",
+    theorem="Lemma 7 (stability part)",
+    statement=("subsample n' <= gamma n, EM with privacy gamma over H_{S_I}: the prediction "
+               "is 3 gamma-uniformly stable, i.e. (0, 3 gamma)-private prediction"),
+    plan=StableLearner(_g, _m).plan(_n),
+    epsilon=0,
+    delta=3 * _g,
+    domain=Domain({"gamma": "(0, 1/3)", "n": "[2, oo)", "n_prime": "[1, oo)"},
+                  integers=["n", "n_prime"], constraints=[_m <= _g * _n]),
+    note="the accountant's bound n'/n + (1 - n'/n) tanh(gamma/2) is tighter than 3 gamma",
+))
+
+register_claim(Claim(
+    key="003/corollary-1",
+    document="003 Dagan, Feldman 2020",
+    theorem="Corollary 1 (privacy part)",
+    statement=("the eps alpha/2-stable learner (Lemma 7 with n' <= eps alpha n / 6, EM privacy"
+               " eps alpha / 6) flipped with probability alpha gives eps-private prediction"),
+    plan=LabelFlipped(StableLearner(_e * _a / 6, _m).plan(_n), _a),
+    epsilon=_e,
+    delta=0,
+    domain=Domain({"epsilon": "(0, 1)", "alpha": "(0, 1/2)", "n": "[2, oo)",
+                   "n_prime": "[1, oo)"}, integers=["n", "n_prime"],
+                  constraints=[_m <= _e * _a * _n / 6]),
+    note="label-flip rule: eps' = ln(1 + (1 - 2 alpha) gamma / alpha) <= gamma / alpha",
+))
+
+register_claim(Claim(
+    key="003/lemma-5",
+    document="003 Dagan, Feldman 2020",
+    theorem="Lemma 5",
+    statement="an eps-private (prediction) algorithm on a uniform m-subset of n is "
+              "2 eps m/n-private for eps <= 1",
+    plan=ev.SampledWithoutReplacement(ev.PureDP(_e, relation=REPLACE), _m, _n),
+    epsilon=2 * _e * _m / _n,
+    delta=0,
+    domain=Domain({"epsilon": "(0, 1]", "n": "[2, oo)", "n_prime": "[1, oo)"},
+                  integers=["n", "n_prime"], constraints=[_m <= _n]),
+))

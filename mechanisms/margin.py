@@ -1,0 +1,432 @@
+"""Private learning with margin guarantees: source document 001 (Bassily, Mohri, Suresh,
+"Differentially private learning with margin guarantees", NeurIPS 2022).
+
+* :class:`PureLinearLearner` -- Algorithm 1 (Theorem 3.1, eps-DP): x -> Phi x with a random
+  k x d sign matrix, the exponential mechanism over a rho/(10 r)-cover of B^k(2 Lambda) with
+  score the empirical rho-margin loss (sensitivity 1/m), output Phi^T w.
+* :class:`EfficientLinearLearner` -- Algorithm 2 (Theorem 3.2, (eps, delta)-DP): projection,
+  clipping of Phi x onto B^k(2r), private convex ERM of the rho-hinge loss over B^k(Lambda).
+* :class:`KernelLearner` -- Algorithm 3 (Theorem 4.2): random Fourier features for the
+  Gaussian kernel (Rahimi and Recht 2007), then Algorithm 2 on the 2D-dimensional features
+  with norm bound 2 Lambda.
+* :class:`NeuralNetLearner` -- Section 5 (Theorem 5.1, eps-DP) at toy sizes: a two-layer
+  network w2^T sigma(W1^T Phi0 x), the exponential mechanism over a cover of the product of
+  the weight balls with the empirical rho-margin loss.
+* :class:`LabelDPLearner` -- the label-DP learner (Appendix E, not in the document).
+* :class:`MarginSelection` -- private selection of the margin parameter (Appendix F, not in
+  the document).
+
+Reconstructions (the document is the main text only; formulas are garbled):
+
+* Algorithm 1 step 4 reads "Let C be a 10 r-cover of Bk(2 )": read as a rho/(10 r)-cover of
+  B^k(2 Lambda) (the scale that keeps |<w - c, Phi x>| <= rho/10 for ||Phi x|| <= r).
+* Algorithm 2 step 4 calls Algorithm 4 (Appendix B.2: phased SGD of [BGM21] + confidence
+  boosting), which is missing.  Built instead from the works it cites: BST14 noisy SGD with
+  uniform sampling and confidence boosting by the exponential mechanism, i.e.
+  :class:`mechanisms.halfspaces.PrivateERM` on the rho-hinge loss max(0, 1 - y<w,x>/rho)
+  (Lipschitz 2r/rho on B^k(2r)).  The fast JL transform (Lemma A.4) is replaced by a dense
+  sign matrix (same distribution-free guarantee, slower).
+* Section 5's activation "sigma(a) = 1 e a 2" is read as a kappa-Lipschitz sigmoid; tanh(kappa
+  a) is used.  Only L = 2 layers with one input embedding Phi0 are built.
+* Label DP (Appendix E): the features are public, so the candidate set may depend on them:
+  one halfspace per labeling of the sample's features (exact in R^2), the exponential
+  mechanism on the rho-margin loss of the private labels (sensitivity 1/m when one label
+  changes).  The guarantee is eps-label-DP: the event is stated under replace-one for the
+  *labels* with the features fixed (the Relation enum has no label-only relation).
+* Margin selection (Appendix F): rho_j = r 2^-j, j < J, Algorithm 1 at each with eps/(2J),
+  then the exponential mechanism (eps/2, sensitivity 1/m) on minus (empirical rho_j-margin
+  loss + the data-independent complexity term Lambda r / (rho_j sqrt(m))).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+import sympy
+
+from dpaudit import events as ev
+from dpaudit.numeric import exact
+from dpaudit.verify import Claim, Domain, register_claim
+from mechanisms.covers import ball_net, halfspace_labelings_2d, product_indices, product_net
+from mechanisms.halfspaces import (
+    HalfspaceModel,
+    MarginLoss,
+    PrivateERM,
+    _data,
+    _int,
+    _positive,
+    jl_matrix,
+)
+from mechanisms.primitives import ExponentialMechanism
+
+__all__ = [
+    "EfficientLinearLearner",
+    "KernelLearner",
+    "LabelDPLearner",
+    "MarginSelection",
+    "NeuralNetLearner",
+    "PureLinearLearner",
+    "margin_loss",
+    "random_fourier_features",
+]
+
+REPLACE = ev.Relation.REPLACE_ONE
+
+
+def _rng(rng: Any) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    return rng
+
+
+def margin_loss(scores: np.ndarray, y: np.ndarray, rho: float) -> np.ndarray:
+    """Empirical rho-margin loss (1/m) #{y h(x) <= rho}, one per row of ``scores``."""
+    return np.mean(np.atleast_2d(scores) * y <= rho, axis=1)
+
+
+def _em(epsilon: Any, m: int) -> ExponentialMechanism:
+    return ExponentialMechanism(epsilon, sympy.Rational(1, m), relation=REPLACE)
+
+
+def _em_plan(epsilon: Any, m: Any) -> ev.Event:
+    return ev.PostProcessed(ev.Exponential(epsilon, 1 / exact(m, "m"), relation=REPLACE))
+
+
+@dataclasses.dataclass(frozen=True)
+class PureLinearLearner:
+    """001 Algorithm 1 (Theorem 3.1): eps-DP linear learner with a relative-deviation margin
+    guarantee.
+
+    Args:
+        epsilon: privacy parameter.
+        rho: the confidence margin (0, r].
+        dimension: k, the projected dimension (001: O(Lambda^2 r^2 log(m/beta)/rho^2); keep
+            2-3 at toy sizes, the cover is enumerated exactly).
+        weight_radius: Lambda, the norm bound of the comparator class.
+        radius: r, the feature norm bound.
+
+    Privacy: the exponential mechanism with sensitivity 1/m; Phi is data-independent and the
+    output Phi^T w post-processing (claim ``001/theorem-3.1``).
+    """
+
+    epsilon: Any
+    rho: float
+    dimension: int
+    weight_radius: float = 1.0
+    radius: float = 1.0
+    max_points: int = 200_000
+
+    def cover(self) -> np.ndarray:
+        return ball_net(self.dimension, 2 * self.weight_radius,
+                        self.rho / (10 * self.radius), self.max_points)
+
+    def plan(self, m: Any) -> ev.Event:
+        return _em_plan(self.epsilon, m)
+
+    def fit(self, X: Any, y: Any, rng: np.random.Generator) -> HalfspaceModel:
+        X, y = _data(X / max(1.0, self.radius), y)
+        rng = _rng(rng)
+        Phi = jl_matrix(_int("dimension", self.dimension), X.shape[1], rng)
+        C = self.cover()
+        loss = margin_loss(C @ (X * self.radius @ Phi.T).T, y, self.rho)
+        return HalfspaceModel(Phi.T @ C[int(_em(self.epsilon, len(X)).select(-loss, rng))])
+
+
+@dataclasses.dataclass(frozen=True)
+class EfficientLinearLearner:
+    """001 Algorithm 2 (Theorem 3.2): projection, clipping onto B^k(2r), private ERM of the
+    rho-hinge loss over B^k(Lambda) (BST14 noisy SGD + boosting; see module docstring).
+
+    Privacy: (eps, delta)-DP from the accountant on :meth:`plan` (subsampled Gaussian steps
+    and one exponential mechanism); claim ``001/theorem-3.2``.
+    """
+
+    epsilon: Any
+    delta: Any
+    rho: float
+    dimension: int
+    weight_radius: float = 1.0
+    radius: float = 1.0
+    repetitions: int = 2
+    steps: int | None = None
+
+    def erm(self) -> PrivateERM:
+        loss = MarginLoss(self.rho, hinge=True, radius=2 * self.radius,
+                          weight_radius=self.weight_radius)
+        return PrivateERM(self.epsilon, self.delta, loss, self.repetitions, self.steps)
+
+    def plan(self, m: Any) -> ev.Event:
+        return ev.PostProcessed(self.erm().plan(m))
+
+    def fit_features(self, Z: np.ndarray, y: np.ndarray, rng: np.random.Generator
+                     ) -> np.ndarray:
+        """Steps 2-4 on features Z (rows of norm <= r); returns w in R^d of the features."""
+        rng = _rng(rng)
+        Phi = jl_matrix(_int("dimension", self.dimension), Z.shape[1], rng)
+        P = Z @ Phi.T
+        norms = np.linalg.norm(P, axis=1, keepdims=True)
+        cap = 2 * self.radius
+        P = np.where(norms > cap, P * cap / np.maximum(norms, 1e-300), P)
+        return Phi.T @ self.erm().fit(P, y, rng)
+
+    def fit(self, X: Any, y: Any, rng: np.random.Generator) -> HalfspaceModel:
+        X, y = _data(np.asarray(X, dtype=float) / self.radius, y)
+        return HalfspaceModel(self.fit_features(X * self.radius, y, rng))
+
+
+def random_fourier_features(X: np.ndarray, frequencies: np.ndarray,
+                            radius: float = 1.0) -> np.ndarray:
+    """Psi(x) = (r / sqrt(D)) (cos<w_j, x>, sin<w_j, x>)_j (001 eq. (2); Rahimi and Recht
+    2007); ||Psi(x)|| = r and E <Psi(x), Psi(x')> = K(x, x')."""
+    proj = np.asarray(X, dtype=float) @ frequencies.T
+    D = frequencies.shape[0]
+    return radius / math.sqrt(D) * np.concatenate([np.cos(proj), np.sin(proj)], axis=1)
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelModel:
+    """h(x) = <w, Psi(x)> for fixed random features."""
+
+    w: np.ndarray
+    frequencies: np.ndarray
+    radius: float
+
+    def predict(self, X: Any) -> np.ndarray:
+        return np.where(random_fourier_features(X, self.frequencies, self.radius) @ self.w
+                        >= 0, 1, -1)
+
+    def error(self, X: Any, y: Any) -> float:
+        return float(np.mean(self.predict(X) != np.asarray(y)))
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelLearner:
+    """001 Algorithm 3 (Theorem 4.2): Gaussian kernel K(x,x') = r^2 exp(-||x-x'||^2 /
+    (2 bandwidth^2)); draw D frequencies from N(0, I/bandwidth^2) (data-independent), then
+    Algorithm 2 on Psi(x) with norm bound 2 Lambda.  001 takes D = m^2 log(2m/beta); here D
+    is a parameter.
+
+    Privacy: as Algorithm 2 (the feature map is data-independent, applied record-wise).
+    """
+
+    epsilon: Any
+    delta: Any
+    rho: float
+    features: int
+    dimension: int
+    bandwidth: float = 0.5
+    weight_radius: float = 1.0
+    repetitions: int = 2
+    steps: int | None = None
+
+    def linear(self) -> EfficientLinearLearner:
+        return EfficientLinearLearner(self.epsilon, self.delta, self.rho, self.dimension,
+                                      2 * self.weight_radius, 1.0, self.repetitions,
+                                      self.steps)
+
+    def plan(self, m: Any) -> ev.Event:
+        return self.linear().plan(m)
+
+    def fit(self, X: Any, y: Any, rng: np.random.Generator) -> KernelModel:
+        X, y = _data(X, y)
+        rng = _rng(rng)
+        freq = rng.normal(0.0, 1 / _positive("bandwidth", self.bandwidth),
+                          (_int("features", self.features), X.shape[1]))
+        w = self.linear().fit_features(random_fourier_features(X, freq), y, rng)
+        return KernelModel(w, freq, 1.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class NetworkModel:
+    """x -> sign(w2^T tanh(kappa W1^T Phi0 x))."""
+
+    phi0: np.ndarray
+    W1: np.ndarray
+    w2: np.ndarray
+    kappa: float
+
+    def scores(self, X: Any) -> np.ndarray:
+        return np.tanh(self.kappa * (np.asarray(X, dtype=float) @ self.phi0.T) @ self.W1) @ self.w2
+
+    def predict(self, X: Any) -> np.ndarray:
+        return np.where(self.scores(X) >= 0, 1, -1)
+
+    def error(self, X: Any, y: Any) -> float:
+        return float(np.mean(self.predict(X) != np.asarray(y)))
+
+
+@dataclasses.dataclass(frozen=True)
+class NeuralNetLearner:
+    """001 Section 5 (Theorem 5.1) at toy sizes: L = 2, width ``width`` = N, embedding
+    dimension k = ``dimension``; the exponential mechanism over a ``scale``-cover of
+    B^{k x N}_F(Lambda) x B^N(Lambda) with the empirical rho-margin loss (sensitivity 1/m).
+
+    Privacy: eps-DP (claim ``001/theorem-5.1``).
+    """
+
+    epsilon: Any
+    rho: float
+    dimension: int = 2
+    width: int = 2
+    weight_radius: float = 1.0
+    scale: float = 0.5
+    kappa: float = 1.0
+    max_points: int = 60_000
+
+    def cover(self) -> tuple[list[np.ndarray], np.ndarray]:
+        nets = product_net([self.weight_radius, self.weight_radius],
+                           [self.dimension * self.width, self.width], self.scale,
+                           self.max_points)
+        return nets, product_indices(nets)
+
+    def plan(self, m: Any) -> ev.Event:
+        return _em_plan(self.epsilon, m)
+
+    def fit(self, X: Any, y: Any, rng: np.random.Generator) -> NetworkModel:
+        X, y = _data(X, y)
+        rng = _rng(rng)
+        phi0 = jl_matrix(_int("dimension", self.dimension), X.shape[1], rng)
+        (net1, net2), idx = self.cover()
+        H = np.tanh(self.kappa * np.einsum("mk,ckn->cmn", X @ phi0.T,
+                                           net1.reshape(-1, self.dimension, self.width)))
+        losses = np.empty(len(idx))
+        for start in range(0, len(idx), 4096):
+            block = idx[start:start + 4096]
+            scores = np.einsum("bmn,bn->bm", H[block[:, 0]], net2[block[:, 1]])
+            losses[start:start + 4096] = margin_loss(scores, y, self.rho)
+        i, j = idx[int(_em(self.epsilon, len(X)).select(-losses, rng))]
+        return NetworkModel(phi0, net1[i].reshape(self.dimension, self.width), net2[j],
+                            self.kappa)
+
+
+@dataclasses.dataclass(frozen=True)
+class LabelDPLearner:
+    """Label-DP learner (001 Appendix E, reconstructed): one halfspace of R^2 per labeling of
+    the public features, scaled to norm ``weight_radius``, the exponential mechanism on the
+    empirical rho-margin loss of the private labels (sensitivity 1/m).
+
+    Privacy: eps-label-DP (features fixed; one label changes); claim ``001/label-dp``.
+    """
+
+    epsilon: Any
+    rho: float
+    weight_radius: float = 1.0
+
+    def plan(self, m: Any) -> ev.Event:
+        return _em_plan(self.epsilon, m)
+
+    def candidates(self, X: np.ndarray) -> np.ndarray:
+        return self.weight_radius * halfspace_labelings_2d(X)
+
+    def select(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator,
+               size: int | None = None) -> Any:
+        C = self.candidates(X)
+        loss = margin_loss(C @ X.T, y, self.rho)
+        return _em(self.epsilon, len(X)).select(-loss, rng, size=size)
+
+    def fit(self, X: Any, y: Any, rng: np.random.Generator) -> HalfspaceModel:
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or X.shape[1] != 2:
+            raise ValueError(f"X must be an (m, 2) array, got shape {X.shape}")
+        X, y = _data(X, y)
+        return HalfspaceModel(self.candidates(X)[int(self.select(X, y, _rng(rng)))])
+
+    def mechanism(self) -> Any:
+        """Auditable form: ``mechanism((X, y), rng)`` -> index of the selected candidate,
+        with ``.batch``; neighbours share X and differ in one label."""
+
+        def mechanism(dataset: Any, rng: np.random.Generator) -> int:
+            X, y = dataset
+            return int(self.select(X, y, rng))
+
+        def batch(dataset: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+            X, y = dataset
+            return self.select(X, y, rng, size=n)
+
+        mechanism.batch = batch  # type: ignore[attr-defined]
+        mechanism.name = "001 label-DP learner"  # type: ignore[attr-defined]
+        return mechanism
+
+
+@dataclasses.dataclass(frozen=True)
+class MarginSelection:
+    """Private selection of the margin parameter (001 Appendix F, reconstructed): run
+    :class:`PureLinearLearner` at rho_j = r 2^-j (j < ``grid``) with eps/(2 grid) each, then
+    the exponential mechanism (eps/2, sensitivity 1/m) on minus (empirical rho_j-margin loss
+    of w_j + Lambda r / (rho_j sqrt(m))).
+
+    Privacy: eps-DP by basic composition (claim ``001/margin-selection``).
+    """
+
+    epsilon: Any
+    grid: int
+    dimension: int
+    weight_radius: float = 1.0
+    radius: float = 1.0
+
+    def rhos(self) -> list[float]:
+        return [self.radius * 2.0**-j for j in range(1, _int("grid", self.grid) + 1)]
+
+    def plan(self, m: Any) -> ev.Event:
+        e = exact(self.epsilon, "epsilon")
+        inner = _em_plan(e / (2 * self.grid), m)
+        return ev.Composed([ev.SelfComposed(inner, self.grid),
+                            ev.Exponential(e / 2, 1 / exact(m, "m"), relation=REPLACE)])
+
+    def fit(self, X: Any, y: Any, rng: np.random.Generator) -> tuple[HalfspaceModel, float]:
+        """Returns the selected model and its margin parameter."""
+        X, y = _data(X, y)
+        rng = _rng(rng)
+        e = exact(self.epsilon, "epsilon")
+        m = len(X)
+        models, scores = [], []
+        for rho in self.rhos():
+            learner = PureLinearLearner(e / (2 * self.grid), rho, self.dimension,
+                                        self.weight_radius, self.radius)
+            model = learner.fit(X, y, rng)
+            models.append(model)
+            penalty = self.weight_radius * self.radius / (rho * math.sqrt(m))
+            scores.append(-(margin_loss(X @ model.w, y, rho)[0] + penalty))
+        k = int(_em(e / 2, m).select(np.array(scores), rng))
+        return models[k], self.rhos()[k]
+
+
+# ----------------------------------------------------------------------------------------
+# Claims
+# ----------------------------------------------------------------------------------------
+
+_e, _d, _m = (sympy.Symbol(s, positive=True) for s in ("epsilon", "delta", "m"))
+_DOC = "001 Bassily, Mohri, Suresh 2022"
+_PURE_DOMAIN = Domain({"epsilon": "(0, oo)", "m": "[2, oo)"}, integers=["m"])
+
+for _key, _thm, _statement, _learner in (
+    ("001/theorem-3.1", "Theorem 3.1", "Algorithm 1 (JL + EM over a cover) is eps-DP",
+     PureLinearLearner(_e, 0.25, 2)),
+    ("001/theorem-5.1", "Theorem 5.1", "the neural-network learner (EM over a cover of the "
+     "embedded networks) is eps-DP", NeuralNetLearner(_e, 0.25)),
+    ("001/label-dp", "Appendix E (reconstructed)", "the label-DP learner is eps-label-DP",
+     LabelDPLearner(_e, 0.25)),
+    ("001/margin-selection", "Appendix F (reconstructed)",
+     "Algorithm 1 over a grid of margins + private selection is eps-DP",
+     MarginSelection(_e, 4, 2)),
+):
+    register_claim(Claim(key=_key, document=_DOC, theorem=_thm, statement=_statement,
+                         plan=_learner.plan(_m), epsilon=_e, delta=0, domain=_PURE_DOMAIN))
+
+register_claim(Claim(
+    key="001/theorem-3.2",
+    document=_DOC,
+    theorem="Theorem 3.2 (privacy)",
+    statement="Algorithm 2 is (eps, delta)-DP for 0 < delta < 1/m, 0 < eps <= log(1/delta)",
+    plan=EfficientLinearLearner(_e, _d, 0.25, 10).plan(_m),
+    epsilon=_e,
+    delta=_d,
+    domain=Domain({"epsilon": "(0, 1]", "delta": "(0, 1/10]", "m": "[10, oo)"},
+                  integers=["m"], constraints=[_d * _m < 1]),
+    note=("Algorithm 4 (Appendix B.2) is missing; reconstructed as BST14 noisy SGD + EM "
+          "boosting with m^2 steps per run, 2 runs. Needs the accountant's amplification "
+          "rules for SampledWithoutReplacement(Gaussian)."),
+))

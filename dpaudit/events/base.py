@@ -76,7 +76,7 @@ def _interval_text(low: Any, high: Any, low_open: bool, high_open: bool, integer
     hi = "oo" if high is None else str(high)
     text = ("(" if low_open or low is None else "[") + f"{lo}, {hi}" + (
         ")" if high_open or high is None else "]")
-    return ("an integer in " if integer else "") + text
+    return ("an integer in " if integer else "in ") + text
 
 
 def parameter(

@@ -106,7 +106,34 @@ def gdp_epsilon(mu_: sympy.Expr, delta_: sympy.Expr,
         (lower, delta)-DP (its exact profile exceeds delta there), both checked with interval
         arithmetic on :func:`gdp_delta`.
     """
-    return bracket_decreasing(gdp_delta(mu_, _x), _x, delta_, rel_tol=rel_tol)
+    guess = _gdp_epsilon_guess(float(mu_), float(delta_))
+    return bracket_decreasing(gdp_delta(mu_, _x), _x, delta_, rel_tol=rel_tol, guess=guess)
+
+
+def _gdp_epsilon_guess(mu_: float, delta_: float) -> float | None:
+    """A floating-point solution of gdp_delta(mu, eps) = delta (certified by the caller)."""
+    import mpmath
+
+    with mpmath.workdps(30):
+        m, d = mpmath.mpf(mu_), mpmath.mpf(delta_)
+
+        def f(e: mpmath.mpf) -> mpmath.mpf:
+            return mpmath.ncdf(m / 2 - e / m) - mpmath.exp(e) * mpmath.ncdf(-m / 2 - e / m) - d
+
+        if f(0) <= 0:
+            return None
+        lo, hi = mpmath.mpf(0), mpmath.mpf(1)
+        while f(hi) > 0:
+            lo, hi = hi, hi * 2
+            if hi > 1e6:
+                return None
+        for _ in range(80):  # bisection: relative accuracy far below the 1e-12 bracket
+            mid = (lo + hi) / 2
+            if f(mid) > 0:
+                lo = mid
+            else:
+                hi = mid
+        return float((lo + hi) / 2)
 
 
 GAUSSIAN_ZCDP = register(Theorem(

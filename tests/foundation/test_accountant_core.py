@@ -1,0 +1,196 @@
+"""The accountant against closed forms, mpmath oracles and a peer library."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import pytest
+import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpaudit.accountant import Accountant, UnsupportedEventError, account, substitute
+from dpaudit.events import (
+    ApproxDP,
+    Composed,
+    Event,
+    Exponential,
+    Gaussian,
+    Group,
+    Laplace,
+    Parallel,
+    PoissonSampled,
+    PostProcessed,
+    PureDP,
+    SelfComposed,
+)
+
+
+def test_laplace_composition_closed_form():
+    g = account(SelfComposed(Laplace(10), 100))
+    assert g.epsilon == 10
+    assert g.delta == 0
+    assert g.epsilon_upper == 10.0
+    assert g.theorem.key == "basic_composition"
+
+
+def test_zcdp_route_closed_form_for_laplace():
+    # Bun-Steinke: rho = k eps0^2 / 2, eps = rho + 2 sqrt(rho log(1/delta))
+    g = account(SelfComposed(Laplace(10), 100), delta="1e-6")
+    rho = 100 * 0.1**2 / 2
+    expected = rho + 2 * math.sqrt(rho * math.log(1e6))
+    assert g.epsilon_upper == pytest.approx(expected, rel=1e-12)
+    assert g.epsilon_upper >= expected * (1 - 1e-15)
+    labels = {c.label for c in g.candidates}
+    assert {"basic composition", "zCDP to (eps, delta)"} <= labels
+
+
+def _balle_wang_delta(mu: float, eps: float) -> mpmath.mpf:
+    """Independent mpmath oracle of the analytic Gaussian profile (Balle and Wang 2018)."""
+    with mpmath.workdps(50):
+        mu, eps = mpmath.mpf(mu), mpmath.mpf(eps)
+        return mpmath.ncdf(mu / 2 - eps / mu) - mpmath.exp(eps) * mpmath.ncdf(-mu / 2 - eps / mu)
+
+
+@pytest.mark.parametrize("sigma,k,delta", [(1, 1, 1e-5), (2, 10, 1e-6), (0.8, 3, 1e-3),
+                                           (5, 100, 1e-8)])
+def test_gaussian_matches_mpmath_oracle_on_both_sides(sigma, k, delta):
+    g = account(SelfComposed(Gaussian(sigma), k), delta=delta)
+    mu = math.sqrt(k) / sigma
+    upper, lower = g.epsilon_upper, g.epsilon_lower_float
+    assert lower is not None and lower <= upper
+    assert upper - lower <= 1e-9 * max(1.0, upper)
+    # the exact profile is below delta at the upper bound and above it at the lower bound
+    assert _balle_wang_delta(mu, upper) <= delta
+    assert _balle_wang_delta(mu, lower) >= delta * (1 - 1e-9)
+
+
+def test_gaussian_matches_dp_accounting_pld():
+    dp_accounting = pytest.importorskip("dp_accounting")
+    from dp_accounting.pld import pld_privacy_accountant
+
+    acc = pld_privacy_accountant.PLDAccountant()
+    acc.compose(dp_accounting.GaussianDpEvent(2.0), 10)
+    peer = acc.get_epsilon(1e-6)
+    ours = account(SelfComposed(Gaussian(2), 10), delta="1e-6")
+    # the peer's PLD is pessimistic with a discretisation step: it may only be above ours
+    assert ours.epsilon_lower_float <= peer + 1e-9
+    assert ours.epsilon_upper == pytest.approx(peer, rel=2e-3)
+
+
+def test_parallel_add_remove_is_max_and_replace_one_adds_two_largest():
+    ar = account(Parallel([Laplace(4), Laplace(2), Laplace(8)]))
+    assert ar.epsilon == sympy.Rational(1, 2)
+    ro = account(Parallel([Laplace(4, relation="replace_one"), Laplace(2, relation="replace_one"),
+                           Laplace(8, relation="replace_one")]))
+    assert ro.epsilon == sympy.Rational(1, 2) + sympy.Rational(1, 4)
+
+
+def test_group_privacy_pure_and_approx():
+    assert account(Group(Laplace(10), 3)).epsilon == sympy.Rational(3, 10)
+    g = account(Group(ApproxDP("0.5", "1e-6"), 3))
+    assert g.epsilon == sympy.Rational(3, 2)
+    assert g.delta == 3 * sympy.exp(1) * sympy.Rational(1, 10**6)
+
+
+def test_post_processing_keeps_guarantee_but_not_exactness():
+    inner = account(Gaussian(2), delta="1e-5")
+    outer = account(PostProcessed(Gaussian(2)), delta="1e-5")
+    assert outer.epsilon == inner.epsilon
+    assert outer.epsilon_lower is None  # post-processing may lose privacy loss
+
+
+def test_approx_leaf_delta_must_fit_the_target():
+    assert account(ApproxDP(1, "1e-5")).delta == sympy.Rational(1, 10**5)
+    with pytest.raises(ValueError, match="no result proves a guarantee"):
+        account(ApproxDP(1, "1e-5"), delta="1e-6")
+
+
+def test_delta_is_validated():
+    with pytest.raises(ValueError, match=r"delta must be in \[0, 1\), got 1"):
+        account(Laplace(1), delta=1)
+    with pytest.raises(ValueError, match="delta must be in"):
+        account(Laplace(1), delta=-0.5)
+    with pytest.raises(ValueError, match="delta"):
+        account(Laplace(1), delta=float("nan"))
+
+
+def test_gaussian_needs_a_delta():
+    with pytest.raises(ValueError, match="no pure-DP guarantee"):
+        account(Gaussian(1))
+
+
+def test_unsupported_sub_event_is_named_and_nothing_is_recorded():
+    @__import__("dataclasses").dataclass(frozen=True)
+    class Mystery(Event):
+        relation = Laplace(1).relation
+
+    acc = Accountant().compose(Laplace(10))
+    with pytest.raises(UnsupportedEventError, match=r"sub-event Mystery\(\)"):
+        acc.compose(Composed([Laplace(1), Mystery()]))
+    assert acc.recorded == Laplace(10)  # the failed compose recorded nothing
+    with pytest.raises(UnsupportedEventError, match="PoissonSampled"):
+        Accountant().check(PoissonSampled(Mystery(), "0.1"))
+
+
+def test_recording_accountant_equals_functional_one():
+    acc = Accountant().compose(Laplace(10), 5).compose(Exponential("0.5"))
+    assert acc.guarantee().epsilon == account(
+        Composed([SelfComposed(Laplace(10), 5), Exponential("0.5")])).epsilon
+    with pytest.raises(ValueError, match="count must be an integer"):
+        acc.compose(Laplace(1), 0)
+    assert len(acc._recorded) == 2
+
+
+def test_symbolic_tree_gives_symbolic_guarantee_that_specialises():
+    b, k = sympy.symbols("b k", positive=True)
+    g = account(SelfComposed(Laplace(b), k))
+    assert sympy.simplify(g.epsilon - k / b) == 0
+    assert g.epsilon_upper is None and g.symbolic
+    concrete = account(substitute(SelfComposed(Laplace(b), k), {"b": 10, "k": 100}))
+    assert concrete.epsilon == g.epsilon.subs({b: 10, k: 100})
+
+
+def test_symbolic_gaussian_gives_zcdp_formula():
+    sigma, k, d = sympy.symbols("sigma k delta", positive=True)
+    g = account(SelfComposed(Gaussian(sigma), k), delta=d)
+    at = {sigma: 3, k: 10, d: sympy.Rational(1, 10**5)}
+    numeric = account(SelfComposed(Gaussian(3), 10), delta="1e-5")
+    # the symbolic bound, evaluated, is a valid bound: at least the numeric tightest one
+    assert float(g.epsilon.subs(at)) >= numeric.epsilon_upper - 1e-12
+
+
+def test_derivation_text_and_latex_cite_theorems():
+    g = account(SelfComposed(Laplace(10), 100), delta="1e-6")
+    text = g.text()
+    assert "Bun and Steinke 2016, Proposition 1.3" in text
+    assert "Dwork and Roth 2014, Theorem 3.6" in text
+    assert "candidates compared" in text
+    latex = g.latex()
+    assert latex.startswith(r"\begin{itemize}") and latex.rstrip().endswith(r"\end{itemize}")
+    d = g.to_dict()
+    assert d["epsilon"] == g.epsilon_upper and d["theorem"] == "zCDP to (eps, delta)"
+
+
+@settings(max_examples=40, deadline=None)
+@given(scale=st.integers(1, 1000), k=st.integers(1, 50), delta_exp=st.integers(3, 12))
+def test_k_at_once_equals_k_times_random(scale, k, delta_exp):
+    delta = sympy.Rational(1, 10**delta_exp)
+    once = account(SelfComposed(Laplace(scale), k), delta=delta).epsilon_upper
+    times = account(Composed([Laplace(scale)] * k), delta=delta).epsilon_upper
+    assert once == pytest.approx(times, rel=1e-12)
+
+
+@settings(max_examples=15, deadline=None)
+@given(sigma=st.integers(1, 20), k=st.integers(1, 30))
+def test_gaussian_monotone_in_sigma_and_count(sigma, k):
+    e = account(SelfComposed(Gaussian(sigma), k), delta="1e-6").epsilon_upper
+    assert account(SelfComposed(Gaussian(sigma + 1), k), delta="1e-6").epsilon_upper <= e
+    assert account(SelfComposed(Gaussian(sigma), k + 1), delta="1e-6").epsilon_upper >= e
+
+
+def test_pure_dp_rounded_up_never_below_exact():
+    g = account(SelfComposed(PureDP(0.1), 10))
+    assert g.epsilon > 1
+    assert g.epsilon_upper > 1.0

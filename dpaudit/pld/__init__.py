@@ -8,6 +8,7 @@ Build a :class:`PLDPair` with a mechanism builder, compose with :meth:`PLDPair.c
 from dpaudit.pld.distribution import LowerPLD, PrivacyLossDistribution, UpperPLD
 from dpaudit.pld.mechanisms import (
     DEFAULT_DISCRETIZATION,
+    bounded_range,
     discrete_gaussian,
     discrete_laplace,
     from_atoms,
@@ -24,6 +25,7 @@ __all__ = [
     "PLDPair",
     "PrivacyLossDistribution",
     "UpperPLD",
+    "bounded_range",
     "discrete_gaussian",
     "discrete_laplace",
     "from_atoms",

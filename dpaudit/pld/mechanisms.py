@@ -38,6 +38,7 @@ from dpaudit.pld.pair import PLDPair
 
 __all__ = [
     "DEFAULT_DISCRETIZATION",
+    "bounded_range",
     "discrete_gaussian",
     "discrete_laplace",
     "from_atoms",
@@ -599,3 +600,43 @@ def laplace(scale: float, sensitivity: float = 1.0, *, sampling_probability: flo
     if q == 1:
         return PLDPair(remove, remove)
     return PLDPair(remove, _continuous_pld(_laplace_pair(b, q, "add"), h, tail))
+
+
+def _bounded_range_pair(epsilon: float) -> _ContinuousPair:
+    """The pair dominating every eps-BR pair: P-loss density e^{(l-eps)/2}/(2(1-e^{-eps})) on
+    (-eps, eps), no atoms (see :mod:`dpaudit.theorems.bounded_range`)."""
+    log_norm = math.log(2 * -math.expm1(-epsilon))
+
+    def logp(x: np.ndarray) -> np.ndarray:
+        return (x - epsilon) / 2 - log_norm
+
+    def logq(x: np.ndarray) -> np.ndarray:
+        return (-x - epsilon) / 2 - log_norm
+
+    def ident(x: np.ndarray) -> np.ndarray:
+        return x
+
+    return _ContinuousPair(logp=logp, logq=logq, loss=ident, inverse=ident, xa=-epsilon,
+                           xb=epsilon, scale=max(epsilon, 1e-3) * 4,
+                           tails=(0.0, 0.0, 0.0, 0.0))
+
+
+def bounded_range(epsilon: float, *, value_discretization: float = DEFAULT_DISCRETIZATION,
+                  tail: float = DEFAULT_TAIL) -> PLDPair:
+    """The PLD of the pair dominating every eps-bounded-range mechanism.
+
+    Privacy: every eps-BR pair (e.g. the exponential mechanism with parameter eps) is a
+    post-processing of this pair (Dong, Durfee, Rogers 2020, reduction to generalized
+    randomized response, with the supremum over t in closed form), so the *upper* bounds of the
+    returned PLD and of its compositions hold for adaptive compositions of eps-BR mechanisms
+    (Zhu, Dong, Wang 2022, Theorem 10).  The lower bounds refer to this dominating pair, not
+    to a particular mechanism.
+
+    Raises:
+        ValueError: if epsilon is not in (0, 700).
+    """
+    e = _check_positive("epsilon", epsilon)
+    if e >= 700:
+        raise ValueError(f"epsilon must be in (0, 700), got {epsilon!r}")
+    d = _continuous_pld(_bounded_range_pair(e), _check_h(value_discretization), tail)
+    return PLDPair(d, d)

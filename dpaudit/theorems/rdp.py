@@ -1,0 +1,294 @@
+"""Renyi differential privacy (Mironov 2017) and its subsampled forms.
+
+A mechanism is (alpha, tau)-RDP when the Renyi divergence of order alpha between its output
+laws on neighbouring datasets is at most tau.  Each function computes one RDP curve value
+exactly (sympy) or the conversion to (eps, delta)-DP; it is the only place its formula lives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import mpmath
+import sympy
+
+from dpaudit.numeric import exact, float_up
+from dpaudit.theorems.base import Theorem, register
+
+__all__ = [
+    "DEFAULT_ORDERS",
+    "RDP_CONVERSION",
+    "RDP_GAUSSIAN",
+    "RDP_LAPLACE",
+    "RDP_PURE",
+    "RDP_RANDOMIZED_RESPONSE",
+    "RDP_SUBSAMPLED_GAUSSIAN",
+    "RDP_WITHOUT_REPLACEMENT",
+    "gaussian_rdp",
+    "laplace_rdp",
+    "pure_rdp",
+    "randomized_response_rdp",
+    "rdp_to_approx",
+    "subsampled_gaussian_rdp",
+    "without_replacement_rdp",
+]
+
+alpha, sigma, b, p, eps, q, tau, delta = sympy.symbols(
+    "alpha sigma b p epsilon q tau delta", positive=True)
+j = sympy.Symbol("j", integer=True, nonnegative=True)
+
+#: Integer orders used when a whole RDP curve is needed.
+DEFAULT_ORDERS: tuple[int, ...] = (*range(2, 65), 80, 96, 128, 160, 192, 256, 384, 512, 1024)
+
+
+def _order(order: sympy.Expr, *, integer: bool = False) -> sympy.Expr:
+    a = exact(order, "order")
+    if not a.free_symbols and not a > 1:
+        raise ValueError(f"order alpha must be > 1, got {a}")
+    if integer and not (a.is_Integer and a >= 2):
+        raise ValueError(f"order alpha must be an integer >= 2 here, got {a}")
+    return a
+
+
+RDP_GAUSSIAN = register(Theorem(
+    key="rdp_gaussian",
+    name="RDP of the Gaussian mechanism",
+    citation="Mironov 2017, Proposition 7 / Table II",
+    assumptions="L2 sensitivity Delta, N(0, sigma^2) noise; any order alpha > 1",
+    statement="M is (alpha, alpha Delta^2 / (2 sigma^2))-RDP",
+    bound={"tau": alpha / (2 * sigma**2)},
+    domain=(alpha > 1, sigma > 0),
+    latex=r"\tau(\alpha) = \alpha\Delta^2/(2\sigma^2)",
+))
+
+
+def gaussian_rdp(order: sympy.Expr, sigma_: sympy.Expr, sensitivity: sympy.Expr = 1) -> sympy.Expr:
+    """alpha Delta^2 / (2 sigma^2) (Mironov 2017, Proposition 7).
+
+    Privacy: D_alpha(N(0, s^2) || N(Delta, s^2)) = alpha Delta^2 / (2 s^2) for every alpha > 1.
+    """
+    scale = exact(sigma_, "sigma") / exact(sensitivity, "sensitivity")
+    return _order(order) / (2 * scale**2)
+
+
+RDP_LAPLACE = register(Theorem(
+    key="rdp_laplace",
+    name="RDP of the Laplace mechanism",
+    citation="Mironov 2017, Table II (Laplace row)",
+    assumptions="L1 sensitivity Delta, Lap(b) noise, lambda = b / Delta; order alpha > 1",
+    statement=("M is (alpha, 1/(alpha-1) log(alpha/(2alpha-1) e^{(alpha-1)/lambda} "
+               "+ (alpha-1)/(2alpha-1) e^{-alpha/lambda}))-RDP"),
+    bound={"tau": sympy.log(alpha / (2 * alpha - 1) * sympy.exp((alpha - 1) / b)
+                            + (alpha - 1) / (2 * alpha - 1) * sympy.exp(-alpha / b)) / (alpha - 1)},
+    domain=(alpha > 1, b > 0),
+))
+
+
+def laplace_rdp(order: sympy.Expr, scale: sympy.Expr, sensitivity: sympy.Expr = 1) -> sympy.Expr:
+    """The exact Renyi divergence of order alpha of the Laplace mechanism (Mironov 2017, Table II).
+
+    Privacy: D_alpha(Lap(0, b) || Lap(Delta, b)) equals the returned value (tight).
+    """
+    a = _order(order)
+    lam = exact(scale, "scale") / exact(sensitivity, "sensitivity")
+    return sympy.log(a / (2 * a - 1) * sympy.exp((a - 1) / lam)
+                     + (a - 1) / (2 * a - 1) * sympy.exp(-a / lam)) / (a - 1)
+
+
+RDP_RANDOMIZED_RESPONSE = register(Theorem(
+    key="rdp_randomized_response",
+    name="RDP of randomized response",
+    citation="Mironov 2017, Table II (randomized response row)",
+    assumptions="binary randomized response reporting the true bit with probability p > 1/2",
+    statement=("M is (alpha, 1/(alpha-1) log(p^alpha (1-p)^{1-alpha} + (1-p)^alpha "
+               "p^{1-alpha}))-RDP"),
+    bound={"tau": sympy.log(p**alpha * (1 - p)**(1 - alpha) + (1 - p)**alpha * p**(1 - alpha))
+           / (alpha - 1)},
+    domain=(alpha > 1, p > sympy.Rational(1, 2), p < 1),
+))
+
+
+def randomized_response_rdp(order: sympy.Expr, truth_probability: sympy.Expr) -> sympy.Expr:
+    """The exact Renyi divergence of binary randomized response (Mironov 2017, Table II).
+
+    Raises:
+        ValueError: if the probability is not in [1/2, 1).
+    """
+    a = _order(order)
+    pp = exact(truth_probability, "truth_probability")
+    if not pp.free_symbols and not (sympy.Rational(1, 2) <= pp < 1):
+        raise ValueError(f"truth_probability must be in [1/2, 1), got {pp}")
+    return sympy.log(pp**a * (1 - pp) ** (1 - a) + (1 - pp) ** a * pp ** (1 - a)) / (a - 1)
+
+
+RDP_PURE = register(Theorem(
+    key="rdp_pure",
+    name="RDP of a pure-DP mechanism",
+    citation=("Mironov 2017, Proposition 3 (tau <= eps); the binary randomized response with "
+              "p = e^eps/(1+e^eps) dominates every eps-DP pair (Kairouz, Oh, Viswanath 2015, "
+              "Theorem 2.1), so its RDP (Mironov 2017, Table II) bounds every eps-DP mechanism"),
+    assumptions="an eps-DP mechanism; order alpha > 1",
+    statement="M is (alpha, min(eps, tau_RR(alpha, e^eps/(1+e^eps))))-RDP",
+    bound={"tau": eps},
+    domain=(alpha > 1, eps >= 0),
+))
+
+
+def pure_rdp(order: sympy.Expr, epsilon: sympy.Expr) -> sympy.Expr:
+    """An RDP bound of order alpha for any eps-DP mechanism: min(eps, RDP of RR_eps).
+
+    Privacy: Renyi divergence satisfies the data-processing inequality and every eps-DP pair is
+    a post-processing of binary randomized response with parameter eps (KOV15, Theorem 2.1).
+    """
+    e = exact(epsilon, "epsilon")
+    rr = randomized_response_rdp(order, sympy.exp(e) / (1 + sympy.exp(e)))
+    return sympy.Min(e, rr)
+
+
+RDP_SUBSAMPLED_GAUSSIAN = register(Theorem(
+    key="rdp_subsampled_gaussian",
+    name="RDP of the Poisson-subsampled Gaussian",
+    citation="Mironov, Talwar, Zhang 2019, Theorem 4 (integer orders, Section 3.3)",
+    assumptions=("Poisson sampling with probability q, Gaussian noise sigma with sensitivity 1, "
+                 "add/remove relation; integer order alpha >= 2"),
+    statement=("M is (alpha, 1/(alpha-1) log sum_j binom(alpha, j) (1-q)^{alpha-j} q^j "
+               "exp((j^2 - j)/(2 sigma^2)))-RDP"),
+    bound={"tau": sympy.log(sympy.Sum(sympy.binomial(alpha, j) * (1 - q) ** (alpha - j) * q**j
+                                      * sympy.exp((j**2 - j) / (2 * sigma**2)), (j, 0, alpha)))
+           / (alpha - 1)},
+    domain=(alpha > 1, q > 0, q <= 1, sigma > 0),
+))
+
+
+def subsampled_gaussian_rdp(order: int, sigma_: sympy.Expr, sampling_probability: sympy.Expr,
+                            sensitivity: sympy.Expr = 1, *, numeric: bool = False) -> sympy.Expr:
+    """The RDP of order alpha (integer) of the Poisson-subsampled Gaussian mechanism.
+
+    Privacy: Mironov, Talwar, Zhang 2019, Theorem 4 and Section 3.3: for integer alpha the
+    Renyi divergence of both directions is at most
+    ``1/(alpha-1) log sum_j binom(alpha,j) (1-q)^{alpha-j} q^j exp((j^2-j) Delta^2/(2 sigma^2))``.
+
+    Args:
+        order: integer alpha >= 2.
+        sigma_: noise standard deviation.
+        sampling_probability: q in (0, 1].
+        sensitivity: L2 sensitivity.
+        numeric: evaluate the same formula with 60-digit mpmath numbers (fast; used to choose
+            the order) instead of building the exact sympy expression.
+
+    Raises:
+        ValueError: if alpha is not an integer >= 2 or q is not in (0, 1].
+    """
+    a = _order(order, integer=True)
+    qq = exact(sampling_probability, "sampling_probability")
+    if not qq.free_symbols and not (0 < qq <= 1):
+        raise ValueError(f"sampling_probability must be in (0, 1], got {qq}")
+    s2 = (exact(sigma_, "sigma") / exact(sensitivity, "sensitivity")) ** 2
+    n = int(a)
+    if numeric:
+        with mpmath.workdps(60):
+            qm, sm = mpmath.mpf(sympy.N(qq, 70)), mpmath.mpf(sympy.N(s2, 70))
+            total = mpmath.fsum(mpmath.binomial(n, i) * (1 - qm) ** (n - i) * qm**i
+                                * mpmath.exp((i * i - i) / (2 * sm)) for i in range(n + 1))
+            return sympy.Float(mpmath.log(total) / (n - 1), 60)
+    total = sympy.Add(*[sympy.binomial(n, i) * (1 - qq) ** (n - i) * qq**i
+                        * sympy.exp(sympy.Integer(i * i - i) / (2 * s2)) for i in range(n + 1)])
+    return sympy.log(total) / (n - 1)
+
+
+RDP_WITHOUT_REPLACEMENT = register(Theorem(
+    key="rdp_without_replacement",
+    name="RDP amplification by sampling without replacement",
+    citation="Wang, Balle, Kasiviswanathan 2019 (AISTATS), Theorem 9",
+    assumptions=("subsample of m out of n records without replacement, gamma = m/n, "
+                 "replace-one relation; base mechanism with RDP curve tau(j) and "
+                 "tau(inf) (possibly infinite); integer order alpha >= 2"),
+    statement=("tau'(alpha) <= 1/(alpha-1) log(1 + gamma^2 binom(alpha,2) min(4(e^{tau(2)}-1), "
+               "e^{tau(2)} min(2, (e^{tau(inf)}-1)^2)) + sum_{j=3}^alpha gamma^j binom(alpha,j) "
+               "e^{(j-1) tau(j)} min(2, (e^{tau(inf)}-1)^j))"),
+    bound={},
+    domain=(alpha > 1,),
+))
+
+
+def without_replacement_rdp(order: int, sampling_ratio: sympy.Expr,
+                            base_rdp: Callable[[int], sympy.Expr],
+                            base_rdp_infinity: sympy.Expr = sympy.oo) -> sympy.Expr:
+    """An RDP bound of integer order alpha after sampling m of n records without replacement.
+
+    Privacy: Wang, Balle, Kasiviswanathan 2019, Theorem 9 (replace-one relation).
+
+    Args:
+        order: integer alpha >= 2.
+        sampling_ratio: gamma = m / n in (0, 1].
+        base_rdp: tau(j) of the base mechanism for integers j >= 2.
+        base_rdp_infinity: tau(inf) (the pure-DP epsilon), or infinity.
+
+    Raises:
+        ValueError: on bad order or ratio.
+    """
+    a = int(_order(order, integer=True))
+    g = exact(sampling_ratio, "sampling_ratio")
+    if not g.free_symbols and not (0 < g <= 1):
+        raise ValueError(f"sampling_ratio must be in (0, 1], got {g}")
+    inf_tau = sympy.sympify(base_rdp_infinity)
+
+    def cap(power: int) -> sympy.Expr:
+        if inf_tau is sympy.oo:
+            return sympy.Integer(2)
+        return sympy.Min(2, (sympy.exp(inf_tau) - 1) ** power)
+
+    t2 = exact(base_rdp(2), "base_rdp(2)")
+    total = 1 + g**2 * sympy.binomial(a, 2) * sympy.Min(4 * (sympy.exp(t2) - 1),
+                                                        sympy.exp(t2) * cap(2))
+    for i in range(3, a + 1):
+        tau_i = exact(base_rdp(i), "tau")
+        total += g**i * sympy.binomial(a, i) * sympy.exp((i - 1) * tau_i) * cap(i)
+    return sympy.log(total) / (a - 1)
+
+
+RDP_CONVERSION = register(Theorem(
+    key="rdp_to_approx_bbgg20",
+    name="RDP to (eps, delta) (improved conversion)",
+    citation="Balle, Barthe, Gaboardi, Hsu, Sato 2020 (AISTATS), Theorem 21",
+    assumptions="an (alpha, tau)-RDP mechanism, alpha > 1, 0 < delta < 1",
+    statement="M is (tau + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1), delta)-DP",
+    bound={"epsilon": tau + sympy.log((alpha - 1) / alpha)
+           - (sympy.log(delta) + sympy.log(alpha)) / (alpha - 1)},
+    domain=(alpha > 1, delta > 0, delta < 1),
+    latex=(r"\varepsilon = \tau + \log\frac{\alpha-1}{\alpha}"
+           r" - \frac{\log\delta + \log\alpha}{\alpha - 1}"),
+))
+
+
+def rdp_to_approx(orders: Sequence[sympy.Expr], taus: Sequence[sympy.Expr],
+                  delta_: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+    """The best (eps, order) over a curve by Balle et al. 2020, Theorem 21.
+
+    Each order gives a valid epsilon (also never worse than Mironov 2017, Proposition 3,
+    ``tau + log(1/delta)/(alpha-1)``, which is kept when smaller); the smallest is returned.
+
+    Returns:
+        ``(epsilon, alpha)``: the exact epsilon and the order that gave it.
+
+    Raises:
+        ValueError: if delta is not in (0, 1) or the lists are empty or of different lengths.
+    """
+    d = exact(delta_, "delta")
+    if not d.free_symbols and not (0 < d < 1):
+        raise ValueError(f"delta must be in (0, 1), got {d}")
+    if not orders or len(orders) != len(taus):
+        raise ValueError("orders and taus must be non-empty and of equal length")
+    best: tuple[float, sympy.Expr, sympy.Expr] | None = None
+    for a_raw, t_raw in zip(orders, taus, strict=True):
+        a = _order(a_raw)
+        t = exact(t_raw, "tau") if not isinstance(t_raw, sympy.Float) else t_raw
+        improved = t + sympy.log((a - 1) / a) - (sympy.log(d) + sympy.log(a)) / (a - 1)
+        mironov = t + sympy.log(1 / d) / (a - 1)
+        for cand in (improved, mironov):
+            value = float(cand.evalf(30)) if cand.has(sympy.Float) else float_up(cand)
+            if best is None or value < best[0]:
+                best = (value, cand, a)
+    if best is None:  # unreachable: orders is non-empty
+        raise ValueError("no order given")
+    return sympy.Max(best[1], sympy.Integer(0)), best[2]

@@ -73,3 +73,61 @@ def zcdp_to_approx(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
         raise ValueError(f"zCDP conversion: delta must be in (0, 1), got {d}")
     r = exact(rho_, "rho")
     return r + 2 * sympy.sqrt(r * sympy.log(1 / d))
+
+
+ZCDP_TO_APPROX_OPTIMAL = register(Theorem(
+    key="zcdp_to_approx_cks20",
+    name="zCDP to (eps, delta) (optimal conversion)",
+    citation="Canonne, Kamath, Steinke 2020 (The Discrete Gaussian for DP), Corollary 13",
+    assumptions="a rho-zCDP mechanism; 0 < delta < 1; any order alpha > 1",
+    statement=("M is (eps, delta)-DP for every alpha > 1 with eps = alpha rho + (log(1/delta) "
+               "+ alpha log(1 - 1/alpha) - log(alpha - 1))/(alpha - 1)"),
+    bound={"epsilon": sympy.Symbol("alpha") * rho + (sympy.log(1 / delta)
+           + sympy.Symbol("alpha") * sympy.log(1 - 1 / sympy.Symbol("alpha"))
+           - sympy.log(sympy.Symbol("alpha") - 1)) / (sympy.Symbol("alpha") - 1)},
+    domain=(rho > 0, delta > 0, delta < 1),
+    latex=(r"\varepsilon = \inf_{\alpha>1} \alpha\rho + \frac{\log(1/\delta) + "
+           r"\alpha\log(1-1/\alpha) - \log(\alpha-1)}{\alpha-1}"),
+))
+
+
+def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
+    """The CKS20 conversion of rho-zCDP to (eps, delta)-DP at a near-optimal rational alpha.
+
+    ``delta = exp((alpha-1)(alpha rho - eps)) (1-1/alpha)^alpha / (alpha-1)`` solved for eps; every
+    alpha > 1 gives a valid epsilon, so the order is chosen numerically and the value at that
+    (rational) order is returned exactly.
+
+    Privacy: Canonne, Kamath, Steinke 2020, Proposition 12 / Corollary 13: rho-zCDP implies
+    (eps, delta)-DP with the returned eps (never larger than Bun-Steinke's rho + 2 sqrt(rho
+    log(1/delta)) at the optimal order).
+
+    Raises:
+        ValueError: if delta is not in (0, 1) or rho is not positive.
+    """
+    import mpmath
+
+    d = exact(delta_, "delta")
+    r = exact(rho_, "rho")
+    if r.free_symbols or d.free_symbols:
+        raise ValueError("the optimal zCDP conversion needs numeric rho and delta")
+    if not (0 < d < 1):
+        raise ValueError(f"delta must be in (0, 1), got {d}")
+    if not r > 0:
+        raise ValueError(f"rho must be > 0, got {r}")
+    a = sympy.Symbol("alpha")
+
+    def value(order: sympy.Expr) -> sympy.Expr:
+        return (order * r + (sympy.log(1 / d) + order * sympy.log(1 - 1 / order)
+                             - sympy.log(order - 1)) / (order - 1))
+
+    fn = sympy.lambdify(a, value(a), "mpmath")
+    with mpmath.workdps(30):
+        guess = 1 + float(mpmath.sqrt(mpmath.log(1 / mpmath.mpf(sympy.N(d, 40)))
+                                      / mpmath.mpf(sympy.N(r, 40))))
+        best = mpmath.findroot(lambda x: mpmath.diff(fn, x), max(guess, 1.01))
+        best = float(best) if mpmath.isfinite(best) and best > 1 else guess
+    order = sympy.nsimplify(round(best, 6), rational=True)
+    if order <= 1:
+        order = sympy.Rational(101, 100)
+    return value(order)

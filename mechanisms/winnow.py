@@ -103,10 +103,10 @@ def _count(name: str, value: Any, low: int = 1) -> int:
 
 def _stream(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     xs, ys = np.asarray(x), np.asarray(y)
-    if xs.ndim != 2 or xs.shape[0] < 1 or not np.isin(xs, (-1, 1)).all():
+    if xs.ndim != 2 or xs.shape[0] < 1 or not (np.abs(xs) == 1).all():
         raise ValueError(f"x must be a (T, d) array with entries in {{-1, 1}}, got shape "
                          f"{xs.shape}")
-    if ys.shape != (xs.shape[0],) or not np.isin(ys, (-1, 1)).all():
+    if ys.shape != (xs.shape[0],) or not (np.abs(ys) == 1).all():
         raise ValueError(f"y must be T = {xs.shape[0]} labels in {{-1, 1}}, got shape "
                          f"{ys.shape}")
     return xs.astype(np.int64), ys.astype(np.int64)
@@ -449,13 +449,19 @@ class DPWinnow:
         Raises:
             ValueError: on a malformed stream, or one longer than the horizon.
         """
+        return self._play(*self._checked(x, y), rng)
+
+    def _checked(self, x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         xs, ys = _stream(x, y)
-        p = self.params
         if xs.shape[1] != self.d:
             raise ValueError(f"x must have d = {self.d} columns, got {xs.shape[1]}")
-        if xs.shape[0] > p.horizon:
-            raise ValueError(f"the stream must have at most T = {p.horizon} rounds, got "
-                             f"{xs.shape[0]}")
+        if xs.shape[0] > self.params.horizon:
+            raise ValueError(f"the stream must have at most T = {self.params.horizon} rounds, "
+                             f"got {xs.shape[0]}")
+        return xs, ys
+
+    def _play(self, xs: np.ndarray, ys: np.ndarray, rng: np.random.Generator) -> DPWinnowRun:
+        p = self.params
         score = np.zeros(self.d)          # u_j = sum over updates of y_hat x_hat_j
         w_tilde = np.full(self.d, 1.0 / self.d)
         session = self.above_threshold.start(rng)
@@ -493,6 +499,12 @@ class DPWinnow:
     def __call__(self, dataset: tuple[Any, Any], rng: np.random.Generator) -> tuple[int, ...]:
         """Auditable form: ``dataset = (x, y)``; the output is :meth:`DPWinnowRun.output`."""
         return self.run(dataset[0], dataset[1], rng).output()
+
+    def batch(self, dataset: tuple[Any, Any], n: int, rng: np.random.Generator
+              ) -> list[tuple[int, ...]]:
+        """n independent runs on the same stream (validated once), for the auditor."""
+        xs, ys = self._checked(dataset[0], dataset[1])
+        return [self._play(xs, ys, rng).output() for _ in range(n)]
 
 
 def winnow_neighbouring_pair(d: int) -> tuple[tuple[np.ndarray, np.ndarray],

@@ -34,4 +34,6 @@ __all__ = [
     "register_rule",
     "substitute",
 ]
+from dpaudit.accountant import tight as _tight  # noqa: F401  (registers PLD/optimal/RDP rules)
+from dpaudit.theorems import cover as _cover  # noqa: F401  (registers the EMCover rule)
 from dpaudit.theorems import stability as _stability  # noqa: F401  (registers the 003 rules)

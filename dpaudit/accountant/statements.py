@@ -222,7 +222,14 @@ class Concentrated(Statement):
         step = Step(zcdp.ZCDP_TO_APPROX, self.step.event,
                     f"({show(eps)}, {show(delta)})-DP",
                     f"eps = rho + 2 sqrt(rho log(1/delta)) = {show(eps)}", (self.step,))
-        return [Candidate(eps, delta, step)]
+        out = [Candidate(eps, delta, step)]
+        if not (self.rho.free_symbols or delta.free_symbols):
+            opt = zcdp.zcdp_to_approx_optimal(self.rho, delta)
+            out.append(Candidate(opt, delta, Step(
+                zcdp.ZCDP_TO_APPROX_OPTIMAL, self.step.event, f"({show(opt)}, {show(delta)})-DP",
+                "eps = alpha rho + (log(1/delta) + alpha log(1 - 1/alpha) - log(alpha - 1))"
+                f"/(alpha - 1) = {show(opt)}", (self.step,))))
+        return out
 
 
 @dataclasses.dataclass(frozen=True)

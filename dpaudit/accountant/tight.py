@@ -1,0 +1,332 @@
+"""Tight accounting rules: PLD, optimal, advanced and Renyi composition, bounded range.
+
+Importing this module adds rules to :data:`~dpaudit.accountant.rules.RULES`; they sit beside
+the basic rules, so every node keeps all the results whose assumptions hold and the
+accountant chooses the tightest, listing the candidates it compared.  The new currencies
+compute their epsilon at the requested delta (they are whole privacy profiles, not one
+(eps, delta) point):
+
+* :class:`LossDistribution` -- a :class:`~dpaudit.pld.PLDPair` with certified upper and lower
+  profiles; its candidates carry ``epsilon_lower`` when the discretised pair is the event's
+  own (not merely a dominating pair of a family).
+* :class:`OptimalComposition` -- k-fold composition of an (eps, delta)-DP mechanism by the
+  exact Kairouz-Oh-Viswanath formula.
+* :class:`AdvancedComposition` -- Dwork-Rothblum-Vadhan with the slack delta' equal to the
+  requested delta minus k delta_0.
+* :class:`RenyiCurve` -- an RDP curve on integer orders, converted with Balle et al. 2020.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import sympy
+
+from dpaudit import events as ev
+from dpaudit import pld
+from dpaudit.accountant.rules import Children, of_currency, register_rule
+from dpaudit.accountant.statements import (
+    Candidate,
+    Concentrated,
+    Pure,
+    Statement,
+    Step,
+    show,
+)
+from dpaudit.events.base import Event
+from dpaudit.numeric import EvaluationError
+from dpaudit.theorems import advanced, optimal, rdp
+from dpaudit.theorems import bounded_range as br
+from dpaudit.theorems.base import Theorem, register
+
+__all__ = ["PLD_ACCOUNTING", "AdvancedComposition", "LossDistribution", "OptimalComposition",
+           "RenyiCurve"]
+
+PLD_ACCOUNTING = register(Theorem(
+    key="pld_fft",
+    name="privacy loss distribution",
+    citation=("Sommer, Meiser, Mohammadi 2019, Theorem 1 (PLD composition by convolution); "
+              "Doroshenko, Ghazi, Kamath, Kumar, Manurangsi 2022, Theorem 4.3 (connect-the-dots "
+              "pessimistic discretisation); Zhu, Dong, Wang 2022, Theorems 10-11 (dominating "
+              "pairs, Poisson subsampling)"),
+    assumptions=("adaptive composition of mechanisms whose dominating pairs are known; "
+                 "Poisson subsampling under add/remove; both directions are accounted"),
+    statement=("delta_lower(eps) <= delta(eps) <= delta_upper(eps) with every discretisation, "
+               "truncation and FFT rounding error bounded and added"),
+))
+
+#: Grid step of the privacy-loss distributions built by the accountant.
+VALUE_DISCRETIZATION = 1e-4
+
+
+def _number(value: Any) -> float | None:
+    """A float for a numeric exact value, None for a symbolic one."""
+    expr = sympy.sympify(value)
+    if expr.free_symbols:
+        return None
+    try:
+        return float(expr)
+    except (TypeError, ValueError):
+        return None
+
+
+def _rational_up(x: float) -> sympy.Expr:
+    return sympy.nsimplify(x, rational=True) if x == 0 else sympy.Rational(x)
+
+
+@dataclasses.dataclass(frozen=True)
+class LossDistribution(Statement):
+    """A privacy loss distribution (both directions) of the event."""
+
+    pair: pld.PLDPair | None = None
+    tight: bool = True
+    currency = "pld"
+
+    def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
+        d = _number(delta) if delta is not None else None
+        if self.pair is None or d is None or not (0 < d < 1):
+            return []
+        lo, hi = self.pair.epsilon_bounds(d)
+        if not math.isfinite(hi):
+            return []
+        upper = sympy.Rational(max(hi, 0.0))
+        lower = sympy.Rational(lo) if self.tight and lo > 0 else None
+        step = Step(PLD_ACCOUNTING, self.step.event, f"({show(upper)}, {show(delta)})-DP",
+                    f"epsilon in [{lo:.10g}, {hi:.10g}] at delta = {show(delta)} "
+                    f"(grid {self.pair.h:g})", (self.step,),
+                    note=("upper: connect-the-dots dominating pair; lower: post-processed pair"
+                          if self.tight else "dominating pair of a family: upper bound only"))
+        return [Candidate(upper, delta, step, lower)]
+
+
+@dataclasses.dataclass(frozen=True)
+class OptimalComposition(Statement):
+    """k-fold composition of an (epsilon0, delta0)-DP mechanism, resolved at the target delta."""
+
+    epsilon0: sympy.Expr = sympy.Integer(0)
+    delta0: sympy.Expr = sympy.Integer(0)
+    count: int = 1
+    currency = "optimal"
+
+    def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
+        if delta is None or _number(delta) is None or _number(self.epsilon0) is None:
+            return []
+        try:
+            eps = optimal.optimal_epsilon(self.epsilon0, self.delta0, self.count, delta)
+        except (ValueError, EvaluationError):
+            return []
+        step = Step(optimal.OPTIMAL_COMPOSITION, self.step.event,
+                    f"({show(eps)}, {show(delta)})-DP",
+                    f"smallest eps_g with delta_g(eps_g) <= {show(delta)}, k = {self.count}, "
+                    f"eps_0 = {show(self.epsilon0)}, delta_0 = {show(self.delta0)}", (self.step,))
+        # the bound is attained by k-fold binary randomized response, so for that event it is
+        # also the exact value (a certified lower bound)
+        event = self.step.event
+        inner = getattr(event, "event", None)
+        exact_here = (isinstance(inner, ev.RandomizedResponse) and self.delta0 == 0
+                      and _number(getattr(inner, "categories", 2)) == 2)
+        return [Candidate(eps, delta, step, eps if exact_here else None)]
+
+
+@dataclasses.dataclass(frozen=True)
+class AdvancedComposition(Statement):
+    """k-fold advanced composition, with slack delta' = target delta - k delta0."""
+
+    epsilon0: sympy.Expr = sympy.Integer(0)
+    delta0: sympy.Expr = sympy.Integer(0)
+    count: int = 1
+    currency = "advanced"
+
+    def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
+        if delta is None or _number(delta) is None or _number(self.epsilon0) is None:
+            return []
+        slack = sympy.sympify(delta) - self.count * self.delta0
+        if _number(slack) is None or not (0 < _number(slack) < 1):
+            return []
+        eps, dlt = advanced.advanced_composition(self.epsilon0, self.delta0, self.count, slack)
+        step = Step(advanced.ADVANCED_COMPOSITION, self.step.event,
+                    f"({show(eps)}, {show(dlt)})-DP",
+                    f"eps = sqrt(2k ln(1/delta')) eps_0 + k eps_0 (e^eps_0 - 1), k = {self.count},"
+                    f" delta' = {show(slack)}", (self.step,))
+        return [Candidate(eps, dlt, step)]
+
+
+@dataclasses.dataclass(frozen=True)
+class RenyiCurve(Statement):
+    """An RDP curve tau(alpha) on integer orders (numeric values, exact at the chosen order)."""
+
+    orders: tuple[int, ...] = ()
+    taus: tuple[sympy.Expr, ...] = ()
+    exact_tau: Any = None  # callable order -> exact tau, used for the chosen order
+    currency = "rdp"
+
+    def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
+        if delta is None or _number(delta) is None or not (0 < _number(delta) < 1):
+            return []
+        _, order = rdp.rdp_to_approx(self.orders, self.taus, delta)
+        eps, _ = rdp.rdp_to_approx([order], [self.exact_tau(int(order))], delta)
+        step = Step(rdp.RDP_CONVERSION, self.step.event, f"({show(eps)}, {show(delta)})-DP",
+                    f"order alpha = {order}", (self.step,))
+        return [Candidate(eps, delta, step)]
+
+
+# ---------------------------------------------------------------------------- PLD builders
+
+
+def _leaf_pld(event: Event, rate: float = 1.0) -> tuple[pld.PLDPair, bool] | None:
+    """The PLD of a leaf (optionally Poisson-subsampled), and whether it is the event's own."""
+    h = VALUE_DISCRETIZATION
+    kw = {"sampling_probability": rate, "value_discretization": h}
+    if isinstance(event, ev.Gaussian):
+        s, d = _number(event.sigma), _number(event.sensitivity)
+        return (pld.gaussian(s, d, **kw), True) if None not in (s, d) else None
+    if isinstance(event, ev.Laplace):
+        b, d = _number(event.scale), _number(event.sensitivity)
+        return (pld.laplace(b, d, **kw), True) if None not in (b, d) else None
+    if isinstance(event, ev.RandomizedResponse):
+        e = _number(event.epsilon)
+        k = getattr(event, "categories", None) or getattr(event, "k", 2)
+        k = int(_number(k) or 2)
+        return (pld.randomized_response(e, k, **kw), True) if e is not None else None
+    if isinstance(event, (ev.PureDP, ev.ApproxDP)):
+        e = _number(event.epsilon)
+        d = _number(getattr(event, "delta", 0))
+        return (pld.generic(e, d, **kw), True) if None not in (e, d) else None
+    if isinstance(event, ev.DiscreteLaplace):
+        b, d = _number(event.scale), _number(event.sensitivity)
+        if None in (b, d) or d != int(d):
+            return None
+        return pld.discrete_laplace(b, int(d), **kw), True
+    if isinstance(event, ev.DiscreteGaussian):
+        s, d = _number(event.sigma), _number(event.sensitivity)
+        if None in (s, d) or d != int(d):
+            return None
+        return pld.discrete_gaussian(s, int(d), **kw), True
+    if isinstance(event, ev.Exponential) and rate == 1.0:
+        e = _number(event.epsilon)
+        return (pld.bounded_range(e, value_discretization=h), False) if e is not None else None
+    return None
+
+
+def _pld_statement(event: Event, pair: pld.PLDPair, tight: bool, premises: tuple[Step, ...],
+                   formula: str) -> LossDistribution:
+    return LossDistribution(Step(PLD_ACCOUNTING, event, "privacy loss distribution", formula,
+                                 premises), pair=pair, tight=tight)
+
+
+def _safe(fn: Any) -> Any:
+    """Run a PLD construction; a ValueError (grid too large, extreme parameters) means the
+    PLD result does not apply here, and the other results still do."""
+    try:
+        return fn()
+    except (ValueError, OverflowError, MemoryError):
+        return None
+
+
+def _leaf_rule(event: Event, children: Children, budget: sympy.Expr | None) -> list[Statement]:
+    built = _safe(lambda: _leaf_pld(event))
+    if built is None:
+        return []
+    pair, tight = built
+    return [_pld_statement(event, pair, tight, (), f"PLD of {type(event).__name__}")]
+
+
+for _cls in (ev.Gaussian, ev.Laplace, ev.RandomizedResponse, ev.PureDP, ev.ApproxDP,
+             ev.DiscreteLaplace, ev.DiscreteGaussian, ev.Exponential):
+    register_rule(_cls)(_leaf_rule)
+
+
+@register_rule(ev.Exponential)
+def _exponential_bounded_range(event: ev.Exponential, children: Children,
+                               budget: sympy.Expr | None) -> list[Statement]:
+    """eps-BR implies eps^2/8-zCDP (the exponential mechanism is eps-BR)."""
+    rho = br.bounded_range_zcdp(event.epsilon)
+    return [Concentrated(Step(br.BR_ZCDP, event, f"({show(rho)})-zCDP",
+                              f"rho = eps^2/8 = {show(rho)}"), rho=rho)]
+
+
+@register_rule(ev.PoissonSampled)
+def _poisson(event: ev.PoissonSampled, children: Children,
+             budget: sympy.Expr | None) -> list[Statement]:
+    rate = _number(event.rate)
+    if rate is None:
+        return []
+    out: list[Statement] = []
+    built = _safe(lambda: _leaf_pld(event.event, rate))
+    if built is not None:
+        out.append(_pld_statement(event, built[0], built[1], (),
+                                  f"PLD of Poisson({show(event.rate)})-sampled "
+                                  f"{type(event.event).__name__}"))
+    inner = event.event
+    if isinstance(inner, ev.Gaussian) and None not in (_number(inner.sigma),
+                                                       _number(inner.sensitivity)):
+        out.append(_renyi_subsampled_gaussian(event, inner, 1))
+    return out
+
+
+def _renyi_subsampled_gaussian(event: Event, inner: ev.Gaussian, count: int) -> RenyiCurve:
+    orders = rdp.DEFAULT_ORDERS[:48]
+
+    def exact_tau(order: int) -> sympy.Expr:
+        return count * rdp.subsampled_gaussian_rdp(order, inner.sigma, event.rate,
+                                                   inner.sensitivity)
+
+    taus = tuple(count * rdp.subsampled_gaussian_rdp(a, inner.sigma, event.rate,
+                                                     inner.sensitivity, numeric=True)
+                 for a in orders)
+    return RenyiCurve(Step(rdp.RDP_SUBSAMPLED_GAUSSIAN, event, "RDP curve",
+                           f"tau(alpha) = {count} x MTZ19 bound, integer orders 2..{orders[-1]}"),
+                      orders=orders, taus=taus, exact_tau=exact_tau)
+
+
+@register_rule(ev.SelfComposed)
+def _self_composed_tight(event: ev.SelfComposed, children: Children,
+                         budget: sympy.Expr | None) -> list[Statement]:
+    (inner,) = children
+    k = _number(event.count)
+    if k is None:
+        return []
+    k = int(k)
+    out: list[Statement] = []
+    for s in of_currency(inner, LossDistribution):
+        composed = _safe(lambda s=s: s.pair.self_compose(k))
+        if composed is not None:
+            out.append(_pld_statement(event, composed, s.tight, (s.step,),
+                                      f"{k}-fold FFT self-composition"))
+    for s in of_currency(inner, RenyiCurve):
+        base = s.exact_tau
+        out.append(RenyiCurve(Step(rdp.RDP_SUBSAMPLED_GAUSSIAN, event, "RDP curve",
+                                   f"tau(alpha) = {k} x tau_0(alpha)", (s.step,)),
+                              orders=s.orders, taus=tuple(k * t for t in s.taus),
+                              exact_tau=lambda a, base=base: k * base(a)))
+    pures = of_currency(inner, Pure)
+    if pures and _number(pures[0].epsilon) is not None:
+        p = pures[0]
+        if k <= optimal.MAX_EXACT_COUNT:
+            out.append(OptimalComposition(Step(optimal.OPTIMAL_COMPOSITION, event,
+                                               "optimal composition", f"k = {k}", (p.step,)),
+                                          epsilon0=p.epsilon, delta0=sympy.Integer(0), count=k))
+        out.append(AdvancedComposition(Step(advanced.ADVANCED_COMPOSITION, event,
+                                            "advanced composition", f"k = {k}", (p.step,)),
+                                       epsilon0=p.epsilon, delta0=sympy.Integer(0), count=k))
+    return out
+
+
+@register_rule(ev.Composed)
+def _composed_tight(event: ev.Composed, children: Children,
+                    budget: sympy.Expr | None) -> list[Statement]:
+    plds = [of_currency(c, LossDistribution) for c in children]
+    if not plds or any(not p for p in plds):
+        return []
+    acc = plds[0][0].pair
+    for p in plds[1:]:
+        acc = _safe(lambda acc=acc, p=p: acc.compose(p[0].pair))
+        if acc is None:
+            return []
+    tight = all(p[0].tight for p in plds)
+    return [_pld_statement(event, acc, tight, tuple(p[0].step for p in plds),
+                           f"FFT composition of {len(plds)} parts")]
+
+

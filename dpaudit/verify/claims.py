@@ -60,10 +60,13 @@ class Step:
         name: where it is used, e.g. ``"proof of Lemma A.1, eq. (7)"``.
         relation: a sympy relation ``lhs <= rhs`` (or ``<``, ``>=``, ``>``) in the claim's
             parameters.
+        domain: the step's own domain when it quantifies over variables of the proof that
+            are not parameters of the claim (default: the claim's domain).
     """
 
     name: str
     relation: Any
+    domain: Domain | None = None
 
     def __post_init__(self) -> None:
         rel = sympy.sympify(self.relation)
@@ -93,6 +96,8 @@ class Claim:
         lower_source: why ``lower`` is a lower bound (a citation or a construction).
         steps: inequalities the document's proof rests on, each checked over the domain.
         correction: the statement that does hold, when the stated one does not.
+        witnesses: candidate counterexample points (values by name) the verifier checks
+            first, rigorously, against ``lower``; a wrong witness is simply not used.
 
     Privacy:
         The claim asserts: for all points of ``domain``, all neighbouring D, D' and output
@@ -116,6 +121,7 @@ class Claim:
     lower_source: str = ""
     steps: tuple[Step, ...] = ()
     correction: str = ""
+    witnesses: tuple[dict[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("key", "document", "theorem", "statement"):
@@ -144,9 +150,12 @@ class Claim:
             if not isinstance(s, Step):
                 raise ValueError(f"Claim {self.key}: steps must be Step objects, got {s!r}")
         object.__setattr__(self, "steps", steps)
+        object.__setattr__(self, "witnesses", tuple(
+            {str(k): exact(v, str(k)) for k, v in w.items()} for w in self.witnesses))
         known = set(self.domain.names)
         used: set[str] = {s.name for s in self.plan.free_symbols}
-        for expr in (self.epsilon, self.delta, self.lower, *(s.relation for s in steps)):
+        for expr in (self.epsilon, self.delta, self.lower,
+                     *(s.relation for s in steps if s.domain is None)):
             if expr is not None:
                 used |= set(by_name(expr))
         unknown = used - known
@@ -196,7 +205,7 @@ def get_claim(key: str) -> Claim:
 #: Modules that register claims at import.  Modules not written yet are reported as absent;
 #: a module that exists but fails to import is reported as an error, never skipped.
 CLAIM_MODULES: tuple[str, ...] = (
-    "dpaudit.theorems.cover",
+    "dpaudit.verify.cover_claims",
     "mechanisms.exponential",
     "mechanisms.pac",
     "mechanisms.decision_lists",

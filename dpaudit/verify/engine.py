@@ -52,7 +52,7 @@ import sympy
 from dpaudit.numeric import EvaluationError, endpoints, exact, interval
 from dpaudit.verify.domain import Domain, Range, by_name, decide
 
-__all__ = ["Verdict", "parse_relation", "verify_inequality"]
+__all__ = ["Verdict", "check_point", "parse_relation", "verify_inequality"]
 
 #: Working precision (bits) of box evaluations and of counterexample checks.
 BOX_PRECISION = 64
@@ -152,6 +152,13 @@ def parse_relation(relation: Any) -> sympy.core.relational.Relational:
     if floats:
         rel = rel.xreplace({f: sympy.Rational(f) for f in floats})
     return rel
+
+
+def _same(a: Any, b: Any) -> bool:
+    """True when two relations are syntactically the same condition (either orientation)."""
+    if not isinstance(b, sympy.core.relational.Relational):
+        return False
+    return a == b or a == b.reversed
 
 
 def _plain(expr: Any) -> Any:
@@ -419,6 +426,27 @@ def _enclose_factor(f: _Factor, box: Mapping[str, tuple[Any, Any]]) -> Any:
     return whole
 
 
+def _pointwise_positive(f: _Factor, box: Mapping[str, tuple[Any, Any]],
+                        domain: Domain) -> bool:
+    """True when the factor is > 0 at every point of the box, although its enclosure may
+    reach 0 at an infinite or open end: exp(...) always; b^e with e < 0 when b > 0 on the
+    box; a parameter whose range excludes 0 from above (``(0, ...``)."""
+    env = {n: _iv(x) for n, x in box.items()}
+    e = f.expr
+    if e.is_Symbol:
+        r = domain.range(e.name)
+        return r.low is not None and (r.low > 0 or (r.low == 0 and r.low_open))
+    if isinstance(e, sympy.exp) or (e.is_Pow and e.base is sympy.E):
+        return True
+    lo, _ = endpoints(_eval(e, env))
+    if lo > 0:
+        return True
+    if e.is_Pow and e.exp.is_number and e.exp.is_negative:
+        blo, _ = endpoints(_eval(e.base, env))
+        return bool(blo > 0)
+    return False
+
+
 def _enclose(factors: Sequence[_Factor], box: Mapping[str, tuple[Any, Any]]) -> tuple[Any, Any]:
     total = mpmath.iv.mpf(1)
     for f in factors:
@@ -503,7 +531,19 @@ def verify_inequality(
     """
     if not isinstance(domain, Domain):
         raise ValueError(f"domain must be a Domain, got {domain!r}")
+    decided = sympy.sympify(relation) if not isinstance(relation, str) else None
+    if decided is sympy.true:
+        return Verdict("proved", decided, domain, "symbolic: sympy decides it identically")
+    if decided is sympy.false:
+        point = {n: _any_point(domain.range(n)) for n in domain.names}
+        if domain.contains(point) is True:
+            return Verdict("refuted", decided, domain, "sympy decides it false everywhere",
+                           point, "(false)", "(false)")
+        return Verdict("unknown", decided, domain, "false wherever defined, but no domain "
+                       "point could be certified")
     rel = _plain(parse_relation(relation))
+    if any(_same(rel, c) for c in domain.conditions()):
+        return Verdict("proved", rel, domain, "by the domain's definition")
     unknown = set(by_name(rel)) - set(domain.names)
     if unknown:
         raise ValueError(f"relation {rel} mentions {', '.join(sorted(unknown))}, which has no "
@@ -524,6 +564,10 @@ def verify_inequality(
         if bad is not None:
             return search.refutation(bad, "")
         return Verdict("proved", rel, domain, sym_method, seconds=time.monotonic() - start)
+    bad = search.probe_points(40)
+    if bad is not None:
+        search.rel = rel
+        return search.refutation(bad, "probe point")
     return search.run(rel)
 
 
@@ -571,18 +615,19 @@ class _Search:
                 state = None
         return state
 
-    def exact_at(self, xbox: Mapping[str, tuple[Any, Any]], lo: Any) -> Any:
-        """At a single point, decide the sign of g exactly with sympy when it can (an
-        equality such as 2^4 = 4^2 defeats interval arithmetic); else return ``lo``."""
-        subs = {sympy.Symbol(n): sympy.Rational(a.numerator, a.denominator)
-                for n, (a, _) in xbox.items()}
+    def exact_at(self, xbox: Mapping[str, tuple[Any, Any]]
+                 ) -> tuple[dict[str, Any], sympy.Expr | None]:
+        """At a single point, the exact value of g when sympy reduces it to a rational (an
+        equality such as 2^4 = 4^2 defeats interval arithmetic), else None."""
+        point = {n: sympy.Rational(a.numerator, a.denominator) for n, (a, _) in xbox.items()}
+        for n in self.domain.names:
+            point.setdefault(n, _any_point(self.domain.range(n)))
         try:
-            value = sympy.simplify(self.g.xreplace(subs))
+            value = sympy.simplify(self.g.xreplace({sympy.Symbol(n): v
+                                                    for n, v in point.items()}))
         except (TypeError, ValueError, NotImplementedError):
-            return lo
-        if value == 0:
-            return mpmath.mpf(0)
-        return lo
+            return point, None
+        return point, (value if value.is_Rational else None)
 
     def decided(self, lo: Any) -> bool:
         return lo > 0 if self.strict else lo >= 0
@@ -632,13 +677,14 @@ class _Search:
         return hi <= 0 if self.strict else hi < 0
 
     def probe_points(self, count: int) -> dict[str, Any] | None:
-        """A few points spread over the domain; the first certified violation, if any."""
+        """``count`` points spread over the domain (a Halton sequence in the split
+        coordinates); the first certified violation, if any."""
         root = [a.initial() for a in self.axes]
-        fractions = [Fraction(1, 2), Fraction(1, 4), Fraction(3, 4), Fraction(1, 8),
-                     Fraction(7, 8), Fraction(1, 64), Fraction(63, 64)]
-        for idx in itertools.islice(itertools.product(fractions, repeat=len(root)), count):
+        primes = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37]
+        for i in range(1, count + 1):
             ubox = []
-            for (u0, u1), t in zip(root, idx, strict=True):
+            for j, (u0, u1) in enumerate(root):
+                t = _halton(i, primes[j % len(primes)])
                 v = u0 + (u1 - u0) * t
                 ubox.append((v, v))
             p = self.point_of(ubox)
@@ -676,7 +722,14 @@ class _Search:
                 continue
             lo, _ = _enclose(self.factors, xbox) if self.factors else (0, 0)
             if not self.decided(lo) and all(a == b for a, b in xbox.values()):
-                lo = self.exact_at(xbox, lo)
+                point, value = self.exact_at(xbox)
+                if value is not None and (value > 0 or (value == 0 and not self.strict)):
+                    lo = mpmath.mpf(0) if value == 0 else mpmath.mpf(1)
+                elif value is not None and self.domain.contains(point) is True:
+                    return self.refutation(point, "exact evaluation at a point")
+            if not self.decided(lo) and self.strict and lo >= 0 and all(
+                    _pointwise_positive(f, xbox, self.domain) for f in self.factors):
+                lo = mpmath.mpf(1)
             if self.decided(lo):
                 proved_boxes += 1
                 continue
@@ -756,6 +809,16 @@ class _Search:
         return out
 
 
+def _halton(index: int, base: int) -> Fraction:
+    """The index-th element of the van der Corput sequence in ``base`` (in (0, 1))."""
+    result, f = Fraction(0), Fraction(1)
+    while index > 0:
+        f /= base
+        result += f * (index % base)
+        index //= base
+    return result
+
+
 def _end_text(v: Any) -> str:
     if _is_inf(v):
         return "oo" if v > 0 else "-oo"
@@ -796,6 +859,21 @@ def _separated(lhs: sympy.Expr, rhs: sympy.Expr, point: Mapping[str, Any]) -> tu
     return str(sympy.N(lhs.xreplace(lhs_s), 40)), str(sympy.N(rhs.xreplace(rhs_s), 40))
 
 
-def decide_at(relation: Any, point: Mapping[str, Any]) -> bool | None:
-    """Decide a relation at one point (values by name), rigorously; None if undecidable."""
-    return decide(relation, {str(k): exact(v, str(k)) for k, v in point.items()})
+def check_point(relation: Any, domain: Domain, point: Mapping[str, Any]) -> Verdict:
+    """Check an inequality at one point: ``refuted`` when the point is certainly in the
+    domain and the inequality certainly fails there, else ``unknown`` (one point proves
+    nothing).
+
+    Raises:
+        ValueError: for a relation that is not an inequality or a point missing a parameter.
+    """
+    rel = _plain(parse_relation(relation))
+    values = {str(k): exact(v, str(k)) for k, v in point.items()}
+    for n in domain.names:
+        if n not in values:
+            raise ValueError(f"point must give a value for every parameter; missing {n}")
+    if domain.contains(values) is True and decide(rel, values) is False:
+        lhs, rhs = (rel.lhs, rel.rhs) if rel.rel_op in ("<", "<=") else (rel.rhs, rel.lhs)
+        lv, rv = _separated(lhs, rhs, values)
+        return Verdict("refuted", rel, domain, "witness point", values, lv, rv)
+    return Verdict("unknown", rel, domain, "the point is no counterexample")

@@ -1,0 +1,91 @@
+"""``dpaudit verify``: check privacy claims and inequalities over parameter domains.
+
+    dpaudit verify --all                      one row per registered claim
+    dpaudit verify --claim 004/lemma-a1       one claim, with its proof steps
+    dpaudit verify "exp(x) - 1 <= 2*x" --domain "0 < x <= 5/4"
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from dpaudit.verify.claims import CLAIMS, get_claim, load_claim_modules
+from dpaudit.verify.domain import Domain
+from dpaudit.verify.engine import verify_inequality
+from dpaudit.verify.prove import verify_claim
+
+#: Per-inequality budgets of ``verify --all`` (keep the whole table under a minute).
+ALL_TIME_LIMIT = 3.0
+ALL_MAX_BOXES = 1200
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``verify`` subcommand."""
+    p = subparsers.add_parser(
+        "verify", help="prove or refute privacy claims and inequalities over a domain",
+        description="Prove or refute a privacy claim or an inequality over a parameter domain: "
+                    "symbolic simplification, then rigorous interval branch-and-bound.")
+    p.add_argument("inequality", nargs="?", help="an inequality such as 'exp(x) - 1 <= 2*x'")
+    p.add_argument("--domain", default="", help="e.g. '0 < x <= 5/4, k >= 1 integer'")
+    p.add_argument("--all", action="store_true", help="verify every registered claim")
+    p.add_argument("--claim", help="verify one registered claim by key")
+    p.add_argument("--time-limit", type=float, default=None,
+                   help="seconds per inequality (default 3 with --all, else 20)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``dpaudit verify``; exit status 1 when something is refuted."""
+    if args.all or args.claim:
+        loads = load_claim_modules()
+        errors = [m for m in loads if m.status == "error"]
+        for m in errors:
+            print(f"dpaudit verify: claim module {m.module} failed to import: {m.detail}",
+                  file=sys.stderr)
+        keys = list(CLAIMS) if args.all else [get_claim(args.claim).key]
+        limit = args.time_limit or (ALL_TIME_LIMIT if args.all else 20.0)
+        boxes = ALL_MAX_BOXES if args.all else 4000
+        rows = []
+        start = time.monotonic()
+        for key in keys:
+            try:
+                v = verify_claim(CLAIMS[key], time_limit=limit, max_boxes=boxes)
+            except (ValueError, ArithmeticError, TypeError) as err:
+                rows.append({**CLAIMS[key].row(), "status": "error",
+                             "detail": f"{type(err).__name__}: {err}"})
+                continue
+            rows.append(v.row())
+            if args.claim:
+                for name, sv in v.steps:
+                    rows[-1].setdefault("steps", []).append(f"{name}: {sv.summary()}")
+        _print(rows, args.json, time.monotonic() - start)
+        refuted = any(r["status"] in ("refuted", "error") for r in rows)
+        return 1 if (refuted or errors) else 0
+    if not args.inequality:
+        raise ValueError("give an inequality, --claim KEY or --all")
+    domain = Domain.parse(args.domain)
+    v = verify_inequality(args.inequality, domain, time_limit=args.time_limit or 20.0)
+    if args.json:
+        print(json.dumps({"status": v.status, "summary": v.summary(),
+                          "counterexample": {k: str(x) for k, x in
+                                             (v.counterexample or {}).items()}}, indent=2))
+    else:
+        print(v)
+    return 1 if v.refuted else 0
+
+
+def _print(rows: list[dict], as_json: bool, seconds: float) -> None:
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    print(f"{'document':<34} {'theorem':<26} {'status':<8} domain / detail")
+    for r in rows:
+        print(f"{r['document'][:34]:<34} {r['theorem'][:26]:<26} {r['status']:<8} {r['domain']}")
+        print(f"{'':<70}{r['detail']}")
+        for s in r.get("steps", []):
+            print(f"{'':<70}step {s}")
+    print(f"{len(rows)} claims in {seconds:.1f} s")

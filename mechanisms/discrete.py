@@ -23,10 +23,11 @@ Two implementations share the algorithms:
 
 Speed (measured on a 2-core container, NumPy 2.4, ``size=10**6``, reproduced by
 ``python -m mechanisms.discrete``): discrete Laplace about 2e6 samples/s (1.7e6 for a
-float scale such as 0.1); discrete Gaussian about 1.3e6 samples/s for small-denominator
-sigma^2 and 6e5 samples/s for a float sigma^2 such as 2.3 (62-bit-plus denominators).
-A single draw (``size=None``) costs some tens of microseconds: batch where you can.
-Parameters whose numerator exceeds 2**61 fall back to the scalar path (~5e3 samples/s).
+float scale such as 0.1); discrete Gaussian about 1.3e6 samples/s for a small-denominator
+sigma^2 and 0.7-1e5 samples/s when sigma^2 is the exact square of a float sigma such as
+3.7 (denominators of 100+ bits are handled in Python integers inside NumPy object
+arrays).  A single draw (``size=None``) costs some tens of microseconds: batch where you
+can.  Scales whose numerator exceeds 2**61 fall back to the scalar path (~5e3 samples/s).
 
 Parameters are accepted as ``int``, :class:`fractions.Fraction` (or any
 :class:`numbers.Rational`, e.g. a sympy ``Rational``), a decimal string such as
@@ -539,6 +540,7 @@ def _benchmark() -> None:  # pragma: no cover - manual speed check
         ("discrete Laplace, scale 0.1 (float)", sample_discrete_laplace, 0.1),
         ("discrete Gaussian, sigma^2 100", sample_discrete_gaussian, 100),
         ("discrete Gaussian, sigma^2 1/3", sample_discrete_gaussian, Fraction(1, 3)),
+        ("discrete Gaussian, sigma 3.7 (float)", sample_discrete_gaussian, Fraction(3.7) ** 2),
     ]:
         start = time.perf_counter()
         fn(param, rng, size=10**6)

@@ -19,6 +19,7 @@ import math
 
 import mpmath
 import numpy as np
+from scipy.stats import norm
 from statsmodels.stats.proportion import proportion_confint
 
 from dpaudit.numeric import mpf_to_float
@@ -35,6 +36,9 @@ __all__ = [
 #: Relative margin applied to the binomial bounds before they enter the logarithm, so that the
 #: few-ulp error of the incomplete-beta inverse can only make the reported bound smaller.
 FLOAT_SAFETY = 1e-12
+#: Level of the pessimistic selection-sample bounds used to rank candidate events (a ranking
+#: device only; no certified statement depends on it).
+SELECTION_SHRINKAGE = 0.1
 
 
 def bound_level(alpha: float, tests: int) -> float:
@@ -111,6 +115,15 @@ def epsilon_lower_bound(p_num_lower: float, p_den_upper: float, delta: float) ->
     return max(0.0, rounded)
 
 
+def _wilson(hits: np.ndarray, n: float, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """One-sided Wilson score bounds: a fast, close stand-in for Clopper-Pearson when ranking."""
+    z = float(norm.isf(level))
+    p = np.asarray(hits, dtype=float) / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+
+
 def predicted_bounds(
     hits_num: np.ndarray,
     hits_den: np.ndarray,
@@ -121,10 +134,16 @@ def predicted_bounds(
 ) -> np.ndarray:
     """The bound each candidate event would certify if fresh samples matched the selection.
 
-    Selection counts are scaled to the certification sample size and pushed through the same
-    Clopper-Pearson formula, so the search trades event size against likelihood ratio the way
-    certification will (large events with a moderate ratio can beat tiny events with a huge
-    one). Used only to *rank* candidates; it certifies nothing.
+    The selection frequencies are first made pessimistic (one-sided bounds at
+    :data:`SELECTION_SHRINKAGE` on the selection samples), then the certification formula is
+    applied as if they had been observed on ``n_certification`` fresh samples. So the search
+    trades event size against likelihood ratio the way certification will (large events with a
+    moderate ratio can beat tiny events with a huge one, zero counts are valued as the
+    binomial bound values them) and does not chase lucky small counts (winner's curse).
+
+    Used only to *rank* candidates; it certifies nothing, so it uses the Wilson score
+    approximation of the binomial bounds, which is hundreds of times faster than the exact
+    incomplete-beta inverse and ranks events almost identically.
 
     Args:
         hits_num: selection hits of each candidate under the numerator dataset.
@@ -135,17 +154,15 @@ def predicted_bounds(
         delta: the delta of the claim.
 
     Returns:
-        Predicted bounds (natural log scale, may be ``-inf`` when nothing is expected).
+        Predicted bounds (natural log scale, ``-inf`` when nothing is expected).
     """
-    scale = n_certification / n_selection
-    k_num = np.rint(np.asarray(hits_num, dtype=float) * scale)
-    k_den = np.rint(np.asarray(hits_den, dtype=float) * scale)
-    lower, _ = clopper_pearson(k_num, n_certification, level)
-    _, upper = clopper_pearson(k_den, n_certification, level)
+    sel_lower, _ = _wilson(hits_num, n_selection, SELECTION_SHRINKAGE)
+    _, sel_upper = _wilson(hits_den, n_selection, SELECTION_SHRINKAGE)
+    lower, _ = _wilson(sel_lower * n_certification, n_certification, level)
+    _, upper = _wilson(sel_upper * n_certification, n_certification, level)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = (lower - delta) / upper
-        out = np.where(ratio > 0, np.log(np.where(ratio > 0, ratio, 1.0)), -np.inf)
-    return out
+        return np.where(ratio > 0, np.log(np.where(ratio > 0, ratio, 1.0)), -np.inf)
 
 
 def point_estimate(hits_num: int, hits_den: int, n: int, delta: float) -> float:

@@ -4,6 +4,10 @@
 an output event here is a set ``E`` of outputs whose probability the auditor compares under
 two neighbouring datasets.)
 
+Vector outputs may use NaN for a missing answer (e.g. "below threshold" in a sparse-vector
+variant that releases values); threshold events never contain a missing value, outcome sets
+and learned scores see it as a value of its own.
+
 Two shapes of event cover every search family:
 
 * :class:`ThresholdEvent`: ``f(output) >= t`` or ``f(output) <= t`` for a real-valued
@@ -21,7 +25,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from dpaudit.audit.outputs import OutputSchema
+from dpaudit.audit.outputs import OutputSchema, row_keys
 
 __all__ = [
     "Coordinate",
@@ -32,16 +36,7 @@ __all__ = [
     "OutputEvent",
     "Projection",
     "ThresholdEvent",
-    "missing_as_lowest",
 ]
-
-
-def missing_as_lowest(values: np.ndarray) -> np.ndarray:
-    """Replace NaN (a missing answer) by ``-inf`` so it ranks below every number."""
-    values = np.asarray(values, dtype=float)
-    if np.isnan(values).any():
-        values = np.where(np.isnan(values), -np.inf, values)
-    return values
 
 
 @runtime_checkable
@@ -49,7 +44,7 @@ class Feature(Protocol):
     """A real-valued function of an output, used by threshold events."""
 
     def values(self, outputs: np.ndarray) -> np.ndarray:
-        """Feature value of each output (``(n,)`` floats, no NaN)."""
+        """Feature value of each output (``(n,)`` floats; NaN when undefined)."""
         ...
 
     def describe(self) -> str:
@@ -62,7 +57,7 @@ class Identity:
     """The (scalar) output itself."""
 
     def values(self, outputs: np.ndarray) -> np.ndarray:
-        return missing_as_lowest(outputs)
+        return np.asarray(outputs, dtype=float)
 
     def describe(self) -> str:
         return "the output"
@@ -75,7 +70,7 @@ class Coordinate:
     index: int
 
     def values(self, outputs: np.ndarray) -> np.ndarray:
-        return missing_as_lowest(outputs[:, self.index])
+        return outputs[:, self.index]
 
     def describe(self) -> str:
         return f"coordinate {self.index} of the output"
@@ -86,7 +81,9 @@ class MaxCoordinate:
     """The largest coordinate of a vector output (missing answers ignored)."""
 
     def values(self, outputs: np.ndarray) -> np.ndarray:
-        return missing_as_lowest(outputs).max(axis=1)
+        present = ~np.isnan(outputs)
+        top = np.where(present, outputs, -np.inf).max(axis=1)
+        return np.where(present.any(axis=1), top, np.nan)
 
     def describe(self) -> str:
         return "the largest coordinate of the output"
@@ -100,7 +97,8 @@ class Projection:
     name: str = "a projection"
 
     def values(self, outputs: np.ndarray) -> np.ndarray:
-        return np.nan_to_num(outputs, nan=0.0) @ np.asarray(self.weights)
+        # einsum rather than BLAS: threaded BLAS crawls on a loaded machine.
+        return np.einsum("ij,j->i", np.nan_to_num(outputs, nan=0.0), np.asarray(self.weights))
 
     def describe(self) -> str:
         w = ", ".join(f"{v:.3g}" for v in self.weights[:8])
@@ -110,7 +108,10 @@ class Projection:
 
 @dataclass(frozen=True)
 class ThresholdEvent:
-    """``feature(output) >= threshold`` (``above``) or ``feature(output) <= threshold``."""
+    """``feature(output) >= threshold`` (``above``) or ``feature(output) <= threshold``.
+
+    An output whose feature is undefined (NaN, e.g. a missing answer) is in neither event.
+    """
 
     feature: Feature
     threshold: float
@@ -142,9 +143,7 @@ class OutcomeSetEvent:
         if self.schema.kind == "scalar":
             return np.isin(outputs, np.asarray(self.outcomes, dtype=float))
         if self.schema.kind == "vector":
-            rows, inverse = np.unique(outputs, axis=0, return_inverse=True)
-            hit = np.fromiter((tuple(r) in self._lookup for r in rows.tolist()), bool, len(rows))
-            return hit[inverse.reshape(-1)]
+            return np.isin(row_keys(outputs), row_keys(np.asarray(self.outcomes, dtype=float)))
         return np.fromiter((o in self._lookup for o in outputs), bool, len(outputs))
 
     def describe(self) -> str:

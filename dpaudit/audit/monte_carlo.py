@@ -150,8 +150,8 @@ def audit(
     tests = 2 * certify_top
     level = bound_level(1.0 - confidence, tests)
 
-    def scorer(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-        return predicted_bounds(num, den, n_sel, n_cert, level, delta)
+    def scorer(num: np.ndarray, den: np.ndarray, n: int) -> np.ndarray:
+        return predicted_bounds(num, den, n, n_cert, level, delta)
 
     total = 2 * (n_sel * len(candidates_pairs) + n_cert)
     show = (

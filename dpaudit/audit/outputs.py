@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["OutputSchema", "infer_schema", "to_array"]
+__all__ = ["OutputSchema", "infer_schema", "row_keys", "to_array"]
 
 Kind = Literal["scalar", "vector", "categorical"]
 
@@ -112,3 +112,13 @@ def to_array(raw: Sequence[Any] | np.ndarray, schema: OutputSchema) -> np.ndarra
             f" of width {schema.width}, got a batch that is {shape}"
         )
     return arr.astype(float, copy=False)
+
+
+def row_keys(rows: np.ndarray) -> np.ndarray:
+    """One opaque, sortable key per row of a float array (rows equal iff keys equal).
+
+    Used to find and match the distinct outcomes of vector outputs quickly (``-0.0`` is
+    folded into ``0.0``).
+    """
+    rows = np.ascontiguousarray(np.asarray(rows, dtype=float) + 0.0)
+    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).reshape(-1)

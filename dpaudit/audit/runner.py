@@ -7,7 +7,8 @@ only, not on the number of workers or on the engine that runs the batches.
 
 Engines: in-process (``workers=1``), a local process pool (``workers>1``), or any executor
 offering ``submit(fn, *args) -> future`` with ``future.result()`` (a
-``concurrent.futures.Executor``; a Dask ``distributed.Client`` has the same shape).
+``concurrent.futures.Executor``). A Dask ``distributed.Client`` or scheduler address is
+wrapped in :class:`dpaudit.audit.distributed.DaskExecutor` (retries, one task per batch).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from dpaudit.audit.distributed import DaskExecutor, is_dask_target
 from dpaudit.audit.outputs import OutputSchema, infer_schema, to_array
 
 __all__ = ["DEFAULT_BATCH_SIZE", "PROGRESS_THRESHOLD", "Runner", "draw", "seed_sequence"]
@@ -109,6 +111,8 @@ class Runner:
         self._own = None
         if self.executor is None and self.workers > 1:
             self._own = ProcessPoolExecutor(max_workers=self.workers)
+        elif is_dask_target(self.executor):  # a distributed.Client or a scheduler address
+            self._own = DaskExecutor(self.executor)
         self._bar = tqdm(
             total=self.total,
             unit="sample",
@@ -131,7 +135,7 @@ class Runner:
         return list(zip(sizes, seeds, strict=True))
 
     def _run(self, fn: Callable[..., Any], jobs: list[tuple[Any, ...]], sizes: list[int]) -> list:
-        engine = self.executor if self.executor is not None else self._own
+        engine = self._own if self._own is not None else self.executor
         if engine is None:
             results = []
             for job, size in zip(jobs, sizes, strict=True):

@@ -37,7 +37,7 @@ from dpaudit.audit.events import (
     Projection,
     ThresholdEvent,
 )
-from dpaudit.audit.outputs import OutputSchema
+from dpaudit.audit.outputs import OutputSchema, row_keys
 
 __all__ = ["FAMILIES", "Candidate", "search_events"]
 
@@ -45,10 +45,11 @@ FAMILIES = ("threshold", "outcomes", "classifier")
 #: Vector outputs: at most this many coordinates get their own threshold feature.
 MAX_COORDINATES = 64
 #: Threshold grid: geometric ranks from each end of each sorted sample, plus linear ranks.
-GEOMETRIC_RANKS = 120
-LINEAR_RANKS = 400
+GEOMETRIC_RANKS = 80
+LINEAR_RANKS = 250
 
-Scorer = Callable[[np.ndarray, np.ndarray], np.ndarray]
+#: ``scorer(numerator_hits, denominator_hits, n)`` -> predicted bounds, for ``n`` samples a side.
+Scorer = Callable[[np.ndarray, np.ndarray, int], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,22 @@ class Candidate:
     numerator: int
     predicted: float
     family: str
+
+
+def _argbest(scorer: Scorer, num: np.ndarray, den: np.ndarray, n: int) -> tuple[int, float]:
+    """Index and predicted bound of the best candidate.
+
+    The prediction increases with the numerator hits and decreases with the denominator hits,
+    so only Pareto-optimal candidates (no other has more numerator hits and no more
+    denominator hits) need to be scored.
+    """
+    order = np.lexsort((-num, den))  # by den ascending, then num descending
+    running = np.maximum.accumulate(num[order])
+    keep = np.r_[True, running[1:] > running[:-1]]
+    front = order[keep]
+    scores = scorer(num[front], den[front], n)
+    j = int(np.argmax(scores))
+    return int(front[j]), float(scores[j])
 
 
 def _rank_grid(n: int) -> np.ndarray:
@@ -90,18 +107,21 @@ def _threshold_grid(s0: np.ndarray, s1: np.ndarray) -> np.ndarray:
 def _best_threshold(
     feature: Feature, x0: np.ndarray, x1: np.ndarray, scorer: Scorer, family: str
 ) -> list[Candidate]:
-    s0, s1 = np.sort(feature.values(x0)), np.sort(feature.values(x1))
+    v0, v1 = feature.values(x0), feature.values(x1)
+    s0, s1 = np.sort(v0[~np.isnan(v0)]), np.sort(v1[~np.isnan(v1)])
+    if len(s0) == 0 or len(s1) == 0:
+        return []
     grid = _threshold_grid(s0, s1)
     ge = (len(s0) - np.searchsorted(s0, grid, "left"), len(s1) - np.searchsorted(s1, grid, "left"))
     le = (np.searchsorted(s0, grid, "right"), np.searchsorted(s1, grid, "right"))
+    n = len(x0)
     found = []
     for numerator in (0, 1):
-        best = None
+        best: tuple[float, ThresholdEvent] | None = None
         for above, hits in ((True, ge), (False, le)):
-            scores = scorer(hits[numerator], hits[1 - numerator])
-            i = int(np.argmax(scores))
-            if best is None or scores[i] > best[0]:
-                best = (float(scores[i]), ThresholdEvent(feature, float(grid[i]), above))
+            i, score = _argbest(scorer, hits[numerator], hits[1 - numerator], n)
+            if best is None or score > best[0]:
+                best = (score, ThresholdEvent(feature, float(grid[i]), above))
         found.append(Candidate(best[1], numerator, best[0], family))
     return found
 
@@ -111,8 +131,9 @@ def _factorise(pooled: np.ndarray, schema: OutputSchema) -> tuple[list, np.ndarr
         uniq, inverse = np.unique(pooled, return_inverse=True)
         return [float(u) for u in uniq], inverse.reshape(-1)
     if schema.kind == "vector":
-        uniq, inverse = np.unique(pooled, axis=0, return_inverse=True)
-        return [tuple(r) for r in uniq.tolist()], inverse.reshape(-1)
+        uniq, inverse = np.unique(row_keys(pooled), return_inverse=True)
+        rows = uniq.view(float).reshape(len(uniq), schema.width)
+        return [tuple(r) for r in rows.tolist()], inverse.reshape(-1)
     codes: dict = {}
     inverse = np.fromiter((codes.setdefault(k, len(codes)) for k in pooled), int, len(pooled))
     return list(codes), inverse
@@ -122,8 +143,9 @@ def _distinct_at_most(x: np.ndarray, schema: OutputSchema, limit: int) -> bool:
     probe = x[: min(len(x), 4 * limit)]
     if schema.kind == "categorical":
         return len(set(probe)) <= limit
-    axis = 0 if schema.kind == "vector" else None
-    return len(np.unique(probe, axis=axis)) <= limit
+    if schema.kind == "vector":
+        probe = row_keys(probe)
+    return len(np.unique(probe)) <= limit
 
 
 def _best_outcome_sets(
@@ -145,12 +167,9 @@ def _best_outcome_sets(
         num, den = counts[numerator], counts[1 - numerator]
         # Likelihood-ratio order (ties: larger events first).
         order = np.lexsort((-num, -(num + 0.5) / (den + 0.5)))
-        scores = scorer(np.cumsum(num[order]), np.cumsum(den[order]))
-        j = int(np.argmax(scores))
+        j, score = _argbest(scorer, np.cumsum(num[order]), np.cumsum(den[order]), len(x0))
         chosen = tuple(outcomes[i] for i in order[: j + 1])
-        found.append(
-            Candidate(OutcomeSetEvent(chosen, schema), numerator, float(scores[j]), "outcomes")
-        )
+        found.append(Candidate(OutcomeSetEvent(chosen, schema), numerator, score, "outcomes"))
     return found
 
 
@@ -184,7 +203,7 @@ def search_events(
         x0: selection outputs under d0 (array in ``schema``).
         x1: selection outputs under d1.
         schema: the output schema.
-        scorer: maps (numerator hits, denominator hits) arrays to predicted bounds.
+        scorer: maps (numerator hits, denominator hits, samples per side) to predicted bounds.
         families: subset of :data:`FAMILIES` to search.
         max_outcomes: discrete outputs with more distinct outcomes than this are not searched
             as outcome sets.
@@ -208,8 +227,11 @@ def search_events(
             found += _best_threshold(feature, x0, x1, scorer, "threshold")
     if "outcomes" in families:
         found += _best_outcome_sets(x0, x1, schema, scorer, max_outcomes)
-    if "classifier" in families and numeric:
-        for model in (fit_logistic(x0, x1, rng), fit_binned_ratio(x0, x1)):
-            found += _best_threshold(model, x0, x1, scorer, "classifier")
+    if "classifier" in families and numeric and len(x0) >= 4:
+        # Fit on one half, choose the threshold on the other (as DP-Sniper does), so the
+        # predicted bound of a learned event is not inflated by overfitting.
+        h = len(x0) // 2
+        for model in (fit_logistic(x0[:h], x1[:h], rng), fit_binned_ratio(x0[:h], x1[:h])):
+            found += _best_threshold(model, x0[h:], x1[h:], scorer, "classifier")
     found.sort(key=lambda c: c.predicted, reverse=True)
     return found

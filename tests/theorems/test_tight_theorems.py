@@ -1,0 +1,107 @@
+"""Closed forms and targets of the composition theorems."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import sympy
+
+from dpaudit.numeric import float_down, float_up
+from dpaudit.theorems import (
+    advanced,
+    amplification,
+    bounded_range,
+    optimal,
+    rdp,
+    sparse_vector,
+    zcdp,
+)
+
+R = sympy.Rational
+
+
+def test_advanced_composition_table_value() -> None:
+    eps, dlt = advanced.advanced_composition(R(1, 10), 0, 100, R(1, 10**6))
+    assert abs(float_up(eps) - 6.308) < 1e-3 and dlt == R(1, 10**6)
+
+
+def test_kov_heterogeneous_is_min_of_three() -> None:
+    eps, _ = advanced.heterogeneous_advanced_composition([R(1, 10)] * 100, [0] * 100,
+                                                         R(1, 10**6))
+    assert float_up(eps) <= 6.31
+
+
+def test_optimal_composition_targets() -> None:
+    e = optimal.optimal_epsilon(R(1, 2), 0, 50, R(1, 10**5))
+    assert 18.9332 <= float_down(e) <= float_up(e) <= 18.9334
+    # delta at the returned epsilon is the target (closed form is exact)
+    d = optimal.optimal_delta(R(1, 2), 0, 50, e)
+    assert abs(float_up(d) - 1e-5) < 1e-12
+    e = optimal.optimal_epsilon(1, 0, 100, R(1, 10**6))
+    assert 83.5306 <= float_up(e) <= 83.5308
+
+
+def test_optimal_heterogeneous_matches_homogeneous() -> None:
+    lo, hi = optimal.optimal_epsilon_heterogeneous([0.5] * 50, [0] * 50, 1e-5)
+    assert 18.9332 <= lo <= hi <= 18.9334
+
+
+def test_zcdp_conversions() -> None:
+    rho = R(1, 8)
+    bs = float_up(zcdp.zcdp_to_approx(rho, R(1, 10**6)))
+    cks = float_up(zcdp.zcdp_to_approx_optimal(rho, R(1, 10**6)))
+    assert cks < bs and abs(cks - 2.4191) < 1e-3
+    assert cks < 2.42  # 100 x exponential mechanism eps0 = 0.1 via bounded range
+
+
+def test_bounded_range_profile_closed_form() -> None:
+    eps = 0.3
+    for x in (0.0, 0.1, 0.2):
+        best = max((1 - math.exp(-t * eps)) * (1 - math.exp(x - (1 - t) * eps))
+                   for t in [i / 2000 for i in range(2001)] if x <= (1 - t) * eps) / (
+            1 - math.exp(-eps))
+        val = float_up(bounded_range.bounded_range_profile(R(3, 10), sympy.nsimplify(x)))
+        assert best <= val + 1e-12 and val - best < 1e-6
+    assert bounded_range.bounded_range_zcdp(R(1, 10)) == R(1, 800)
+
+
+def test_rdp_values() -> None:
+    assert rdp.gaussian_rdp(4, 2) == R(1, 2)
+    # RR RDP is below pure eps and below alpha eps^2 / 2
+    v = float_up(rdp.pure_rdp(3, 1))
+    assert v <= 1 and v <= 1.5
+    # subsampled Gaussian with q = 1 equals the Gaussian
+    assert abs(float_up(rdp.subsampled_gaussian_rdp(5, 2, 1)) - 5 / 8) < 1e-12
+    orders = list(range(2, 40))
+    taus = [14062 * rdp.subsampled_gaussian_rdp(a, 1.1, R(256, 60000), numeric=True)
+            for a in orders]
+    eps, order = rdp.rdp_to_approx(orders, taus, R(1, 10**5))
+    assert 2.59 < float(eps) < 2.60
+
+
+def test_amplification() -> None:
+    e, d = amplification.poisson_amplification(1, R(1, 10**6), R(1, 100))
+    assert abs(float_up(e) - math.log(1 + 0.01 * (math.e - 1))) < 1e-12 and d == R(1, 10**8)
+    e, d = amplification.without_replacement_amplification(1, 0, 10, 1000)
+    assert abs(float_up(e) - math.log(1 + 0.01 * (math.e - 1))) < 1e-12
+    e, d = amplification.with_replacement_amplification(R(1, 2), 1, 0, 5, 100)
+    assert float_up(e) < 0.5 and 0 <= float_up(d) < 1
+    with pytest.raises(ValueError, match=r"probability must be in \(0, 1\]"):
+        amplification.poisson_amplification(1, 0, 2)
+    with pytest.raises(ValueError, match="sample_size must be <= population_size"):
+        amplification.without_replacement_amplification(1, 0, 10, 5)
+
+
+def test_sparse_vector() -> None:
+    assert sparse_vector.sparse_vector_epsilon(10, 20, 1) == R(1, 10) + R(1, 10)
+    assert sparse_vector.sparse_vector_epsilon(10, 20, 3, monotonic=True) == R(1, 10) + R(3, 20)
+    e1, e2 = sparse_vector.sparse_vector_split(1, 1)
+    assert sympy.simplify(e1 + e2 - 1) == 0
+    with pytest.raises(ValueError, match="positives must be >= 1"):
+        sparse_vector.sparse_vector_epsilon(1, 1, 0)
+
+
+def test_advanced_bad_slack() -> None:
+    with pytest.raises(ValueError, match=r"delta_slack must be in \(0, 1\)"):
+        advanced.advanced_composition(1, 0, 10, 0)

@@ -1,0 +1,76 @@
+"""Mechanisms for the Dask tests: picklable, batched, and some that fail exactly once.
+
+Workers may run in other processes, so these live in a module the tests register with
+``cloudpickle.register_pickle_by_value`` (workers need not be able to import it).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+class Laplace:
+    """``d + Laplace(scale)``: epsilon = 1 / scale for neighbours at distance 1."""
+
+    def __init__(self, scale: float) -> None:
+        self.scale = scale
+        self.name = f"laplace(scale={scale})"
+
+    def __call__(self, d: float, rng: np.random.Generator) -> float:
+        return float(d + rng.laplace(0.0, self.scale))
+
+    def batch(self, d: float, n: int, rng: np.random.Generator) -> np.ndarray:
+        return d + rng.laplace(0.0, self.scale, n)
+
+
+def _in_worker() -> bool:
+    from distributed import get_worker
+
+    try:
+        get_worker()
+    except ValueError:
+        return False
+    return True
+
+
+def _first_time(marker: Path) -> bool:
+    """True exactly once per marker, across threads and processes (atomic create)."""
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    os.close(fd)
+    return True
+
+
+class FailingOnce(Laplace):
+    """A Laplace mechanism whose first batch run on a Dask worker fails.
+
+    ``how="raise"`` raises (the task errs and is retried); ``how="die"`` ends the worker
+    process abruptly (``os._exit``), as a crashed or killed machine would.
+    """
+
+    def __init__(self, scale: float, marker: Path, how: str = "raise") -> None:
+        super().__init__(scale)
+        self.marker = Path(marker)
+        self.how = how
+
+    def batch(self, d: float, n: int, rng: np.random.Generator) -> np.ndarray:
+        if _in_worker() and _first_time(self.marker):
+            if self.how == "die":
+                os._exit(1)
+            raise RuntimeError("injected failure on the first attempt")
+        return super().batch(d, n, rng)
+
+
+class AlwaysFailing(Laplace):
+    """Fails on every Dask worker (works in the client process, which draws batch 0)."""
+
+    def batch(self, d: float, n: int, rng: np.random.Generator) -> Any:
+        if _in_worker():
+            raise RuntimeError("injected permanent failure")
+        return super().batch(d, n, rng)

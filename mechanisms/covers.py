@@ -123,14 +123,15 @@ def halfspace_labelings_2d(points: Any) -> np.ndarray:
     ``points`` (the class H_T of 003, Section 2.1, for T = points).
 
     Labels change only when w crosses a direction orthogonal to some point, so one unit
-    vector between each pair of consecutive critical angles (and one per critical angle,
-    where ties are labeled 1) enumerates every labeling exactly; duplicates are removed.
+    vector between each pair of consecutive critical angles enumerates every labeling of
+    points in general position exactly (labelings that need w exactly orthogonal to a point,
+    a tie, are not represented); duplicates are removed.
 
     Args:
         points: an array of shape (k, 2).
 
     Returns:
-        Unit vectors w, shape (number of distinct labelings, 2) (at most 4k + 1 rows).
+        Unit vectors w, shape (number of distinct labelings, 2) (at most 2k rows).
 
     Raises:
         ValueError: if ``points`` is not a (k, 2) array of finite numbers.
@@ -145,8 +146,8 @@ def halfspace_labelings_2d(points: Any) -> np.ndarray:
         angles = np.array([0.0])
     else:
         nxt = np.append(critical[1:], critical[0] + 2 * np.pi)
-        angles = np.concatenate([critical, (critical + nxt) / 2])
+        angles = (critical + nxt) / 2
     w = np.stack([np.cos(angles), np.sin(angles)], axis=1)
-    labels = (pts @ w.T >= -1e-12).T
+    labels = (pts @ w.T >= 0).T
     _, keep = np.unique(labels, axis=0, return_index=True)
     return w[np.sort(keep)]

@@ -118,7 +118,7 @@ def _probability(name: str, value: Any, high: float) -> Any:
 
 def predict_halfspaces(W: np.ndarray, X: np.ndarray) -> np.ndarray:
     """Labels [<w, x> >= 0] of every row w of W on every row of X, shape (len(W), len(X))."""
-    return (np.atleast_2d(W) @ np.atleast_2d(X).T >= -1e-12).astype(np.int64)
+    return (np.atleast_2d(W) @ np.atleast_2d(X).T >= 0).astype(np.int64)
 
 
 def _flip(label: int, flip: float, rng: np.random.Generator) -> int:

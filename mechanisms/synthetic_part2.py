@@ -53,20 +53,23 @@ def _unit_interval(name: str, value: Any, high: float = 1.0) -> float:
 
 def _sphere_conditioned(n: int, w: np.ndarray, margin: float,
                         rng: np.random.Generator) -> np.ndarray:
-    """n points uniform on the unit sphere conditioned on |<w, x>| >= margin (rejection)."""
+    """n points uniform on the unit sphere of R^d conditioned on |<w, x>| >= margin, exactly.
+
+    For x uniform on the sphere, t = <w, x> has (1 + t)/2 ~ Beta((d-1)/2, (d-1)/2) and, given
+    t, x - t w is uniform on the sphere of radius sqrt(1 - t^2) orthogonal to w.  The tail
+    |t| >= margin is sampled by inverse survival function (no rejection, any dimension).
+    """
+    from scipy.stats import beta
+
     d = w.size
-    out: list[np.ndarray] = []
-    have = 0
-    for _ in range(10_000):
-        z = rng.standard_normal((max(64, 2 * (n - have)), d))
-        z /= np.linalg.norm(z, axis=1, keepdims=True)
-        z = z[np.abs(z @ w) >= margin]
-        out.append(z)
-        have += len(z)
-        if have >= n:
-            return np.concatenate(out)[:n]
-    raise ValueError(f"margin {margin} is too large for dimension {d}: rejection sampling "
-                     "accepted too few points")
+    shape = (d - 1) / 2
+    tail = beta.sf((1 + margin) / 2, shape, shape)
+    b = beta.isf(rng.random(n) * tail, shape, shape)
+    t = np.clip(2 * b - 1, margin, 1.0) * np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    u = rng.standard_normal((n, d))
+    u -= np.outer(u @ w, w)
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    return t[:, None] * w[None, :] + np.sqrt(1 - t**2)[:, None] * u
 
 
 def margin_sample(n: int, d: int, margin: float, rng: np.random.Generator, *,

@@ -1,0 +1,389 @@
+"""Collecting what a report says about one target.
+
+Two parts, kept apart on purpose:
+
+* :func:`describe` -- the *cheap* part, recomputed in seconds: the claim, the declared plan
+  as a tree, the accountant's guarantee with its derivation and every candidate it compared,
+  and a fingerprint of every input of the expensive part.  The fast CI check recomputes it
+  and compares it with the stored report.
+* :func:`collect` -- the whole report: the cheap part plus the verification of the claim, the
+  audit of the real code (with its lower bound as samples grow) and the privacy curves.
+
+Every number carries what it is: accountant epsilons are upper bounds rounded up, audit
+epsilons certified lower bounds rounded down (with their confidence), estimates are called
+estimates.  Nothing depends on the clock: wall times are left out, so a report is a function
+of its inputs and its seed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+import json
+import math
+import sys
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sympy
+
+from dpaudit.accountant import Accountant, Guarantee, substitute
+from dpaudit.events import Event
+from dpaudit.numeric import EvaluationError, exact
+from dpaudit.report.target import Target
+
+__all__ = [
+    "AUDIT_CONFIDENCE",
+    "CURVE_DELTAS",
+    "FORMAT_VERSION",
+    "GROWTH_FRACTIONS",
+    "VERIFY_MAX_BOXES",
+    "collect",
+    "describe",
+    "plan_tree",
+    "target_claim",
+    "target_plan",
+    "target_seed",
+]
+
+#: Bumped whenever the layout of a report changes (part of every fingerprint).
+FORMAT_VERSION = 1
+#: Confidence of every audit in a report.
+AUDIT_CONFIDENCE = 0.95
+#: Fractions of the target's samples at which the audit is repeated for the growth plot.
+GROWTH_FRACTIONS = (1 / 16, 1 / 8, 1 / 4, 1 / 2)
+#: The deltas at which the accountant's privacy curve is evaluated (besides delta = 0).
+CURVE_DELTAS = tuple(float(d) for d in np.logspace(-12, -1, 12))
+#: Branch-and-bound budget of the claim verification (boxes, and a generous time limit so
+#: that the box budget, not the machine's speed, decides the outcome).
+VERIFY_MAX_BOXES = 1200
+VERIFY_TIME_LIMIT = 60.0
+
+
+def target_seed(seed: int, target: Target) -> int:
+    """The audit seed of ``target``: the run's seed mixed with a stable hash of its name."""
+    return (int(seed) * 1_000_003 + zlib.crc32(target.name.encode())) % 2**63
+
+
+def _claim_object(target: Target) -> Any:
+    from dpaudit.verify import CLAIMS, Claim
+
+    if isinstance(target.claim, Claim):
+        return target.claim
+    if isinstance(target.claim, str):
+        if target.claim not in CLAIMS:
+            from dpaudit.verify import load_claim_modules
+
+            load_claim_modules()
+        if target.claim not in CLAIMS:
+            raise KeyError(f"target {target.name}: no registered claim {target.claim!r}")
+        return CLAIMS[target.claim]
+    return None
+
+
+def target_plan(target: Target) -> Event | None:
+    """The declared plan of ``target`` at its concrete parameters (None if it has none).
+
+    Raises:
+        ValueError: if the plan is not an event.
+    """
+    plan: Any = target.plan
+    if callable(plan) and not isinstance(plan, Event):
+        plan = plan()
+    if plan is None:
+        claim = _claim_object(target)
+        if claim is None:
+            return None
+        plan = substitute(claim.plan, target.parameters) if target.parameters else claim.plan
+    if not isinstance(plan, Event):
+        raise ValueError(f"target {target.name}: plan must be an event, got {plan!r}")
+    return plan
+
+
+def target_claim(target: Target) -> Any:
+    """The claim the report verifies: the target's registered claim, or, for a target with
+    only a plan, "the plan is (epsilon, delta)-DP" at its concrete parameters."""
+    from dpaudit.verify import Claim, Domain
+
+    claim = _claim_object(target)
+    if claim is not None:
+        return claim
+    plan = target_plan(target)
+    if plan is None:
+        return None
+    key = "report/" + target.name.replace("/", ".")
+    return Claim(key=key, document=target.group, theorem=target.title,
+                 statement=f"{target.title} is ({target.epsilon:g}, {target.delta:g})-DP",
+                 plan=plan, epsilon=sympy.nsimplify(target.epsilon),
+                 delta=sympy.nsimplify(target.delta), domain=Domain({}))
+
+
+def plan_tree(event: Event) -> str:
+    """The event tree, one node per line: combinators with their own parameters, leaves as
+    event expressions."""
+    lines: list[str] = []
+
+    def walk(e: Event, prefix: str, last: bool, top: bool) -> None:
+        branch = "" if top else ("`- " if last else "|- ")
+        children = e.children()
+        if children:
+            own = []
+            for f in dataclasses.fields(e):
+                v = getattr(e, f.name)
+                if isinstance(v, Event) or (isinstance(v, tuple) and v
+                                            and isinstance(v[0], Event)):
+                    continue
+                own.append(f"{f.name}={v}")
+            label = f"{e.kind}({', '.join(own)})"
+        else:
+            label = e.expression()
+        lines.append(f"{prefix}{branch}{label}")
+        inner = prefix + ("" if top else ("   " if last else "|  "))
+        for i, c in enumerate(children):
+            walk(c, inner, i == len(children) - 1, False)
+
+    walk(event, "", True, True)
+    return "\n".join(lines)
+
+
+def _up(x: Any) -> float | str | None:
+    if x is None:
+        return None
+    try:
+        from dpaudit.numeric import float_up
+
+        return float_up(x)
+    except (EvaluationError, TypeError, ValueError):
+        return str(x)
+
+
+def _guarantee_dict(g: Guarantee) -> dict[str, Any]:
+    chosen = g.theorem.name
+    return {
+        "epsilon_upper": g.epsilon_upper,
+        "epsilon_exact": str(g.epsilon),
+        "delta": g.delta_upper,
+        "epsilon_lower": g.epsilon_lower_float,
+        "theorem": chosen,
+        "citation": g.theorem.citation,
+        "candidates": [{"method": c.label, "epsilon_upper": _up(c.epsilon),
+                        "delta": _up(c.delta), "chosen": bool(
+                            g.epsilon_upper is not None and _up(c.epsilon) == g.epsilon_upper)}
+                       for c in g.candidates],
+        "derivation": g.text(),
+    }
+
+
+def _module_files(target: Target) -> list[Path]:
+    files: list[Path] = []
+    source = target.source.split(":")[0].strip() if target.source else ""
+    mods = [source] if source else []
+    if target.mechanism is not None:
+        try:
+            mech = target.mechanism()
+            mods.append(type(mech).__module__)
+            mods.append(getattr(mech, "__module__", "") or "")
+        except Exception:  # the audit reports the failure; the fingerprint just skips it
+            pass
+    for name in dict.fromkeys(m for m in mods if m and m != "builtins"):
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        try:
+            files.append(Path(inspect.getfile(module)))
+        except (TypeError, OSError):
+            continue
+    return files
+
+
+def fingerprint(target: Target, seed: int, plan: Event | None, claim: Any) -> str:
+    """A hash of every input of the expensive part of the report (audit and verification).
+
+    Covers the target's specification, its plan and claim, the seed, the report format, and
+    the source text of the modules defining the audited code.
+    """
+    h = hashlib.sha256()
+    spec = {
+        "format": FORMAT_VERSION, "seed": seed, "name": target.name,
+        "epsilon": target.epsilon, "delta": target.delta, "samples": target.samples,
+        "options": {k: repr(v) for k, v in sorted(target.audit_options.items())},
+        "parameters": {k: str(v) for k, v in sorted(target.parameters.items())},
+        "plan": None if plan is None else plan.expression(),
+        "claim": None if claim is None else [claim.statement, str(claim.epsilon),
+                                             str(claim.delta), claim.domain.text()],
+        "audited": target.mechanism is not None,
+    }
+    h.update(json.dumps(spec, sort_keys=True).encode())
+    for path in _module_files(target):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def describe(target: Target, seed: int = 0) -> dict[str, Any]:
+    """The cheap, recomputable part of a report (see the module docstring).
+
+    Args:
+        target: the target.
+        seed: the run's seed.
+
+    Returns:
+        A JSON-ready dict with ``target``, ``claim``, ``plan``, ``guarantee`` and
+        ``fingerprint``.
+    """
+    plan = target_plan(target)
+    claim = target_claim(target)
+    out: dict[str, Any] = {
+        "target": {"name": target.name, "title": target.title, "group": target.group,
+                   "summary": target.summary, "epsilon": target.epsilon,
+                   "delta": target.delta, "expect": target.expect, "source": target.source,
+                   "true_epsilon": _finite(target.true_epsilon),
+                   "parameters": {k: str(v) for k, v in target.parameters.items()},
+                   "seed": target_seed(seed, target), "samples": target.samples},
+        "claim": None if claim is None else {
+            "key": claim.key, "document": claim.document, "theorem": claim.theorem,
+            "statement": claim.statement, "epsilon": str(claim.epsilon),
+            "delta": str(claim.delta), "domain": claim.domain.text(), "note": claim.note,
+            "registered": isinstance(target.claim, str)},
+        "plan": None if plan is None else {"expression": plan.expression(),
+                                           "tree": plan_tree(plan)},
+    }
+    guarantee: dict[str, Any] | None = None
+    if plan is not None:
+        try:
+            delta = sympy.nsimplify(target.delta) if target.delta else None
+            g = Accountant().guarantee(plan, delta)
+            guarantee = _guarantee_dict(g)
+        except ValueError as err:  # UnsupportedEventError included
+            guarantee = {"error": str(err).splitlines()[0]}
+    out["guarantee"] = guarantee
+    out["fingerprint"] = fingerprint(target, seed, plan, claim)
+    return out
+
+
+def _finite(x: float | None) -> float | str | None:
+    if x is None:
+        return None
+    return x if math.isfinite(x) else "inf"
+
+
+def _verify(claim: Any) -> dict[str, Any]:
+    from dpaudit.verify.prove import verify_claim
+
+    try:
+        v = verify_claim(claim, time_limit=VERIFY_TIME_LIMIT, max_boxes=VERIFY_MAX_BOXES)
+    except (ValueError, ArithmeticError, TypeError) as err:
+        return {"status": "error", "detail": f"{type(err).__name__}: {err}"}
+    return {"status": v.status, "detail": v.detail,
+            "steps": [f"{name}: {sv.summary()}" for name, sv in v.steps]}
+
+
+def _curve(plan: Event) -> dict[str, Any]:
+    """The accountant's privacy curve: for each delta, the epsilon upper bound (and the
+    certified lower bound where the chosen method is exact)."""
+    points = []
+    acc = Accountant()
+    for d in (0.0, *CURVE_DELTAS):
+        try:
+            g = acc.guarantee(plan, sympy.Rational(0) if d == 0 else exact(d, "delta"))
+        except ValueError:
+            continue
+        if g.epsilon_upper is None:
+            continue
+        points.append({"delta": d, "epsilon_upper": g.epsilon_upper,
+                       "epsilon_lower": g.epsilon_lower_float})
+    return {"points": points}
+
+
+def _audit_dict(r: Any) -> dict[str, Any]:
+    data = r.to_dict()
+    data.pop("wall_time", None)  # reports depend on inputs and seed only
+    data.pop("extra", None)
+    return data
+
+
+def _audit(target: Target, seed: int) -> dict[str, Any]:
+    from dpaudit.audit import audit
+
+    mechanism = target.mechanism() if target.mechanism is not None else None
+    pairs = list(target.pairs()) if target.pairs is not None else list(
+        getattr(mechanism, "pairs", ()))
+    if not pairs:
+        raise ValueError(f"target {target.name}: no neighbouring pair to audit on")
+    s = target_seed(seed, target)
+
+    def run(samples: int) -> Any:
+        return audit(mechanism, pairs=pairs, epsilon=target.epsilon, delta=target.delta,
+                     samples=samples, confidence=AUDIT_CONFIDENCE, seed=s, progress=False,
+                     **target.audit_options)
+
+    main = run(target.samples)
+    growth = []
+    for f in GROWTH_FRACTIONS:
+        n = int(target.samples * f)
+        if n >= 100:
+            r = run(n)
+            growth.append({"samples": n, "epsilon_lower": r.epsilon_lower})
+    growth.append({"samples": target.samples, "epsilon_lower": main.epsilon_lower})
+    out = _audit_dict(main)
+    out["growth"] = growth
+    out["certified_curve"] = _certified_curve(main.p_numerator_lower, main.p_denominator_upper)
+    return out
+
+
+def _certified_curve(p_lower: float, q_upper: float, points: int = 8) -> list[dict[str, float]]:
+    """Points (eps, delta) under the true privacy curve certified by the audit's event:
+    delta(eps) >= P_lower[M(d) in E] - e^eps P_upper[M(d') in E], for every eps at once
+    (same confidence as the audit).  Deltas are rounded down."""
+    if not (p_lower > 0 and q_upper > 0 and p_lower > q_upper):
+        return []
+    top = math.log(p_lower / q_upper)
+    out = []
+    for eps in np.linspace(0.0, top, points + 1)[:-1]:
+        d = p_lower - math.exp(eps) * q_upper
+        if d > 0:
+            out.append({"epsilon": round(float(eps), 6),
+                        "delta_lower": math.nextafter(d, 0.0)})
+    return out
+
+
+def collect(target: Target, seed: int = 0, *, audit: bool = True,
+            step: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Everything a report shows about ``target``.
+
+    Args:
+        target: the target.
+        seed: the run's seed (the audit's seed is derived from it and the target's name).
+        audit: run the audit (False leaves it out, e.g. for quick previews).
+        step: called with a short label before each stage (progress display).
+
+    Returns:
+        :func:`describe`'s dict plus ``verification``, ``curve``, ``audit`` (each None or a
+        dict with an ``error`` when the stage could not run) and ``verdict``.
+    """
+    from dpaudit.report.verdict import verdict
+
+    tell = step or (lambda _label: None)
+    tell("describe")
+    out = describe(target, seed)
+    claim = target_claim(target)
+    tell("verify")
+    out["verification"] = None if claim is None else _verify(claim)
+    plan = target_plan(target)
+    tell("curve")
+    out["curve"] = None
+    if plan is not None and not plan.free_symbols and "error" not in (out["guarantee"] or {}):
+        out["curve"] = _curve(plan)
+    out["audit"] = None
+    if audit and target.mechanism is not None:
+        tell("audit")
+        try:
+            out["audit"] = _audit(target, seed)
+        except (ValueError, TypeError, RuntimeError) as err:
+            out["audit"] = {"error": f"{type(err).__name__}: {str(err).splitlines()[0]}"}
+    out["verdict"] = verdict(out)
+    return out

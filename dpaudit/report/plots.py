@@ -1,0 +1,109 @@
+"""The two plots of a report (matplotlib, Agg backend, PNG without timestamps).
+
+* the privacy curve delta(eps): the accountant's upper bound (and its certified lower bound
+  where the chosen method is exact), with the points the audit certifies under the true
+  curve and the claimed (eps, delta);
+* the audit's certified lower bound as the number of samples grows, against the claim and
+  the accountant's upper bound.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+__all__ = ["DELTA_FLOOR", "growth_plot", "privacy_curve_plot"]
+
+#: delta = 0 is drawn at this height on the log axis (labelled as such).
+DELTA_FLOOR = 1e-14
+_SAVE = {"format": "png", "dpi": 96, "metadata": {"Software": None}}
+
+
+def _finish(fig: Any, path: Path) -> None:
+    fig.tight_layout()
+    fig.savefig(path, **_SAVE)
+    plt.close(fig)
+
+
+def privacy_curve_plot(report: dict[str, Any], path: Path) -> bool:
+    """Draw the privacy curve of ``report`` to ``path``.
+
+    Args:
+        report: a collected report.
+        path: the PNG file to write.
+
+    Returns:
+        False (nothing written) when there is no numeric curve and no audit point.
+    """
+    curve = (report.get("curve") or {}).get("points") or []
+    audit = report.get("audit") or {}
+    certified = audit.get("certified_curve") or []
+    if not curve and not certified:
+        return False
+    t = report["target"]
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    if curve:
+        ups = sorted((p["epsilon_upper"], max(p["delta"], DELTA_FLOOR)) for p in curve)
+        ax.step([e for e, _ in ups], [d for _, d in ups], where="post", color="C0",
+                label="accountant: upper bound on delta(eps)")
+        lows = sorted((p["epsilon_lower"], max(p["delta"], DELTA_FLOOR)) for p in curve
+                      if p.get("epsilon_lower") is not None)
+        if lows:
+            ax.plot([e for e, _ in lows], [d for _, d in lows], "--", color="C2",
+                    label="accountant: certified lower bound")
+    if certified:
+        ax.plot([p["epsilon"] for p in certified],
+                [max(p["delta_lower"], DELTA_FLOOR) for p in certified], "o", color="C3",
+                label=f"audit: certified lower points ({audit.get('confidence', 0):.0%})")
+    if "epsilon_lower" in audit:
+        ax.axvline(audit["epsilon_lower"], color="C3", lw=0.8, ls=":",
+                   label=f"audit: eps >= {audit['epsilon_lower']:.3f} at delta={t['delta']:g}")
+    ax.plot([t["epsilon"]], [max(t["delta"], DELTA_FLOOR)], "*", ms=12, color="k",
+            label="claimed (eps, delta)")
+    ax.set_yscale("log")
+    ax.set_xlabel("epsilon")
+    ax.set_ylabel(f"delta  (delta = 0 drawn at {DELTA_FLOOR:g})")
+    ax.set_title(f"Privacy curve: {t['title']}"[:80], fontsize=10)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper right")
+    _finish(fig, path)
+    return True
+
+
+def growth_plot(report: dict[str, Any], path: Path) -> bool:
+    """Draw the audit's certified lower bound against the number of samples.
+
+    Returns:
+        False (nothing written) when the report has no audit.
+    """
+    audit = report.get("audit") or {}
+    growth = audit.get("growth") or []
+    if not growth:
+        return False
+    t = report["target"]
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    xs = [p["samples"] for p in growth]
+    ys = [p["epsilon_lower"] for p in growth]
+    ax.plot(xs, ys, "o-", color="C3",
+            label=f"audit: certified lower bound ({audit.get('confidence', 0):.0%})")
+    ax.axhline(t["epsilon"], color="k", ls="--", label=f"claimed epsilon {t['epsilon']:g}")
+    upper = (report.get("guarantee") or {}).get("epsilon_upper")
+    if upper is not None and math.isfinite(upper) and abs(upper - t["epsilon"]) > 1e-9:
+        ax.axhline(upper, color="C0", ls=":", label=f"accountant upper {upper:.4g}")
+    true_eps = t.get("true_epsilon")
+    if isinstance(true_eps, (int, float)) and math.isfinite(true_eps):
+        ax.axhline(true_eps, color="C2", ls="-.", lw=0.8, label=f"true epsilon {true_eps:.4g}")
+    ax.set_xscale("log")
+    ax.set_xlabel("samples per dataset (selection + certification)")
+    ax.set_ylabel("epsilon")
+    ax.set_title(f"Audit lower bound vs samples: {t['title']}"[:80], fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    _finish(fig, path)
+    return True

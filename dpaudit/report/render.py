@@ -1,0 +1,291 @@
+"""Rendering a collected report as Markdown or HTML.
+
+A report is first laid out as a list of blocks (heading, paragraph, preformatted text,
+table, image); :func:`to_markdown` and :func:`to_html` print the same blocks, so the two
+formats always say the same thing.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from typing import Any
+
+from dpaudit.report.verdict import down, up
+
+__all__ = ["index_blocks", "report_blocks", "to_html", "to_markdown"]
+
+Block = tuple[Any, ...]
+
+
+def _fmt_claim(report: dict[str, Any]) -> list[Block]:
+    t, c = report["target"], report.get("claim")
+    blocks: list[Block] = [("h2", "Claim")]
+    if c is None:
+        blocks.append(("p", f"No claim: the target declares ({t['epsilon']:g}, "
+                            f"{t['delta']:g})-DP."))
+        return blocks
+    rows = [("statement", c["statement"]), ("source", f"{c['document']}, {c['theorem']}"),
+            ("claimed epsilon", c["epsilon"]), ("claimed delta", c["delta"]),
+            ("domain", c["domain"] or "(a single point)")]
+    if t["parameters"]:
+        rows.append(("audited instance", ", ".join(f"{k} = {v}" for k, v in
+                                                   t["parameters"].items())))
+    rows.append(("claim at the instance", f"({t['epsilon']:g}, {t['delta']:g})-DP"))
+    if c.get("note"):
+        rows.append(("note", c["note"]))
+    blocks.append(("table", ("", ""), rows))
+    return blocks
+
+
+def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]:
+    """The blocks of one target's report.
+
+    Args:
+        report: a collected report (:func:`dpaudit.report.collect.collect`).
+        images: ``{"curve": relative path, "growth": relative path}`` of the plots written.
+
+    Returns:
+        The blocks, in reading order.
+    """
+    t = report["target"]
+    v = report["verdict"]
+    blocks: list[Block] = [("h1", t["title"]),
+                           ("verdict", v["kind"], f"Verdict: {v['line']}")]
+    if t["summary"]:
+        blocks.append(("p", t["summary"]))
+    meta = [("target", t["name"]), ("group", t["group"]),
+            ("expected", "deliberately broken" if t["expect"] == "broken" else "private")]
+    if t["source"]:
+        meta.append(("code", t["source"]))
+    if t["true_epsilon"] is not None:
+        meta.append(("true epsilon (known analytically)", str(t["true_epsilon"])))
+    blocks.append(("table", ("", ""), meta))
+    blocks += _fmt_claim(report)
+
+    blocks.append(("h2", "Declared plan"))
+    plan = report.get("plan")
+    blocks.append(("pre", plan["tree"]) if plan else ("p", "No declared plan."))
+
+    blocks.append(("h2", "Accountant's guarantee"))
+    g = report.get("guarantee")
+    if not g:
+        blocks.append(("p", "No plan to account."))
+    elif "error" in g:
+        blocks.append(("p", f"The accountant cannot bound the plan: {g['error']}"))
+    else:
+        lines = [f"epsilon <= {up(g['epsilon_upper'], 6)} (upper bound, rounded up; exact "
+                 f"{g['epsilon_exact']}) at delta = {g['delta']:g}, by {g['theorem']} "
+                 f"[{g['citation']}]."]
+        if g.get("epsilon_lower") is not None:
+            lines.append(f" The true epsilon of the plan at this delta is at least "
+                         f"{down(g['epsilon_lower'], 6)} (certified, rounded down).")
+        blocks.append(("p", "".join(lines)))
+        if g["candidates"]:
+            blocks.append(("p", "Every method compared (the smallest valid upper bound wins):"))
+            blocks.append(("table", ("method", "epsilon (upper bound)", "delta", "chosen"),
+                           [(c["method"], up(c["epsilon_upper"], 6), str(c["delta"]),
+                             "yes" if c["chosen"] else "") for c in g["candidates"]]))
+        blocks.append(("pre", g["derivation"]))
+
+    blocks.append(("h2", "Verification of the claim"))
+    ver = report.get("verification")
+    if not ver:
+        blocks.append(("p", "No claim to verify."))
+    else:
+        blocks.append(("p", f"Status: **{ver['status']}**. {ver['detail']}"))
+        for s in ver.get("steps") or []:
+            blocks.append(("p", f"Proof step: {s}"))
+
+    blocks.append(("h2", "Audit of the code"))
+    a = report.get("audit")
+    if not a:
+        blocks.append(("p", "Not audited: this algorithm has no auditable form wired to the "
+                            "report yet."))
+    elif "error" in a:
+        blocks.append(("p", f"The audit could not run: {a['error']}"))
+    else:
+        blocks.append(("table", ("", ""), [
+            ("certified lower bound", f"epsilon >= {down(a['epsilon_lower'])} (rounded down, "
+                                      f"confidence {a['confidence']:.0%})"),
+            ("point estimate", f"{down(a['epsilon_estimate'])} (an estimate, not a bound)"
+             if isinstance(a["epsilon_estimate"], float) else str(a["epsilon_estimate"])),
+            ("verdict of the audit", a["verdict"]),
+            ("neighbouring pair", a["pair"]),
+            ("pairs searched", str(a["pairs_searched"])),
+            ("event", a["event"]),
+            ("direction", a["direction"]),
+            ("samples", f"{a['selection_samples']:,} per dataset to choose the event and pair, "
+                        f"then {a['samples_d0']:,} fresh per dataset to certify"),
+            ("hits in the event", f"{a['hits_d0']:,} on d0, {a['hits_d1']:,} on d1"),
+            ("probability bounds", f"P_lower(numerator) = {down(a['p_numerator_lower'], 6)}, "
+                                   f"P_upper(denominator) = {up(a['p_denominator_upper'], 6)}"),
+            ("confidence correction", a["correction"]),
+            ("seed", str(a["seed"])),
+        ]))
+    blocks.append(("h2", "Plots"))
+    if images.get("curve"):
+        blocks.append(("img", images["curve"], f"privacy curve of {t['title']}"))
+    if images.get("growth"):
+        blocks.append(("img", images["growth"], f"audit lower bound vs samples, {t['title']}"))
+    if not images:
+        blocks.append(("p", "No numeric curve and no audit to plot."))
+    blocks.append(("p", f"Regenerate: `dpaudit report {t['name']} --out DIR --seed SEED` "
+                        f"(audit seed {t['seed']} derives from SEED and the target's name)."))
+    return blocks
+
+
+def index_blocks(reports: Sequence[dict[str, Any]], links: dict[str, str], seed: int,
+                 command: str) -> list[Block]:
+    """The index page: one verdict line per target, grouped.
+
+    Args:
+        reports: collected reports.
+        links: target name -> relative link to its report.
+        seed: the run's seed.
+        command: the command that regenerates the reports.
+
+    Returns:
+        The blocks.
+    """
+    findings = sum(r["verdict"]["finding"] for r in reports)
+    conf = next((r["audit"]["confidence"] for r in reports
+                 if r.get("audit") and "confidence" in r["audit"]), None)
+    intro = (f"{len(reports)} targets, seed {seed}. Regenerate with `{command}`. Accountant "
+             "epsilons are upper bounds rounded up")
+    if conf is not None:
+        intro += f"; audit epsilons are certified lower bounds rounded down, at {conf:.0%} " \
+                 "confidence each"
+    blocks: list[Block] = [
+        ("h1", "dpaudit audit reports"),
+        ("p", intro + "."),
+        ("p", f"Unexpected findings: {findings}." if findings else
+              "No unexpected finding: no private target is flagged or refuted, and every "
+              "deliberately broken one that is audited is caught."),
+    ]
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in reports:
+        groups.setdefault(r["target"]["group"], []).append(r)
+    for group, items in groups.items():
+        blocks.append(("h2", group))
+        rows = []
+        for r in items:
+            t, a, g = r["target"], r.get("audit") or {}, r.get("guarantee") or {}
+            rows.append((
+                ("link", t["name"], links[t["name"]]),
+                f"({t['epsilon']:g}, {t['delta']:g})",
+                up(g.get("epsilon_upper")),
+                (r.get("verification") or {}).get("status", "n/a"),
+                down(a["epsilon_lower"]) if "epsilon_lower" in a else "n/a",
+                ("verdict", r["verdict"]["kind"], r["verdict"]["line"]),
+            ))
+        blocks.append(("table", ("target", "claim (eps, delta)", "accountant upper",
+                                 "claim status", "audit lower", "verdict"), rows))
+    return blocks
+
+
+# ---- Markdown ----------------------------------------------------------------------------
+
+def _md_cell(cell: Any) -> str:
+    if isinstance(cell, tuple) and cell[0] == "link":
+        return f"[{cell[1]}]({cell[2]})"
+    if isinstance(cell, tuple) and cell[0] == "verdict":
+        return _md_cell(cell[2])
+    return str(cell).replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(blocks: Sequence[Block]) -> str:
+    """The blocks as GitHub-flavoured Markdown."""
+    out: list[str] = []
+    for b in blocks:
+        kind = b[0]
+        if kind == "h1":
+            out.append(f"# {b[1]}")
+        elif kind == "h2":
+            out.append(f"## {b[1]}")
+        elif kind == "p":
+            out.append(b[1])
+        elif kind == "verdict":
+            out.append(f"> **{b[2]}**")
+        elif kind == "pre":
+            out.append(f"```\n{b[1]}\n```")
+        elif kind == "img":
+            out.append(f"![{b[2]}]({b[1]})")
+        elif kind == "table":
+            header, rows = b[1], b[2]
+            out.append("| " + " | ".join(_md_cell(h) or " " for h in header) + " |")
+            out.append("|" + "---|" * len(header))
+            out.extend("| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows)
+        out.append("")
+    return "\n".join(out)
+
+
+# ---- HTML --------------------------------------------------------------------------------
+
+_CSS = """
+body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem;
+       color: #1b1b1b; line-height: 1.45; }
+table { border-collapse: collapse; margin: 0.5rem 0 1rem; }
+td, th { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; }
+th { background: #f2f2f2; }
+pre { background: #f6f8fa; padding: 0.75rem; overflow-x: auto; font-size: 0.85rem; }
+img { max-width: 100%; border: 1px solid #ddd; margin: 0.5rem 0; }
+.verdict { padding: 0.5rem 0.75rem; border-left: 0.4rem solid #888; background: #f7f7f7; }
+.verdict.violation, .verdict.refuted { border-color: #c0392b; background: #fdecea; }
+.verdict.consistent { border-color: #2e7d32; background: #edf7ed; }
+.verdict.unsupported, .verdict.not-audited { border-color: #b7791f; background: #fff8e6; }
+"""
+
+
+def _inline(text: str) -> str:
+    """Escape, then render `code` and **bold** spans."""
+    parts = html.escape(text).split("`")
+    for i in range(1, len(parts), 2):
+        parts[i] = f"<code>{parts[i]}</code>"
+    joined = "".join(parts)
+    bold = joined.split("**")
+    for i in range(1, len(bold), 2):
+        bold[i] = f"<strong>{bold[i]}</strong>"
+    return "".join(bold)
+
+
+def _html_cell(cell: Any) -> str:
+    if isinstance(cell, tuple) and cell[0] == "link":
+        return f'<a href="{html.escape(cell[2])}">{html.escape(cell[1])}</a>'
+    if isinstance(cell, tuple) and cell[0] == "verdict":
+        cls = cell[1].replace(" ", "-")
+        return f'<span class="verdict-cell {cls}">{_inline(cell[2])}</span>'
+    return _inline(str(cell))
+
+
+def to_html(blocks: Sequence[Block], title: str) -> str:
+    """The blocks as a standalone HTML page (inline CSS, no scripts)."""
+    body: list[str] = []
+    for b in blocks:
+        kind = b[0]
+        if kind in ("h1", "h2"):
+            body.append(f"<{kind}>{html.escape(b[1])}</{kind}>")
+        elif kind == "p":
+            body.append(f"<p>{_inline(b[1])}</p>")
+        elif kind == "verdict":
+            cls = b[1].replace(" ", "-")
+            body.append(f'<p class="verdict {cls}" id="verdict"><strong>'
+                        f"{html.escape(b[2])}</strong></p>")
+        elif kind == "pre":
+            body.append(f"<pre>{html.escape(b[1])}</pre>")
+        elif kind == "img":
+            body.append(f'<img src="{html.escape(b[1])}" alt="{html.escape(b[2])}">')
+        elif kind == "table":
+            header, rows = b[1], b[2]
+            lines = ["<table>"]
+            if any(header):
+                lines.append("<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header)
+                             + "</tr>")
+            for row in rows:
+                lines.append("<tr>" + "".join(f"<td>{_html_cell(c)}</td>" for c in row)
+                             + "</tr>")
+            lines.append("</table>")
+            body.append("\n".join(lines))
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<title>{html.escape(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
+            + "\n".join(body) + "\n</body>\n</html>\n")

@@ -1,0 +1,222 @@
+"""What a report is about: a :class:`Target` bundles a claim, a declared plan and a runnable
+mechanism with the neighbouring pairs to audit it on.
+
+Targets are registered by name (``catalogue/laplace-count``, ``002/private-pac-learner``) in
+:data:`TARGETS`; the built-in ones (every catalogue mechanism, every registered claim of the
+source documents) are added by :func:`load_builtin_targets`.  Users point ``dpaudit report``
+at their own with ``MODULE:OBJECT`` (a :class:`Target`, a list of them, or a mechanism object
+that carries ``epsilon``, ``delta``, ``pairs`` and, optionally, ``plan()``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import importlib
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from dpaudit.events import Event
+
+__all__ = [
+    "TARGETS",
+    "Target",
+    "UnknownTargetError",
+    "register_target",
+    "resolve_targets",
+    "target_from_mechanism",
+]
+
+#: Default samples per dataset of a report's audit.
+DEFAULT_SAMPLES = 200_000
+
+
+class UnknownTargetError(KeyError):
+    """A target name or pattern that matches nothing (the message lists what exists)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown target"
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """One algorithm or mechanism to report on.
+
+    Attributes:
+        name: unique slug, ``group/short-name`` (letters, digits, ``. _ / -``); it is also the
+            report's file name (``/`` becomes ``--``).
+        title: a human title.
+        group: ``"source documents"``, ``"catalogue"``, ``"broken"`` or a user's own.
+        epsilon: the claimed epsilon at the concrete parameters audited.
+        delta: the claimed delta.
+        summary: one or two sentences: what it is, and for a broken mechanism what is wrong.
+        claim: a registered claim key (:data:`dpaudit.verify.CLAIMS`), a
+            :class:`dpaudit.verify.Claim`, or None (the report then builds a concrete claim
+            "plan is (epsilon, delta)-DP" from the plan).
+        plan: the declared event tree at the audited parameters, or a zero-argument callable
+            returning it (None: use the claim's plan with ``parameters`` substituted).
+        parameters: values of the claim's symbols for the concrete instance audited.
+        mechanism: zero-argument callable returning the auditable mechanism
+            (``mechanism(dataset, rng)``, optionally ``.batch``); None when the algorithm has
+            no auditable form yet (the report says so).
+        pairs: zero-argument callable returning the neighbouring pairs (sequences
+            ``(d0, d1)`` or :class:`dpaudit.audit.NeighbouringPair`); default: the
+            mechanism's ``pairs`` attribute.
+        samples: samples per dataset of the audit.
+        audit_options: further keyword arguments for :func:`dpaudit.audit.audit`.
+        true_epsilon: the mechanism's true epsilon where known (math.inf: none finite).
+        expect: ``"private"`` or ``"broken"``; a broken target is *expected* to be flagged.
+        source: where the code lives (module and object), for the reader.
+    """
+
+    name: str
+    title: str
+    group: str
+    epsilon: float
+    delta: float = 0.0
+    summary: str = ""
+    claim: Any = None
+    plan: Event | Callable[[], Event] | None = None
+    parameters: dict[str, Any] = dataclasses.field(default_factory=dict)
+    mechanism: Callable[[], Any] | None = None
+    pairs: Callable[[], Sequence[Any]] | None = None
+    samples: int = DEFAULT_SAMPLES
+    audit_options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    true_epsilon: float | None = None
+    expect: str = "private"
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not re.fullmatch(r"[\w.\-]+(/[\w.\-]+)*",
+                                                              self.name):
+            raise ValueError(f"Target: name must be letters, digits and . _ - separated by /, "
+                             f"got {self.name!r}")
+        if not isinstance(self.epsilon, (int, float)) or not self.epsilon >= 0:
+            raise ValueError(f"Target {self.name}: epsilon must be a number >= 0, got "
+                             f"{self.epsilon!r}")
+        if not isinstance(self.delta, (int, float)) or not 0 <= self.delta < 1:
+            raise ValueError(f"Target {self.name}: delta must be in [0, 1), got {self.delta!r}")
+        if not isinstance(self.samples, int) or self.samples < 10:
+            raise ValueError(f"Target {self.name}: samples must be an integer >= 10, got "
+                             f"{self.samples!r}")
+        if self.expect not in ("private", "broken"):
+            raise ValueError(f"Target {self.name}: expect must be 'private' or 'broken', got "
+                             f"{self.expect!r}")
+
+    @property
+    def slug(self) -> str:
+        """The file stem of the report (``/`` replaced by ``--``)."""
+        return self.name.replace("/", "--")
+
+
+#: Every registered target by name, in registration order.
+TARGETS: dict[str, Target] = {}
+
+
+def register_target(target: Target) -> Target:
+    """Add ``target`` to :data:`TARGETS` (re-registering the same name replaces it).
+
+    Returns:
+        The target.
+
+    Raises:
+        ValueError: if ``target`` is not a :class:`Target`.
+    """
+    if not isinstance(target, Target):
+        raise ValueError(f"target must be a Target, got {target!r}")
+    TARGETS[target.name] = target
+    return target
+
+
+def target_from_mechanism(obj: Any, name: str | None = None, group: str = "user") -> Target:
+    """A target for a mechanism object carrying its claim.
+
+    Args:
+        obj: a mechanism with attributes ``epsilon`` and ``pairs`` (and optionally ``delta``,
+            ``name``, ``true_epsilon``, ``samples`` and a ``plan()`` method returning its
+            declared event).
+        name: the target name (default ``group/<obj.name>``).
+        group: the group it is listed under.
+
+    Returns:
+        A :class:`Target`.
+
+    Raises:
+        ValueError: if ``obj`` is not callable or lacks ``epsilon`` or ``pairs``.
+    """
+    if not callable(obj):
+        raise ValueError(f"{obj!r} is not a mechanism (not callable as mechanism(dataset, rng))")
+    missing = [a for a in ("epsilon", "pairs") if not hasattr(obj, a)]
+    if missing:
+        raise ValueError(f"{obj!r} lacks {', '.join(missing)}: give it its claimed epsilon and "
+                         "the neighbouring pairs to audit on, or wrap it in a Target")
+    label = str(getattr(obj, "name", None) or type(obj).__name__)
+    slug = re.sub(r"[^\w.\-]+", "-", label).strip("-").lower()
+    plan = getattr(obj, "plan", None)
+    pairs = tuple(obj.pairs)
+    return Target(
+        name=name or f"{group}/{slug}", title=label, group=group,
+        epsilon=float(obj.epsilon), delta=float(getattr(obj, "delta", 0.0)),
+        summary=(obj.__doc__ or type(obj).__doc__ or "").strip().split("\n\n")[0],
+        plan=plan if callable(plan) else None,
+        mechanism=lambda: obj, pairs=lambda: pairs,
+        samples=int(getattr(obj, "samples", DEFAULT_SAMPLES)),
+        true_epsilon=getattr(obj, "true_epsilon", None),
+        expect="broken" if type(obj).__name__.startswith("Broken") else "private",
+        source=f"{type(obj).__module__}:{type(obj).__qualname__}",
+    )
+
+
+def _load_object(spec: str) -> list[Target]:
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        raise UnknownTargetError(f"cannot import {module_name!r} for target {spec!r}: "
+                                 f"{err}") from None
+    try:
+        obj: Any = module
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except AttributeError:
+        raise UnknownTargetError(f"{module_name} has no {attr!r} (target {spec!r})") from None
+    if callable(obj) and not hasattr(obj, "pairs") and not isinstance(obj, Target):
+        obj = obj()  # a factory returning targets or a mechanism
+    items = list(obj) if isinstance(obj, (list, tuple)) else [obj]
+    return [t if isinstance(t, Target) else target_from_mechanism(t) for t in items]
+
+
+def resolve_targets(specs: Iterable[str] | None = None) -> list[Target]:
+    """The targets named by ``specs``, in order, without duplicates.
+
+    A spec is a registered name, a glob pattern over names (``catalogue/*``), a group name
+    (``broken``), ``all``, or ``MODULE:OBJECT``.  No specs means every registered target.
+
+    Returns:
+        The targets.
+
+    Raises:
+        UnknownTargetError: for a spec that matches nothing (naming it and what exists).
+    """
+    specs = list(specs or ["all"])
+    found: dict[str, Target] = {}
+    for spec in specs:
+        if ":" in spec:
+            for t in _load_object(spec):
+                found.setdefault(t.name, t)
+            continue
+        if spec == "all":
+            matched = list(TARGETS.values())
+        else:
+            matched = [t for t in TARGETS.values()
+                       if t.name == spec or t.group == spec or fnmatch.fnmatchcase(t.name, spec)
+                       or t.name.startswith(spec.rstrip("/") + "/")]
+        if not matched:
+            groups = sorted({t.group for t in TARGETS.values()})
+            raise UnknownTargetError(
+                f"no target matches {spec!r}; groups: {', '.join(groups) or 'none'}; "
+                f"{len(TARGETS)} targets (list them with `dpaudit report --list`)")
+        for t in matched:
+            found.setdefault(t.name, t)
+    return list(found.values())

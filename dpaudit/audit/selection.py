@@ -151,23 +151,36 @@ def _distinct_at_most(x: np.ndarray, schema: OutputSchema, limit: int) -> bool:
 def _best_outcome_sets(
     x0: np.ndarray, x1: np.ndarray, schema: OutputSchema, scorer: Scorer, max_outcomes: int
 ) -> list[Candidate]:
-    if not (
-        _distinct_at_most(x0, schema, max_outcomes) and _distinct_at_most(x1, schema, max_outcomes)
+    # Outcomes must repeat to be worth a set: skip when there are too many distinct ones.
+    limit = min(max_outcomes, len(x0) // 4)
+    if limit < 1 or not (
+        _distinct_at_most(x0, schema, limit) and _distinct_at_most(x1, schema, limit)
     ):
         return []
     outcomes, inverse = _factorise(np.concatenate([x0, x1]), schema)
-    if len(outcomes) > max_outcomes:
+    if len(outcomes) > limit:
         return []
-    counts = (
-        np.bincount(inverse[: len(x0)], minlength=len(outcomes)),
-        np.bincount(inverse[len(x0) :], minlength=len(outcomes)),
-    )
+    # Order outcomes by likelihood ratio on one half, score the prefixes on the other half, so
+    # outcomes seen once by chance do not look like perfect witnesses.
+    n, h = len(x0), len(x0) // 2
+    codes0, codes1 = inverse[:n], inverse[n:]
+
+    def counts(codes: np.ndarray) -> np.ndarray:
+        return np.bincount(codes, minlength=len(outcomes))
+
+    fit = (counts(codes0[:h]), counts(codes1[:h]))
+    held = (counts(codes0[h:]), counts(codes1[h:]))
     found = []
     for numerator in (0, 1):
-        num, den = counts[numerator], counts[1 - numerator]
+        num, den = fit[numerator], fit[1 - numerator]
         # Likelihood-ratio order (ties: larger events first).
         order = np.lexsort((-num, -(num + 0.5) / (den + 0.5)))
-        j, score = _argbest(scorer, np.cumsum(num[order]), np.cumsum(den[order]), len(x0))
+        j, score = _argbest(
+            scorer,
+            np.cumsum(held[numerator][order]),
+            np.cumsum(held[1 - numerator][order]),
+            n - h,
+        )
         chosen = tuple(outcomes[i] for i in order[: j + 1])
         found.append(Candidate(OutcomeSetEvent(chosen, schema), numerator, score, "outcomes"))
     return found

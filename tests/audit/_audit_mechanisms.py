@@ -1,0 +1,36 @@
+"""Small picklable mechanisms for the auditor tests (module level, so workers can load them)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class ShiftedLaplace:
+    """``d + Laplace(scale)``: epsilon = 1/scale for datasets at distance 1."""
+
+    def __init__(self, scale: float) -> None:
+        self.scale = scale
+        self.name = f"laplace(scale={scale:g})"
+
+    def __call__(self, d: float, rng: np.random.Generator) -> float:
+        return float(d + rng.laplace(0.0, self.scale))
+
+    def batch(self, d: float, n: int, rng: np.random.Generator) -> np.ndarray:
+        return d + rng.laplace(0.0, self.scale, n)
+
+
+def laplace_loop(d: float, rng: np.random.Generator) -> float:
+    """Laplace(1) around d, one output per call (no batch method)."""
+    return float(d + rng.laplace(0.0, 1.0))
+
+
+def coin_label(d: int, rng: np.random.Generator) -> str:
+    """Randomized response on a bit with epsilon = ln 3, answering with strings."""
+    truthful = rng.random() < 0.75
+    return ("yes" if d else "no") if truthful else ("no" if d else "yes")
+
+
+def leaky_pattern(d: int, rng: np.random.Generator) -> tuple[int, int]:
+    """A pair whose second coordinate is (1, 1) only under d = 1: infinite epsilon."""
+    a = int(rng.random() < 0.5)
+    return (a, a & d)

@@ -76,7 +76,7 @@ def test_rdp_values() -> None:
     orders = list(range(2, 40))
     taus = [14062 * rdp.subsampled_gaussian_rdp(a, 1.1, R(256, 60000), numeric=True)
             for a in orders]
-    eps, order = rdp.rdp_to_approx(orders, taus, R(1, 10**5))
+    eps, _ = rdp.rdp_to_approx(orders, taus, R(1, 10**5))
     assert 2.59 < float(eps) < 2.60
 
 

@@ -3,12 +3,22 @@
 Public API:
     audit(mechanism, d0, d1, *, epsilon, delta=0.0, samples, confidence=0.95, seed=None, ...)
     exact_audit(mechanism, d0, d1, *, epsilon, delta=0.0, pairs=None)
+    exact_epsilon(p, q, delta=0.0); check_sampler(mechanism, dataset, *, samples, ...)
     query_pairs(length, *, base=0.0, sensitivity=1.0)
     NeighbouringPair(d0, d1, name), AuditResult
 """
 
+from dpaudit.audit.exact import check_sampler, exact_audit, exact_epsilon
 from dpaudit.audit.monte_carlo import audit
 from dpaudit.audit.pairs import NeighbouringPair, query_pairs
 from dpaudit.audit.result import AuditResult
 
-__all__ = ["AuditResult", "NeighbouringPair", "audit", "query_pairs"]
+__all__ = [
+    "AuditResult",
+    "NeighbouringPair",
+    "audit",
+    "check_sampler",
+    "exact_audit",
+    "exact_epsilon",
+    "query_pairs",
+]

@@ -16,7 +16,7 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 __all__ = ["DELTA_FLOOR", "growth_plot", "privacy_curve_plot"]
 
@@ -69,9 +69,10 @@ def privacy_curve_plot(report: dict[str, Any], path: Path) -> bool:
     ax.set_yscale("log")
     ax.set_xlabel("epsilon")
     ax.set_ylabel(f"delta  (delta = 0 drawn at {DELTA_FLOOR:g})")
-    ax.set_title(f"Privacy curve: {t['title']}"[:80], fontsize=10)
+    ax.set_title(f"Privacy curve: {t['name']}", fontsize=10)
+    ax.set_ylim(DELTA_FLOOR / 3, 2.0)
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=7, loc="upper right")
+    ax.legend(fontsize=7, loc="lower left")
     _finish(fig, path)
     return True
 
@@ -102,7 +103,8 @@ def growth_plot(report: dict[str, Any], path: Path) -> bool:
     ax.set_xscale("log")
     ax.set_xlabel("samples per dataset (selection + certification)")
     ax.set_ylabel("epsilon")
-    ax.set_title(f"Audit lower bound vs samples: {t['title']}"[:80], fontsize=10)
+    ax.set_title(f"Audit lower bound vs samples: {t['name']}", fontsize=10)
+    ax.set_ylim(bottom=0.0)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
     _finish(fig, path)

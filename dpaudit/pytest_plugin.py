@@ -1,0 +1,179 @@
+"""pytest plugin: privacy claims as test assertions in a user's own CI.
+
+Installed with dpaudit (entry point ``pytest11``), so in any test suite::
+
+    from dpaudit.pytest_plugin import assert_claim_verified, assert_private
+
+    def test_my_mechanism_is_private(dpaudit_seed):
+        assert_private(my_mechanism, d0, d1, epsilon=1.0, samples=200_000, seed=dpaudit_seed)
+
+    def test_my_plan_meets_its_claim():
+        assert_claim_verified(plan=my_plan(), epsilon=1.0, delta=1e-6)
+
+or through the ``privacy`` fixture, whose methods use the session's seed by default::
+
+    def test_private(privacy):
+        privacy.assert_private(my_mechanism, d0, d1, epsilon=1.0, samples=200_000)
+
+Options: ``--dpaudit-seed N`` (default 0) sets the seed the fixtures hand out; a privacy test
+is deterministic under its seed, and a correct mechanism fails it with probability at most
+``1 - confidence`` (the auditor's bound is certified at that confidence), so with a fixed seed
+it either always passes or always fails.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+__all__ = [
+    "FALSE_ALARM_RATE",
+    "PrivacyAssertions",
+    "assert_claim_verified",
+    "assert_private",
+]
+
+#: Default confidence of :func:`assert_private`; a correct mechanism fails with probability at
+#: most ``1 - confidence`` per (seed, test).
+DEFAULT_CONFIDENCE = 0.95
+FALSE_ALARM_RATE = 1.0 - DEFAULT_CONFIDENCE
+
+
+def assert_private(mechanism: Any, d0: Any = None, d1: Any = None, *, epsilon: float,
+                   delta: float = 0.0, samples: int = 200_000,
+                   confidence: float = DEFAULT_CONFIDENCE, seed: int = 0,
+                   **options: Any) -> Any:
+    """Fail unless the audit finds ``mechanism`` consistent with (epsilon, delta)-DP.
+
+    Delegates to :func:`dpaudit.testing.assert_private` when that module is present;
+    otherwise runs :func:`dpaudit.audit.audit` directly.
+
+    Args:
+        mechanism: ``mechanism(dataset, rng)`` (optionally with ``.batch``).
+        d0: a dataset (None when ``pairs=`` is given in ``options``).
+        d1: its neighbour.
+        epsilon: the claimed epsilon.
+        delta: the claimed delta.
+        samples: samples per dataset.
+        confidence: confidence of the certified lower bound; the false-alarm rate on a
+            correct mechanism is at most ``1 - confidence``.
+        seed: the audit's seed (fixed: the test is deterministic).
+        **options: further keyword arguments of :func:`dpaudit.audit.audit` (``pairs=``...).
+
+    Returns:
+        The :class:`dpaudit.audit.AuditResult`.
+
+    Raises:
+        AssertionError: when the certified lower bound exceeds ``epsilon``, with the audit's
+            summary (event, pair, counts) in the message.
+    """
+    try:
+        from dpaudit import testing
+    except ImportError:
+        testing = None
+    if testing is not None and hasattr(testing, "assert_private"):
+        return testing.assert_private(mechanism, d0, d1, epsilon=epsilon, delta=delta,
+                                      samples=samples, confidence=confidence, seed=seed,
+                                      **options)
+    from dpaudit.audit import audit
+
+    result = audit(mechanism, d0, d1, epsilon=epsilon, delta=delta, samples=samples,
+                   confidence=confidence, seed=seed, progress=False, **options)
+    if result.violation:
+        raise AssertionError(f"privacy claim violated (false-alarm rate <= "
+                             f"{1 - confidence:.3g}):\n{result}")
+    return result
+
+
+def assert_claim_verified(claim: Any = None, *, plan: Any = None, epsilon: Any = None,
+                          delta: Any = 0, domain: Any = None, allow_unknown: bool = False,
+                          time_limit: float = 20.0, max_boxes: int = 4000) -> Any:
+    """Fail unless the verifier proves a privacy claim (over its whole domain).
+
+    Give a :class:`dpaudit.verify.Claim`, a registered claim key, or ``plan=``, ``epsilon=``
+    (and ``delta=``, ``domain=``) to state one inline: "``plan`` is (epsilon, delta)-DP for
+    every point of ``domain``" (the plan may be symbolic in the domain's parameters).
+
+    Args:
+        claim: a Claim or a registered key (or None with ``plan``).
+        plan: the declared event tree.
+        epsilon: the claimed epsilon (expression or number).
+        delta: the claimed delta.
+        domain: a :class:`dpaudit.verify.Domain` or its text (``"0 < eps <= 1"``); default:
+            no parameters.
+        allow_unknown: also pass when the verifier can neither prove nor refute.
+        time_limit: seconds per inequality.
+        max_boxes: branch-and-bound budget per inequality.
+
+    Returns:
+        The :class:`dpaudit.verify.prove.ClaimVerdict`.
+
+    Raises:
+        AssertionError: when the claim is refuted (with the counterexample) or not proved.
+        ValueError: when neither a claim nor a plan with an epsilon is given.
+    """
+    from dpaudit.verify import Claim, Domain, get_claim, load_claim_modules
+    from dpaudit.verify.prove import verify_claim
+
+    if isinstance(claim, str):
+        load_claim_modules()
+        claim = get_claim(claim)
+    elif claim is None:
+        if plan is None or epsilon is None:
+            raise ValueError("give a Claim, a registered claim key, or plan= and epsilon=")
+        if domain is None:
+            domain = Domain({})
+        elif isinstance(domain, str):
+            domain = Domain.parse(domain)
+        claim = Claim(key="test/inline", document="test", theorem="inline claim",
+                      statement=f"{plan} is ({epsilon}, {delta})-DP", plan=plan,
+                      epsilon=epsilon, delta=delta, domain=domain)
+    v = verify_claim(claim, time_limit=time_limit, max_boxes=max_boxes)
+    ok = v.status == "proved" or (allow_unknown and v.status == "unknown")
+    if not ok:
+        raise AssertionError(f"claim {claim.key} ({claim.statement}) is {v.status}: {v.detail}")
+    return v
+
+
+@dataclasses.dataclass(frozen=True)
+class PrivacyAssertions:
+    """The ``privacy`` fixture: the assertions with the session's seed as default."""
+
+    seed: int
+
+    def assert_private(self, mechanism: Any, d0: Any = None, d1: Any = None, **kwargs: Any
+                       ) -> Any:
+        """:func:`assert_private` with ``seed`` defaulting to the session's seed."""
+        kwargs.setdefault("seed", self.seed)
+        return assert_private(mechanism, d0, d1, **kwargs)
+
+    def assert_claim_verified(self, claim: Any = None, **kwargs: Any) -> Any:
+        """:func:`assert_claim_verified`."""
+        return assert_claim_verified(claim, **kwargs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add ``--dpaudit-seed``."""
+    group = parser.getgroup("dpaudit", "privacy assertions (dpaudit)")
+    group.addoption("--dpaudit-seed", type=int, default=0,
+                    help="seed handed to privacy tests by the dpaudit_seed/privacy fixtures "
+                         "(default 0)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the ``privacy`` marker."""
+    config.addinivalue_line("markers", "privacy: a privacy-claim test (dpaudit)")
+
+
+@pytest.fixture
+def dpaudit_seed(request: pytest.FixtureRequest) -> int:
+    """The seed for privacy tests (``--dpaudit-seed``, default 0)."""
+    return int(request.config.getoption("--dpaudit-seed"))
+
+
+@pytest.fixture
+def privacy(dpaudit_seed: int) -> PrivacyAssertions:
+    """``privacy.assert_private(...)`` and ``privacy.assert_claim_verified(...)``."""
+    return PrivacyAssertions(dpaudit_seed)

@@ -91,11 +91,11 @@ def as_fraction(value: RationalLike, name: str) -> Fraction:
         The exact value as a ``Fraction``.
 
     Raises:
-        TypeError: If ``value`` is of an unsupported type (including ``bool``).
-        ValueError: If ``value`` is a string that is not a number, or a non-finite float.
+        ValueError: If ``value`` is of an unsupported type (including ``bool``), a string
+            that is not a number, or a non-finite float.
     """
     if isinstance(value, bool):
-        raise TypeError(f"{name} must be a number, got bool {value!r}")
+        raise ValueError(f"{name} must be a rational number, got bool {value!r}")
     if isinstance(value, numbers.Rational):
         return Fraction(int(value.numerator), int(value.denominator))
     if isinstance(value, (float, str, decimal.Decimal)):
@@ -103,7 +103,7 @@ def as_fraction(value: RationalLike, name: str) -> Fraction:
             return Fraction(value)
         except (ValueError, OverflowError, decimal.InvalidOperation) as err:
             raise ValueError(f"{name} must be a finite rational number, got {value!r}") from err
-    raise TypeError(
+    raise ValueError(
         f"{name} must be an int, Fraction, decimal string or float, "
         f"got {type(value).__name__} {value!r}"
     )
@@ -373,7 +373,6 @@ def sample_bernoulli_exp(
 
     Raises:
         ValueError: If gamma is negative or not a finite rational number.
-        TypeError: If gamma has an unsupported type.
     """
     g = as_fraction(gamma, "gamma")
     if g < 0:
@@ -408,7 +407,6 @@ def sample_discrete_laplace(
 
     Raises:
         ValueError: If scale is outside (0, 2**50] or not a finite rational number.
-        TypeError: If scale has an unsupported type.
     """
     t = as_fraction(scale, "scale")
     _check_range(t, "scale", MAX_LAPLACE_SCALE, scale)
@@ -439,7 +437,6 @@ def sample_discrete_gaussian(
 
     Raises:
         ValueError: If sigma_squared is outside (0, 2**100] or not a finite rational.
-        TypeError: If sigma_squared has an unsupported type.
     """
     s2 = as_fraction(sigma_squared, "sigma_squared")
     _check_range(s2, "sigma_squared", MAX_GAUSSIAN_SIGMA_SQUARED, sigma_squared)

@@ -19,7 +19,7 @@ import math
 
 import mpmath
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri
 from statsmodels.stats.proportion import proportion_confint
 
 from dpaudit.numeric import mpf_to_float
@@ -117,7 +117,7 @@ def epsilon_lower_bound(p_num_lower: float, p_den_upper: float, delta: float) ->
 
 def _wilson(hits: np.ndarray, n: float, level: float) -> tuple[np.ndarray, np.ndarray]:
     """One-sided Wilson score bounds: a fast, close stand-in for Clopper-Pearson when ranking."""
-    z = float(norm.isf(level))
+    z = -float(ndtri(level))
     p = np.asarray(hits, dtype=float) / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)

@@ -21,6 +21,7 @@ samples only.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -85,6 +86,7 @@ def _argbest(scorer: Scorer, num: np.ndarray, den: np.ndarray, n: int) -> tuple[
     return int(front[j]), float(scores[j])
 
 
+@functools.lru_cache(maxsize=64)
 def _rank_grid(n: int) -> np.ndarray:
     geo = np.unique(np.geomspace(1, n, GEOMETRIC_RANKS).astype(int)) - 1
     lin = np.linspace(0, n - 1, LINEAR_RANKS).astype(int)

@@ -21,8 +21,15 @@ CORRECT = correct_mechanisms(1.0)
 
 @pytest.mark.parametrize("mechanism", BROKEN, ids=lambda m: m.name)
 def test_broken_mechanism_is_flagged(mechanism):
-    result = audit(mechanism, pairs=mechanism.pairs, epsilon=mechanism.epsilon,
-                   delta=mechanism.delta, samples=BUDGET, confidence=CONFIDENCE, seed=SEED)
+    result = audit(
+        mechanism,
+        pairs=mechanism.pairs,
+        epsilon=mechanism.epsilon,
+        delta=mechanism.delta,
+        samples=BUDGET,
+        confidence=CONFIDENCE,
+        seed=SEED,
+    )
     assert result.violation, str(result)
     if mechanism.true_epsilon is not None:
         assert result.epsilon_lower <= mechanism.true_epsilon
@@ -30,8 +37,15 @@ def test_broken_mechanism_is_flagged(mechanism):
 
 @pytest.mark.parametrize("mechanism", CORRECT, ids=lambda m: m.name)
 def test_correct_mechanism_is_not_flagged(mechanism):
-    result = audit(mechanism, pairs=mechanism.pairs, epsilon=mechanism.epsilon,
-                   delta=mechanism.delta, samples=BUDGET, confidence=CONFIDENCE, seed=SEED)
+    result = audit(
+        mechanism,
+        pairs=mechanism.pairs,
+        epsilon=mechanism.epsilon,
+        delta=mechanism.delta,
+        samples=BUDGET,
+        confidence=CONFIDENCE,
+        seed=SEED,
+    )
     assert not result.violation, str(result)
     assert result.epsilon_lower <= (mechanism.true_epsilon or mechanism.epsilon)
 

@@ -62,13 +62,16 @@ def test_monte_carlo_bound_stays_below_the_exact_loss():
     assert 0.9 * exact < sampled.epsilon_lower <= exact
 
 
-@pytest.mark.parametrize("mechanism", [ExponentialMechanism(1.0), RandomizedResponse(1.0),
-                                       BrokenNoisyMaxWrongNoiseScale(1.0)],
-                         ids=lambda m: m.name)
+@pytest.mark.parametrize(
+    "mechanism",
+    [ExponentialMechanism(1.0), RandomizedResponse(1.0), BrokenNoisyMaxWrongNoiseScale(1.0)],
+    ids=lambda m: m.name,
+)
 def test_samplers_follow_their_exact_probabilities(mechanism):
     for pair in mechanism.pairs[:2]:
-        check = check_sampler(mechanism, pair.d1, samples=SAMPLER_SAMPLES,
-                              confidence=SAMPLER_CONFIDENCE, seed=1)
+        check = check_sampler(
+            mechanism, pair.d1, samples=SAMPLER_SAMPLES, confidence=SAMPLER_CONFIDENCE, seed=1
+        )
         assert check.passed, check
 
 

@@ -156,7 +156,7 @@ _AUDITED: dict[str, tuple[Callable[[], tuple[Callable[[], Any], Callable[[], Any
                                 "PrivatePACLearner over thresholds on a grid of 8"),
     "002/exponential-mechanism": (_pac, 200_000, "mechanisms.exponential_learner:"
                                   "PrivatePACLearner (the exponential mechanism, Delta = 1)"),
-    "000/theorem-5": (_net_margin, 200_000, "mechanisms.halfspaces:NetMarginLearner."
+    "000/theorem-5": (_net_margin, 100_000, "mechanisms.halfspaces:NetMarginLearner."
                       "selection_mechanism (fixed JL projection, n = 8, m = 2)"),
     "004/theorem-3.5": (_greedy_cover, 20_000, "mechanisms.decision_lists:DPGreedyCover "
                         "(M = 4 features)"),

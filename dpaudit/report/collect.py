@@ -55,7 +55,7 @@ FORMAT_VERSION = 1
 #: Confidence of every audit in a report.
 AUDIT_CONFIDENCE = 0.95
 #: Fractions of the target's samples at which the audit is repeated for the growth plot.
-GROWTH_FRACTIONS = (1 / 16, 1 / 8, 1 / 4, 1 / 2)
+GROWTH_FRACTIONS = (1 / 8, 1 / 4, 1 / 2)
 #: The deltas at which the accountant's privacy curve is evaluated (besides delta = 0).
 CURVE_DELTAS = tuple(float(d) for d in np.logspace(-12, -1, 12))
 #: Branch-and-bound budget of the claim verification (boxes, and a generous time limit so
@@ -260,6 +260,9 @@ def describe(target: Target, seed: int = 0) -> dict[str, Any]:
             guarantee = _guarantee_dict(g)
         except ValueError as err:  # UnsupportedEventError included
             guarantee = {"error": str(err).splitlines()[0]}
+        except (TypeError, ArithmeticError, EvaluationError) as err:  # an accountant bug
+            guarantee = {"error": f"accountant failed: {type(err).__name__}: "
+                                  f"{str(err).splitlines()[0]}"}
     out["guarantee"] = guarantee
     out["fingerprint"] = fingerprint(target, seed, plan, claim)
     return out
@@ -286,17 +289,21 @@ def _curve(plan: Event) -> dict[str, Any]:
     """The accountant's privacy curve: for each delta, the epsilon upper bound (and the
     certified lower bound where the chosen method is exact)."""
     points = []
+    failures = []
     acc = Accountant()
     for d in (0.0, *CURVE_DELTAS):
         try:
             g = acc.guarantee(plan, sympy.Rational(0) if d == 0 else exact(d, "delta"))
+            upper, lower = g.epsilon_upper, g.epsilon_lower_float
         except ValueError:
+            continue  # no guarantee at this delta (e.g. no pure-DP one at delta = 0)
+        except (TypeError, ArithmeticError, EvaluationError) as err:  # an accountant bug
+            failures.append(f"delta={d:g}: {type(err).__name__}: {str(err).splitlines()[0]}")
             continue
-        if g.epsilon_upper is None:
+        if upper is None:
             continue
-        points.append({"delta": d, "epsilon_upper": g.epsilon_upper,
-                       "epsilon_lower": g.epsilon_lower_float})
-    return {"points": points}
+        points.append({"delta": d, "epsilon_upper": upper, "epsilon_lower": lower})
+    return {"points": points, "failures": failures}
 
 
 def _audit_dict(r: Any) -> dict[str, Any]:

@@ -123,6 +123,10 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
             ("confidence correction", a["correction"]),
             ("seed", str(a["seed"])),
         ]))
+    curve = report.get("curve") or {}
+    if curve.get("failures"):
+        blocks.append(("p", "The accountant failed at some deltas of the privacy curve "
+                            "(left out of the plot): " + "; ".join(curve["failures"])))
     blocks.append(("h2", "Plots"))
     if images.get("curve"):
         blocks.append(("img", images["curve"], f"privacy curve of {t['title']}"))

@@ -181,8 +181,9 @@ def _load_object(spec: str) -> list[Target]:
             obj = getattr(obj, part)
     except AttributeError:
         raise UnknownTargetError(f"{module_name} has no {attr!r} (target {spec!r})") from None
-    if callable(obj) and not hasattr(obj, "pairs") and not isinstance(obj, Target):
-        obj = obj()  # a factory returning targets or a mechanism
+    if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "pairs")
+                                 and not isinstance(obj, Target)):
+        obj = obj()  # a class or a factory returning targets or a mechanism
     items = list(obj) if isinstance(obj, (list, tuple)) else [obj]
     return [t if isinstance(t, Target) else target_from_mechanism(t) for t in items]
 

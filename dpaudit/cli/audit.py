@@ -52,6 +52,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--workers", type=int, default=1, help="local worker processes")
     p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run the sampling on a Dask scheduler, e.g. tcp://127.0.0.1:8786 (same result)",
+    )
+    p.add_argument(
         "--exact",
         action="store_true",
         help="exact mode: use OBJECT.probabilities(dataset) instead of sampling",
@@ -104,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
                 "datasets must be given: --d0/--d1, --query-pairs K, or an"
                 " OBJECT with a pairs attribute; got none"
             )
+    if args.exact and args.scheduler is not None:
+        raise ValueError("--scheduler must not be combined with --exact (nothing to sample)")
     if args.exact:
         result = exact_audit(mechanism, d0, d1, epsilon=epsilon, delta=delta, pairs=pairs)
     else:
@@ -118,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             pairs=pairs,
             workers=args.workers,
+            executor=args.scheduler,
             progress=False if args.no_progress else None,
         )
     print(result.to_json(indent=2) if args.json else result, file=sys.stdout)

@@ -8,7 +8,7 @@ import pytest
 
 from dpaudit.audit import audit
 from mechanisms.broken import broken_mechanisms
-from mechanisms.catalogue import correct_mechanisms
+from mechanisms.catalogue import correct_mechanisms, primitive_mechanisms
 
 #: Sample budget per dataset (selection + certification) and confidence of these audits.
 BUDGET = 100_000
@@ -17,6 +17,8 @@ SEED = 2024
 
 BROKEN = broken_mechanisms(1.0)
 CORRECT = correct_mechanisms(1.0)
+#: The project's real primitives (mechanisms.primitives), audited as they are.
+PRIMITIVES = primitive_mechanisms(1.0)
 
 
 @pytest.mark.parametrize("mechanism", BROKEN, ids=lambda m: m.name)
@@ -35,7 +37,7 @@ def test_broken_mechanism_is_flagged(mechanism):
         assert result.epsilon_lower <= mechanism.true_epsilon
 
 
-@pytest.mark.parametrize("mechanism", CORRECT, ids=lambda m: m.name)
+@pytest.mark.parametrize("mechanism", CORRECT + PRIMITIVES, ids=lambda m: m.name)
 def test_correct_mechanism_is_not_flagged(mechanism):
     result = audit(
         mechanism,

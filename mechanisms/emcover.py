@@ -5,9 +5,13 @@ Each round selects a candidate h_t by the exponential mechanism on a score q_t (
 adaptively from the previous outputs), then removes every data point that h_t *covers*.  When
 the score family satisfies the two conditions of Lemma A.1 (a candidate's score moves by at
 most 1 when a point it covers is added, and not at all when a point it does not cover is
-added), the whole run is (2 lambda (ln(1/delta) + 3/2), delta)-DP for every delta > 0,
-*independently of the number of rounds*, where lambda is the exponential mechanism's inverse
-temperature (Gupta, Ligett, McSherry, Roth, Talwar 2010's martingale argument, Lemma A.3).
+added), the whole run is (lambda + (e^lambda - 1)(ln(1/delta) + 1), delta)-DP for every
+delta in (0, 1), *independently of the number of rounds*, where lambda is the exponential
+mechanism's inverse temperature (Gupta, Ligett, McSherry, Roth, Talwar 2010's martingale
+argument, Lemma A.3).  That is Lemma A.1 with its last inequality corrected
+(:mod:`dpaudit.theorems.cover`): the stated (2 lambda (ln(1/delta) + 3/2), delta) relies on
+1 + (e^lambda - 1) x <= e^(2 lambda x), false for lambda > 1.2564..., and holds for
+lambda <= 5/4, which covers DP-GreedyCover's use.
 
 Reconstructed from the extraction:
 
@@ -46,7 +50,6 @@ __all__ = [
     "EMCoverRun",
     "SetCoverMechanism",
     "SetCoverProblem",
-    "check_cover_conditions",
     "cover_neighbouring_pair",
     "plan",
 ]
@@ -88,24 +91,25 @@ def plan(inverse_temperature: Any, rounds: Any = None,
     """The declared event of an EMCover run: the cover-style iteration of the exponential
     mechanism at privacy parameter 2 lambda (inverse temperature lambda), sensitivity 1.
 
-    Raises:
-        RuntimeError: if the cover event (``dpaudit.events.cover``) is not available.
+    The conditions of Lemma A.1 are a property of the score family: check them with
+    :func:`dpaudit.events.cover.check_cover_conditions`.
     """
-    from dpaudit.events import cover  # the issue-4 module: the EMCover event and its theorem
+    from dpaudit.events import cover
+    from dpaudit.theorems import cover as _rule  # noqa: F401  (registers the cover bound)
 
     return cover.EMCover(exact(inverse_temperature, "inverse_temperature"), rounds,
                          relation=relation)
 
 
 @contextlib.contextmanager
-def _recorded_as_one(primitive: ExponentialMechanism, as_event: Callable[[int], ev.Event]
-                     ) -> Iterator[None]:
-    """Run a block whose primitives are recorded, in the outer ledgers, as one event.
+def _recorded_as_one(primitive: ExponentialMechanism,
+                     as_event: Callable[[int], tuple[ev.Event, int]]) -> Iterator[None]:
+    """Run a block whose primitives are recorded, in the outer ledgers, as cover events.
 
     Inside the block primitives record into a private ledger (outer transforms suspended).
-    On exit the block must have run only ``primitive``'s event; it is then recorded once as
-    ``as_event(count)`` through the outer ledgers and transforms.  Anything else that ran is
-    passed through unchanged, so nothing is ever hidden from the outer ledgers.
+    On exit the runs of ``primitive``'s event are recorded as ``as_event(runs)`` (an event
+    and a count) through the outer ledgers and transforms; anything else that ran is passed
+    through unchanged, so nothing is ever hidden from the outer ledgers.
     """
     inner = _ledger.Ledger()
     outer_active = _ledger._ACTIVE.get()
@@ -118,7 +122,8 @@ def _recorded_as_one(primitive: ExponentialMechanism, as_event: Callable[[int], 
         _ledger._ACTIVE.reset(active_token)
     runs = sum(e.count for e in inner.entries if e.event == primitive.event)
     if runs:
-        _ledger.record(as_event(runs), 1, "EMCover")
+        event, count = as_event(runs)
+        _ledger.record(event, count, "EMCover")
     for entry in inner.entries:
         if entry.event != primitive.event:
             _ledger.record(entry.event, entry.count, entry.label)
@@ -135,9 +140,11 @@ class EMCover:
         relation: the neighbouring relation of the declared event (Lemma A.1: add/remove).
 
     Privacy:
-        For a score family satisfying Lemma A.1's conditions, (2 lambda (ln(1/delta) + 3/2),
-        delta)-DP for every delta in (0, 1) under add/remove, whatever T (Lemma A.1).  The
-        run records one cover event (:func:`plan`) in the active ledgers.
+        For a score family satisfying Lemma A.1's conditions, (lambda + (e^lambda - 1)
+        (ln(1/delta) + 1), delta)-DP for every delta in (0, 1) under add/remove, whatever T
+        (Lemma A.1, corrected; equal to or below the stated 2 lambda (ln(1/delta) + 3/2) for
+        lambda <= 5/4).  The run records one cover event (:func:`plan`) in the active
+        ledgers; the accountant also compares it with plain composition of the rounds.
 
     Raises:
         ValueError: on bad arguments.
@@ -178,8 +185,8 @@ class EMCover:
         """
         remaining = np.ones(problem.size(data), dtype=bool)
         history: list[int] = []
-        with _recorded_as_one(self.mechanism, lambda k: plan(self.inverse_temperature, k,
-                                                             self.relation)):
+        with _recorded_as_one(self.mechanism, lambda k: (plan(self.inverse_temperature, k,
+                                                              self.relation), 1)):
             for _ in range(self.rounds):
                 avail = np.flatnonzero(problem.available(history))
                 if avail.size == 0:
@@ -191,6 +198,57 @@ class EMCover:
                 if stop is not None and stop(history, remaining):
                     break
         return EMCoverRun(tuple(history), remaining)
+
+    def run_batch(self, problem: CoverProblem, data: Any, n: int, rng: np.random.Generator,
+                  stop: Callable[[Sequence[int], np.ndarray], bool] | None = None
+                  ) -> list[tuple[int, ...]]:
+        """``n`` independent runs on the same data, for the auditor.
+
+        Runs whose histories give the same scores and availability share one score vector,
+        so each round draws, per group, that many independent selections at once from the
+        primitive (identical in law to ``n`` separate runs).  Runs are grouped by
+        ``problem.state_key(history)`` when the problem defines it (e.g. the *set* of
+        selected candidates), else by the history itself.  Records n cover events of at most
+        ``rounds`` rounds each.
+
+        Returns:
+            The selected candidates of each run.
+        """
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n must be an integer in [1, oo), got {n!r}")
+        key = getattr(problem, "state_key", tuple)
+        size = problem.size(data)
+        histories: list[list[int]] = [[] for _ in range(int(n))]
+        active = list(range(int(n)))
+        with _recorded_as_one(self.mechanism, lambda k: (plan(self.inverse_temperature,
+                                                              self.rounds, self.relation),
+                                                         int(n))):
+            for _ in range(self.rounds):
+                groups: dict[Any, list[int]] = {}
+                for i in active:
+                    groups.setdefault(key(histories[i]), []).append(i)
+                active = []
+                for members in groups.values():
+                    history = histories[members[0]]
+                    avail = np.flatnonzero(problem.available(history))
+                    if avail.size == 0:
+                        continue
+                    remaining = np.ones(size, dtype=bool)
+                    for h in history:
+                        remaining &= ~problem.covered(data, h)
+                    scores = np.asarray(problem.scores(data, remaining, history), dtype=float)
+                    draws = avail[self.mechanism.select(scores[avail], rng, size=len(members))]
+                    stopped: dict[int, bool] = {}
+                    for i, choice in zip(members, draws.tolist(), strict=True):
+                        histories[i].append(choice)
+                        if stop is not None:
+                            if choice not in stopped:
+                                stopped[choice] = stop(histories[i], remaining & ~problem.covered(
+                                    data, choice))
+                            if stopped[choice]:
+                                continue
+                        active.append(i)
+        return [tuple(h) for h in histories]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -211,6 +269,10 @@ class SetCoverProblem:
         mask[list(history)] = False
         return mask
 
+    def state_key(self, history: Sequence[int]) -> frozenset[int]:
+        """Scores and availability depend on the set of selected sets only."""
+        return frozenset(history)
+
     def scores(self, data: Any, remaining: np.ndarray, history: Sequence[int]) -> np.ndarray:
         return np.asarray(data, dtype=bool)[remaining].sum(axis=0).astype(float)
 
@@ -219,34 +281,6 @@ class SetCoverProblem:
 
     def size(self, data: Any) -> int:
         return int(np.asarray(data).shape[0])
-
-
-def check_cover_conditions(problem: CoverProblem, data: Any, add: Callable[[Any], Any],
-                           history: Sequence[int] = ()) -> list[str]:
-    """Check Lemma A.1's two conditions on one dataset and one added point.
-
-    Args:
-        problem: the score family.
-        data: a dataset S.
-        add: returns S u {z} (z appended as the last point).
-        history: the selections so far (the score q_t they select).
-
-    Returns:
-        The violations found (empty if both conditions hold for every candidate).
-    """
-    bigger = add(data)
-    n = problem.size(data)
-    before = problem.scores(data, np.ones(n, dtype=bool), history)
-    after = problem.scores(bigger, np.ones(n + 1, dtype=bool), history)
-    problems = []
-    for h in range(problem.n_candidates):
-        covers = bool(problem.covered(bigger, h)[-1])
-        change = float(after[h] - before[h])
-        if covers and abs(change) > 1:
-            problems.append(f"candidate {h} covers z but its score moved by {change}")
-        if not covers and change != 0:
-            problems.append(f"candidate {h} does not cover z but its score moved by {change}")
-    return problems
 
 
 def cover_neighbouring_pair(n_sets: int) -> tuple[np.ndarray, np.ndarray]:
@@ -270,12 +304,25 @@ def cover_neighbouring_pair(n_sets: int) -> tuple[np.ndarray, np.ndarray]:
 
 class SetCoverMechanism:
     """Auditable form of EMCover on :class:`SetCoverProblem`: ``mechanism(membership, rng)``
-    returns the tuple of selected sets."""
+    returns the round (0-based) in which set ``watch`` was selected, or T if never: a
+    post-processing of the released sequence aimed at :func:`cover_neighbouring_pair`
+    (``watch=None`` returns the whole sequence).
+    """
 
-    def __init__(self, inverse_temperature: Any, rounds: int, n_sets: int) -> None:
+    def __init__(self, inverse_temperature: Any, rounds: int, n_sets: int,
+                 watch: int | None = 0) -> None:
         self.cover = EMCover(inverse_temperature, rounds)
         self.problem = SetCoverProblem(n_sets)
+        self.watch = watch
         self.name = f"EMCover set cover (lambda={inverse_temperature}, T={rounds})"
 
-    def __call__(self, dataset: Any, rng: np.random.Generator) -> tuple[int, ...]:
-        return self.cover.run(self.problem, dataset, rng).selected
+    def _summary(self, selected: tuple[int, ...]) -> Any:
+        if self.watch is None:
+            return selected
+        return selected.index(self.watch) if self.watch in selected else self.cover.rounds
+
+    def __call__(self, dataset: Any, rng: np.random.Generator) -> Any:
+        return self._summary(self.cover.run(self.problem, dataset, rng).selected)
+
+    def batch(self, dataset: Any, n: int, rng: np.random.Generator) -> list[Any]:
+        return [self._summary(s) for s in self.cover.run_batch(self.problem, dataset, n, rng)]

@@ -17,14 +17,17 @@ of its inputs and its seed.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import inspect
 import json
 import math
+import signal
 import sys
+import threading
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +64,8 @@ CURVE_DELTAS = tuple(float(d) for d in np.logspace(-12, -1, 12))
 #: Branch-and-bound budget of the claim verification (boxes, and a generous time limit so
 #: that the box budget, not the machine's speed, decides the outcome).
 VERIFY_MAX_BOXES = 1200
+#: Time limit of one accountant call on the privacy curve (see :func:`_curve`).
+CURVE_POINT_SECONDS = 15.0
 VERIFY_TIME_LIMIT = 60.0
 
 
@@ -285,16 +290,47 @@ def _verify(claim: Any) -> dict[str, Any]:
             "steps": [f"{name}: {sv.summary()}" for name, sv in v.steps]}
 
 
+class _PointTimeoutError(Exception):
+    """A curve point took longer than :data:`CURVE_POINT_SECONDS`."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Interrupt the block after ``seconds`` (main thread on POSIX only; else no limit)."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not \
+            threading.main_thread():
+        yield
+        return
+
+    def expire(_signum: int, _frame: Any) -> None:
+        raise _PointTimeoutError
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def _curve(plan: Event) -> dict[str, Any]:
     """The accountant's privacy curve: for each delta, the epsilon upper bound (and the
-    certified lower bound where the chosen method is exact)."""
+    certified lower bound where the chosen method is exact).  A point the accountant needs
+    more than :data:`CURVE_POINT_SECONDS` for is left out and listed under ``failures`` (the
+    only way the machine's speed can change a report; it never happens for a healthy
+    accountant)."""
     points = []
     failures = []
     acc = Accountant()
     for d in (0.0, *CURVE_DELTAS):
         try:
-            g = acc.guarantee(plan, sympy.Rational(0) if d == 0 else exact(d, "delta"))
-            upper, lower = g.epsilon_upper, g.epsilon_lower_float
+            with _time_limit(CURVE_POINT_SECONDS):
+                g = acc.guarantee(plan, sympy.Rational(0) if d == 0 else exact(d, "delta"))
+                upper, lower = g.epsilon_upper, g.epsilon_lower_float
+        except _PointTimeoutError:
+            failures.append(f"delta={d:g}: the accountant took over {CURVE_POINT_SECONDS:g} s")
+            continue
         except ValueError:
             continue  # no guarantee at this delta (e.g. no pure-DP one at delta = 0)
         except (TypeError, ArithmeticError, EvaluationError) as err:  # an accountant bug

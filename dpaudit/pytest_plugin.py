@@ -15,10 +15,11 @@ or through the ``privacy`` fixture, whose methods use the session's seed by defa
     def test_private(privacy):
         privacy.assert_private(my_mechanism, d0, d1, epsilon=1.0, samples=200_000)
 
+``assert_private`` is :func:`dpaudit.testing.assert_private` (confidence 0.99 by default).
 Options: ``--dpaudit-seed N`` (default 0) sets the seed the fixtures hand out; a privacy test
 is deterministic under its seed, and a correct mechanism fails it with probability at most
-``1 - confidence`` (the auditor's bound is certified at that confidence), so with a fixed seed
-it either always passes or always fails.
+``1 - confidence`` over the choice of seed (the auditor's bound is certified at that
+confidence), so with a fixed seed it either always passes or always fails.
 """
 
 from __future__ import annotations
@@ -28,64 +29,14 @@ from typing import Any
 
 import pytest
 
+from dpaudit.testing import DEFAULT_CONFIDENCE, assert_private
+
 __all__ = [
-    "FALSE_ALARM_RATE",
+    "DEFAULT_CONFIDENCE",
     "PrivacyAssertions",
     "assert_claim_verified",
     "assert_private",
 ]
-
-#: Default confidence of :func:`assert_private`; a correct mechanism fails with probability at
-#: most ``1 - confidence`` per (seed, test).
-DEFAULT_CONFIDENCE = 0.95
-FALSE_ALARM_RATE = 1.0 - DEFAULT_CONFIDENCE
-
-
-def assert_private(mechanism: Any, d0: Any = None, d1: Any = None, *, epsilon: float,
-                   delta: float = 0.0, samples: int = 200_000,
-                   confidence: float = DEFAULT_CONFIDENCE, seed: int = 0,
-                   **options: Any) -> Any:
-    """Fail unless the audit finds ``mechanism`` consistent with (epsilon, delta)-DP.
-
-    Delegates to :func:`dpaudit.testing.assert_private` when that module is present;
-    otherwise runs :func:`dpaudit.audit.audit` directly.
-
-    Args:
-        mechanism: ``mechanism(dataset, rng)`` (optionally with ``.batch``).
-        d0: a dataset (None when ``pairs=`` is given in ``options``).
-        d1: its neighbour.
-        epsilon: the claimed epsilon.
-        delta: the claimed delta.
-        samples: samples per dataset.
-        confidence: confidence of the certified lower bound; the false-alarm rate on a
-            correct mechanism is at most ``1 - confidence``.
-        seed: the audit's seed (fixed: the test is deterministic).
-        **options: further keyword arguments of :func:`dpaudit.audit.audit` (``pairs=``...).
-
-    Returns:
-        The :class:`dpaudit.audit.AuditResult`.
-
-    Raises:
-        AssertionError: when the certified lower bound exceeds ``epsilon``, with the audit's
-            summary (event, pair, counts) in the message.
-    """
-    try:
-        from dpaudit import testing
-    except ImportError:
-        testing = None
-    if testing is not None and hasattr(testing, "assert_private"):
-        return testing.assert_private(mechanism, d0, d1, epsilon=epsilon, delta=delta,
-                                      samples=samples, confidence=confidence, seed=seed,
-                                      **options)
-    from dpaudit.audit import audit
-
-    result = audit(mechanism, d0, d1, epsilon=epsilon, delta=delta, samples=samples,
-                   confidence=confidence, seed=seed, progress=False, **options)
-    if result.violation:
-        raise AssertionError(f"privacy claim violated (false-alarm rate <= "
-                             f"{1 - confidence:.3g}):\n{result}")
-    return result
-
 
 def assert_claim_verified(claim: Any = None, *, plan: Any = None, epsilon: Any = None,
                           delta: Any = 0, domain: Any = None, allow_unknown: bool = False,
@@ -145,7 +96,8 @@ class PrivacyAssertions:
 
     def assert_private(self, mechanism: Any, d0: Any = None, d1: Any = None, **kwargs: Any
                        ) -> Any:
-        """:func:`assert_private` with ``seed`` defaulting to the session's seed."""
+        """:func:`dpaudit.testing.assert_private` with ``seed`` defaulting to the session's
+        seed."""
         kwargs.setdefault("seed", self.seed)
         return assert_private(mechanism, d0, d1, **kwargs)
 

@@ -1,0 +1,73 @@
+"""The pytest plugin, exercised the way a user's project uses it (pytester runs a small
+test suite in a temporary directory, with the plugin loaded through its entry point)."""
+
+from __future__ import annotations
+
+import pytest
+
+import dpaudit.events as ev
+from dpaudit.pytest_plugin import assert_claim_verified, assert_private
+from mechanisms.broken import BrokenLaplaceTooLittleNoise
+from mechanisms.catalogue import LaplaceCount
+
+pytest_plugins = ["pytester"]
+
+USER_SUITE = '''
+import numpy as np
+import sympy
+import dpaudit.events as ev
+from dpaudit.pytest_plugin import assert_claim_verified
+
+
+def noisy_count(data, rng):
+    return float(np.sum(data) + rng.laplace(0.0, 1.0))
+
+
+def leaky_count(data, rng):
+    return float(np.sum(data) + rng.laplace(0.0, 0.5))  # bug: half the noise
+
+
+def test_plan(privacy):
+    privacy.assert_claim_verified(plan=ev.Laplace(1), epsilon=1)
+
+
+def test_private(privacy):
+    privacy.assert_private(noisy_count, [1, 1, 1], [1, 1], epsilon=1.0, samples=20_000)
+
+
+def test_leaky(privacy):
+    privacy.assert_private(leaky_count, [1, 1, 1], [1, 1], epsilon=1.0, samples=20_000)
+
+
+def test_symbolic_claim():
+    eps = sympy.Symbol("eps", positive=True)
+    k = sympy.Symbol("k", positive=True, integer=True)
+    assert_claim_verified(plan=ev.SelfComposed(ev.Laplace(k / eps), k), epsilon=eps,
+                          domain="eps > 0, k >= 1 integer")
+'''
+
+
+def test_plugin_in_a_user_suite(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_user=USER_SUITE)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--dpaudit-seed", "3")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["*FAILED test_user.py::test_leaky*"])
+
+
+def test_assert_private_passes_and_fails_deterministically() -> None:
+    good = LaplaceCount(1.0)
+    r = assert_private(good, pairs=good.pairs, epsilon=1.0, samples=20_000, seed=1)
+    assert not r.violation
+    bad = BrokenLaplaceTooLittleNoise(1.0)
+    for _ in range(2):  # same seed, same outcome
+        with pytest.raises(AssertionError, match="privacy claim refuted"):
+            assert_private(bad, pairs=bad.pairs, epsilon=1.0, samples=20_000, seed=1)
+
+
+def test_assert_claim_verified_outcomes() -> None:
+    v = assert_claim_verified("002/private-pac-learner")
+    assert v.status == "proved"
+    with pytest.raises(AssertionError, match="is unknown"):
+        assert_claim_verified(plan=ev.Laplace(1), epsilon="1/2")
+    with pytest.raises(ValueError, match="give a Claim"):
+        assert_claim_verified(epsilon=1)

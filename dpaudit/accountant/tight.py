@@ -92,7 +92,7 @@ class LossDistribution(Statement):
         if not math.isfinite(hi):
             return []
         upper = sympy.Rational(max(hi, 0.0))
-        lower = sympy.Rational(lo) if self.tight and lo > 0 else None
+        lower = sympy.Rational(lo) if self.tight and self.exact_profile and lo > 0 else None
         step = Step(PLD_ACCOUNTING, self.step.event, f"({show(upper)}, {show(delta)})-DP",
                     f"epsilon in [{lo:.10g}, {hi:.10g}] at delta = {show(delta)} "
                     f"(grid {self.pair.h:g})", (self.step,),
@@ -213,7 +213,7 @@ def _leaf_pld(event: Event, rate: float = 1.0) -> tuple[pld.PLDPair, bool] | Non
 def _pld_statement(event: Event, pair: pld.PLDPair, tight: bool, premises: tuple[Step, ...],
                    formula: str) -> LossDistribution:
     return LossDistribution(Step(PLD_ACCOUNTING, event, "privacy loss distribution", formula,
-                                 premises), pair=pair, tight=tight)
+                                 premises), pair=pair, tight=tight, exact_profile=tight)
 
 
 def _safe(fn: Any) -> Any:
@@ -301,6 +301,13 @@ def _self_composed_tight(event: ev.SelfComposed, children: Children,
                                    f"tau(alpha) = {k} x tau_0(alpha)", (s.step,)),
                               orders=s.orders, taus=tuple(k * t for t in s.taus),
                               exact_tau=lambda a, base=base: k * base(a)))
+    out += _homogeneous_pure(event, inner, k)
+    return out
+
+
+def _homogeneous_pure(event: Event, inner: Any, k: int) -> list[Statement]:
+    """Optimal and advanced composition of k copies of a pure-DP part."""
+    out: list[Statement] = []
     pures = of_currency(inner, Pure)
     if pures and _number(pures[0].epsilon) is not None:
         p = pures[0]
@@ -317,9 +324,22 @@ def _self_composed_tight(event: ev.SelfComposed, children: Children,
 @register_rule(ev.Composed)
 def _composed_tight(event: ev.Composed, children: Children,
                     budget: sympy.Expr | None) -> list[Statement]:
+    parts = list(getattr(event, "events", None) or getattr(event, "parts", None) or [])
+    same = bool(parts) and all(e == parts[0] for e in parts[1:])
+    extra = _homogeneous_pure(event, children[0], len(children)) if same else []
     plds = [of_currency(c, LossDistribution) for c in children]
     if not plds or any(not p for p in plds):
-        return []
+        return extra
+    steps_events = [p[0].step.event for p in plds]
+    if all(e == steps_events[0] for e in steps_events[1:]):
+        # identical parts: the same computation as k-fold self-composition, so that composing
+        # k at once and k times give the same number
+        composed = _safe(lambda: plds[0][0].pair.self_compose(len(plds)))
+        if composed is None:
+            return extra
+        return [*extra, _pld_statement(event, composed, plds[0][0].tight,
+                                       tuple(p[0].step for p in plds),
+                                       f"FFT composition of {len(plds)} identical parts")]
     acc = plds[0][0].pair
     for p in plds[1:]:
         acc = _safe(lambda acc=acc, p=p: acc.compose(p[0].pair))

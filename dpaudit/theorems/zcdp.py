@@ -121,12 +121,20 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
         return (order * r + (sympy.log(1 / d) + order * sympy.log(1 - 1 / order)
                              - sympy.log(order - 1)) / (order - 1))
 
+    import math
+
+    from scipy.optimize import minimize_scalar
+
     fn = sympy.lambdify(a, value(a), "mpmath")
-    with mpmath.workdps(30):
-        guess = 1 + float(mpmath.sqrt(mpmath.log(1 / mpmath.mpf(sympy.N(d, 40)))
-                                      / mpmath.mpf(sympy.N(r, 40))))
-        best = mpmath.findroot(lambda x: mpmath.diff(fn, x), max(guess, 1.01))
-        best = float(best) if mpmath.isfinite(best) and best > 1 else guess
+
+    def objective(log_gap: float) -> float:
+        with mpmath.workdps(30):
+            v = fn(1 + math.exp(log_gap))
+            return float(v.real) if isinstance(v, mpmath.mpc) else float(v)
+
+    res = minimize_scalar(objective, bounds=(-12.0, 12.0), method="bounded",
+                          options={"xatol": 1e-9})
+    best = 1 + math.exp(float(res.x))
     order = sympy.nsimplify(round(best, 6), rational=True)
     if order <= 1:
         order = sympy.Rational(101, 100)

@@ -15,7 +15,7 @@ ARGS = [
     "audit",
     "mechanisms.broken:BrokenLaplaceTooLittleNoise",
     "--samples",
-    "40000",
+    "20000",
     "--seed",
     "11",
     "--no-progress",

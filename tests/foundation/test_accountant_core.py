@@ -173,7 +173,7 @@ def test_derivation_text_and_latex_cite_theorems():
     latex = g.latex()
     assert latex.startswith(r"\begin{itemize}") and latex.rstrip().endswith(r"\end{itemize}")
     d = g.to_dict()
-    assert d["epsilon"] == g.epsilon_upper and d["theorem"] == "zCDP to (eps, delta)"
+    assert d["epsilon"] == g.epsilon_upper and d["theorem"] == "privacy loss distribution"
 
 
 @settings(max_examples=40, deadline=None)

@@ -586,6 +586,16 @@ class _Search:
                             if isinstance(c, sympy.core.relational.Relational)]
         self.boxes = 0
         self.rel: Any = None
+        # g - c for each side constraint c >= 0 (c > 0): where g - c >= 0, the constraint
+        # gives g >= c >= 0 on the feasible part of a box that straddles its boundary
+        self.relaxed: list[tuple[list[_Factor], bool]] = []
+        for _, diff, op in self.constraints:
+            oriented = -diff if op in ("<", "<=") else diff
+            try:
+                rest = sympy.simplify(g - oriented)
+            except (TypeError, ValueError, NotImplementedError):
+                continue
+            self.relaxed.append((_factors(rest), op in ("<", ">")))
 
     # ---- boxes ---------------------------------------------------------------------------
 
@@ -730,6 +740,12 @@ class _Search:
             if not self.decided(lo) and self.strict and lo >= 0 and all(
                     _pointwise_positive(f, xbox, self.domain) for f in self.factors):
                 lo = mpmath.mpf(1)
+            if not self.decided(lo) and cstate is None:
+                for factors, strict_c in self.relaxed:
+                    rlo, _ = _enclose(factors, xbox)
+                    if rlo > 0 or (rlo >= 0 and (strict_c or not self.strict)):
+                        lo = mpmath.mpf(1)
+                        break
             if self.decided(lo):
                 proved_boxes += 1
                 continue

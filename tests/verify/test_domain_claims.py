@@ -24,7 +24,7 @@ def test_range_parse_and_membership() -> None:
 
 @pytest.mark.parametrize("text", ["(1, 0)", "[1, 1)", "0, 1", "(a, 1)"])
 def test_range_rejects_malformed(text: str) -> None:
-    with pytest.raises(ValueError, match="range|low|must"):
+    with pytest.raises(ValueError, match=r"range|low|must"):
         Range.parse(text)
 
 

@@ -1,0 +1,206 @@
+"""Privacy filters and odometers: fully adaptive composition.
+
+When the privacy parameters of each step -- and the number of steps -- are chosen at run
+time from earlier outputs, ordinary composition theorems (which fix the parameters in
+advance) do not apply.  Rogers, Roth, Ullman, Vadhan 2016 ("Privacy odometers and filters:
+pay-as-you-go composition") define
+
+* a **filter** with budget (eps_g, delta_g): a stopping rule that halts the interaction
+  before the composed guarantee could exceed the budget; the whole interaction is then
+  (eps_g, delta_g)-DP;
+* an **odometer**: a running, valid-at-all-times bound on what has been spent.
+
+This module gives three filters (each usable as a :class:`mechanisms.ledger.Ledger` guard: a
+refused step raises :class:`BudgetExceededError` *before* it runs or is recorded):
+
+* ``"basic"``: continue while sum eps_i <= eps_g and sum delta_i <= delta_g (RRUV16, basic
+  composition is a valid filter);
+* ``"advanced"``: pure-DP steps; continue while
+  sqrt(2 ln(1/delta_g) sum eps_i^2) + sum eps_i (e^eps_i - 1) / 2 <= eps_g
+  (Whitehouse, Ramdas, Rogers, Wu 2023, "Fully-adaptive composition in differential privacy",
+  Theorem 1: advanced composition's rate holds for filters with the same constants);
+* ``"zcdp"``: continue while sum rho_i <= rho_g, where rho_g is the largest rho with
+  rho + 2 sqrt(rho ln(1/delta_g)) <= eps_g (WRRW23, Section 3: zCDP / Renyi filters;
+  Feldman and Zrnic 2021 for Renyi filters).
+
+and a basic-composition :class:`PrivacyOdometer`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+import sympy
+
+from dpaudit.accountant import Accountant, Concentrated, Pure
+from dpaudit.events import Event
+from dpaudit.numeric import exact, float_up
+from dpaudit.theorems import zcdp
+
+__all__ = ["METHODS", "BudgetExceededError", "PrivacyFilter", "PrivacyOdometer"]
+
+METHODS = ("basic", "advanced", "zcdp")
+
+
+class BudgetExceededError(RuntimeError):
+    """A privacy filter refused a step: running it could exceed the budget."""
+
+
+def _pure_epsilon(event: Event) -> sympy.Expr | None:
+    for s in Accountant().statements(event):
+        if isinstance(s, Pure):
+            return s.epsilon
+    return None
+
+
+def _rho(event: Event) -> sympy.Expr | None:
+    for s in Accountant().statements(event):
+        if isinstance(s, Concentrated):
+            return s.rho
+    return None
+
+
+def _approx(event: Event, delta_share: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+    eps = _pure_epsilon(event)
+    if eps is not None:
+        return eps, sympy.Integer(0)
+    g = Accountant().guarantee(event, delta_share)
+    return g.epsilon, g.delta
+
+
+@dataclasses.dataclass
+class PrivacyFilter:
+    """A privacy filter with budget (epsilon, delta), usable as a ledger guard.
+
+    Args:
+        epsilon: the budget eps_g > 0.
+        delta: the budget delta_g in [0, 1) (must be > 0 for "advanced" and "zcdp").
+        method: "basic", "advanced" or "zcdp" (see the module docstring).
+        step_delta: for "basic", the delta each (eps, delta) step may use when converting a
+            step without a pure guarantee (default: delta / 100).
+
+    Privacy:
+        Whatever steps are admitted, and however they were chosen, the whole interaction is
+        (epsilon, delta)-DP (RRUV16; WRRW23, Theorem 1).  Steps must be numeric events.
+
+    Raises:
+        ValueError: for a budget out of range or an unknown method.
+    """
+
+    epsilon: Any
+    delta: Any = 0
+    method: str = "basic"
+    step_delta: Any = None
+    spent_epsilons: list[sympy.Expr] = dataclasses.field(default_factory=list)
+    spent_deltas: list[sympy.Expr] = dataclasses.field(default_factory=list)
+    spent_rhos: list[sympy.Expr] = dataclasses.field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.epsilon = exact(self.epsilon, "epsilon")
+        self.delta = exact(self.delta, "delta")
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        if self.epsilon.free_symbols or not self.epsilon > 0:
+            raise ValueError(f"epsilon must be a number in (0, oo), got {self.epsilon}")
+        if self.delta.free_symbols or not (0 <= self.delta < 1):
+            raise ValueError(f"delta must be a number in [0, 1), got {self.delta}")
+        if self.method in ("advanced", "zcdp") and self.delta == 0:
+            raise ValueError(f"delta must be in (0, 1) for the {self.method} filter, got 0")
+        share = self.delta / 100 if self.step_delta is None else exact(self.step_delta,
+                                                                        "step_delta")
+        self.step_delta = share
+
+    # ---- the stopping rule -------------------------------------------------------------
+
+    def _value(self, eps: list[sympy.Expr], dlt: list[sympy.Expr],
+               rhos: list[sympy.Expr]) -> tuple[float, float]:
+        """(the filter's epsilon statistic, delta used), both rounded up."""
+        if self.method == "basic":
+            return float_up(sympy.Add(*eps)), float_up(sympy.Add(*dlt))
+        if self.method == "advanced":
+            total = (sympy.sqrt(2 * sympy.log(1 / self.delta) * sympy.Add(*[e**2 for e in eps]))
+                     + sympy.Add(*[e * (sympy.exp(e) - 1) / 2 for e in eps]))
+            return float_up(total), float_up(self.delta)
+        rho = sympy.Add(*rhos)
+        return float_up(zcdp.zcdp_to_approx(rho, self.delta)) if rho != 0 else 0.0, \
+            float_up(self.delta)
+
+    def admits(self, event: Event) -> bool:
+        """Whether running ``event`` next keeps the interaction within budget."""
+        try:
+            self._next(event)
+        except BudgetExceededError:
+            return False
+        return True
+
+    def _next(self, event: Event) -> tuple[list[sympy.Expr], list[sympy.Expr],
+                                           list[sympy.Expr]]:
+        if event.free_symbols:
+            raise ValueError(f"a filter step must be a numeric event, got {event}")
+        eps, dlt, rhos = list(self.spent_epsilons), list(self.spent_deltas), list(
+            self.spent_rhos)
+        if self.method == "zcdp":
+            rho = _rho(event)
+            if rho is None:
+                raise BudgetExceededError(f"{event} has no zCDP guarantee; the zcdp filter "
+                                          "cannot admit it")
+            rhos.append(rho)
+        elif self.method == "advanced":
+            e = _pure_epsilon(event)
+            if e is None:
+                raise BudgetExceededError(f"{event} has no pure-DP guarantee; the advanced "
+                                          "filter admits pure-DP steps only")
+            eps.append(e)
+        else:
+            e, d = _approx(event, self.step_delta)
+            eps.append(e)
+            dlt.append(d)
+        e_stat, d_used = self._value(eps, dlt, rhos)
+        if e_stat > float_up(self.epsilon) or d_used > float_up(self.delta) or (
+                e_stat == float_up(self.epsilon) and sympy.Add(*eps) > self.epsilon):
+            raise BudgetExceededError(
+                f"{self.method} filter: running {event} would bring the spent privacy to "
+                f"epsilon {e_stat:.6g}, delta {d_used:.3g}, beyond the budget "
+                f"({float_up(self.epsilon):.6g}, {float_up(self.delta):.3g}); halted before it")
+        return eps, dlt, rhos
+
+    def __call__(self, event: Event) -> None:
+        """The ledger guard: admit ``event`` (and count it) or raise.
+
+        Raises:
+            BudgetExceededError: if the step could exceed the budget (nothing is counted).
+        """
+        self.spent_epsilons, self.spent_deltas, self.spent_rhos = self._next(event)
+
+    def spent(self) -> tuple[float, float]:
+        """The filter statistic so far: (epsilon, delta), rounded up."""
+        return self._value(self.spent_epsilons, self.spent_deltas, self.spent_rhos)
+
+
+@dataclasses.dataclass
+class PrivacyOdometer:
+    """A basic-composition privacy odometer (Rogers, Roth, Ullman, Vadhan 2016).
+
+    Privacy:
+        At every time, the interaction so far is (sum eps_i, sum delta_i)-DP, however the
+        steps and their parameters were chosen (basic composition is a valid odometer).
+    """
+
+    step_delta: Any = 0
+    epsilons: list[sympy.Expr] = dataclasses.field(default_factory=list)
+    deltas: list[sympy.Expr] = dataclasses.field(default_factory=list)
+
+    def __call__(self, event: Event) -> None:
+        """Count one step (usable as a ledger guard; never refuses)."""
+        e, d = _approx(event, exact(self.step_delta, "step_delta"))
+        self.epsilons.append(e)
+        self.deltas.append(d)
+
+    def reading(self) -> tuple[float, float]:
+        """(epsilon, delta) spent so far, rounded up."""
+        return float_up(sympy.Add(*self.epsilons)), float_up(sympy.Add(*self.deltas))
+
+    def __iter__(self) -> Iterator[tuple[sympy.Expr, sympy.Expr]]:
+        return iter(zip(self.epsilons, self.deltas, strict=True))

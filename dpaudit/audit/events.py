@@ -140,6 +140,8 @@ class OutcomeSetEvent:
 
     def contains(self, outputs: np.ndarray) -> np.ndarray:
         """Boolean membership of each output."""
+        if not self.outcomes:
+            return np.zeros(len(outputs), dtype=bool)
         if self.schema.kind == "scalar":
             return np.isin(outputs, np.asarray(self.outcomes, dtype=float))
         if self.schema.kind == "vector":
@@ -147,6 +149,8 @@ class OutcomeSetEvent:
         return np.fromiter((o in self._lookup for o in outputs), bool, len(outputs))
 
     def describe(self) -> str:
+        if not self.outcomes:
+            return "no event (no output value repeated often enough to be tested)"
         shown = ", ".join(_show(o) for o in self.outcomes[:6])
         if len(self.outcomes) == 1:
             return f"the output is {shown}"

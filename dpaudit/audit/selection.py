@@ -248,5 +248,7 @@ def search_events(
         h = len(x0) // 2
         for model in (fit_logistic(x0[:h], x1[:h], rng), fit_binned_ratio(x0[:h], x1[:h])):
             found += _best_threshold(model, x0[h:], x1[h:], scorer, "classifier")
+    if not found:  # e.g. non-numeric outputs that never repeat: nothing to test
+        found = [Candidate(OutcomeSetEvent((), schema), n, -np.inf, "none") for n in (0, 1)]
     found.sort(key=lambda c: c.predicted, reverse=True)
     return found

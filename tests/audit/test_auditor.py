@@ -145,3 +145,47 @@ def test_pairs_input_is_validated():
         seed=0,
     )
     assert ok.pairs_searched == 2
+
+
+def test_certifying_more_events_widens_the_correction():
+    result = audit(
+        mech.ShiftedLaplace(1.0), 0.0, 1.0, epsilon=1.0, samples=20_000, seed=1, certify_top=2
+    )
+    assert result.tests == 4 and "Bonferroni over 4" in result.correction
+    assert 0.5 < result.epsilon_lower <= 1.0
+
+
+def test_progress_bar_can_be_forced(capsys):
+    audit(
+        mech.ShiftedLaplace(1.0),
+        0.0,
+        1.0,
+        epsilon=1.0,
+        samples=20_000,
+        seed=1,
+        batch_size=5_000,
+        progress=True,
+    )
+    assert "audit" in capsys.readouterr().err
+
+
+def test_families_can_be_restricted():
+    result = audit(
+        mech.ShiftedLaplace(1.0),
+        0.0,
+        1.0,
+        epsilon=1.0,
+        samples=20_000,
+        seed=1,
+        families=("threshold",),
+    )
+    assert result.family == "threshold" and result.event.startswith("the output")
+
+
+def test_outputs_that_never_repeat_give_zero_not_an_error():
+    def unique_label(d, rng):
+        return f"run-{rng.integers(1 << 60)}"
+
+    result = audit(unique_label, 0, 1, epsilon=1.0, samples=2_000, seed=0)
+    assert result.epsilon_lower == 0.0 and not result.violation
+    assert result.event.startswith("no event")

@@ -137,3 +137,11 @@ def test_utility_check_can_fail() -> None:
     """The same check rejects a learner run at eps 1000 times smaller than the sample size
     was computed for (its exponential mechanism is then nearly uniform)."""
     assert _failures(1e-3, 0.0, seed=12) > MAX_FAILURES
+
+
+def test_demo_section_runs_end_to_end() -> None:
+    from mechanisms.exponential_learner import demo_section
+
+    text = demo_section()
+    assert "verify: claim 002/private-pac-learner" in text and "proved" in text
+    assert "certified epsilon >=" in text and "ledger spent 1 of 1" in text

@@ -189,6 +189,7 @@ def _claim_target(key: str) -> Target:
         epsilon=at(claim.epsilon), delta=at(claim.delta), summary=claim.statement,
         claim=key, parameters=dict(params), mechanism=mechanism, pairs=pairs,
         samples=samples, source=source,
+        expect="refuted" if claim.correction else "private",
     )
 
 

@@ -255,6 +255,7 @@ def describe(target: Target, seed: int = 0) -> dict[str, Any]:
             "key": claim.key, "document": claim.document, "theorem": claim.theorem,
             "statement": claim.statement, "epsilon": str(claim.epsilon),
             "delta": str(claim.delta), "domain": claim.domain.text(), "note": claim.note,
+            "correction": claim.correction,
             "registered": isinstance(target.claim, str)},
         "plan": None if plan is None else {"expression": plan.expression(),
                                            "tree": plan_tree(plan)},

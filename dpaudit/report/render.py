@@ -38,6 +38,11 @@ def _fmt_claim(report: dict[str, Any]) -> list[Block]:
     return blocks
 
 
+def _g(x: Any) -> str:
+    """A delta for display: 4 significant digits (the exact value is in the JSON)."""
+    return f"{x:.4g}" if isinstance(x, float) else str(x)
+
+
 def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]:
     """The blocks of one target's report.
 
@@ -55,7 +60,8 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
     if t["summary"]:
         blocks.append(("p", t["summary"]))
     meta = [("target", t["name"]), ("group", t["group"]),
-            ("expected", "deliberately broken" if t["expect"] == "broken" else "private")]
+            ("expected", {"broken": "deliberately broken", "private": "private",
+                          "refuted": "a claim known not to hold as stated"}[t["expect"]])]
     if t["source"]:
         meta.append(("code", t["source"]))
     if t["true_epsilon"] is not None:
@@ -84,7 +90,7 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
         if g["candidates"]:
             blocks.append(("p", "Every method compared (the smallest valid upper bound wins):"))
             blocks.append(("table", ("method", "epsilon (upper bound)", "delta", "chosen"),
-                           [(c["method"], up(c["epsilon_upper"], 6), str(c["delta"]),
+                           [(c["method"], up(c["epsilon_upper"], 6), _g(c["delta"]),
                              "yes" if c["chosen"] else "") for c in g["candidates"]]))
         blocks.append(("pre", g["derivation"]))
 
@@ -94,6 +100,8 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
         blocks.append(("p", "No claim to verify."))
     else:
         blocks.append(("p", f"Status: **{ver['status']}**. {ver['detail']}"))
+        if (report.get("claim") or {}).get("correction"):
+            blocks.append(("p", f"Correct statement: {report['claim']['correction']}"))
         for s in ver.get("steps") or []:
             blocks.append(("p", f"Proof step: {s}"))
 

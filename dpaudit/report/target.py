@@ -66,7 +66,9 @@ class Target:
         samples: samples per dataset of the audit.
         audit_options: further keyword arguments for :func:`dpaudit.audit.audit`.
         true_epsilon: the mechanism's true epsilon where known (math.inf: none finite).
-        expect: ``"private"`` or ``"broken"``; a broken target is *expected* to be flagged.
+        expect: ``"private"``, ``"broken"`` (the audit is *expected* to flag it) or
+            ``"refuted"`` (a document's claim known not to hold as stated: the verifier is
+            expected to refute it).
         source: where the code lives (module and object), for the reader.
     """
 
@@ -100,9 +102,9 @@ class Target:
         if not isinstance(self.samples, int) or self.samples < 10:
             raise ValueError(f"Target {self.name}: samples must be an integer >= 10, got "
                              f"{self.samples!r}")
-        if self.expect not in ("private", "broken"):
-            raise ValueError(f"Target {self.name}: expect must be 'private' or 'broken', got "
-                             f"{self.expect!r}")
+        if self.expect not in ("private", "broken", "refuted"):
+            raise ValueError(f"Target {self.name}: expect must be 'private', 'broken' or "
+                             f"'refuted', got {self.expect!r}")
 
     @property
     def slug(self) -> str:

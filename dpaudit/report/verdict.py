@@ -13,8 +13,9 @@ Outcomes (``kind``):
 * ``not audited`` -- no auditable form; the row reports the accountant and the verifier only.
 
 A report's ``finding`` is True when the outcome differs from the target's expectation: a
-private target with a violation or a refuted claim, or a broken target the audit did not
-catch. ``dpaudit report`` exits with status 1 when any report has a finding.
+private target with a violation or a refuted claim, a broken target the audit did not catch,
+or a claim known to be false as stated (``expect="refuted"``) that the verifier did not
+refute. ``dpaudit report`` exits with status 1 when any report has a finding.
 """
 
 from __future__ import annotations
@@ -98,8 +99,14 @@ def verdict(report: dict[str, Any]) -> dict[str, Any]:
         head = "not audited (no auditable form)" if not a else "audit could not run"
     else:
         head = "consistent: nothing found"
-    finding = (kind in ("violation", "refuted")) if expect == "private" else kind != "violation"
-    if expect == "broken":
+    if expect == "private":
+        finding = kind in ("violation", "refuted")
+    elif expect == "broken":
+        finding = kind != "violation"
         head += "; expected: broken" + (" (caught)" if kind == "violation" else " (NOT caught)")
+    else:
+        finding = kind != "refuted"
+        head += "; expected: the statement is known not to hold" + (
+            "" if kind == "refuted" else " (NOT refuted)")
     line = f"{head} -- {claim}; " + ", ".join(parts)
     return {"kind": kind, "finding": bool(finding), "line": line}

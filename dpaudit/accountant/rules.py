@@ -321,6 +321,35 @@ def _post_processed(event: ev.PostProcessed, children: Children,
     return out
 
 
+#: Fixed-point rounds used to fit a group's inner delta to the group's delta budget.
+GROUP_BUDGET_ROUNDS = 4
+
+
+def _group_candidate(inner: Sequence[Statement], budget: sympy.Expr | None,
+                     k: sympy.Expr) -> Candidate | None:
+    """The inner (eps0, delta0) to use for group privacy so that the group's delta,
+    k e^((k-1) eps0) delta0, fits ``budget``.
+
+    eps0 depends on the delta0 it is taken at, so delta0 = budget / (k e^((k-1) eps0)) is
+    found by a few fixed-point rounds (each round lowers delta0, raising eps0); the final
+    check that the group's delta meets the target happens where the candidate is used.
+    """
+    if budget is None or budget.free_symbols or k.free_symbols:
+        return best_candidate(inner, None)
+    inner_delta = budget / k
+    cand = best_candidate(inner, inner_delta)
+    for _ in range(GROUP_BUDGET_ROUNDS):
+        if cand is None:
+            break
+        needed = budget / (k * sympy.exp((k - 1) * cand.epsilon))
+        if compare(cand.delta, needed) in (-1, 0):
+            return cand
+        # aim 10% below: eps0 grows only logarithmically as delta0 shrinks, so this settles
+        inner_delta = needed * sympy.Rational(9, 10)
+        cand = best_candidate(inner, inner_delta)
+    return cand or best_candidate(inner, None)
+
+
 @register_rule(ev.Group)
 def _group(event: ev.Group, children: Children, budget: sympy.Expr | None) -> list[Statement]:
     (inner,) = children
@@ -333,8 +362,7 @@ def _group(event: ev.Group, children: Children, budget: sympy.Expr | None) -> li
         out.append(Pure(Step(comp.GROUP_PRIVACY, event, f"({show(eps)})-DP",
                              f"eps = k eps_0 = {show(eps)}", (p.step,)), epsilon=eps))
     else:
-        cand = best_candidate(inner, None if budget is None else budget / k)
-        cand = cand or best_candidate(inner, None)
+        cand = _group_candidate(inner, budget, k)
         if cand is not None:
             eps, dlt = comp.group_approx(cand.epsilon, cand.delta, k)
             out.append(Approx(Step(comp.GROUP_PRIVACY, event, f"({show(eps)}, {show(dlt)})-DP",

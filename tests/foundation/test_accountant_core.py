@@ -197,3 +197,13 @@ def test_pure_dp_rounded_up_never_below_exact():
     g = account(SelfComposed(PureDP(0.1), 10))
     assert g.epsilon > 1
     assert g.epsilon_upper > 1.0
+
+
+def test_group_of_approximate_event_meets_the_requested_delta():
+    # the group's delta is k e^((k-1) eps0) delta0: the inner delta must be chosen to fit it
+    inner = SelfComposed(Gaussian(4), 3)
+    g = account(Group(inner, 2), delta="1e-5")
+    assert g.delta == sympy.Rational(1, 10**5)
+    chosen = [c for c in g.candidates if c.label == "group privacy"]
+    assert chosen and all(float(c.delta) <= 1e-5 for c in chosen)
+    assert g.epsilon_upper >= account(inner, delta="1e-5").epsilon_upper

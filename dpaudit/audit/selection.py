@@ -146,7 +146,11 @@ def _distinct_at_most(x: np.ndarray, schema: OutputSchema, limit: int) -> bool:
     if schema.kind == "categorical":
         return len(set(probe)) <= limit
     if schema.kind == "vector":
-        probe = row_keys(probe)
+        # A fixed irrational projection: distinct rows give distinct values (barring exact
+        # float ties), and a float sort is much faster than sorting rows as bytes. Only used
+        # to decide whether to search outcome sets at all.
+        weights = np.sqrt(np.arange(2, schema.width + 2, dtype=float))
+        probe = np.einsum("ij,j->i", np.nan_to_num(probe, nan=-0.5), weights)
     return len(np.unique(probe)) <= limit
 
 

@@ -32,9 +32,8 @@ compared with the cover bound rather than with a T-fold composition.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -101,34 +100,6 @@ def plan(inverse_temperature: Any, rounds: Any = None,
                          relation=relation)
 
 
-@contextlib.contextmanager
-def _recorded_as_one(primitive: ExponentialMechanism,
-                     as_event: Callable[[int], tuple[ev.Event, int]]) -> Iterator[None]:
-    """Run a block whose primitives are recorded, in the outer ledgers, as cover events.
-
-    Inside the block primitives record into a private ledger (outer transforms suspended).
-    On exit the runs of ``primitive``'s event are recorded as ``as_event(runs)`` (an event
-    and a count) through the outer ledgers and transforms; anything else that ran is passed
-    through unchanged, so nothing is ever hidden from the outer ledgers.
-    """
-    inner = _ledger.Ledger()
-    outer_active = _ledger._ACTIVE.get()
-    active_token = _ledger._ACTIVE.set((inner,) if outer_active else ())
-    transform_token = _ledger._TRANSFORMS.set(())
-    try:
-        yield
-    finally:
-        _ledger._TRANSFORMS.reset(transform_token)
-        _ledger._ACTIVE.reset(active_token)
-    runs = sum(e.count for e in inner.entries if e.event == primitive.event)
-    if runs:
-        event, count = as_event(runs)
-        _ledger.record(event, count, "EMCover")
-    for entry in inner.entries:
-        if entry.event != primitive.event:
-            _ledger.record(entry.event, entry.count, entry.label)
-
-
 class EMCover:
     """EMCover (004, Algorithm A.1).
 
@@ -185,8 +156,10 @@ class EMCover:
         """
         remaining = np.ones(problem.size(data), dtype=bool)
         history: list[int] = []
-        with _recorded_as_one(self.mechanism, lambda k: (plan(self.inverse_temperature, k,
-                                                              self.relation), 1)):
+        def as_cover(k: int) -> tuple[ev.Event, int]:
+            return plan(self.inverse_temperature, k, self.relation), 1
+
+        with _ledger.recorded_as_one(self.mechanism.event, as_cover):
             for _ in range(self.rounds):
                 avail = np.flatnonzero(problem.available(history))
                 if avail.size == 0:
@@ -220,7 +193,7 @@ class EMCover:
         size = problem.size(data)
         histories: list[list[int]] = [[] for _ in range(int(n))]
         active = list(range(int(n)))
-        with _recorded_as_one(self.mechanism, lambda k: (plan(self.inverse_temperature,
+        with _ledger.recorded_as_one(self.mechanism.event, lambda k: (plan(self.inverse_temperature,
                                                               self.rounds, self.relation),
                                                          int(n))):
             for _ in range(self.rounds):

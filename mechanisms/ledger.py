@@ -26,7 +26,7 @@ from typing import Any
 from dpaudit.accountant import Accountant, Guarantee
 from dpaudit.events import Composed, Event, SelfComposed
 
-__all__ = ["Entry", "Ledger", "LedgerExceededError", "record", "recorded_as"]
+__all__ = ["Entry", "Ledger", "LedgerExceededError", "record", "recorded_as", "recorded_as_one"]
 
 _ACTIVE: contextvars.ContextVar[tuple[Ledger, ...]] = contextvars.ContextVar(
     "dpaudit_active_ledgers", default=())
@@ -153,3 +153,36 @@ def recorded_as(transform: Callable[[Event], Event]) -> Iterator[None]:
         yield
     finally:
         _TRANSFORMS.reset(token)
+
+
+@contextlib.contextmanager
+def recorded_as_one(event: Event,
+                    as_event: Callable[[int], tuple[Event, int]]) -> Iterator[None]:
+    """Record the runs of ``event`` inside the block as one combined event on exit.
+
+    For algorithms whose guarantee is proved for the whole loop rather than per step (the
+    cover-style bound of EMCover, say): inside the block primitives record into a private
+    ledger (outer transforms suspended); on exit the ``r`` runs of ``event`` are recorded as
+    ``as_event(r)`` (an event and a count) through the outer ledgers and transforms, and
+    anything else that ran is passed through unchanged, so nothing is hidden.
+
+    Guards of the outer ledgers see the combined event on exit, after the block ran; a
+    filter that must stop a run *before* it overspends should check the declared plan of
+    the loop before entering the block.
+    """
+    inner = Ledger()
+    outer_active = _ACTIVE.get()
+    active_token = _ACTIVE.set((inner,) if outer_active else ())
+    transform_token = _TRANSFORMS.set(())
+    try:
+        yield
+    finally:
+        _TRANSFORMS.reset(transform_token)
+        _ACTIVE.reset(active_token)
+    runs = sum(e.count for e in inner.entries if e.event == event)
+    if runs:
+        combined, count = as_event(runs)
+        record(combined, count, "combined")
+    for entry in inner.entries:
+        if entry.event != event:
+            record(entry.event, entry.count, entry.label)

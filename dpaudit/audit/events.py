@@ -36,6 +36,7 @@ __all__ = [
     "OutputEvent",
     "Projection",
     "ThresholdEvent",
+    "plain_intervals",
 ]
 
 
@@ -116,6 +117,7 @@ class ThresholdEvent:
     feature: Feature
     threshold: float
     above: bool
+    plain: str = ""
 
     def contains(self, outputs: np.ndarray) -> np.ndarray:
         """Boolean membership of each output."""
@@ -124,7 +126,52 @@ class ThresholdEvent:
 
     def describe(self) -> str:
         op = ">=" if self.above else "<="
-        return f"{self.feature.describe()} {op} {self.threshold:.6g}"
+        text = f"{self.feature.describe()} {op} {self.threshold:.6g}"
+        return f"{self.plain} ({text})" if self.plain else text
+
+
+#: Grid points used to restate a learned event on scalar outputs as intervals.
+PLAIN_GRID = 4001
+
+
+def plain_intervals(event: ThresholdEvent, observed: np.ndarray) -> str:
+    """Restate an event on scalar outputs as intervals of the output, over the observed range.
+
+    Learned scores are hard to read; on a scalar output the event is a union of intervals,
+    which this finds on a fine grid of the observed values (a description for people: the
+    event itself stays exactly ``event.contains``).
+
+    Args:
+        event: an event on scalar outputs.
+        observed: output values seen (the selection samples).
+
+    Returns:
+        E.g. ``"the output <= 0.013"`` or ``"the output in [-1.2, 0.4] or >= 2.5"``; an empty
+        string when the event is not a union of at most three intervals on the grid.
+    """
+    finite = observed[np.isfinite(observed)]
+    if len(finite) == 0:
+        return ""
+    grid = np.unique(np.quantile(finite, np.linspace(0, 1, PLAIN_GRID)))
+    inside = event.contains(grid)
+    if not inside.any():
+        return ""
+    edges = np.flatnonzero(np.diff(np.r_[False, inside, False].astype(int)))
+    runs = list(zip(edges[::2], edges[1::2] - 1, strict=True))
+    if len(runs) > 3:
+        return ""
+    parts = []
+    for start, stop in runs:
+        low, high = start == 0, stop == len(grid) - 1
+        if low and high:
+            parts.append("any value")
+        elif low:
+            parts.append(f"<= {grid[stop]:.4g}")
+        elif high:
+            parts.append(f">= {grid[start]:.4g}")
+        else:
+            parts.append(f"in [{grid[start]:.4g}, {grid[stop]:.4g}]")
+    return "the output " + " or ".join(parts)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -37,6 +37,7 @@ from dpaudit.audit.events import (
     OutputEvent,
     Projection,
     ThresholdEvent,
+    plain_intervals,
 )
 from dpaudit.audit.outputs import OutputSchema, row_keys
 
@@ -251,7 +252,14 @@ def search_events(
         # predicted bound of a learned event is not inflated by overfitting.
         h = len(x0) // 2
         for model in (fit_logistic(x0[:h], x1[:h], rng), fit_binned_ratio(x0[:h], x1[:h])):
-            found += _best_threshold(model, x0[h:], x1[h:], scorer, "classifier")
+            learned = _best_threshold(model, x0[h:], x1[h:], scorer, "classifier")
+            if schema.kind == "scalar":  # restate as intervals of the output, for people
+                observed = np.concatenate([x0, x1])
+                learned = [
+                    replace(c, event=replace(c.event, plain=plain_intervals(c.event, observed)))
+                    for c in learned
+                ]
+            found += learned
     if not found:  # e.g. non-numeric outputs that never repeat: nothing to test
         found = [Candidate(OutcomeSetEvent((), schema), n, -np.inf, "none") for n in (0, 1)]
     found.sort(key=lambda c: c.predicted, reverse=True)

@@ -189,3 +189,17 @@ def test_outputs_that_never_repeat_give_zero_not_an_error():
     result = audit(unique_label, 0, 1, epsilon=1.0, samples=2_000, seed=0)
     assert result.epsilon_lower == 0.0 and not result.violation
     assert result.event.startswith("no event")
+
+
+def test_learned_events_on_scalar_outputs_are_restated_as_intervals():
+    from dpaudit.audit.classifier import fit_logistic
+    from dpaudit.audit.events import ThresholdEvent, plain_intervals
+
+    rng = np.random.default_rng(0)
+    x0, x1 = rng.laplace(0, 1, 5_000), rng.laplace(1, 1, 5_000)
+    model = fit_logistic(x0, x1, rng)
+    event = ThresholdEvent(model, float(np.median(model.values(x0))), above=True)
+    text = plain_intervals(event, np.concatenate([x0, x1]))
+    assert text.startswith("the output <= ") or text.startswith("the output >= ")
+    cut = float(text.split()[-1])
+    assert event.contains(np.array([cut - 1.0 if "<=" in text else cut + 1.0]))[0]

@@ -112,7 +112,6 @@ def generate(targets: Sequence[Target], out: str | Path, *, fmt: str = "md", see
                           f"--seed {seed}" + (" --format html" if fmt == "html" else ""))
     reports: list[dict[str, Any]] = []
     files: dict[str, dict[str, Any]] = {}
-    links: dict[str, str] = {}
     bar = _progress(len(targets), progress)
     try:
         for target in targets:
@@ -141,7 +140,6 @@ def generate(targets: Sequence[Target], out: str | Path, *, fmt: str = "md", see
             data = out / f"{target.slug}.json"
             data.write_text(_dump(report), encoding="utf-8")
             written += [page, data]
-            links[target.name] = page.name
             files[target.name] = {
                 "fingerprint": report["fingerprint"],
                 "files": {p.relative_to(out).as_posix(): _sha(p) for p in sorted(written)},
@@ -150,14 +148,51 @@ def generate(targets: Sequence[Target], out: str | Path, *, fmt: str = "md", see
             bar.update(1)
     finally:
         bar.close()
-    blocks = index_blocks(reports, links, seed, command)
+    # merge with the reports already in ``out`` for the same seed and format, so that
+    # regenerating a few targets refreshes them in place and keeps the index whole
+    everything, merged = _merge(out, seed, fmt, reports, files)
+    if merged is not None:
+        command = merged
+    links = {r["target"]["name"]: f"{r['target']['name'].replace('/', '--')}.{fmt}"
+             for r in everything}
+    blocks = index_blocks(everything, links, seed, command)
     index = out / f"index.{fmt}"
     index.write_text(to_markdown(blocks) if fmt == "md" else to_html(blocks, "dpaudit reports"),
                      encoding="utf-8")
     manifest = {"format": FORMAT_VERSION, "seed": seed, "command": command, "report_format": fmt,
-                "index": {index.name: _sha(index)}, "targets": files}
+                "index": {index.name: _sha(index)},
+                "targets": {r["target"]["name"]: files[r["target"]["name"]] for r in everything}}
     (out / MANIFEST).write_text(_dump(manifest), encoding="utf-8")
     return reports
+
+
+def _merge(out: Path, seed: int, fmt: str, reports: list[dict[str, Any]],
+           files: dict[str, dict[str, Any]]) -> tuple[list[dict[str, Any]], str | None]:
+    """The reports of this run merged with those of an earlier run in ``out`` (same seed,
+    format and report format; files still present), earlier order kept.  Updates ``files``.
+
+    Returns:
+        (all reports, the earlier run's command or None when nothing was merged).
+    """
+    path = out / MANIFEST
+    if not path.exists():
+        return reports, None
+    old = json.loads(path.read_text(encoding="utf-8"))
+    if (old.get("format"), old.get("seed"), old.get("report_format")) != (
+            FORMAT_VERSION, seed, fmt):
+        return reports, None
+    fresh = {r["target"]["name"]: r for r in reports}
+    merged: list[dict[str, Any]] = []
+    for name, entry in old.get("targets", {}).items():
+        if name in fresh:
+            merged.append(fresh.pop(name))
+            continue
+        data = out / f"{name.replace('/', '--')}.json"
+        if data.exists() and all((out / rel).exists() for rel in entry["files"]):
+            merged.append(json.loads(data.read_text(encoding="utf-8")))
+            files[name] = entry
+    merged += list(fresh.values())
+    return merged, old.get("command")
 
 
 def check_up_to_date(out: str | Path, targets: Sequence[Target] | None = None) -> list[str]:

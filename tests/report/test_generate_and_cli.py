@@ -109,3 +109,13 @@ def test_cli_bad_input_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert "\n" not in err
     assert main(["report", "catalogue/laplace-count"]) == 2
     assert "--out DIR is required" in capsys.readouterr().err
+
+
+def test_regenerating_one_target_keeps_the_others(tmp_path: Path, rr_target: Target,
+                                                  laplace_target: Target) -> None:
+    generate([rr_target, laplace_target], tmp_path, seed=3, progress=False, audit=False,
+             command="the command")
+    generate([laplace_target], tmp_path, seed=3, progress=False, audit=False)
+    index = (tmp_path / "index.md").read_text()
+    assert "test--rr.md" in index and "test--laplace.md" in index and "the command" in index
+    assert check_up_to_date(tmp_path, [rr_target, laplace_target]) == []

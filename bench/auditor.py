@@ -58,7 +58,7 @@ def _run(mechanism, samples: int, **extra):
         **extra,
     )
     elapsed = time.perf_counter() - start
-    drawn = 2 * (result.selection_samples * result.pairs_searched + result.samples_d0)
+    drawn = result.samples_drawn
     return result, elapsed, drawn
 
 

@@ -24,7 +24,10 @@ from dpaudit.audit.selection import FAMILIES, Candidate, search_events
 
 __all__ = ["audit"]
 
-_SELECTION, _CERTIFICATION, _MODELS = 0, 1, 2
+_SELECTION, _CERTIFICATION, _MODELS, _SCREENING = 0, 1, 2, 3
+#: With several candidate pairs, each is first screened on this many samples per dataset;
+#: event selection then uses the full selection budget on the most promising pair only.
+SCREENING_SAMPLES = 200_000
 
 
 def _check(name: str, value: Any, ok: bool, admissible: str) -> None:
@@ -89,9 +92,10 @@ def audit(
         samples: samples per dataset for the certified pair (selection + certification), >= 10.
         confidence: family-wise confidence of the bound, in (0, 1).
         seed: int, ``SeedSequence`` or None (fresh entropy, recorded in the result).
-        pairs: further candidate pairs to search (e.g. :func:`dpaudit.audit.query_pairs`);
-            each costs ``selection_fraction * samples`` selection samples per dataset, and only
-            the most promising pair is certified.
+        pairs: further candidate pairs to search (e.g. :func:`dpaudit.audit.query_pairs`).
+            Each pair is screened on ``min(selection_fraction * samples, SCREENING_SAMPLES)``
+            samples per dataset; events are then selected on the most promising pair with the
+            full selection budget, and only that pair is certified.
         families: event families to search (subset of ``("threshold", "outcomes",
             "classifier")``).
         selection_fraction: share of ``samples`` used for selection, in (0, 1).
@@ -153,27 +157,44 @@ def audit(
     def scorer(num: np.ndarray, den: np.ndarray, n: int) -> np.ndarray:
         return predicted_bounds(num, den, n, n_cert, level, delta)
 
-    total = 2 * (n_sel * len(candidates_pairs) + n_cert)
+    # Several pairs: screen each on a small sample, then select events on the best one only.
+    n_pairs = len(candidates_pairs)
+    n_screen = min(n_sel, SCREENING_SAMPLES) if n_pairs > 1 else 0
+    screening = 0 < n_screen < n_sel
+    searched = n_screen if screening else n_sel
+    total = 2 * (searched * n_pairs + (n_sel if screening else 0) + n_cert)
     show = (
         progress if progress is not None else (total >= PROGRESS_THRESHOLD and sys.stderr.isatty())
     )
     with Runner(mechanism, root, batch_size, workers, executor, bool(show), total) as runner:
-        best: tuple[float, int, list[Candidate]] | None = None
-        for i, pair in enumerate(candidates_pairs):
-            x0 = runner.sample(pair.d0, n_sel, (_SELECTION, i, 0))
-            x1 = runner.sample(pair.d1, n_sel, (_SELECTION, i, 1))
-            rng = np.random.default_rng(
-                np.random.SeedSequence(root.entropy, spawn_key=(_MODELS, i))
-            )
+
+        def select(i: int, n: int, phase: int) -> list[Candidate]:
+            pair = candidates_pairs[i]
+            x0 = runner.sample(pair.d0, n, (phase, i, 0))
+            x1 = runner.sample(pair.d1, n, (phase, i, 1))
+            seed_models = np.random.SeedSequence(root.entropy, spawn_key=(_MODELS, phase, i))
             found = search_events(
-                x0, x1, runner.schema, scorer, families=families, max_outcomes=max_outcomes, rng=rng
+                x0,
+                x1,
+                runner.schema,
+                scorer,
+                families=families,
+                max_outcomes=max_outcomes,
+                rng=np.random.default_rng(seed_models),
             )
-            chosen = [
+            return [
                 c for num in (0, 1) for c in [f for f in found if f.numerator == num][:certify_top]
             ]
+
+        best: tuple[float, int, list[Candidate]] | None = None
+        phase = _SCREENING if screening else _SELECTION
+        for i in range(n_pairs):
+            chosen = select(i, searched, phase)
             score = max(c.predicted for c in chosen)
             if best is None or score > best[0]:
                 best = (score, i, chosen)
+        if screening:
+            best = (best[0], best[1], select(best[1], n_sel, _SELECTION))
         _, index, chosen = best
         pair = candidates_pairs[index]
         events = [c.event for c in chosen]
@@ -217,8 +238,10 @@ def audit(
         ),
         seed=int(root.entropy) if isinstance(root.entropy, int) else None,
         selection_samples=n_sel,
-        pairs_searched=len(candidates_pairs),
+        pairs_searched=n_pairs,
         wall_time=time.perf_counter() - start,
         mechanism=_name(mechanism),
         family=cand.family,
+        screening_samples=n_screen if screening else 0,
+        samples_drawn=total,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 __all__ = ["AuditResult"]
@@ -34,12 +34,15 @@ class AuditResult:
         tests: number of (event, direction) tests certified.
         correction: how the confidence was split across the tests.
         seed: entropy of the root ``SeedSequence``; passing it as ``seed=`` repeats the audit.
-        selection_samples: selection samples per dataset per candidate pair.
+        selection_samples: selection samples per dataset on the certified pair.
         pairs_searched: number of candidate pairs searched.
         wall_time: seconds.
         method: ``"monte-carlo"`` or ``"exact"``.
         mechanism: the mechanism's name.
         family: the event search family that found the event.
+        screening_samples: samples per dataset used to screen each candidate pair (0: the
+            pairs were not screened separately).
+        samples_drawn: mechanism runs over the whole audit, both datasets, every phase.
     """
 
     epsilon_lower: float
@@ -65,7 +68,8 @@ class AuditResult:
     method: str = "monte-carlo"
     mechanism: str = ""
     family: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    screening_samples: int = 0
+    samples_drawn: int = 0
 
     @property
     def samples_d1(self) -> int:

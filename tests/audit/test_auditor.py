@@ -203,3 +203,20 @@ def test_learned_events_on_scalar_outputs_are_restated_as_intervals():
     assert text.startswith("the output <= ") or text.startswith("the output >= ")
     cut = float(text.split()[-1])
     assert event.contains(np.array([cut - 1.0 if "<=" in text else cut + 1.0]))[0]
+
+
+def test_many_pairs_are_screened_cheaply_then_the_best_is_searched():
+    from dpaudit.audit.monte_carlo import SCREENING_SAMPLES
+
+    samples = 4 * SCREENING_SAMPLES + 40  # selection share exceeds the screening size
+    result = audit(
+        mech.ShiftedLaplace(1.0),
+        pairs=[(0.0, 1.0), (0.0, 0.0)],
+        epsilon=1.0,
+        samples=samples,
+        seed=3,
+        families=("threshold",),
+    )
+    assert result.screening_samples == SCREENING_SAMPLES
+    assert result.samples_drawn == 2 * (2 * SCREENING_SAMPLES + samples)
+    assert "d1=1.0" in result.pair and result.epsilon_lower > 0.95

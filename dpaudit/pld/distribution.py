@@ -26,9 +26,8 @@ Privacy:
     For every eps: ``delta_lower(eps) <= delta_{P,Q}(eps) <= delta_upper(eps)``, and
     ``epsilon_lower(delta) <= eps_{P,Q}(delta) <= epsilon_upper(delta)`` where
     ``eps_{P,Q}(delta) = inf {eps : delta_{P,Q}(eps) <= delta}``, under the stated accuracy of
-    the floating-point special functions (ulp-level, as for scipy's ``ndtr``/``exp``) and, for
-    continuous mechanisms, of the Gauss-Legendre quadrature error estimate documented in
-    :mod:`dpaudit.pld.mechanisms`.
+    the platform's ``exp``/``log`` (one ulp); the bucket masses of continuous mechanisms are
+    proven enclosures (:mod:`dpaudit.pld.masses`), not estimates.
 """
 
 from __future__ import annotations
@@ -209,11 +208,12 @@ class LowerPLD:
             step = np.where(qt_suffix[good] > 0,
                             np.log(np.where(qt_suffix[good] > 0, avail[good] / qt_suffix[good], 1)),
                             np.inf)
-        step = np.minimum(step, h)
-        valid = step >= 0
-        if np.any(valid):
-            cand = s[good][valid] + step[valid]
-            best = float(np.max(cand))
+        # S_j = {label sum > s_j}: delta(eps) >= P(S_j) - e^{eps - s_j} qt_suffix_j - err, so
+        # every eps < s_j + step_j has delta(eps) > delta (labels need not equal losses)
+        cand = s[good] + np.where(np.isinf(step), h, step)  # Q(S_j) = 0: any step is valid
+        best = float(np.max(cand))
+        if not math.isfinite(best):
+            return 0.0
         best -= 1e-12 * (1 + abs(best))
         return max(0.0, best)
 

@@ -4,14 +4,13 @@ Each builder returns a :class:`~dpaudit.pld.pair.PLDPair` (both neighbouring dir
 grid of step ``value_discretization``.  Discrete mechanisms are sums of atoms; continuous ones
 are integrated bin by bin in the output space, where the loss ``L(x)`` is increasing.
 
-Numerics of the continuous builders.  On the bin between grid losses ``s_j`` and ``s_{j+1}`` the
-four integrals of the connect-the-dots split and of the post-processing kernel are written with
-``t(x) = L(x) - s_j`` in the numerically stable forms ``Q e^t expm1(h - t)``, ``Q e^h expm1(t)``,
-``Q expm1(h - t)`` and ``Q e^{h-t} expm1(t)`` (no cancellation), and computed with
-Gauss-Legendre quadrature (5 points) on panels no wider than a sixteenth of the noise scale.
-The quadrature error of each panel is estimated by the distance to the 4-point rule (an
-over-estimate by many orders for these analytic integrands) plus 64 ulps of rounding, and is
-added to the error bounds; the rounding of ``L`` at bin edges is added to the loss shift.
+Numerics of the continuous builders.  The grid losses ``s_j`` are mapped to output points
+``x_j`` (the loss is increasing), so each loss bucket is an output interval.  Its P- and Q-masses
+are *certified enclosures* from :mod:`dpaudit.pld.masses` (Gauss-Legendre with a proven
+remainder and rounding bound, never an estimate), so no quadrature error needs adding.  The
+upper side is the connect-the-dots split of each bucket computed from ``(p_hi, q_lo)`` and
+rounded towards higher losses; the lower side post-processes bucket j to label j with
+``(p_lo, q_hi)``; the rounding of the loss at the bucket edges is added to the loss shift.
 
 Neighbouring relations: the plain mechanisms are symmetric, so both directions coincide.  For
 Poisson subsampling with probability q of a mechanism with dominating pair ``(P, Q)`` the
@@ -25,8 +24,9 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy.special import log_ndtr, ndtri, roots_legendre
+from scipy.special import ndtri
 
+from dpaudit.pld import masses
 from dpaudit.pld.distribution import (
     DEFAULT_TAIL,
     LowerPLD,
@@ -54,9 +54,6 @@ DEFAULT_DISCRETIZATION = 1e-4
 #: Default mass cut from each tail of a continuous output distribution (moved to +inf).
 BASE_TAIL = 1e-18
 
-_X8, _W8 = roots_legendre(5)
-_X4, _W4 = roots_legendre(4)
-_LOG2PI_HALF = 0.5 * math.log(2 * math.pi)
 
 
 def _check_positive(name: str, value: float) -> float:
@@ -328,83 +325,98 @@ def discrete_gaussian(sigma: float, sensitivity: int = 1, *, sampling_probabilit
 class _ContinuousPair:
     """A pair on the real line with an increasing loss on ``(xa, xb)``.
 
-    ``logp``/``logq`` are log densities, ``loss`` the log ratio, ``inverse`` its inverse on the
-    grid, ``scale`` the noise scale (panel width is scale/16), ``tail_masses(xa, xb)`` returns
-    ``(P below, Q below, P above, Q above)`` of the cut points, and ``atoms`` lists outcomes
-    outside ``(xa, xb)`` that are point masses of the loss.
+    ``dens_p``/``dens_q`` are the densities on ``(xa, xb)`` as mixtures of
+    :mod:`~dpaudit.pld.masses` components, ``loss`` the log ratio, ``loss_terms(x)`` a bound on
+    the magnitude of the intermediate terms of the floating-point ``loss`` (its rounding is at
+    most 16 ulps of that), ``inverse`` the inverse of the loss (used to place bucket edges; it
+    need not be exact), ``scale`` the noise scale (panel width is scale/16), ``tails`` the
+    certified ``((P below lo, P below hi), (Q below lo, Q below hi), (P above lo, P above hi),
+    (Q above lo, Q above hi))`` of the cut points, and ``atoms`` outcomes outside ``(xa, xb)``
+    that are point masses of the loss.
     """
 
-    def __init__(self, *, logp: Callable[[np.ndarray], np.ndarray],
-                 logq: Callable[[np.ndarray], np.ndarray],
+    def __init__(self, *, dens_p: Sequence[masses.Normal | masses.Exponential],
+                 dens_q: Sequence[masses.Normal | masses.Exponential],
                  loss: Callable[[np.ndarray], np.ndarray],
+                 loss_terms: Callable[[np.ndarray], np.ndarray],
                  inverse: Callable[[np.ndarray], np.ndarray],
                  xa: float, xb: float, scale: float,
-                 tails: tuple[float, float, float, float],
+                 tails: tuple[tuple[float, float], ...] = ((0.0, 0.0),) * 4,
                  atoms: Sequence[tuple[float, float]] = ()) -> None:
-        self.logp, self.logq, self.loss, self.inverse = logp, logq, loss, inverse
-        self.xa, self.xb, self.scale, self.tails, self.atoms = xa, xb, scale, tails, atoms
+        self.dens_p, self.dens_q, self.loss, self.loss_terms = dens_p, dens_q, loss, loss_terms
+        self.inverse, self.xa, self.xb, self.scale = inverse, xa, xb, scale
+        self.tails, self.atoms = tails, atoms
 
 
-def _integrate_bins(pair: _ContinuousPair, acc: _Accumulator, xb: np.ndarray) -> None:
-    """Add the continuous part of ``pair`` to ``acc``; ``xb[i]`` is the x of grid point i."""
-    h = acc.h
-    s = acc.grid()
+def _loss_shift(pair: _ContinuousPair, s: np.ndarray, xb: np.ndarray) -> float:
+    """delta >= 0 with every true loss on bucket ``[xb_j, xb_{j+1}]`` in
+    ``[s_j - delta, s_{j+1} + delta]`` (the loss is monotone, so the edges decide)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        le = pair.loss(xb)
+        mag = np.abs(le) + np.abs(pair.loss_terms(xb))
     width = np.diff(xb)
-    panels = np.maximum(1, np.ceil(width / (pair.scale / 16))).astype(np.int64)
+    used = width > 0
+    inner = np.isfinite(le)
+    dev_lo = np.nan_to_num(s[:-1] - le[:-1], nan=0.0)
+    dev_hi = np.nan_to_num(le[1:] - s[1:], nan=0.0)
+    dev = max(0.0, float(np.max(dev_lo[inner[:-1] & used], initial=0.0)),
+              float(np.max(dev_hi[inner[1:] & used], initial=0.0)))
+    edges = np.concatenate(([False], used)) | np.concatenate((used, [False]))
+    rnd = 16 * UNIT_ROUNDOFF * (1 + float(np.max(mag[inner & edges], initial=0.0)))
+    return (dev + rnd) * (1 + 1e-9)
+
+
+def _bucket_masses(dens: Sequence[masses.Normal | masses.Exponential], xb: np.ndarray,
+                   scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """Certified (lower, upper) masses of the buckets ``[xb_j, xb_{j+1}]``, integrated on panels
+    no wider than scale/16."""
+    width = np.diff(xb)
+    panels = np.maximum(1, np.ceil(width / (scale / 16))).astype(np.int64)
+    if int(panels.max(initial=1)) == 1:
+        return masses.interval_masses(dens, xb[:-1], xb[1:])
     bins = np.repeat(np.arange(len(width)), panels)
     first = np.repeat(np.cumsum(panels) - panels, panels)
     k = np.arange(len(bins)) - first
     pw = width[bins] / panels[bins]
     a = xb[bins] + k * pw
-    mid, half = a + pw / 2, pw / 2
-    sj = s[bins]
-    em1h = math.expm1(h)
-
-    def integrals(nodes: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, ...]:
-        x = mid[:, None] + half[:, None] * nodes[None, :]
-        with np.errstate(under="ignore", over="ignore", invalid="ignore"):
-            t = np.clip(pair.loss(x) - sj[:, None], 0.0, h)
-            wq = np.exp(pair.logq(x) + sj[:, None]) * (weights[None, :] * half[:, None])
-            em_t = np.expm1(t)
-            em_ht = np.expm1(h - t)
-            wq_em_ht = wq * em_ht
-            wq_em_t = wq * em_t
-            i1 = np.sum(wq_em_ht + wq_em_ht * em_t, axis=1)  # e^t expm1(h-t)
-            i2 = np.sum(wq_em_t, axis=1) * math.exp(h)  # e^h expm1(t)
-            i3 = np.sum(wq_em_ht, axis=1)  # expm1(h-t)
-            i4 = np.sum(wq_em_t + wq_em_t * em_ht, axis=1) * math.exp(h)  # e^{h-t} expm1(t) e^h
-        return i1, i2, i3, i4
-
-    r8 = integrals(_X8, _W8)
-    r4 = integrals(_X4, _W4)
+    b = np.where(k + 1 == panels[bins], xb[bins + 1], xb[bins] + (k + 1) * pw)
+    lo, hi = masses.interval_masses(dens, a, b)
+    grow = float(panels.max()) * 2 * UNIT_ROUNDOFF
     nb = len(width)
-    sums = []
-    errs = []
-    for v8, v4 in zip(r8, r4, strict=False):
-        v8 = np.nan_to_num(v8)
-        e = np.abs(v8 - np.nan_to_num(v4)) + 64 * UNIT_ROUNDOFF * np.abs(v8)
-        sums.append(np.bincount(bins, weights=v8, minlength=nb) / em1h)
-        errs.append(np.bincount(bins, weights=e, minlength=nb) / em1h * (1 + 1e-12))
-    pw_, p1w, qw_t, q1w_t = sums
-    acc.m[:-1] += pw_
-    acc.m[1:] += p1w
-    acc.p[:-1] += pw_
-    acc.p[1:] += p1w
-    acc.qt[:-1] += qw_t
-    acc.qt[1:] += q1w_t
-    acc.err_up += float(np.sum(errs[0]) + np.sum(errs[1]))
-    acc.err_low += float(np.sum(errs[0]) + np.sum(errs[1]) + np.sum(errs[2]) + np.sum(errs[3]))
-    # loss rounding at bin edges (L is monotone, so the edges bound the deviation)
-    with np.errstate(invalid="ignore", over="ignore"):
-        le = pair.loss(xb)
-    dev_lo = np.nan_to_num(s[:-1] - le[:-1], nan=0.0)
-    dev_hi = np.nan_to_num(le[1:] - s[1:], nan=0.0)
-    inner = np.isfinite(le)
-    used = width > 0
-    dev = max(0.0, float(np.max(dev_lo[inner[:-1] & used], initial=0.0)),
-              float(np.max(dev_hi[inner[1:] & used], initial=0.0)))
-    rnd = 8 * UNIT_ROUNDOFF * (1 + float(np.max(np.abs(le[inner]), initial=0.0)))
-    acc.shift = max(acc.shift, dev + rnd)
+    return (np.bincount(bins, weights=lo, minlength=nb) * (1 - grow),
+            np.bincount(bins, weights=hi, minlength=nb) * (1 + grow))
+
+
+def _add_buckets(pair: _ContinuousPair, acc: _Accumulator, xb: np.ndarray) -> None:
+    """Add the continuous part of ``pair`` to ``acc``; ``xb[j]`` is the output at grid loss j.
+
+    Upper side: the connect-the-dots split of bucket j (P-mass p, Q-mass q, losses in
+    ``[s_j, s_{j+1}]``) puts ``b = (p e^h - q e^{s_{j+1}}) / (e^h - 1)`` at ``s_{j+1}`` and
+    ``p - b`` at ``s_j``; it is computed from certified ``p_hi``, ``q_lo`` and rounded up, so the
+    result is the exact split with mass moved up and mass added (both only raise the
+    profile).  With true losses off the grid by up to ``delta`` the split uses
+    ``q_lo e^{-delta}`` and ``delta`` joins the loss shift.  Lower side: bucket j is
+    post-processed to label j, with certified ``p_lo`` and ``e^{s_j} q_hi``.
+    """
+    h = acc.h
+    s = acc.grid()
+    delta = _loss_shift(pair, s, xb)
+    acc.shift = max(acc.shift, delta)
+    p_lo, p_hi = _bucket_masses(pair.dens_p, xb, pair.scale)
+    q_lo, q_hi = _bucket_masses(pair.dens_q, xb, pair.scale)
+    u = UNIT_ROUNDOFF
+    s_hi = s[1:]
+    with np.errstate(over="ignore", under="ignore"):
+        a_up = p_hi * math.exp(h) * (1 + 3 * u)
+        b_lo = q_lo * np.exp(s_hi - delta) * (1 - (6 + 3 * np.abs(s_hi)) * u)
+        top = np.maximum(0.0, a_up - b_lo) * (1 + 2 * u) / math.expm1(h) * (1 + 3 * u)
+        top = np.minimum(top, p_hi)
+        bottom = (p_hi - top) * (1 + 2 * u)
+        tilt = q_hi * np.exp(s[:-1]) * (1 + (6 + 3 * np.abs(s[:-1])) * u)
+    acc.m[:-1] += bottom
+    acc.m[1:] += top
+    acc.p[:-1] += p_lo
+    acc.qt[:-1] += tilt
 
 
 def _continuous_pld(pair: _ContinuousPair, h: float, tail: float) -> PrivacyLossDistribution:
@@ -420,28 +432,26 @@ def _continuous_pld(pair: _ContinuousPair, h: float, tail: float) -> PrivacyLoss
     xb = np.where(np.isnan(xb) | (s <= la), pair.xa, xb)
     xb = np.clip(xb, pair.xa, pair.xb)
     xb[s >= lb] = pair.xb
-    _integrate_bins(pair, acc, xb)
-    p_lo, q_lo, p_hi, q_hi = pair.tails
-    # below the cut: losses <= L(xa); upper side moves them up to L(xa), lower side to grid j0
-    if p_lo > 0:
+    xb = np.maximum.accumulate(xb)
+    _add_buckets(pair, acc, xb)
+    (p_lo_lo, p_lo_hi), (_, q_lo_hi), (p_hi_lo, p_hi_hi), (_, q_hi_hi) = pair.tails
+    # below the cut: losses <= L(xa) + shift; upper side moves them up to there, lower side
+    # labels them j0
+    if p_lo_hi > 0:
         up = _Accumulator(h, j0, j1)
-        up.add_atom(la, p_lo * (1 + 1e-12), p_lo * math.exp(-la))
+        up.add_atom(la + acc.shift, p_lo_hi, p_lo_hi * math.exp(-la - acc.shift))
         acc.m += up.m
         acc.err_up += up.err_up
-    acc.p[0] += p_lo * (1 - 1e-12)
-    acc.qt[0] += q_lo * math.exp(j0 * h) * (1 + 1e-12)
-    # above the cut: upper side to +inf, lower side to grid j1
-    acc.inf_up += p_hi * (1 + 1e-12)
-    acc.p[-1] += p_hi * (1 - 1e-12)
-    acc.qt[-1] += q_hi * math.exp(j1 * h) * (1 + 1e-12)
+        acc.shift = max(acc.shift, up.shift)
+    acc.p[0] += p_lo_lo
+    acc.qt[0] += q_lo_hi * math.exp(j0 * h) * (1 + 1e-12)
+    # above the cut: upper side to +inf, lower side to label j1
+    acc.inf_up += p_hi_hi
+    acc.p[-1] += p_hi_lo
+    acc.qt[-1] += q_hi_hi * math.exp(j1 * h) * (1 + 1e-12)
     for a, b in pair.atoms:
         acc.add_atom(math.log(a) - math.log(b) if a > 0 and b > 0 else 0.0, a, b)
     return acc.build(tail)
-
-
-def _norm_logpdf(x: np.ndarray, mu: float, sigma: float) -> np.ndarray:
-    z = (x - mu) / sigma
-    return -0.5 * z * z - _LOG2PI_HALF - math.log(sigma)
 
 
 def _gaussian_pair(sigma: float, q: float, direction: str, base_tail: float) -> _ContinuousPair:
@@ -450,48 +460,37 @@ def _gaussian_pair(sigma: float, q: float, direction: str, base_tail: float) -> 
     s2 = sigma * sigma
     lq = math.log(q)
     l1q = math.log1p(-q) if q < 1 else -math.inf
+    mag0 = abs(lq) + (abs(l1q) if q < 1 else 0.0)
     z = -float(ndtri(base_tail))
     xa, xb = -1 - z * sigma, 1 + z * sigma
     if direction == "remove":
-        def logq(x: np.ndarray) -> np.ndarray:
-            return _norm_logpdf(x, 0.0, sigma)
-
-        def logp(x: np.ndarray) -> np.ndarray:
-            return np.logaddexp(l1q + _norm_logpdf(x, 0.0, sigma), lq + _norm_logpdf(x, 1.0, sigma))
-
         def loss(x: np.ndarray) -> np.ndarray:
             return np.logaddexp(l1q, lq + (2 * x - 1) / (2 * s2))
 
+        def loss_terms(x: np.ndarray) -> np.ndarray:
+            return mag0 + (2 * np.abs(x) + 1) / (2 * s2)
+
         def inverse(s: np.ndarray) -> np.ndarray:
             return s2 * (np.log(np.expm1(s) + q) - lq) + 0.5
-        centres_p, centres_q = ((0.0, 1 - q), (1.0, q)), ((0.0, 1.0),)
+        dens_p = [masses.Normal(1 - q, 0.0, sigma), masses.Normal(q, 1.0, sigma)]
+        dens_q = [masses.Normal(1.0, 0.0, sigma)]
     else:
-        def logp(x: np.ndarray) -> np.ndarray:
-            return _norm_logpdf(x, 0.0, sigma)
-
-        def logq(x: np.ndarray) -> np.ndarray:
-            return np.logaddexp(l1q + _norm_logpdf(x, 0.0, sigma),
-                                lq + _norm_logpdf(x, -1.0, sigma))
-
         def loss(x: np.ndarray) -> np.ndarray:
             return -np.logaddexp(l1q, lq - (2 * x + 1) / (2 * s2))
 
+        def loss_terms(x: np.ndarray) -> np.ndarray:
+            return mag0 + (2 * np.abs(x) + 1) / (2 * s2)
+
         def inverse(s: np.ndarray) -> np.ndarray:
             return -s2 * (np.log(np.expm1(-s) + q) - lq) - 0.5
-        centres_p, centres_q = ((0.0, 1.0),), ((0.0, 1 - q), (-1.0, q))
-
-    def mix_cdf(centres: tuple[tuple[float, float], ...], x: float, upper: bool) -> float:
-        tot = 0.0
-        for c, wgt in centres:
-            if wgt > 0:
-                arg = (c - x) / sigma if upper else (x - c) / sigma
-                tot += wgt * math.exp(float(log_ndtr(arg)))
-        return tot
-
-    tails = (mix_cdf(centres_p, xa, False), mix_cdf(centres_q, xa, False),
-             mix_cdf(centres_p, xb, True), mix_cdf(centres_q, xb, True))
-    return _ContinuousPair(logp=logp, logq=logq, loss=loss, inverse=inverse, xa=xa, xb=xb,
-                           scale=sigma, tails=tails)
+        dens_p = [masses.Normal(1.0, 0.0, sigma)]
+        dens_q = [masses.Normal(1 - q, 0.0, sigma), masses.Normal(q, -1.0, sigma)]
+    dens_p = [c for c in dens_p if c.weight > 0]
+    dens_q = [c for c in dens_q if c.weight > 0]
+    tails = (masses.normal_tails(dens_p, xa, "below"), masses.normal_tails(dens_q, xa, "below"),
+             masses.normal_tails(dens_p, xb, "above"), masses.normal_tails(dens_q, xb, "above"))
+    return _ContinuousPair(dens_p=dens_p, dens_q=dens_q, loss=loss, loss_terms=loss_terms,
+                           inverse=inverse, xa=xa, xb=xb, scale=sigma, tails=tails)
 
 
 def gaussian(sigma: float, sensitivity: float = 1.0, *, sampling_probability: float = 1.0,
@@ -533,43 +532,42 @@ def _laplace_pair(b: float, q: float, direction: str) -> _ContinuousPair:
     add ``(Lap(1), (1-q)Lap(1)+qLap(0))``; the loss is flat outside (0, 1) (two atoms)."""
     lq = math.log(q)
     l1q = math.log1p(-q) if q < 1 else -math.inf
+    mag0 = abs(lq) + (abs(l1q) if q < 1 else 0.0)
+    log2b = math.log(2 * b)
+    # on (0, 1): Lap(0) has density exp(-log(2b) - x/b), Lap(1) exp(-log(2b) - 1/b + x/b)
+    lap0 = (-log2b, -1 / b)
+    lap1 = (-log2b - 1 / b, 1 / b)
 
-    def lap_logpdf(x: np.ndarray, mu: float) -> np.ndarray:
-        return -np.abs(x - mu) / b - math.log(2 * b)
+    def loss_terms(x: np.ndarray) -> np.ndarray:
+        return mag0 + (np.abs(x) + np.abs(x - 1)) / b
 
     # masses of x <= 0 and x >= 1 under Lap(0) and Lap(1)
     m0_left, m0_right = 0.5, 0.5 * math.exp(-1 / b)
     m1_left, m1_right = 0.5 * math.exp(-1 / b), 0.5
     if direction == "remove":
-        def logp(x: np.ndarray) -> np.ndarray:
-            return np.logaddexp(l1q + lap_logpdf(x, 0.0), lq + lap_logpdf(x, 1.0))
-
-        def logq(x: np.ndarray) -> np.ndarray:
-            return lap_logpdf(x, 0.0)
-
         def loss(x: np.ndarray) -> np.ndarray:
             return np.logaddexp(l1q, lq + (np.abs(x) - np.abs(x - 1)) / b)
 
         def inverse(s: np.ndarray) -> np.ndarray:
             return 0.5 * (1 + b * (np.log(np.expm1(s) + q) - lq))
+        dens_p = [masses.Exponential(1 - q, *lap0), masses.Exponential(q, *lap1)]
+        dens_q = [masses.Exponential(1.0, *lap0)]
         atoms = [((1 - q) * m0_left + q * m1_left, m0_left),
                  ((1 - q) * m0_right + q * m1_right, m0_right)]
     else:
-        def logp(x: np.ndarray) -> np.ndarray:
-            return lap_logpdf(x, 1.0)
-
-        def logq(x: np.ndarray) -> np.ndarray:
-            return np.logaddexp(l1q + lap_logpdf(x, 1.0), lq + lap_logpdf(x, 0.0))
-
         def loss(x: np.ndarray) -> np.ndarray:
             return -np.logaddexp(l1q, lq + (np.abs(x - 1) - np.abs(x)) / b)
 
         def inverse(s: np.ndarray) -> np.ndarray:
             return 0.5 * (1 - b * (np.log(np.expm1(-s) + q) - lq))
+        dens_p = [masses.Exponential(1.0, *lap1)]
+        dens_q = [masses.Exponential(1 - q, *lap1), masses.Exponential(q, *lap0)]
         atoms = [(m1_left, (1 - q) * m1_left + q * m0_left),
                  (m1_right, (1 - q) * m1_right + q * m0_right)]
-    return _ContinuousPair(logp=logp, logq=logq, loss=loss, inverse=inverse, xa=0.0, xb=1.0,
-                           scale=b, tails=(0.0, 0.0, 0.0, 0.0), atoms=atoms)
+    return _ContinuousPair(dens_p=[c for c in dens_p if c.weight > 0],
+                           dens_q=[c for c in dens_q if c.weight > 0], loss=loss,
+                           loss_terms=loss_terms, inverse=inverse, xa=0.0, xb=1.0, scale=b,
+                           atoms=atoms)
 
 
 def laplace(scale: float, sensitivity: float = 1.0, *, sampling_probability: float = 1.0,
@@ -605,20 +603,18 @@ def laplace(scale: float, sensitivity: float = 1.0, *, sampling_probability: flo
 def _bounded_range_pair(epsilon: float) -> _ContinuousPair:
     """The pair dominating every eps-BR pair: P-loss density e^{(l-eps)/2}/(2(1-e^{-eps})) on
     (-eps, eps), no atoms (see :mod:`dpaudit.theorems.bounded_range`)."""
-    log_norm = math.log(2 * -math.expm1(-epsilon))
-
-    def logp(x: np.ndarray) -> np.ndarray:
-        return (x - epsilon) / 2 - log_norm
-
-    def logq(x: np.ndarray) -> np.ndarray:
-        return (-x - epsilon) / 2 - log_norm
+    alpha = -epsilon / 2 - math.log(2 * -math.expm1(-epsilon))
 
     def ident(x: np.ndarray) -> np.ndarray:
         return x
 
-    return _ContinuousPair(logp=logp, logq=logq, loss=ident, inverse=ident, xa=-epsilon,
-                           xb=epsilon, scale=max(epsilon, 1e-3) * 4,
-                           tails=(0.0, 0.0, 0.0, 0.0))
+    def no_terms(x: np.ndarray) -> np.ndarray:
+        return np.zeros_like(x)
+
+    return _ContinuousPair(dens_p=[masses.Exponential(1.0, alpha, 0.5)],
+                           dens_q=[masses.Exponential(1.0, alpha, -0.5)], loss=ident,
+                           loss_terms=no_terms, inverse=ident, xa=-epsilon, xb=epsilon,
+                           scale=2.0)
 
 
 def bounded_range(epsilon: float, *, value_discretization: float = DEFAULT_DISCRETIZATION,

@@ -56,9 +56,9 @@ def test_accountant_uses_cover_bound_independent_of_rounds() -> None:
 
 
 def test_comparison_with_composition() -> None:
-    table = compare_with_composition(EMCover("0.05", 2000), "1e-6")
+    table = compare_with_composition(EMCover("0.05", 100), "1e-6")
     values = {k: float_up(v) for k, v in table.items()}
-    assert values["basic composition"] == pytest.approx(200.0)
+    assert values["basic composition"] == pytest.approx(10.0)
     assert values["cover (corrected Lemma A.1)"] < min(
         v for k, v in values.items() if k != "cover (corrected Lemma A.1)")
 

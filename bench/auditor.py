@@ -96,8 +96,10 @@ def main() -> None:
     )
     print(
         f"All audits: confidence {CONFIDENCE}, seed {SEED}, one worker, default settings"
-        " (25% of the samples select the event and pair, 75% certify it; Bonferroni over"
-        " 2 tests). 'samples drawn' counts both datasets, every candidate pair searched.\n"
+        " (25% of the samples select the event, 75% certify it on fresh samples; with several"
+        " candidate pairs each is first screened on up to 200,000 samples per dataset;"
+        " Bonferroni over 2 tests). 'samples drawn' counts every run of the mechanism, both"
+        " datasets, all phases.\n"
     )
 
     print("## Broken mechanisms: detection at the claimed epsilon\n")

@@ -426,25 +426,40 @@ def _enclose_factor(f: _Factor, box: Mapping[str, tuple[Any, Any]]) -> Any:
     return whole
 
 
-def _pointwise_positive(f: _Factor, box: Mapping[str, tuple[Any, Any]],
-                        domain: Domain) -> bool:
-    """True when the factor is > 0 at every point of the box, although its enclosure may
-    reach 0 at an infinite or open end: exp(...) always; b^e with e < 0 when b > 0 on the
-    box; a parameter whose range excludes 0 from above (``(0, ...``)."""
+def _pointwise_sign(f: _Factor, box: Mapping[str, tuple[Any, Any]], domain: Domain) -> int:
+    """+1 / -1 when the factor (with its power) is > 0 / < 0 at every point of the box,
+    although its enclosure may reach 0 at an infinite or open end; 0 when undecided.
+
+    Recognised: enclosures away from 0; exp(...); a parameter whose range is ``(0, ...``;
+    b^e with a negative exponent when b's enclosure excludes 0 (b is finite at every point).
+    """
     env = {n: _iv(x) for n, x in box.items()}
     e = f.expr
-    if e.is_Symbol:
-        r = domain.range(e.name)
-        return r.low is not None and (r.low > 0 or (r.low == 0 and r.low_open))
+    sign = 0
     if isinstance(e, sympy.exp) or (e.is_Pow and e.base is sympy.E):
-        return True
-    lo, _ = endpoints(_eval(e, env))
-    if lo > 0:
-        return True
-    if e.is_Pow and e.exp.is_number and e.exp.is_negative:
-        blo, _ = endpoints(_eval(e.base, env))
-        return bool(blo > 0)
-    return False
+        sign = 1
+    elif e.is_Symbol:
+        r = domain.range(e.name)
+        if r.low is not None and (r.low > 0 or (r.low == 0 and r.low_open)):
+            sign = 1
+    if sign == 0:
+        lo, hi = endpoints(_eval(e, env))
+        if lo > 0:
+            sign = 1
+        elif hi < 0:
+            sign = -1
+        elif e.is_Pow and e.exp.is_Integer and e.exp < 0:
+            blo, bhi = endpoints(_eval(e.base, env))
+            if blo > 0:
+                sign = 1
+            elif bhi < 0:
+                sign = -1 if int(e.exp) % 2 else 1
+        elif e.is_Pow and e.exp.is_number and e.exp.is_negative:
+            blo, _ = endpoints(_eval(e.base, env))
+            sign = 1 if blo > 0 else 0
+    if sign == -1 and f.power % 2 == 0:
+        sign = 1
+    return sign
 
 
 def _enclose(factors: Sequence[_Factor], box: Mapping[str, tuple[Any, Any]]) -> tuple[Any, Any]:
@@ -481,6 +496,19 @@ def _assumed_symbol(name: str, r: Range | None) -> sympy.Symbol:
     return sympy.Symbol(name, **kw)
 
 
+def _light_simplify(expr: sympy.Expr) -> sympy.Expr:
+    """Cheap, always-terminating simplification: expand and cancel, keeping the result only
+    when it is no larger (``sympy.simplify`` can run for minutes, e.g. in logcombine)."""
+    try:
+        if sympy.count_ops(expr) > 300:
+            return expr
+        out = sympy.cancel(sympy.expand(expr))
+    except (TypeError, ValueError, NotImplementedError, RecursionError,
+            sympy.PolynomialError):
+        return expr
+    return out if sympy.count_ops(out) <= sympy.count_ops(expr) else expr
+
+
 def _symbolic(g: sympy.Expr, domain: Domain, strict: bool) -> tuple[str | None, sympy.Expr]:
     """Try to decide ``g >= 0`` (``> 0``) symbolically.
 
@@ -490,10 +518,7 @@ def _symbolic(g: sympy.Expr, domain: Domain, strict: bool) -> tuple[str | None, 
     ranges = {n: domain.range(n) for n in domain.names}
     rich = {sympy.Symbol(n): _assumed_symbol(n, ranges.get(n)) for n in by_name(g)}
     gr = g.xreplace(rich)
-    try:
-        gs = sympy.simplify(gr) if sympy.count_ops(gr) < 150 else gr
-    except (TypeError, ValueError, NotImplementedError, RecursionError):
-        gs = gr
+    gs = _light_simplify(gr)
     plain = _plain(gs)
     if gs == 0:
         return (None if strict else "symbolic: both sides are identical after simplification"
@@ -591,10 +616,7 @@ class _Search:
         self.relaxed: list[tuple[list[_Factor], bool]] = []
         for _, diff, op in self.constraints:
             oriented = -diff if op in ("<", "<=") else diff
-            try:
-                rest = sympy.simplify(g - oriented)
-            except (TypeError, ValueError, NotImplementedError):
-                continue
+            rest = _light_simplify(g - oriented)
             self.relaxed.append((_factors(rest), op in ("<", ">")))
 
     # ---- boxes ---------------------------------------------------------------------------
@@ -633,8 +655,8 @@ class _Search:
         for n in self.domain.names:
             point.setdefault(n, _any_point(self.domain.range(n)))
         try:
-            value = sympy.simplify(self.g.xreplace({sympy.Symbol(n): v
-                                                    for n, v in point.items()}))
+            value = _light_simplify(self.g.xreplace({sympy.Symbol(n): v
+                                                     for n, v in point.items()}))
         except (TypeError, ValueError, NotImplementedError):
             return point, None
         return point, (value if value.is_Rational else None)
@@ -737,9 +759,10 @@ class _Search:
                     lo = mpmath.mpf(0) if value == 0 else mpmath.mpf(1)
                 elif value is not None and self.domain.contains(point) is True:
                     return self.refutation(point, "exact evaluation at a point")
-            if not self.decided(lo) and self.strict and lo >= 0 and all(
-                    _pointwise_positive(f, xbox, self.domain) for f in self.factors):
-                lo = mpmath.mpf(1)
+            if not self.decided(lo) and self.strict and lo >= 0:
+                signs = [_pointwise_sign(f, xbox, self.domain) for f in self.factors]
+                if all(signs) and math.prod(signs) == 1:
+                    lo = mpmath.mpf(1)
             if not self.decided(lo) and cstate is None:
                 for factors, strict_c in self.relaxed:
                     rlo, _ = _enclose(factors, xbox)

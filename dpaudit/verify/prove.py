@@ -116,8 +116,8 @@ def verify_claim(claim: Claim, *, max_boxes: int = MAX_BOXES,
             if sympy.sympify(cond) is sympy.false:
                 why, g = f"the plan's parameters are invalid ({cond})", None
                 break
-            v = verify_inequality(cond, claim.domain, max_boxes=max_boxes // 4,
-                                  time_limit=time_limit / 4)
+            v = verify_inequality(cond, claim.domain, max_boxes=max_boxes,
+                                  time_limit=time_limit)
             if v.status != "proved":
                 why = (f"the plan needs {cond}, which is {v.status} on the domain"
                        + (f" ({v.point_text()})" if v.refuted else ""))
@@ -163,6 +163,6 @@ def verify_claim(claim: Claim, *, max_boxes: int = MAX_BOXES,
 
 def _theorem_for(g: Guarantee, bound: Any) -> str:
     for c in g.candidates:
-        if sympy.simplify(c.epsilon - bound) == 0:
+        if c.epsilon == bound or sympy.expand(c.epsilon - bound) == 0:
             return f"{c.label} ({c.step.theorem.citation})"
     return g.theorem.name

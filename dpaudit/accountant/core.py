@@ -21,6 +21,7 @@ from dpaudit.accountant.statements import (
     as_delta,
     compare,
     show,
+    upper_float,
 )
 from dpaudit.events import Composed, Event, SelfComposed
 from dpaudit.numeric import EvaluationError, float_down, float_up
@@ -90,7 +91,7 @@ class Guarantee:
     @property
     def epsilon_upper(self) -> float | None:
         """epsilon as a float rounded *up* (None when symbolic)."""
-        return None if self.symbolic else float_up(self.epsilon)
+        return None if self.symbolic else upper_float(self.epsilon)
 
     @property
     def delta_upper(self) -> float | None:
@@ -385,8 +386,8 @@ def _choose(event: Event, candidates: list[Candidate], target: sympy.Expr | None
 
 def _upper(expr: sympy.Expr) -> float:
     try:
-        return float_up(expr)
-    except EvaluationError:
+        return upper_float(expr)
+    except (EvaluationError, TypeError):
         return float("inf")
 
 

@@ -12,6 +12,7 @@ delta.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import sympy
@@ -32,27 +33,58 @@ __all__ = [
     "Step",
     "compare",
     "show",
+    "upper_float",
 ]
+
+
+#: Expressions with more nodes than this are shown by their rounded-up value only.
+_SHOWN_NODES = 24
+
+
+@functools.lru_cache(maxsize=4096)
+def upper_float(expr: sympy.Expr) -> float:
+    """``float_up`` of a numeric expression, cached (derivation text and the choice of the
+    tightest candidate evaluate the same expressions)."""
+    return float_up(expr)
 
 
 def show(expr: Any) -> str:
     """An exact value as text, with a decimal approximation when it is not an integer."""
+    expr = sympy.sympify(expr)
+    try:
+        return _show(expr)
+    except TypeError:  # unhashable: not cached
+        return _show.__wrapped__(expr)
+
+
+@functools.lru_cache(maxsize=4096)
+def _show(expr: sympy.Expr) -> str:
     from dpaudit.events.base import _format_value
 
-    expr = sympy.sympify(expr)
-    text = _format_value(expr) if expr.is_Rational else str(expr)
-    if expr.free_symbols or expr.is_Integer:
-        return text
+    if expr.is_Integer:
+        return str(expr)
+    large = not expr.is_Rational and not expr.free_symbols and _larger_than(expr, _SHOWN_NODES)
+    if not large:
+        text = _format_value(expr) if expr.is_Rational else str(expr)
+        if expr.free_symbols:
+            return text
     try:
-        approx = float_up(expr)
+        approx = upper_float(expr)
     except (EvaluationError, ValueError):
-        return text
+        return str(expr)
+    if large:
+        return f"~{approx:.6g}"
     short = f"{approx:.6g}"
     if len(text) > 40:
         return f"~{short}"
     if expr.is_Rational and ("." in text or "e" in text):
         return text
     return text if text == short else f"{text} ~ {short}"
+
+
+def _larger_than(expr: sympy.Expr, limit: int) -> bool:
+    """Whether the expression tree has more than ``limit`` nodes (cheaper than printing it)."""
+    return any(n >= limit for n, _ in enumerate(sympy.preorder_traversal(expr)))
 
 
 def compare(a: sympy.Expr, b: sympy.Expr) -> int | None:

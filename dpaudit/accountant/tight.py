@@ -165,8 +165,8 @@ class RenyiCurve(Statement):
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
         if delta is None or _number(delta) is None or not (0 < _number(delta) < 1):
             return []
-        _, order = rdp.rdp_to_approx(self.orders, self.taus, delta)
-        eps, _ = rdp.rdp_to_approx([order], [self.exact_tau(int(order))], delta)
+        order = rdp.choose_order(self.orders, self.taus, delta)  # floats: only a choice
+        eps, _ = rdp.rdp_to_approx([order], [self.exact_tau(order)], delta)
         step = Step(rdp.RDP_CONVERSION, self.step.event, f"({show(eps)}, {show(delta)})-DP",
                     f"order alpha = {order}", (self.step,))
         return [Candidate(eps, delta, step)]

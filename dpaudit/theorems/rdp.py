@@ -7,10 +7,12 @@ exactly (sympy) or the conversion to (eps, delta)-DP; it is the only place its f
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
-import mpmath
+import numpy as np
 import sympy
+from scipy.special import gammaln, logsumexp
 
 from dpaudit.numeric import exact, float_up
 from dpaudit.theorems.base import Theorem, register
@@ -24,6 +26,7 @@ __all__ = [
     "RDP_RANDOMIZED_RESPONSE",
     "RDP_SUBSAMPLED_GAUSSIAN",
     "RDP_WITHOUT_REPLACEMENT",
+    "choose_order",
     "gaussian_rdp",
     "laplace_rdp",
     "pure_rdp",
@@ -173,8 +176,9 @@ def subsampled_gaussian_rdp(order: int, sigma_: sympy.Expr, sampling_probability
         sigma_: noise standard deviation.
         sampling_probability: q in (0, 1].
         sensitivity: L2 sensitivity.
-        numeric: evaluate the same formula with 60-digit mpmath numbers (fast; used to choose
-            the order) instead of building the exact sympy expression.
+        numeric: evaluate the same formula in floating point (log-sum-exp; fast, *not* a
+            bound: used only to choose the order, whose exact value is then certified)
+            instead of building the exact sympy expression.
 
     Raises:
         ValueError: if alpha is not an integer >= 2 or q is not in (0, 1].
@@ -186,11 +190,13 @@ def subsampled_gaussian_rdp(order: int, sigma_: sympy.Expr, sampling_probability
     s2 = (exact(sigma_, "sigma") / exact(sensitivity, "sensitivity")) ** 2
     n = int(a)
     if numeric:
-        with mpmath.workdps(60):
-            qm, sm = mpmath.mpf(sympy.N(qq, 70)), mpmath.mpf(sympy.N(s2, 70))
-            total = mpmath.fsum(mpmath.binomial(n, i) * (1 - qm) ** (n - i) * qm**i
-                                * mpmath.exp((i * i - i) / (2 * sm)) for i in range(n + 1))
-            return sympy.Float(mpmath.log(total) / (n - 1), 60)
+        qf, s2f = float(qq), float(s2)
+        i = np.arange(n + 1, dtype=float)
+        with np.errstate(divide="ignore"):
+            terms = (gammaln(n + 1) - gammaln(i + 1) - gammaln(n - i + 1)
+                     + np.where(i == n, 0.0, (n - i) * np.log1p(-qf)) + i * math.log(qf)
+                     + (i * i - i) / (2 * s2f))
+        return sympy.Float(float(logsumexp(terms)) / (n - 1), 17)
     total = sympy.Add(*[sympy.binomial(n, i) * (1 - qq) ** (n - i) * qq**i
                         * sympy.exp(sympy.Integer(i * i - i) / (2 * s2)) for i in range(n + 1)])
     return sympy.log(total) / (n - 1)
@@ -292,3 +298,21 @@ def rdp_to_approx(orders: Sequence[sympy.Expr], taus: Sequence[sympy.Expr],
     if best is None:  # unreachable: orders is non-empty
         raise ValueError("no order given")
     return sympy.Max(best[1], sympy.Integer(0)), best[2]
+
+
+def choose_order(orders: Sequence[int], taus: Sequence[float], delta_: sympy.Expr) -> int:
+    """The order whose conversion (as in :func:`rdp_to_approx`) is smallest, in floats.
+
+    Only a choice: pass the chosen order's exact tau to :func:`rdp_to_approx` for the bound.
+
+    Raises:
+        ValueError: if the lists are empty or of different lengths.
+    """
+    if not orders or len(orders) != len(taus):
+        raise ValueError("orders and taus must be non-empty and of equal length")
+    a = np.asarray(orders, dtype=float)
+    t = np.asarray([float(x) for x in taus])
+    log_d = float(sympy.log(exact(delta_, "delta")).evalf(20))
+    improved = t + np.log((a - 1) / a) - (log_d + np.log(a)) / (a - 1)
+    mironov = t - log_d / (a - 1)
+    return int(orders[int(np.argmin(np.minimum(improved, mironov)))])

@@ -105,8 +105,6 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
     Raises:
         ValueError: if delta is not in (0, 1) or rho is not positive.
     """
-    import mpmath
-
     d = exact(delta_, "delta")
     r = exact(rho_, "rho")
     if r.free_symbols or d.free_symbols:
@@ -115,7 +113,6 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
         raise ValueError(f"delta must be in (0, 1), got {d}")
     if not r > 0:
         raise ValueError(f"rho must be > 0, got {r}")
-    a = sympy.Symbol("alpha")
 
     def value(order: sympy.Expr) -> sympy.Expr:
         return (order * r + (sympy.log(1 / d) + order * sympy.log(1 - 1 / order)
@@ -125,12 +122,13 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
 
     from scipy.optimize import minimize_scalar
 
-    fn = sympy.lambdify(a, value(a), "mpmath")
+    rf, log_inv_d = float(r), float(sympy.log(1 / d).evalf(20))
 
     def objective(log_gap: float) -> float:
-        with mpmath.workdps(30):
-            v = fn(1 + math.exp(log_gap))
-            return float(v.real) if isinstance(v, mpmath.mpc) else float(v)
+        # the same formula in floats: it only chooses the order, value(order) is exact
+        order = 1 + math.exp(log_gap)
+        return (order * rf + (log_inv_d + order * math.log1p(-1 / order)
+                              - math.log(order - 1)) / (order - 1))
 
     res = minimize_scalar(objective, bounds=(-12.0, 12.0), method="bounded",
                           options={"xatol": 1e-9})

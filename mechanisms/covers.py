@@ -149,5 +149,10 @@ def halfspace_labelings_2d(points: Any) -> np.ndarray:
         angles = (critical + nxt) / 2
     w = np.stack([np.cos(angles), np.sin(angles)], axis=1)
     labels = (pts @ w.T >= 0).T
-    _, keep = np.unique(labels, axis=0, return_index=True)
+    if labels.shape[1] <= 62:  # one integer code per labeling: fast exact deduplication
+        codes = labels.astype(np.int64) @ (np.int64(1) << np.arange(labels.shape[1],
+                                                                    dtype=np.int64))
+        _, keep = np.unique(codes, return_index=True)
+    else:
+        _, keep = np.unique(labels, axis=0, return_index=True)
     return w[np.sort(keep)]

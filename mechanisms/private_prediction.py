@@ -44,6 +44,7 @@ Reconstructions and corrections:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -110,7 +111,10 @@ def _sample_size(name: str, value: Any, n: int) -> int:
 def _probability(name: str, value: Any, high: float) -> Any:
     if isinstance(value, sympy.Basic) and value.free_symbols:
         return value
-    v = float(value)
+    try:
+        v = float(exact(value, name))
+    except ValueError:
+        raise ValueError(f"{name} must be in (0, {high}), got {value!r}") from None
     if not (0 < v < high):
         raise ValueError(f"{name} must be in (0, {high}), got {value!r}")
     return value
@@ -136,10 +140,17 @@ def _subsample_select(X: np.ndarray, y: np.ndarray, sample: int, epsilon: Any,
     idx = rng.choice(len(X), size=sample, replace=False)
     candidates = halfspace_labelings_2d(X[idx])
     errors = np.sum(predict_halfspaces(candidates, X) != y, axis=1)
-    em = ExponentialMechanism(epsilon, 1, relation=REPLACE)
+    em = _selection_mechanism(exact(epsilon, "selection_epsilon"))
     with recorded_as(transform):
         k = int(em.select(-errors.astype(float), rng))
     return candidates[k]
+
+
+@functools.lru_cache(maxsize=64)
+def _selection_mechanism(epsilon: sympy.Expr) -> ExponentialMechanism:
+    """The exponential-mechanism primitive on the error count (sensitivity 1, replace-one),
+    built once per epsilon (building validates the event, which is slow in a loop)."""
+    return ExponentialMechanism(epsilon, 1, relation=REPLACE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -214,16 +225,31 @@ class FlippedStableLearner:
         h = _subsample_select(X, y, self.sample, self.selection_epsilon,
                               lambda e: LabelFlipped(SubsampledCandidates(e, self.sample, n),
                                                      self.flip), rng)
-        return _flip(int(predict_halfspaces(h, q)[0, 0]), float(self.flip), rng)
+        return _flip(int(predict_halfspaces(h, q)[0, 0]), float(exact(self.flip, "flip")), rng)
 
     def mechanism(self, x: Any) -> Callable[..., Any]:
         """The auditable form: ``mechanism((X, y), rng)`` is the prediction at ``x``."""
         q = _query(x)
+        flip = float(exact(self.flip, "flip"))
+
+        def run(X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> int:
+            n = len(X)
+            h = _subsample_select(X, y, self.sample, self.selection_epsilon,
+                                  lambda e: LabelFlipped(SubsampledCandidates(
+                                      e, self.sample, n), self.flip), rng)
+            return _flip(int(predict_halfspaces(h, q)[0, 0]), flip, rng)
 
         def mechanism(dataset: Any, rng: np.random.Generator) -> int:
-            X, y = dataset
-            return self.predict(X, y, q, rng)
+            X, y = _data(*dataset)
+            _sample_size("sample", self.sample, len(X))
+            return run(X, y, _check_rng(rng))
 
+        def batch(dataset: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+            X, y = _data(*dataset)
+            _sample_size("sample", self.sample, len(X))
+            return np.array([run(X, y, rng) for _ in range(n)], dtype=np.int64)
+
+        mechanism.batch = batch  # type: ignore[attr-defined]
         mechanism.name = "003 Corollary 1 prediction"  # type: ignore[attr-defined]
         return mechanism
 
@@ -252,7 +278,7 @@ class RelabelLearner:
         cands = halfspace_labelings_2d(X[idx])
         errors = np.sum(predict_halfspaces(cands, X[idx]) != labels[idx], axis=1)
         h = cands[int(np.argmin(errors))]
-        return _flip(int(predict_halfspaces(h, q)[0, 0]), float(self.flip), rng)
+        return _flip(int(predict_halfspaces(h, q)[0, 0]), float(exact(self.flip, "flip")), rng)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -292,7 +318,7 @@ class Theorem2Learner:
                               lambda e: self._event(e, n), rng)
         relabeled = predict_halfspaces(h, X)[0]
         label = self.relabel.predict_with(X, relabeled, q, rng)
-        return _flip(label, float(self.flip), rng)
+        return _flip(label, float(exact(self.flip, "flip")), rng)
 
 
 # ----------------------------------------------------------------------------------------

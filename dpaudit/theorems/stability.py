@@ -27,7 +27,7 @@ from dpaudit.events.stability import (
     SubsampledCandidates,
     UniformlyStable,
 )
-from dpaudit.numeric import exact
+from dpaudit.numeric import exact, float_up
 from dpaudit.theorems.base import Theorem, register
 
 __all__ = [
@@ -219,6 +219,10 @@ def lemma8_guarantee(event: RelabeledSubsampleSelection, relabel_epsilon: sympy.
     beta = sel.epsilon / (sel.sensitivity if sel.monotone else 2 * sel.sensitivity)
     n, m = event.population, event.sample
     k = event.net_radius * (n - 1) + 1
+    if not sympy.sympify(relabel_epsilon).free_symbols:
+        # a rational upper bound (rounded up): exp(k log r) would otherwise become the exact
+        # rational r^k, whose digits grow with n (k ~ eta n)
+        relabel_epsilon = sympy.Rational(float_up(relabel_epsilon))
     c = 4 * sympy.exp(k * (2 * beta + relabel_epsilon))
     epsilon = sympy.log(1 + c * m / (n - m)) + 2 * beta + relabel_epsilon
     delta_ = m / n * net_failure_bound(m, event.vc_dimension, event.net_radius)

@@ -1,0 +1,145 @@
+"""003 (Dagan, Feldman): the stable learner, Corollary 1 and the Theorem 2 learner: ledgers
+within plans, an audit sandwich on the prediction, a measured stability, utility."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import sympy
+
+from dpaudit.accountant import Accountant
+from dpaudit.audit import audit
+from mechanisms.ledger import Ledger
+from mechanisms.private_prediction import (
+    FlippedStableLearner,
+    RelabelLearner,
+    StableLearner,
+    Theorem2Learner,
+)
+from mechanisms.synthetic_part2 import plane_sample
+
+
+def test_one_prediction_spends_exactly_its_plan() -> None:
+    rng = np.random.default_rng(0)
+    X, y = plane_sample(300, rng)
+    x = np.array([0.1, 0.2])
+    for learner in (FlippedStableLearner("1/30", 10, "1/10"),
+                    Theorem2Learner(20, "1/20", "1/10", RelabelLearner(10, "1/10"))):
+        with Ledger() as ledger:
+            learner.predict(X, y, x, rng)
+        spent, planned = ledger.check_within(learner.plan(300), 0)
+        assert spent == planned
+    with Ledger() as ledger:
+        StableLearner("1/10", 10).predict(X, y, x, rng)
+    assert ledger.entries[0].event == StableLearner("1/10", 10).plan(300)
+
+
+def test_corollary1_parameters_give_the_claimed_privacy() -> None:
+    for eps, alpha, n in (("1", "1/10", 2000), ("1/2", "1/20", 10_000)):
+        learner = FlippedStableLearner.from_paper(eps, alpha, n)
+        g = Accountant().guarantee(learner.plan(n))
+        assert g.epsilon_upper <= float(sympy.Rational(eps))
+
+
+def test_stability_measured_below_accountant() -> None:
+    """Empirical |P_S[h(x)=1] - P_S'[h(x)=1]| over 4000 runs each (Hoeffding half-width of
+    the difference at alpha = 1e-4: 0.05) stays below the accountant's stability
+    n'/n + (1-n'/n) tanh(eps/2).  Pair: n = 12, the changed record moves across the query's side."""
+    rng = np.random.default_rng(1)
+    X, y = plane_sample(12, rng, label_noise=0.0)
+    X1, y1 = X.copy(), y.copy()
+    X1[0], y1[0] = -X[0], 1 - y[0]
+    x = np.array([0.05, -0.02])
+    learner = StableLearner("1/2", 4)
+    stmt = Accountant().statements(learner.plan(12))[0]
+    runs = 4000
+    p0 = np.mean([learner.predict(X, y, x, rng) for _ in range(runs)])
+    p1 = np.mean([learner.predict(X1, y1, x, rng) for _ in range(runs)])
+    assert abs(p0 - p1) <= float(stmt.delta) + 0.05
+    assert float(stmt.delta) == pytest.approx(4 / 12 + (8 / 12) * math.tanh(0.25))
+
+
+def _corollary1_audit(samples: int) -> tuple[float, float]:
+    """Designed pair: n = 10, n' = 5 (half the records build the class), the changed record
+    flips both its position and label, the query sits where the classes disagree; flip 0.05.
+    Confidence 0.95."""
+    rng = np.random.default_rng(2)
+    X, y = plane_sample(10, rng, label_noise=0.0)
+    X1, y1 = X.copy(), y.copy()
+    X1[0], y1[0] = -X[0], 1 - y[0]
+    learner = FlippedStableLearner(2, 5, "1/20")
+    upper = Accountant().guarantee(learner.plan(10)).epsilon_upper
+    result = audit(learner.mechanism(np.array([0.0, 0.3])), (X, y), (X1, y1), epsilon=upper,
+                   samples=samples, seed=5)
+    print(f"Corollary 1 audit lower {result.epsilon_lower:.3f}, upper {upper:.3f}")
+    assert not result.violation
+    assert result.epsilon_lower <= upper
+    return result.epsilon_lower, upper
+
+
+def test_corollary1_audit_below_accountant() -> None:
+    """6000 samples (1.3 ms each: every run builds its own H_T); the slow variant uses 60k."""
+    _corollary1_audit(6000)
+
+
+@pytest.mark.slow
+def test_corollary1_audit_below_accountant_60k() -> None:
+    lower, _ = _corollary1_audit(60_000)
+    assert lower > 0
+
+
+def test_corollary1_utility_at_the_papers_scale() -> None:
+    """Corollary 1 at eps = 1, alpha = 0.1, n = 3000 (O~(d/(eps alpha^2)) = 200 x log
+    factors), 10% label noise (best error 0.1): error over 400 test queries <= 0.1 + 2 alpha
+    (flip alpha plus the excess alpha of the stable learner) + 0.05 sampling slack."""
+    rng = np.random.default_rng(3)
+    X, y = plane_sample(3000, rng, label_noise=0.1)
+    Xt, yt = plane_sample(400, rng, label_noise=0.1)
+    learner = FlippedStableLearner.from_paper("1", "1/10", 3000)
+    preds = np.array([learner.predict(X, y, x, rng) for x in Xt])
+    assert np.mean(preds != yt) <= 0.1 + 0.2 + 0.05
+
+
+def test_theorem2_privacy_is_asymptotic() -> None:
+    """Lemma 8 with explicit constants (4 e^{k(2 beta + eps_R)}, epsilon-net failure bound):
+    at n = 10^4 the bound is far above 1, at n = 10^8 with n' = 10^4 it is O(1).  Recorded to
+    show the paper's O(eps) guarantee needs very large n."""
+    small = Theorem2Learner(50, "1/20", "1/10", RelabelLearner(5, "1/10"))
+    big = Theorem2Learner(10_000, "1/20", "1/10", RelabelLearner(5, "1/10"))
+    from dpaudit.events.stability import LabelFlipped
+
+    def inner_eps(learner, n):
+        inner = learner.plan(n)
+        assert isinstance(inner, LabelFlipped)
+        return Accountant().statements(inner.event)[0]
+
+    s_small = inner_eps(small, 10_000)
+    s_big = inner_eps(big, 10**8)
+    assert float(s_small.delta) == pytest.approx(50 / 10_000)  # net bound trivial
+    assert float(s_big.epsilon) < 1.5 and float(s_big.delta) < 1e-3
+
+
+def test_theorem2_runs_and_predicts_reasonably() -> None:
+    """Utility shortfall: the realizable learner is a stand-in (subsample ERM + flip), so only
+    a coarse error bound is checked (n = 1000, 200 queries, noise 0.1)."""
+    rng = np.random.default_rng(4)
+    X, y = plane_sample(1000, rng, label_noise=0.1)
+    Xt, yt = plane_sample(200, rng, label_noise=0.1)
+    learner = Theorem2Learner(40, "1/20", "1/10", RelabelLearner(30, "1/10"))
+    preds = np.array([learner.predict(X, y, x, rng) for x in Xt])
+    assert np.mean(preds != yt) < 0.4
+
+
+def test_bad_inputs_name_the_parameter() -> None:
+    rng = np.random.default_rng(0)
+    X, y = plane_sample(10, rng)
+    with pytest.raises(ValueError, match="sample must be an integer in"):
+        StableLearner("1/2", 10).predict(X, y, np.zeros(2), rng)
+    with pytest.raises(ValueError, match="x must be a point"):
+        StableLearner("1/2", 3).predict(X, y, np.zeros(3), rng)
+    with pytest.raises(ValueError, match="flip must be in"):
+        FlippedStableLearner("1/2", 3, "0.6")
+    with pytest.raises(ValueError, match="y must be"):
+        StableLearner("1/2", 3).predict(X, 2 * y - 1, np.zeros(2), rng)

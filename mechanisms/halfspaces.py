@@ -65,6 +65,7 @@ __all__ = [
     "jl_matrix",
     "net_selection",
     "project_to_sphere",
+    "step_event",
 ]
 
 REPLACE = ev.Relation.REPLACE_ONE
@@ -187,25 +188,51 @@ def _project_ball(w: np.ndarray, radius: float) -> np.ndarray:
     return w if norm <= radius else w * (radius / norm)
 
 
-def noisy_gradient_descent(X: np.ndarray, y: np.ndarray, loss: MarginLoss, sigma: Any,
-                           steps: int, rng: np.random.Generator) -> np.ndarray:
-    """BST14's noisy SGD (000 Algorithm 3, procedure A_Noise-GD) over the ball of radius
-    ``loss.weight_radius``: w_{t+1} = Pi(w_t - eta(t) [n grad l(w_t; x_i, y_i) + b_t]).
+SAMPLINGS = ("uniform", "poisson")
 
-    Privacy: each step runs the Gaussian primitive (sigma, replace-one sensitivity 2 n L) on a
-    uniformly drawn record, recorded as SampledWithoutReplacement(Gaussian, 1, n); the
-    ledger holds ``steps`` such events.
+
+def step_event(sigma: Any, n: Any, lipschitz: Any, sampling: str = "uniform") -> ev.Event:
+    """One noisy step as an event: ``uniform`` (000/BST14: one record drawn uniformly, i.e.
+    SampledWithoutReplacement(Gaussian(sigma, 2 n L, replace-one), 1, n)) or ``poisson``
+    (each record kept with probability 1/n, PoissonSampled(Gaussian(sigma, n L,
+    add/remove), 1/n): a documented variant the accountant composes with RDP/PLD today)."""
+    n_ = exact(n, "n")
+    if sampling == "uniform":
+        return ev.SampledWithoutReplacement(
+            ev.Gaussian(sigma, 2 * n_ * lipschitz, relation=REPLACE), 1, n_)
+    if sampling == "poisson":
+        return ev.PoissonSampled(ev.Gaussian(sigma, n_ * lipschitz), 1 / n_)
+    raise ValueError(f"sampling must be one of {', '.join(SAMPLINGS)}, got {sampling!r}")
+
+
+def noisy_gradient_descent(X: np.ndarray, y: np.ndarray, loss: MarginLoss, sigma: Any,
+                           steps: int, rng: np.random.Generator,
+                           sampling: str = "uniform") -> np.ndarray:
+    """BST14's noisy SGD (000 Algorithm 3, procedure A_Noise-GD) over the ball of radius
+    ``loss.weight_radius``: w_{t+1} = Pi(w_t - eta(t) [n grad l(w_t; batch) + b_t]).
+
+    Privacy: each step runs the Gaussian primitive on the step's batch and is recorded as
+    :func:`step_event` (``uniform``: one uniformly drawn record, replace-one sensitivity
+    2 n L; ``poisson``: a Poisson(1/n) batch, add/remove sensitivity n L).
     """
     n, m = X.shape
     L = loss.lipschitz
-    gauss = GaussianMechanism(sigma, 2 * n * L, relation=REPLACE)
+    template = step_event(sigma, n, L, sampling)
+    gauss = GaussianMechanism(sigma, template.event.sensitivity,
+                              relation=template.event.relation)
     s2, lf = float(gauss.sigma) ** 2, float(L)
     diameter = 2 * loss.weight_radius
     w = np.zeros(m)
-    with recorded_as(lambda e: ev.SampledWithoutReplacement(e, 1, n)):
+    wrap = ((lambda e: ev.SampledWithoutReplacement(e, 1, n)) if sampling == "uniform"
+            else (lambda e: ev.PoissonSampled(e, sympy.Rational(1, n))))
+    with recorded_as(wrap):
         for t in range(1, steps + 1):
-            i = int(rng.integers(n))
-            noisy = gauss.release(n * loss.gradient(w, X[i], int(y[i])), rng)
+            if sampling == "uniform":
+                batch = [int(rng.integers(n))]
+            else:
+                batch = np.flatnonzero(rng.random(n) < 1 / n)
+            grad = sum((loss.gradient(w, X[i], int(y[i])) for i in batch), np.zeros(m))
+            noisy = gauss.release(n * grad, rng)
             rate = diameter / math.sqrt(t * (n**2 * lf**2 + m * s2))
             w = _project_ball(w - rate * noisy, loss.weight_radius)
     return w
@@ -241,8 +268,12 @@ class PrivateERM:
     repetitions: int = 3
     steps: int | None = None
     selection_share: Any = sympy.Rational(1, 2)
+    sampling: str = "uniform"
 
     def __post_init__(self) -> None:
+        if self.sampling not in SAMPLINGS:
+            raise ValueError(f"sampling must be one of {', '.join(SAMPLINGS)}, got "
+                             f"{self.sampling!r}")
         _positive("epsilon", self.epsilon)
         _positive("delta", self.delta, 1.0)
         _int("repetitions", self.repetitions)
@@ -267,21 +298,23 @@ class PrivateERM:
     def plan(self, n: Any) -> ev.Event:
         """The declared event tree for datasets of size n (symbolic n allowed)."""
         n_ = exact(n, "n")
-        step = ev.SampledWithoutReplacement(
-            ev.Gaussian(self.sigma(n_), 2 * n_ * self.loss.lipschitz, relation=REPLACE), 1, n_)
-        runs = ev.SelfComposed(ev.SelfComposed(step, self.step_count(n_)), self.repetitions)
+        step = step_event(self.sigma(n_), n_, self.loss.lipschitz, self.sampling)
+        # k runs of T steps each: k T adaptive steps (one SelfComposed, as the ledger merges)
+        runs = ev.SelfComposed(step, self.step_count(n_) * self.repetitions)
         select = ev.Exponential(exact(self.selection_share, "share") * exact(self.epsilon, "e"),
-                                self.loss.bound, relation=REPLACE)
+                                self.loss.bound, relation=step.relation)
         return ev.Composed([runs, select])
 
     def fit(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Run the k noisy-SGD runs and the selection; returns the selected weight vector."""
         n = len(X)
         sigma, steps = self.sigma(n), int(self.step_count(n))
-        runs = np.array([noisy_gradient_descent(X, y, self.loss, sigma, steps, rng)
+        runs = np.array([noisy_gradient_descent(X, y, self.loss, sigma, steps, rng,
+                                                self.sampling)
                          for _ in range(self.repetitions)])
         share = exact(self.selection_share, "share") * exact(self.epsilon, "epsilon")
-        em = ExponentialMechanism(share, self.loss.bound, relation=REPLACE)
+        relation = REPLACE if self.sampling == "uniform" else ev.Relation.ADD_REMOVE
+        em = ExponentialMechanism(share, self.loss.bound, relation=relation)
         return runs[int(em.select(-self.loss.values(runs, X, y), rng))]
 
 
@@ -298,6 +331,9 @@ class NoisyGDMarginLearner:
         steps: noisy-SGD steps per run (000: n^2; fewer is cheaper and spends less).
         selection_share: the share of epsilon given to the final exponential mechanism (see
             the module docstring: 000 leaves it unstated).
+        sampling: ``"uniform"`` (000/BST14, replace-one) or ``"poisson"`` (a variant under
+            add/remove whose subsampled Gaussian steps the accountant composes by RDP/PLD;
+            a replace-one guarantee follows by group privacy of size 2).
 
     Privacy: Theorem 3 claims (epsilon, delta)-DP; :meth:`plan` is what the code runs, and the
     claim ``000/theorem-3`` is checked by the verifier on it.
@@ -310,10 +346,11 @@ class NoisyGDMarginLearner:
     repetitions: int = 3
     steps: int | None = None
     selection_share: Any = sympy.Rational(1, 2)
+    sampling: str = "uniform"
 
     def erm(self) -> PrivateERM:
         return PrivateERM(self.epsilon, self.delta, MarginLoss(self.margin), self.repetitions,
-                          self.steps, self.selection_share)
+                          self.steps, self.selection_share, self.sampling)
 
     def plan(self, n: Any) -> ev.Event:
         """PostProcessed(k x T subsampled Gaussian steps, then the exponential mechanism)."""

@@ -113,21 +113,31 @@ class OptimalComposition(Statement):
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
         if delta is None or _number(delta) is None or _number(self.epsilon0) is None:
             return []
+        # certified floats first (fast); the exact closed form only when they are unavailable
         try:
-            eps = optimal.optimal_epsilon(self.epsilon0, self.delta0, self.count, delta)
+            bounds = optimal.optimal_epsilon_bounds(self.epsilon0, self.delta0, self.count,
+                                                    delta)
+            if bounds is not None:
+                eps, eps_low = sympy.Rational(bounds[1]), sympy.Rational(bounds[0])
+                how = f"eps_g in [{bounds[0]:.12g}, {bounds[1]:.12g}] (interval-verified)"
+            else:
+                eps = eps_low = optimal.optimal_epsilon(self.epsilon0, self.delta0, self.count,
+                                                        delta)
+                how = "exact closed form"
         except (ValueError, EvaluationError):
             return []
         step = Step(optimal.OPTIMAL_COMPOSITION, self.step.event,
                     f"({show(eps)}, {show(delta)})-DP",
                     f"smallest eps_g with delta_g(eps_g) <= {show(delta)}, k = {self.count}, "
-                    f"eps_0 = {show(self.epsilon0)}, delta_0 = {show(self.delta0)}", (self.step,))
+                    f"eps_0 = {show(self.epsilon0)}, delta_0 = {show(self.delta0)}: {how}",
+                    (self.step,))
         # the bound is attained by k-fold binary randomized response, so for that event it is
         # also the exact value (a certified lower bound)
         event = self.step.event
         inner = getattr(event, "event", None)
         exact_here = (isinstance(inner, ev.RandomizedResponse) and self.delta0 == 0
                       and _number(getattr(inner, "categories", 2)) == 2)
-        return [Candidate(eps, delta, step, eps if exact_here else None)]
+        return [Candidate(eps, delta, step, eps_low if exact_here else None)]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -260,15 +260,17 @@ class PrivacyLossDistribution:
         up, lo = self.upper, self.lower
         # --- upper
         win = fft.chernoff_window([(up.masses, up.offset, count)], self.tail)
-        m, off, l1 = fft.self_convolve(up.masses, up.offset, count, win)
+        m, off, l1 = fft.self_convolve(up.masses, up.offset, count, win,
+                                       fft.lattice_stride(up.masses))
         m, off, cut = _trim(m, off, win)
         finite = float(np.sum(up.masses)) * (1 + _SUM_REL)
         inf_mass = _power_gap(finite, up.inf_mass, count) + l1 + 2 * self.tail + cut
         upper = UpperPLD(up.h, off, m, inf_mass * (1 + 1e-9), up.shift * count * (1 + 1e-12))
         # --- lower
         window = fft.chernoff_window([(_dominating(lo.p, lo.qt), lo.offset, count)], self.tail)
-        p, off_l, l1p = fft.self_convolve(lo.p, lo.offset, count, window)
-        qt, _off_q, l1q = fft.self_convolve(lo.qt, lo.offset, count, window)
+        lattice = fft.lattice_stride(_dominating(lo.p, lo.qt))
+        p, off_l, l1p = fft.self_convolve(lo.p, lo.offset, count, window, lattice)
+        qt, _off_q, l1q = fft.self_convolve(lo.qt, lo.offset, count, window, lattice)
         size = min(len(p), len(qt))
         p_fin = float(np.sum(lo.p)) * (1 + _SUM_REL)
         q_fin = float(np.sum(lo.qt)) * (1 + _SUM_REL)

@@ -29,7 +29,7 @@ import numpy as np
 import scipy.fft
 
 __all__ = ["MAX_FFT_LENGTH", "UNIT_ROUNDOFF", "chernoff_window", "convolve", "fast_length",
-           "gamma_fft", "self_convolve"]
+           "gamma_fft", "lattice_stride", "self_convolve"]
 
 #: Unit roundoff of IEEE double precision.
 UNIT_ROUNDOFF = 2.0**-53
@@ -152,8 +152,18 @@ def _spectrum_bound(r: np.ndarray, n: int) -> np.ndarray:
     return w
 
 
+def lattice_stride(masses: np.ndarray) -> tuple[int, int]:
+    """``(first, g)``: every non-zero entry of ``masses`` is at ``first + g i`` (g = 1 when the
+    support has fewer than two points)."""
+    nz = np.nonzero(masses)[0]
+    if nz.size < 2:
+        return (int(nz[0]) if nz.size else 0), 1
+    return int(nz[0]), int(np.gcd.reduce(nz[1:] - nz[0]))
+
+
 def self_convolve(masses: np.ndarray, offset: int, count: int,
-                  window: tuple[int, int]) -> tuple[np.ndarray, int, float]:
+                  window: tuple[int, int],
+                  stride: tuple[int, int] | None = None) -> tuple[np.ndarray, int, float]:
     """The ``count``-fold convolution power of a measure, restricted to a window.
 
     Args:
@@ -167,10 +177,23 @@ def self_convolve(masses: np.ndarray, offset: int, count: int,
         the exact k-fold convolution folded (aliased) into the window; the caller adds the
         mass outside the window (its Chernoff bounds) to obtain the distance to the exact,
         unfolded convolution restricted to the window.
+
+    A measure on a sub-lattice ``first + g Z`` (``stride = lattice_stride(masses)``, e.g. the
+    atoms of randomized response on a fine grid) is convolved on that lattice, which is the
+    same convolution on ``g`` times fewer points; the result is spread back onto the grid.
     """
     if count == 1:
         lo = offset
         return masses.copy(), lo, 0.0
+    if stride is not None and stride[1] > 1:
+        first, g = stride
+        base = count * (offset + first)
+        lo_c = -((base - window[0]) // g)  # ceil((lo - base) / g)
+        hi_c = max(lo_c, (window[1] - base) // g)
+        dense, start, l1 = self_convolve(masses[first::g], 0, count, (lo_c, hi_c))
+        out = np.zeros((len(dense) - 1) * g + 1)
+        out[::g] = dense
+        return out, base + g * start, l1
     lo, hi = window
     n = fast_length(max(hi - lo + 1, len(masses)))
     gamma = gamma_fft(n)

@@ -115,7 +115,13 @@ class _Accumulator:
         i = j - self.j0
         if i < 0 or i + 1 >= len(self.m):
             raise ValueError(f"internal: atom at loss {loss} outside the grid")
-        w = 1.0 if t == 0.0 and loss == j * h else math.expm1(h - t) / math.expm1(h)
+        if t <= 1e-9 * h:  # on the grid up to rounding: no split, t joins the loss shift
+            w = 1.0
+            self.shift = max(self.shift, (t + 4 * UNIT_ROUNDOFF * (abs(loss) + h)) * 1.01)
+        elif t >= (1 - 1e-9) * h:  # just below the next grid point: move it up (sound)
+            w = 0.0
+        else:
+            w = math.expm1(h - t) / math.expm1(h)
         self.m[i] += p_mass * w
         self.m[i + 1] += p_mass * (1 - w)
         self.p[i] += p_mass * w

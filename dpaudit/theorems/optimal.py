@@ -20,7 +20,7 @@ import sympy
 from dpaudit.numeric import exact, float_down, float_up
 from dpaudit.theorems.base import Theorem, register
 
-__all__ = ["OPTIMAL_COMPOSITION", "optimal_delta", "optimal_epsilon",
+__all__ = ["OPTIMAL_COMPOSITION", "optimal_delta", "optimal_epsilon", "optimal_epsilon_bounds",
            "optimal_epsilon_heterogeneous"]
 
 eps, delta, eps_g, k = sympy.symbols("epsilon delta epsilon_g k", positive=True)
@@ -122,37 +122,123 @@ def optimal_epsilon(epsilon: sympy.Expr, delta_: sympy.Expr, count: int,
     if not residual > 0:
         raise ValueError(f"target_delta {t} is below 1 - (1 - delta)^k = {1 - keep}: no finite "
                          "epsilon exists")
-    with mpmath.workprec(64 + int(count * float(e) * 1.5) + 64):
+    with mpmath.workprec(_precision(e, count)):
         ee = mpmath.mpf(float_up(e)) if not e.is_Rational else mpmath.mpf(e.p) / e.q
-        res = mpmath.mpf(float_down(residual))
-        zf = (1 + mpmath.exp(ee)) ** count
-        a = mpmath.mpf(0)
-        b = mpmath.mpf(0)
-        active = -1
-        for i in range(count + 1):
-            lattice = (count - 2 * i) * ee
-            if lattice <= 0:
-                break
-            # delta_RR at the lattice point (count - 2 i) eps uses terms l < i
-            if a - mpmath.exp(lattice) * b > res * zf:
-                break
-            active = i
-            a += mpmath.binomial(count, i) * mpmath.exp((count - i) * ee)
-            b += mpmath.binomial(count, i) * mpmath.exp(i * ee)
+        active, _ = _segment(ee, mpmath.mpf(float_down(residual)), count)
     if active < 0:
         return sympy.Integer(count) * e
-    big_a = sympy.Add(*[sympy.binomial(count, i) * sympy.exp((count - i) * e)
-                        for i in range(active + 1)])
-    big_b = sympy.Add(*[sympy.binomial(count, i) * sympy.exp(i * e) for i in range(active + 1)])
+    # built unevaluated: the same exact value, without sympy's assumption queries per term
+    big_a = sympy.Add(*[sympy.Mul(sympy.binomial(count, i),
+                                  sympy.exp((count - i) * e, evaluate=False), evaluate=False)
+                        for i in range(active + 1)], evaluate=False)
+    big_b = sympy.Add(*[sympy.Mul(sympy.binomial(count, i), sympy.exp(i * e, evaluate=False),
+                                  evaluate=False) for i in range(active + 1)], evaluate=False)
     z = (1 + sympy.exp(e)) ** count
-    value = sympy.log((big_a - residual * z) / big_b)
+    value = sympy.log((big_a - residual * z) / big_b, evaluate=False)
     low_end = (count - 2 * active - 2) * e
+    if float_up(optimal_delta(e, d, count, 0)) <= t:  # (0, t)-DP already (log arg may be <= 0)
+        return sympy.Integer(0)
     with mpmath.workprec(128):
         if float_up(value) <= 0:
             return sympy.Integer(0)
         if float_up(value) < float_down(low_end):
             return low_end
     return value
+
+
+def _precision(e: sympy.Expr, count: int) -> int:
+    return 64 + int(count * float(e) * 1.5) + 64
+
+
+def _segment(ee: mpmath.mpf, res: mpmath.mpf, count: int) -> tuple[int, mpmath.mpf]:
+    """The last active term index l of the lattice segment holding eps_g (-1 if eps_g >= k eps)
+    and the estimate ``max(0, log((A - res Z) / B))`` on it (working precision numbers)."""
+    zf = (1 + mpmath.exp(ee)) ** count
+    a = mpmath.mpf(0)
+    b = mpmath.mpf(0)
+    active = -1
+    for i in range(count + 1):
+        lattice = (count - 2 * i) * ee
+        if lattice <= 0:
+            break
+        # delta_RR at the lattice point (count - 2 i) eps uses terms l < i
+        if a - mpmath.exp(lattice) * b > res * zf:
+            break
+        active = i
+        a += mpmath.binomial(count, i) * mpmath.exp((count - i) * ee)
+        b += mpmath.binomial(count, i) * mpmath.exp(i * ee)
+    if active < 0:
+        return active, count * ee
+    low_end = (count - 2 * active - 2) * ee
+    value = mpmath.log((a - res * zf) / b) if a > res * zf else mpmath.mpf(0)
+    return active, max(value, low_end, mpmath.mpf(0))
+
+
+def optimal_epsilon_bounds(epsilon: sympy.Expr, delta_: sympy.Expr, count: int,
+                           target_delta: sympy.Expr) -> tuple[float, float] | None:
+    """Certified floats ``(lower, upper)`` around the exact value of :func:`optimal_epsilon`.
+
+    The value is estimated in high precision, then both floats are *verified* with mpmath
+    interval arithmetic on the KOV profile (``delta_g(upper) <= target`` and
+    ``delta_g(lower) > target``; the profile decreases in eps_g).  Much faster than
+    evaluating the exact closed form; None when the inputs are not rational or the
+    verification does not succeed (then use :func:`optimal_epsilon`).
+
+    Privacy: as :func:`optimal_epsilon` (Kairouz, Oh, Viswanath 2015, Theorem 3.3).
+    """
+    import math
+
+    from dpaudit.numeric import mpf_to_float
+
+    e, d = _check(epsilon, delta_, count)
+    t = exact(target_delta, "target_delta")
+    if not (e.is_Rational and d.is_Rational and t.is_Rational and 0 < t < 1):
+        return None
+    keep_x = (1 - d) ** count
+    residual = (t - 1 + keep_x) / keep_x
+    if not residual > 0:
+        return None
+    iv = mpmath.iv
+    prec = _precision(e, count)
+    with mpmath.workprec(prec):
+        _, est = _segment(mpmath.mpf(e.p) / e.q, mpmath.mpf(residual.p) / residual.q, count)
+    old = iv.prec
+    iv.prec = prec
+    try:
+        ee = iv.mpf(e.p) / e.q
+        keep = (1 - iv.mpf(d.p) / d.q) ** count
+        z = (1 + iv.exp(ee)) ** count
+        coeffs = [math.comb(count, i) for i in range(count + 1)]
+
+        def profile(g: float) -> tuple[float, float]:
+            gg = iv.mpf(g)
+            total = iv.mpf(0)
+            for i in range(count + 1):
+                lattice = (count - 2 * i) * ee
+                if lattice.b <= gg.a:
+                    break
+                term = coeffs[i] * (iv.exp((count - i) * ee) - iv.exp(gg + i * ee))
+                if lattice.a < gg.b:  # sign undecided: [term]_+ lies in [0, max(term, 0)]
+                    term = iv.mpf([0, max(term.b, 0)])
+                total += term
+            value = 1 - keep + keep * total / z
+            return value.a, value.b
+
+        upper = mpf_to_float(est, "up")
+        lower = max(0.0, mpf_to_float(est, "down"))
+        for _ in range(8):
+            if profile(upper)[1] <= t:
+                break
+            upper += 1e-14 * (1 + abs(upper))
+        else:
+            return None
+        for _ in range(8):
+            if lower == 0.0 or profile(lower)[0] > t:
+                break
+            lower = max(0.0, lower - 1e-14 * (1 + abs(lower)))
+        return lower, upper
+    finally:
+        iv.prec = old
 
 
 def optimal_epsilon_heterogeneous(epsilons: Sequence[float | Fraction | int],

@@ -18,6 +18,7 @@ compute their epsilon at the requested delta (they are whole privacy profiles, n
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import math
 from typing import Any
@@ -220,6 +221,29 @@ def _leaf_pld(event: Event, rate: float = 1.0) -> tuple[pld.PLDPair, bool] | Non
     return None
 
 
+_PLD_MEMO: collections.OrderedDict[tuple[Any, ...], Any] = collections.OrderedDict()
+_PLD_MEMO_SIZE = 24
+
+
+def _memo(key: tuple[Any, ...], build: Any) -> Any:
+    """``build()`` memoised on ``key`` (an event, what is done to it, and the grid step): a PLD
+    is a function of its event, and the same sub-events recur across queries."""
+    key = (*key, VALUE_DISCRETIZATION)
+    try:
+        hit = _PLD_MEMO.get(key)
+    except TypeError:  # unhashable parameters: no memo
+        return build()
+    if hit is not None:
+        _PLD_MEMO.move_to_end(key)
+        return hit
+    value = build()
+    if value is not None:
+        _PLD_MEMO[key] = value
+        if len(_PLD_MEMO) > _PLD_MEMO_SIZE:
+            _PLD_MEMO.popitem(last=False)
+    return value
+
+
 def _pld_statement(event: Event, pair: pld.PLDPair, tight: bool, premises: tuple[Step, ...],
                    formula: str) -> LossDistribution:
     return LossDistribution(Step(PLD_ACCOUNTING, event, "privacy loss distribution", formula,
@@ -236,7 +260,7 @@ def _safe(fn: Any) -> Any:
 
 
 def _leaf_rule(event: Event, children: Children, budget: sympy.Expr | None) -> list[Statement]:
-    built = _safe(lambda: _leaf_pld(event))
+    built = _memo(("leaf", event), lambda: _safe(lambda: _leaf_pld(event)))
     if built is None:
         return []
     pair, tight = built
@@ -264,7 +288,7 @@ def _poisson(event: ev.PoissonSampled, children: Children,
     if rate is None:
         return []
     out: list[Statement] = []
-    built = _safe(lambda: _leaf_pld(event.event, rate))
+    built = _memo(("poisson", event), lambda: _safe(lambda: _leaf_pld(event.event, rate)))
     if built is not None:
         out.append(_pld_statement(event, built[0], built[1], (),
                                   f"PLD of Poisson({show(event.rate)})-sampled "
@@ -301,7 +325,8 @@ def _self_composed_tight(event: ev.SelfComposed, children: Children,
     k = int(k)
     out: list[Statement] = []
     for s in of_currency(inner, LossDistribution):
-        composed = _safe(lambda s=s: s.pair.self_compose(k))
+        composed = _memo(("power", s.step.event, k),
+                         lambda s=s: _safe(lambda: s.pair.self_compose(k)))
         if composed is not None:
             out.append(_pld_statement(event, composed, s.tight, (s.step,),
                                       f"{k}-fold FFT self-composition"))
@@ -344,7 +369,8 @@ def _composed_tight(event: ev.Composed, children: Children,
     if all(e == steps_events[0] for e in steps_events[1:]):
         # identical parts: the same computation as k-fold self-composition, so that composing
         # k at once and k times give the same number
-        composed = _safe(lambda: plds[0][0].pair.self_compose(len(plds)))
+        composed = _memo(("power", plds[0][0].step.event, len(plds)),
+                         lambda: _safe(lambda: plds[0][0].pair.self_compose(len(plds))))
         if composed is None:
             return extra
         return [*extra, _pld_statement(event, composed, plds[0][0].tight,

@@ -192,7 +192,7 @@ def subsampled_gaussian_rdp(order: int, sigma_: sympy.Expr, sampling_probability
     if numeric:
         qf, s2f = float(qq), float(s2)
         i = np.arange(n + 1, dtype=float)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):
             terms = (gammaln(n + 1) - gammaln(i + 1) - gammaln(n - i + 1)
                      + np.where(i == n, 0.0, (n - i) * np.log1p(-qf)) + i * math.log(qf)
                      + (i * i - i) / (2 * s2f))

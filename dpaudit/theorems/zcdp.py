@@ -133,7 +133,7 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
     res = minimize_scalar(objective, bounds=(-12.0, 12.0), method="bounded",
                           options={"xatol": 1e-9})
     best = 1 + math.exp(float(res.x))
-    order = sympy.nsimplify(round(best, 6), rational=True)
+    order = sympy.Rational(round(best * 10**6), 10**6)
     if order <= 1:
         order = sympy.Rational(101, 100)
     return value(order)

@@ -10,6 +10,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpaudit import events as ev
 from dpaudit.accountant import Accountant, UnsupportedEventError, account, substitute
 from dpaudit.events import (
     ApproxDP,
@@ -207,3 +208,49 @@ def test_group_of_approximate_event_meets_the_requested_delta():
     chosen = [c for c in g.candidates if c.label == "group privacy"]
     assert chosen and all(float(c.delta) <= 1e-5 for c in chosen)
     assert g.epsilon_upper >= account(inner, delta="1e-5").epsilon_upper
+
+
+# ---------------------------------------------------------------- issue 3: CLI and extremes
+
+
+
+def test_account_json_reports_certified_epsilon_lower(capsys) -> None:
+    import json
+
+    from dpaudit.cli import main
+
+    assert main(["account", "SelfComposed(Laplace(scale=10), 100)", "--delta", "1e-6",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["epsilon_lower"] is not None
+    assert 4.6927 * 0.999 <= out["epsilon_lower"] <= 4.6927 <= out["epsilon"] <= 4.6927 * 1.0005
+    # a dominating pair of a family certifies no lower bound: the key is present, null
+    assert main(["account", "SelfComposed(Exponential(0.1), 100)", "--delta", "1e-6",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert "epsilon_lower" in out and out["epsilon_lower"] is None
+
+
+@pytest.mark.parametrize(("event", "delta", "low", "high"), [
+    # delta = 1e-18: the exact Gaussian profile decides, and upper >= lower
+    (lambda: ev.SelfComposed(ev.Gaussian(2), 10), "1e-18", 14.75, 14.76),
+    # epsilon 50 per step: optimal composition of randomized response, exact
+    (lambda: ev.SelfComposed(ev.RandomizedResponse(50), 3), "1e-6", 149.99, 150.0),
+    # 10^6 compositions
+    (lambda: ev.SelfComposed(ev.Laplace(1000), 10**6), "1e-6", 4.8, 4.95),
+    # q = 1 is the plain Gaussian
+    (lambda: ev.SelfComposed(ev.PoissonSampled(ev.Gaussian(2), 1), 10), "1e-6", 8.30, 8.31),
+])
+def test_extreme_inputs_give_sound_answers(event, delta, low, high) -> None:
+    g = account(event(), delta=sympy.Rational(delta))
+    assert low <= g.epsilon_upper <= high
+    if g.epsilon_lower_float is not None:
+        assert g.epsilon_lower_float <= g.epsilon_upper
+
+
+def test_q_one_poisson_equals_plain_gaussian() -> None:
+    plain = account(ev.SelfComposed(ev.Gaussian(2), 10), delta=sympy.Rational(1, 10**6))
+    sampled = account(ev.SelfComposed(ev.PoissonSampled(ev.Gaussian(2), 1), 10),
+                      delta=sympy.Rational(1, 10**6))
+    assert sampled.epsilon_upper >= plain.epsilon_lower_float
+    assert abs(sampled.epsilon_upper - plain.epsilon_upper) <= 1e-4 * plain.epsilon_upper

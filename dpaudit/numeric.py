@@ -38,6 +38,7 @@ __all__ = [
     "START_PRECISION",
     "EvaluationError",
     "bracket_decreasing",
+    "decide_relation",
     "endpoints",
     "exact",
     "float_down",
@@ -294,20 +295,38 @@ def _iv_condition(cond: Any, env: Mapping[sympy.Symbol, Any]) -> bool | None:
         return False if all(s is False for s in states) else None
     if isinstance(cond, sympy.core.relational.Relational):
         lo, hi = endpoints(_iv_eval(cond.lhs - cond.rhs, env))
-        op = cond.rel_op
-        if op in ("<", "<="):
-            if hi < 0 or (op == "<=" and hi <= 0):
-                return True
-            if lo > 0 or (op == "<" and lo >= 0):
-                return False
-            return None
-        if op in (">", ">="):
-            if lo > 0 or (op == ">=" and lo >= 0):
-                return True
-            if hi < 0 or (op == ">" and hi <= 0):
-                return False
-            return None
+        if cond.rel_op in ("<", "<=", ">", ">=", "=="):
+            return decide_relation(cond.rel_op, lo, hi)
     raise EvaluationError(f"unsupported condition {cond}")
+
+
+def decide_relation(op: str, lo: Any, hi: Any) -> bool | None:
+    """Decide ``d op 0`` for a difference ``d = lhs - rhs`` enclosed in ``[lo, hi]``.
+
+    Args:
+        op: one of ``"<"``, ``"<="``, ``">"``, ``">="``, ``"=="``.
+        lo, hi: a rigorous enclosure of lhs - rhs.
+
+    Returns:
+        True or False when the enclosure decides the relation, None when it does not.
+    """
+    if op in ("<", "<="):
+        if hi < 0 or (op == "<=" and hi <= 0):
+            return True
+        if lo > 0 or (op == "<" and lo >= 0):
+            return False
+        return None
+    if op in (">", ">="):
+        if lo > 0 or (op == ">=" and lo >= 0):
+            return True
+        if hi < 0 or (op == ">" and hi <= 0):
+            return False
+        return None
+    if op == "==":
+        if lo == hi == 0:
+            return True
+        return False if (lo > 0 or hi < 0) else None
+    raise ValueError(f"op must be one of <, <=, >, >=, ==, got {op!r}")
 
 
 def _to_interval_value(value: Any, name: str) -> Any:

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import sympy
 
-from dpaudit.numeric import EvaluationError, exact, interval
+from dpaudit.numeric import EvaluationError, decide_relation, exact, interval
 from dpaudit.numeric import endpoints as _endpoints
 
 
@@ -59,15 +59,8 @@ def _truth(relational: Any) -> bool | None:
             lo, hi = _endpoints(interval(rel.lhs - rel.rhs))
         except EvaluationError:
             return None
-        op = rel.rel_op
-        if op == ">":
-            return True if lo > 0 else (False if hi <= 0 else None)
-        if op == ">=":
-            return True if lo >= 0 else (False if hi < 0 else None)
-        if op == "<":
-            return True if hi < 0 else (False if lo >= 0 else None)
-        if op == "<=":
-            return True if hi <= 0 else (False if lo > 0 else None)
+        if rel.rel_op in ("<", "<=", ">", ">=", "=="):
+            return decide_relation(rel.rel_op, lo, hi)
     return None
 
 

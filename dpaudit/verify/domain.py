@@ -24,7 +24,7 @@ from typing import Any
 
 import sympy
 
-from dpaudit.numeric import EvaluationError, endpoints, exact, interval
+from dpaudit.numeric import EvaluationError, decide_relation, endpoints, exact, interval
 
 __all__ = ["Domain", "Range", "by_name"]
 
@@ -387,22 +387,8 @@ def decide(relation: Any, values: Mapping[str, Any]) -> bool | None:
     except EvaluationError:
         return None
     op = rel.rel_op
-    if op in ("<", "<="):
-        if hi < 0 or (op == "<=" and hi <= 0):
-            return True
-        if lo > 0 or (op == "<" and lo >= 0):
-            return False
-        return None
-    if op in (">", ">="):
-        if lo > 0 or (op == ">=" and lo >= 0):
-            return True
-        if hi < 0 or (op == ">" and hi <= 0):
-            return False
-        return None
-    if op == "==":
-        if lo == hi == 0:
-            return True
-        return False if (lo > 0 or hi < 0) else None
+    if op in ("<", "<=", ">", ">=", "=="):
+        return decide_relation(op, lo, hi)
     if op == "!=":
         if lo > 0 or hi < 0:
             return True

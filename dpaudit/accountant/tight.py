@@ -42,8 +42,8 @@ from dpaudit.theorems import advanced, optimal, rdp
 from dpaudit.theorems import bounded_range as br
 from dpaudit.theorems.base import Theorem, register
 
-__all__ = ["PLD_ACCOUNTING", "AdvancedComposition", "LossDistribution", "OptimalComposition",
-           "RenyiCurve"]
+__all__ = ["PLD_ACCOUNTING", "AdvancedComposition", "BoundedRangeComposition", "LossDistribution",
+           "OptimalComposition", "RenyiCurve"]
 
 PLD_ACCOUNTING = register(Theorem(
     key="pld_fft",
@@ -180,6 +180,34 @@ class RenyiCurve(Statement):
         eps, _ = rdp.rdp_to_approx([order], [self.exact_tau(order)], delta)
         step = Step(rdp.RDP_CONVERSION, self.step.event, f"({show(eps)}, {show(delta)})-DP",
                     f"order alpha = {order}", (self.step,))
+        return [Candidate(eps, delta, step)]
+
+
+@dataclasses.dataclass(frozen=True)
+class BoundedRangeComposition(Statement):
+    """k adaptively composed eps-BR mechanisms (Dong, Durfee, Rogers 2020), resolved at the
+    target delta by the dynamic programme of :func:`~dpaudit.theorems.bounded_range.
+    bounded_range_composition_epsilon` (an upper bound)."""
+
+    epsilon0: sympy.Expr = sympy.Integer(0)
+    count: int = 1
+    currency = "bounded_range"
+
+    def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
+        d = _number(delta) if delta is not None else None
+        e = _number(self.epsilon0)
+        if d is None or e is None or not (0 < d < 1):
+            return []
+        value = _memo(("br_dp", e, self.count, d),
+                      lambda: _safe(lambda: br.bounded_range_composition_epsilon(
+                          e, self.count, d)))
+        if value is None or not math.isfinite(value):
+            return []
+        eps = sympy.Rational(value)
+        step = Step(br.BR_ADAPTIVE_COMPOSITION, self.step.event,
+                    f"({show(eps)}, {show(delta)})-DP",
+                    f"V_{self.count}(eps) <= {show(delta)} for {self.count} adaptive "
+                    f"{show(self.epsilon0)}-BR mechanisms (grid upper bound)", (self.step,))
         return [Candidate(eps, delta, step)]
 
 
@@ -337,6 +365,10 @@ def _self_composed_tight(event: ev.SelfComposed, children: Children,
                               orders=s.orders, taus=tuple(k * t for t in s.taus),
                               exact_tau=lambda a, base=base: k * base(a)))
     out += _homogeneous_pure(event, inner, k)
+    if isinstance(event.event, ev.Exponential) and _number(event.event.epsilon) is not None:
+        out.append(BoundedRangeComposition(
+            Step(br.BR_ADAPTIVE_COMPOSITION, event, "bounded-range composition", f"k = {k}"),
+            epsilon0=event.event.epsilon, count=k))
     return out
 
 
@@ -362,6 +394,10 @@ def _composed_tight(event: ev.Composed, children: Children,
     parts = list(getattr(event, "events", None) or getattr(event, "parts", None) or [])
     same = bool(parts) and all(e == parts[0] for e in parts[1:])
     extra = _homogeneous_pure(event, children[0], len(children)) if same else []
+    if same and isinstance(parts[0], ev.Exponential) and _number(parts[0].epsilon) is not None:
+        extra.append(BoundedRangeComposition(
+            Step(br.BR_ADAPTIVE_COMPOSITION, event, "bounded-range composition",
+                 f"k = {len(parts)}"), epsilon0=parts[0].epsilon, count=len(parts)))
     plds = [of_currency(c, LossDistribution) for c in children]
     if not plds or any(not p for p in plds):
         return extra

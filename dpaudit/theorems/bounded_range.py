@@ -89,10 +89,11 @@ BR_COMPOSITION = register(Theorem(
 BR_ADAPTIVE_COMPOSITION = register(Theorem(
     key="bounded_range_adaptive_composition",
     name="optimal adaptive composition of bounded-range mechanisms",
-    citation=("Dong, Durfee, Rogers 2020 (ICML), Lemma 3.1 (an eps-BR pair is a post-processing "
-              "of generalized randomized response with losses t and t - eps, some t in "
-              "[0, eps]) and Section 3.3 (under adaptivity t may depend on the history), "
-              "evaluated as a dynamic programme over the remaining budget"),
+    citation=("Dong, Durfee, Rogers 2020 (ICML; arXiv:1909.13830), Sections 3.1 and 4 (an "
+              "eps-BR pair is a post-processing of generalized randomized response with losses "
+              "t and t - eps, some t in [0, eps]) and Section 3.3 (under adaptivity t may "
+              "depend on the history); evaluated here as a dynamic programme over the "
+              "remaining budget"),
     assumptions="k adaptively chosen eps-BR mechanisms (e.g. exponential mechanisms)",
     statement=("delta(x) <= V_k(x) with V_0(x) = (1 - e^x)_+ and V_j(x) = sup_{0<=t<=eps} "
                "[p_t V_{j-1}(x - t) + (1 - p_t) V_{j-1}(x - t + eps)], p_t = (e^eps - e^t) / "

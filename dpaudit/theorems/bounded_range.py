@@ -103,7 +103,7 @@ BR_ADAPTIVE_COMPOSITION = register(Theorem(
     domain=(eps > 0,),
 ))
 
-#: Largest count^2 * cells^2 the dynamic programme may cost (about a second).
+#: Largest count^2 * cells^2 the dynamic programme may cost (about half a second).
 _DP_BUDGET = 4 * 10**8
 
 
@@ -155,24 +155,23 @@ def bounded_range_composition_epsilon(epsilon: float, count: int, delta: float,
     with np.errstate(over="ignore"):
         values = np.clip(-np.expm1(x - 8 * u * (1 + np.abs(x))), 0.0, 1.0)
     values = np.minimum(1.0, values * (1 + 4 * u))
-    # left of the grid x <= -(count + 1) eps <= -j eps, where every loss sum exceeds x and
-    # V_j(x) = E_P[1 - e^{x - L}] = 1 - e^x exactly (the Q-mass is 1)
-    xl = lo - h * np.arange(cells, 0, -1)
-    fill = np.minimum(1.0, -np.expm1(xl - 8 * u * (1 + np.abs(xl))) * (1 + 4 * u))
+    # V_j(x) = E_P[1 - e^{x - L}] = 1 - e^x exactly for x <= -j eps (every loss sum exceeds x
+    # and the Q-mass is 1), and V_j(x) = 0 for x >= j eps: the initial values are already
+    # right there, so step j only updates the grid points strictly between
     em1 = math.expm1(-e)
     grow = 1 + (cells + 16) * u
     probs = [min(1.0, math.expm1((i - 1) * h - e) / em1 * grow) for i in range(1, cells + 1)]
-    for _ in range(count):
-        best = np.zeros(n)
+    centre = (count + 1) * cells  # index of x = 0
+    for j in range(1, count + 1):
+        first, stop = centre - j * cells + 1, centre + j * cells
+        best = np.zeros(stop - first)
         for i, a in enumerate(probs, start=1):
-            # V(x - i h) and V(x - i h + eps) = V(x + (cells - i) h); V is non-increasing, so
-            # the last value bounds it to the right
-            left = np.concatenate((fill[cells - i:], values[:-i]))
-            ahead = cells - i  # >= 0
-            right = (np.concatenate((values[ahead:], np.full(ahead, values[-1]))) if ahead
-                     else values)
-            np.maximum(best, a * left + (1 - a) * right, out=best)
-        values = np.minimum(1.0, best * (1 + 4 * u))
+            # V(x - i h) and V(x - i h + eps) = V(x + (cells - i) h)
+            ahead = cells - i
+            cand = a * values[first - i:stop - i]
+            cand += (1 - a) * values[first + ahead:stop + ahead]
+            np.maximum(best, cand, out=best)
+        values[first:stop] = np.minimum(1.0, best * (1 + 4 * u))
     ok = np.nonzero(values <= delta)[0]
     if ok.size == 0:
         return math.inf

@@ -19,16 +19,30 @@ R = sympy.Rational
 CASES: list[tuple[str, Callable[[], ev.Event], str, float]] = [
     ("100 x Laplace eps0=0.1", lambda: ev.SelfComposed(ev.Laplace(10), 100), "1e-6", 4.6927),
     ("50 x generic (0.5,0)-DP", lambda: ev.SelfComposed(ev.PureDP(R(1, 2)), 50), "1e-5", 18.9333),
-    ("100 x binary RR eps0=1", lambda: ev.SelfComposed(ev.RandomizedResponse(1), 100), "1e-6",
-     83.5307),
-    ("DP-SGD sigma 1.1 q=256/60000 x14062",
-     lambda: ev.SelfComposed(ev.PoissonSampled(ev.Gaussian(R(11, 10)), R(256, 60000)), 14062),
-     "1e-5", 2.3816),
-    ("DP-SGD sigma 0.8 q=0.01 x10000",
-     lambda: ev.SelfComposed(ev.PoissonSampled(ev.Gaussian(R(4, 5)), R(1, 100)), 10000),
-     "1e-6", 11.1832),
-    ("100 x exponential mechanism eps0=0.1",
-     lambda: ev.SelfComposed(ev.Exponential(R(1, 10)), 100), "1e-6", 2.42),
+    (
+        "100 x binary RR eps0=1",
+        lambda: ev.SelfComposed(ev.RandomizedResponse(1), 100),
+        "1e-6",
+        83.5307,
+    ),
+    (
+        "DP-SGD sigma 1.1 q=256/60000 x14062",
+        lambda: ev.SelfComposed(ev.PoissonSampled(ev.Gaussian(R(11, 10)), R(256, 60000)), 14062),
+        "1e-5",
+        2.3816,
+    ),
+    (
+        "DP-SGD sigma 0.8 q=0.01 x10000",
+        lambda: ev.SelfComposed(ev.PoissonSampled(ev.Gaussian(R(4, 5)), R(1, 100)), 10000),
+        "1e-6",
+        11.1832,
+    ),
+    (
+        "100 x exponential mechanism eps0=0.1",
+        lambda: ev.SelfComposed(ev.Exponential(R(1, 10)), 100),
+        "1e-6",
+        2.42,
+    ),
 ]
 
 
@@ -39,12 +53,23 @@ def _dp_accounting(index: int) -> tuple[float | None, float]:
     events = [
         (dp_accounting.LaplaceDpEvent(10.0), 100, 1e-6),
         (None, 50, 1e-5),  # dp_accounting 0.6 has no generic (eps, delta) event
-        (dp_accounting.RandomizedResponseDpEvent(noise_parameter=2 / (1 + 2.718281828459045),
-                                                 num_buckets=2), 100, 1e-6),
-        (dp_accounting.PoissonSampledDpEvent(256 / 60000, dp_accounting.GaussianDpEvent(1.1)),
-         14062, 1e-5),
-        (dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(0.8)),
-         10000, 1e-6),
+        (
+            dp_accounting.RandomizedResponseDpEvent(
+                noise_parameter=2 / (1 + 2.718281828459045), num_buckets=2
+            ),
+            100,
+            1e-6,
+        ),
+        (
+            dp_accounting.PoissonSampledDpEvent(256 / 60000, dp_accounting.GaussianDpEvent(1.1)),
+            14062,
+            1e-5,
+        ),
+        (
+            dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(0.8)),
+            10000,
+            1e-6,
+        ),
         (None, 100, 1e-6),  # no exponential-mechanism event
     ]
     event, count, delta = events[index]
@@ -66,15 +91,22 @@ def _prv(index: int) -> tuple[tuple[float, float, float] | None, float]:
 
     sigma, q, steps, delta = [(1.1, 256 / 60000, 14062, 1e-5), (0.8, 0.01, 10000, 1e-6)][index - 3]
     start = time.perf_counter()
-    acc = Accountant(noise_multiplier=sigma, sampling_probability=q, delta=delta,
-                     eps_error=0.01, max_compositions=steps)
+    acc = Accountant(
+        noise_multiplier=sigma,
+        sampling_probability=q,
+        delta=delta,
+        eps_error=0.01,
+        max_compositions=steps,
+    )
     result = acc.compute_epsilon(num_compositions=steps)
     return result, time.perf_counter() - start
 
 
 def main() -> None:
-    print("| case | tight value | dpaudit [lower, upper] | dpaudit s | dp_accounting PLD | s "
-          "| prv_accountant (lo, est, hi) | s |")
+    print(
+        "| case | tight value | dpaudit [lower, upper] | dpaudit s | dp_accounting PLD | s "
+        "| prv_accountant (lo, est, hi) | s |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for i, (name, build, delta, tight) in enumerate(CASES):
         start = time.perf_counter()
@@ -86,11 +118,14 @@ def main() -> None:
         prv, prv_t = _prv(i)
         peer_text = f"{peer:.5f}" if peer is not None else "n/a"
         prv_text = ", ".join(f"{x:.4f}" for x in prv) if prv else "-"
-        print(f"| {name}, delta={delta} | {tight} | [{lo_text}, {g.epsilon_upper:.5f}] | "
-              f"{ours_t:.2f} | {peer_text} | {peer_t:.2f} | {prv_text} | "
-              f"{prv_t:.1f} |" if prv else
-              f"| {name}, delta={delta} | {tight} | [{lo_text}, {g.epsilon_upper:.5f}] | "
-              f"{ours_t:.2f} | {peer_text} | {peer_t:.2f} | - | - |")
+        print(
+            f"| {name}, delta={delta} | {tight} | [{lo_text}, {g.epsilon_upper:.5f}] | "
+            f"{ours_t:.2f} | {peer_text} | {peer_t:.2f} | {prv_text} | "
+            f"{prv_t:.1f} |"
+            if prv
+            else f"| {name}, delta={delta} | {tight} | [{lo_text}, {g.epsilon_upper:.5f}] | "
+            f"{ours_t:.2f} | {peer_text} | {peer_t:.2f} | - | - |"
+        )
 
 
 if __name__ == "__main__":

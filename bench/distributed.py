@@ -172,8 +172,10 @@ def _print(
         f"{REPEATS} repeats (median), 1-minute load average {load:.1f} at the end "
         "(other jobs share this machine, so absolute times are noisy).\n"
     )
-    print("| workload | engine | worker processes | samples drawn | tasks | wall time (s) "
-          "| samples/s | time / process pool | overhead per task (ms) | certified epsilon_lower |")
+    print(
+        "| workload | engine | worker processes | samples drawn | tasks | wall time (s) "
+        "| samples/s | time / process pool | overhead per task (ms) | certified epsilon_lower |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, engine, k, seconds, bound, drawn, tasks in rows:
         ratio = overhead = ""

@@ -253,6 +253,18 @@ def without_replacement_rdp(order: int, sampling_ratio: sympy.Expr,
     return sympy.log(total) / (a - 1)
 
 
+RDP_COMPOSITION = register(Theorem(
+    key="rdp_composition",
+    name="RDP composition",
+    citation="Mironov 2017, Proposition 1",
+    assumptions="k adaptively composed mechanisms, each (alpha, tau_i)-RDP at the same order",
+    statement="the composition is (alpha, sum tau_i)-RDP for every order alpha > 1",
+    bound={"tau": sympy.Symbol("k", positive=True) * tau},
+    domain=(alpha > 1,),
+    latex=r"\tau(\alpha) = \sum_i \tau_i(\alpha)",
+))
+
+
 RDP_CONVERSION = register(Theorem(
     key="rdp_to_approx_bbgg20",
     name="RDP to (eps, delta) (improved conversion)",

@@ -254,3 +254,36 @@ def test_q_one_poisson_equals_plain_gaussian() -> None:
                       delta=sympy.Rational(1, 10**6))
     assert sampled.epsilon_upper >= plain.epsilon_lower_float
     assert abs(sampled.epsilon_upper - plain.epsilon_upper) <= 1e-4 * plain.epsilon_upper
+
+
+def test_gaussian_sampled_without_replacement_uses_wbk19():
+    from dpaudit.events import SampledWithoutReplacement
+
+    def wor(m, n, sigma=2, k=50):
+        inner = Gaussian(sigma, relation="replace_one")
+        return account(SelfComposed(SampledWithoutReplacement(inner, m, n), k), delta="1e-5")
+
+    g = wor(1, 100)
+    assert g.theorem.key == "rdp_to_approx_bbgg20"
+    # sampling every record cannot be more private than the mechanism itself (whose exact
+    # profile certifies a lower bound), and a smaller sample is never less private
+    full = wor(100, 100)
+    plain = account(SelfComposed(Gaussian(2, relation="replace_one"), 50), delta="1e-5")
+    assert full.epsilon_upper >= plain.epsilon_lower_float
+    assert wor(1, 1000).epsilon_upper <= g.epsilon_upper <= wor(10, 100).epsilon_upper
+
+
+def test_wbk19_bound_matches_an_independent_evaluation():
+    from dpaudit.theorems import rdp
+
+    gamma, sigma, order = sympy.Rational(1, 20), 2, 6
+    value = rdp.without_replacement_rdp(order, gamma,
+                                        lambda j: rdp.gaussian_rdp(j, sigma, 1))
+    with mpmath.workdps(40):
+        g, t = mpmath.mpf(1) / 20, lambda j: mpmath.mpf(j) / (2 * sigma**2)
+        total = 1 + g**2 * mpmath.binomial(order, 2) * min(4 * (mpmath.exp(t(2)) - 1),
+                                                          2 * mpmath.exp(t(2)))
+        total += sum(g**j * mpmath.binomial(order, j) * mpmath.exp((j - 1) * t(j)) * 2
+                     for j in range(3, order + 1))
+        oracle = mpmath.log(total) / (order - 1)
+        assert abs(mpmath.mpf(sympy.N(value, 40)) - oracle) < mpmath.mpf(10) ** -30

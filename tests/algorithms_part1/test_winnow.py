@@ -153,7 +153,7 @@ def test_relaxed_utility_within_the_proof_bound() -> None:
 @pytest.mark.slow
 def test_relaxed_setting_epsilon_is_reported() -> None:
     """The accountant reports the epsilon the relaxed setting really gives (m K = 15,000
-    exponential mechanisms: thousands); recorded in docs/readme/algorithms_part1.md."""
+    exponential mechanisms: thousands); recorded in the README (source documents, part 1)."""
     params = _relaxed(1 / K_RELEVANT)
     eps = Accountant().guarantee(parameters_plan(params), 1e-6).epsilon_upper
     assert eps > 100

@@ -22,6 +22,7 @@ __all__ = [
     "PostProcessed",
     "SampledWithoutReplacement",
     "SelfComposed",
+    "Wrapper",
 ]
 
 
@@ -53,6 +54,34 @@ def _one_event(owner: str, event: Any) -> Event:
 
 
 @dataclasses.dataclass(frozen=True)
+class Wrapper(Event):
+    """A combinator around one event.
+
+    Its relation and only child are the inner event's (subclasses that change the relation
+    override :attr:`relation`); its expression lists the inner event, then the other fields
+    positionally.  Subclasses add their own fields and checks (calling ``super().__post_init__``
+    first).
+    """
+
+    event: Event = dataclasses.field(metadata={"positional": True})
+
+    def __post_init__(self) -> None:
+        self._set("event", _one_event(self.kind, self.event))
+        validate_ranges(self)
+
+    @property
+    def relation(self) -> Relation:
+        return self.event.relation
+
+    def children(self) -> tuple[Event, ...]:
+        return (self.event,)
+
+    def expression(self) -> str:
+        rest = [_format_value(getattr(self, f.name)) for f in dataclasses.fields(self)[1:]]
+        return f"{self.kind}({', '.join([self.event.expression(), *rest])})"
+
+
+@dataclasses.dataclass(frozen=True)
 class Composed(Event):
     """Adaptive sequential composition: the mechanisms run one after another on the same
     dataset, each possibly chosen from the outputs of the previous ones."""
@@ -71,25 +100,10 @@ class Composed(Event):
 
 
 @dataclasses.dataclass(frozen=True)
-class SelfComposed(Event):
+class SelfComposed(Wrapper):
     """``count``-fold adaptive composition of one mechanism with itself."""
 
-    event: Event = dataclasses.field(metadata={"positional": True})
     count: Any = ranged(low=1, low_open=False, integer=True)
-
-    def __post_init__(self) -> None:
-        self._set("event", _one_event(self.kind, self.event))
-        validate_ranges(self)
-
-    @property
-    def relation(self) -> Relation:
-        return self.event.relation
-
-    def children(self) -> tuple[Event, ...]:
-        return (self.event,)
-
-    def expression(self) -> str:
-        return f"SelfComposed({self.event.expression()}, {_format_value(self.count)})"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,46 +125,19 @@ class Parallel(Event):
 
 
 @dataclasses.dataclass(frozen=True)
-class PostProcessed(Event):
+class PostProcessed(Wrapper):
     """Any data-independent function of a mechanism's output."""
 
-    event: Event = dataclasses.field(metadata={"positional": True})
-
-    def __post_init__(self) -> None:
-        self._set("event", _one_event(self.kind, self.event))
-
-    @property
-    def relation(self) -> Relation:
-        return self.event.relation
-
-    def children(self) -> tuple[Event, ...]:
-        return (self.event,)
-
 
 @dataclasses.dataclass(frozen=True)
-class Group(Event):
+class Group(Wrapper):
     """The mechanism's guarantee for datasets differing in up to ``size`` records."""
 
-    event: Event = dataclasses.field(metadata={"positional": True})
     size: Any = ranged(low=1, low_open=False, integer=True)
-
-    def __post_init__(self) -> None:
-        self._set("event", _one_event(self.kind, self.event))
-        validate_ranges(self)
-
-    @property
-    def relation(self) -> Relation:
-        return self.event.relation
-
-    def children(self) -> tuple[Event, ...]:
-        return (self.event,)
-
-    def expression(self) -> str:
-        return f"Group({self.event.expression()}, {_format_value(self.size)})"
 
 
 @dataclasses.dataclass(frozen=True)
-class PoissonSampled(Event):
+class PoissonSampled(Wrapper):
     """Poisson subsampling: each record enters the sample independently with probability
     ``rate``, then the mechanism runs on the sample.
 
@@ -159,12 +146,10 @@ class PoissonSampled(Event):
     event must be stated under add/remove; the result is under add/remove.
     """
 
-    event: Event = dataclasses.field(metadata={"positional": True})
     rate: Any = ranged(low=0, high=1, high_open=False)
 
     def __post_init__(self) -> None:
-        self._set("event", _one_event(self.kind, self.event))
-        validate_ranges(self)
+        super().__post_init__()
         if self.event.relation is not Relation.ADD_REMOVE:
             raise ValueError(
                 f"PoissonSampled: event must be stated under the add_remove relation "
@@ -175,15 +160,9 @@ class PoissonSampled(Event):
     def relation(self) -> Relation:
         return Relation.ADD_REMOVE
 
-    def children(self) -> tuple[Event, ...]:
-        return (self.event,)
-
-    def expression(self) -> str:
-        return f"PoissonSampled({self.event.expression()}, {_format_value(self.rate)})"
-
 
 @dataclasses.dataclass(frozen=True)
-class SampledWithoutReplacement(Event):
+class SampledWithoutReplacement(Wrapper):
     """Sampling ``sample`` records uniformly without replacement out of ``population``, then
     running the mechanism on the sample.
 
@@ -192,13 +171,11 @@ class SampledWithoutReplacement(Event):
     Balle, Kasiviswanathan 2019), so the inner event must be replace-one, as is the result.
     """
 
-    event: Event = dataclasses.field(metadata={"positional": True})
     sample: Any = ranged(low=1, low_open=False, integer=True)
     population: Any = ranged(low=1, low_open=False, integer=True)
 
     def __post_init__(self) -> None:
-        self._set("event", _one_event(self.kind, self.event))
-        validate_ranges(self)
+        super().__post_init__()
         from dpaudit.events.base import _truth
 
         if _truth(self.sample <= self.population) is False:
@@ -214,10 +191,3 @@ class SampledWithoutReplacement(Event):
     @property
     def relation(self) -> Relation:
         return Relation.REPLACE_ONE
-
-    def children(self) -> tuple[Event, ...]:
-        return (self.event,)
-
-    def expression(self) -> str:
-        return (f"SampledWithoutReplacement({self.event.expression()}, "
-                f"{_format_value(self.sample)}, {_format_value(self.population)})")

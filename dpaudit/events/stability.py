@@ -20,8 +20,8 @@ from typing import Any
 
 import sympy
 
-from dpaudit.events.base import Event, Relation, _format_value, _truth, ranged, validate_ranges
-from dpaudit.events.combinators import _one_event
+from dpaudit.events.base import Event, Relation, _truth, ranged, validate_ranges
+from dpaudit.events.combinators import Wrapper, _one_event
 
 __all__ = [
     "LabelFlipped",
@@ -64,7 +64,7 @@ class UniformlyStable(Event):
 
 
 @dataclasses.dataclass(frozen=True)
-class SubsampledCandidates(Event):
+class SubsampledCandidates(Wrapper):
     """003, Section 3.1, steps 1-3: draw a uniformly random subset T of ``sample`` of the
     ``population`` records, build the candidate class H_T (one hypothesis per labeling of T),
     then run ``event`` (a selection among H_T that reads the *whole* dataset, e.g. the
@@ -76,13 +76,11 @@ class SubsampledCandidates(Event):
     :func:`dpaudit.theorems.stability.subsampled_candidates_stability`.
     """
 
-    event: Event = dataclasses.field(metadata={"positional": True})
     sample: Any = ranged(low=1, low_open=False, integer=True)
     population: Any = ranged(low=1, low_open=False, integer=True)
 
     def __post_init__(self) -> None:
-        self._set("event", _one_event(self.kind, self.event))
-        validate_ranges(self)
+        super().__post_init__()
         _sample_at_most_population(self.kind, self.sample, self.population)
         _replace_one(self.kind, self.event)
 
@@ -90,16 +88,9 @@ class SubsampledCandidates(Event):
     def relation(self) -> Relation:
         return Relation.REPLACE_ONE
 
-    def children(self) -> tuple[Event, ...]:
-        return (self.event,)
-
-    def expression(self) -> str:
-        return (f"SubsampledCandidates({self.event.expression()}, "
-                f"{_format_value(self.sample)}, {_format_value(self.population)})")
-
 
 @dataclasses.dataclass(frozen=True)
-class LabelFlipped(Event):
+class LabelFlipped(Wrapper):
     """A binary prediction mechanism whose output is flipped with probability ``flip``
     (003, proof of Corollary 1 and the last step of Theorem 2).
 
@@ -108,22 +99,7 @@ class LabelFlipped(Event):
     (stability, delta) slack into multiplicative slack.
     """
 
-    event: Event = dataclasses.field(metadata={"positional": True})
     flip: Any = ranged(low=0, high=sympy.Rational(1, 2))
-
-    def __post_init__(self) -> None:
-        self._set("event", _one_event(self.kind, self.event))
-        validate_ranges(self)
-
-    @property
-    def relation(self) -> Relation:
-        return self.event.relation
-
-    def children(self) -> tuple[Event, ...]:
-        return (self.event,)
-
-    def expression(self) -> str:
-        return f"LabelFlipped({self.event.expression()}, {_format_value(self.flip)})"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -147,6 +147,10 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
     return blocks
 
 
+#: The order of the index's groups; other groups follow alphabetically.
+INDEX_GROUP_ORDER = ("source documents", "catalogue", "broken")
+
+
 def index_blocks(reports: Sequence[dict[str, Any]], links: dict[str, str], seed: int,
                  command: str) -> list[Block]:
     """The index page: one verdict line per target, grouped.
@@ -178,7 +182,14 @@ def index_blocks(reports: Sequence[dict[str, Any]], links: dict[str, str], seed:
     groups: dict[str, list[dict[str, Any]]] = {}
     for r in reports:
         groups.setdefault(r["target"]["group"], []).append(r)
-    for group, items in groups.items():
+    # a fixed order, whatever order the targets were collected in (the index is checked
+    # byte for byte against a regeneration)
+    def group_key(group: str) -> tuple[int, str]:
+        return (INDEX_GROUP_ORDER.index(group) if group in INDEX_GROUP_ORDER
+                else len(INDEX_GROUP_ORDER), group)
+
+    for group in sorted(groups, key=group_key):
+        items = sorted(groups[group], key=lambda r: r["target"]["name"])
         blocks.append(("h2", group))
         rows = []
         for r in items:

@@ -95,6 +95,16 @@ class Primitive:
     def _record(self, size: int | None) -> None:
         record(self._event, 1 if size is None else size)
 
+    def _add_noise(self, value: Any, size: int | None,
+                   draw: Callable[[tuple[int, ...]], np.ndarray]) -> Any:
+        """``value`` plus ``draw(shape)`` noise, for one run or ``size`` runs stacked on a new
+        first axis; records the runs."""
+        n = _check_size(size)
+        arr = np.asarray(value, dtype=float)
+        out = arr + draw(arr.shape if n is None else (n, *arr.shape))
+        self._record(n)
+        return float(out) if out.ndim == 0 else out
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._event})"
 
@@ -121,12 +131,8 @@ class LaplaceMechanism(Primitive):
 
     def release(self, value: Any, rng: np.random.Generator, size: int | None = None) -> Any:
         """``value`` plus Laplace noise (``size`` runs stacked on a new first axis)."""
-        rng, n = _check_rng(rng), _check_size(size)
-        arr = np.asarray(value, dtype=float)
-        shape = arr.shape if n is None else (n, *arr.shape)
-        out = arr + rng.laplace(0.0, self.scale, size=shape)
-        self._record(n)
-        return float(out) if out.ndim == 0 else out
+        rng = _check_rng(rng)
+        return self._add_noise(value, size, lambda shape: rng.laplace(0.0, self.scale, size=shape))
 
 
 class GaussianMechanism(Primitive):
@@ -140,12 +146,8 @@ class GaussianMechanism(Primitive):
 
     def release(self, value: Any, rng: np.random.Generator, size: int | None = None) -> Any:
         """``value`` plus Gaussian noise (``size`` runs stacked on a new first axis)."""
-        rng, n = _check_rng(rng), _check_size(size)
-        arr = np.asarray(value, dtype=float)
-        shape = arr.shape if n is None else (n, *arr.shape)
-        out = arr + rng.normal(0.0, self.sigma, size=shape)
-        self._record(n)
-        return float(out) if out.ndim == 0 else out
+        rng = _check_rng(rng)
+        return self._add_noise(value, size, lambda shape: rng.normal(0.0, self.sigma, size=shape))
 
 
 def _integers(value: Any) -> np.ndarray:

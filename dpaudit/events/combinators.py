@@ -15,6 +15,7 @@ from typing import Any
 from dpaudit.events.base import Event, Relation, _format_value, ranged, validate_ranges
 
 __all__ = [
+    "Combination",
     "Composed",
     "Group",
     "Parallel",
@@ -82,9 +83,8 @@ class Wrapper(Event):
 
 
 @dataclasses.dataclass(frozen=True)
-class Composed(Event):
-    """Adaptive sequential composition: the mechanisms run one after another on the same
-    dataset, each possibly chosen from the outputs of the previous ones."""
+class Combination(Event):
+    """A combinator over a non-empty list of events sharing one neighbouring relation."""
 
     events: tuple[Event, ...] = dataclasses.field(metadata={"positional": True})
 
@@ -97,6 +97,12 @@ class Composed(Event):
 
     def children(self) -> tuple[Event, ...]:
         return self.events
+
+
+@dataclasses.dataclass(frozen=True)
+class Composed(Combination):
+    """Adaptive sequential composition: the mechanisms run one after another on the same
+    dataset, each possibly chosen from the outputs of the previous ones."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,21 +113,9 @@ class SelfComposed(Wrapper):
 
 
 @dataclasses.dataclass(frozen=True)
-class Parallel(Event):
+class Parallel(Combination):
     """Parallel composition: each mechanism runs on its own part of a partition of the
     dataset fixed independently of the data's values (McSherry 2009)."""
-
-    events: tuple[Event, ...] = dataclasses.field(metadata={"positional": True})
-
-    def __post_init__(self) -> None:
-        self._set("events", _event_tuple(self.kind, self.events))
-
-    @property
-    def relation(self) -> Relation:
-        return self.events[0].relation
-
-    def children(self) -> tuple[Event, ...]:
-        return self.events
 
 
 @dataclasses.dataclass(frozen=True)

@@ -62,16 +62,17 @@ def test_stability_measured_below_accountant() -> None:
 
 
 def _corollary1_audit(samples: int) -> tuple[float, float]:
-    """Designed pair: n = 10, n' = 5 (half the records build the class), the changed record
-    flips both its position and label, the query sits where the classes disagree; flip 0.05.
-    Confidence 0.95."""
-    rng = np.random.default_rng(2)
-    X, y = plane_sample(10, rng, label_noise=0.0)
-    X1, y1 = X.copy(), y.copy()
-    X1[0], y1[0] = -X[0], 1 - y[0]
-    learner = FlippedStableLearner(2, 5, "1/20")
-    upper = Accountant().guarantee(learner.plan(10)).epsilon_upper
-    result = audit(learner.mechanism(np.array([0.0, 0.3])), (X, y), (X1, y1), epsilon=upper,
+    """Designed pair: n = 2, n' = 1, EM privacy 4, flip 1/20; the neighbour flips record 0's
+    label and the query is record 0's point.  When record 0 is the subsample the candidates
+    are the two labelings of it and the EM follows its label, so the prediction at the query
+    moves from ~0.94 to ~0.48 (log-ratio ~2.1 against the accountant's 2.93).  Confidence
+    0.95.  (A pair of 10 records with a moved point changes the output by < 0.01: no power.)"""
+    X = np.array([[1.0, 0.2], [-1.0, 0.3]])
+    y = np.array([1, 0])
+    y1 = np.array([0, 0])
+    learner = FlippedStableLearner(4, 1, "1/20")
+    upper = Accountant().guarantee(learner.plan(2)).epsilon_upper
+    result = audit(learner.mechanism(X[0]), (X, y), (X, y1), epsilon=upper,
                    samples=samples, seed=5)
     print(f"Corollary 1 audit lower {result.epsilon_lower:.3f}, upper {upper:.3f}")
     assert not result.violation
@@ -80,14 +81,16 @@ def _corollary1_audit(samples: int) -> tuple[float, float]:
 
 
 def test_corollary1_audit_below_accountant() -> None:
-    """6000 samples (1.3 ms each: every run builds its own H_T); the slow variant uses 60k."""
-    _corollary1_audit(6000)
+    """6000 samples per dataset (1.3 ms each: every run builds its own H_T): the certified
+    lower bound is already positive; the slow variant uses 60k and must certify > 1.5."""
+    lower, _ = _corollary1_audit(6000)
+    assert lower > 0
 
 
 @pytest.mark.slow
 def test_corollary1_audit_below_accountant_60k() -> None:
     lower, _ = _corollary1_audit(60_000)
-    assert lower > 0
+    assert lower > 1.5
 
 
 def test_corollary1_utility_at_the_papers_scale() -> None:

@@ -86,15 +86,31 @@ class Ledger:
             self.guard(entry.as_event())
         self.entries.append(entry)
 
+    def merged(self) -> list[Entry]:
+        """The entries with each run of consecutive identical events merged into one entry
+        carrying the total count (its label is the first run's).  Running the same mechanism
+        k times in a row is its k-fold composition, ``SelfComposed(event, k)``, so the merged
+        ledger denotes the same event; a learner with thousands of identical steps then
+        accounts as one k-fold node instead of a composition of thousands of leaves.
+        ``entries`` itself keeps one entry per recorded run."""
+        out: list[Entry] = []
+        for entry in self.entries:
+            if out and out[-1].event == entry.event:
+                out[-1] = Entry(entry.event, out[-1].count + entry.count, out[-1].label)
+            else:
+                out.append(entry)
+        return out
+
     def event(self) -> Event:
-        """Everything recorded, as one event (sequential composition in run order).
+        """Everything recorded, as one event: sequential composition in run order, with
+        consecutive runs of one event as its k-fold composition (see :meth:`merged`).
 
         Raises:
             ValueError: if nothing was recorded.
         """
         if not self.entries:
             raise ValueError("the ledger is empty: no primitive ran while it was active")
-        parts = [e.as_event() for e in self.entries]
+        parts = [e.as_event() for e in self.merged()]
         return parts[0] if len(parts) == 1 else Composed(parts)
 
     def guarantee(self, delta: Any = None) -> Guarantee:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpaudit.accountant import Accountant
 from dpaudit.conformance import PrimitiveConformance
-from dpaudit.events import Laplace, PoissonSampled, PureDP, SelfComposed
+from dpaudit.events import Composed, Laplace, PoissonSampled, PureDP, SelfComposed
 from mechanisms.ledger import Ledger, LedgerExceededError, record, recorded_as
 from mechanisms.primitives import (
     AboveThresholdMechanism,
@@ -156,3 +157,21 @@ def test_declared_mechanism_records_its_declaration():
 def test_empty_ledger_is_an_error():
     with pytest.raises(ValueError, match="the ledger is empty"):
         Ledger().event()
+
+
+def test_ledger_merges_consecutive_identical_runs():
+    """50 identical steps, then another mechanism, then the first again: the ledger keeps one
+    entry per run, and its event is Composed([50-fold, other, 1-fold]); its guarantee matches
+    the accountant's on the 52 leaves composed one by one (same event, fewer nodes)."""
+    rng = np.random.default_rng(0)
+    with Ledger() as ledger:
+        for _ in range(50):
+            LaplaceMechanism(10).release(0.0, rng)
+        LaplaceMechanism(1).release(0.0, rng)
+        LaplaceMechanism(10).release(0.0, rng)
+    assert len(ledger) == 52
+    assert [e.count for e in ledger.merged()] == [50, 1, 1]
+    assert ledger.event() == Composed([SelfComposed(Laplace(10), 50), Laplace(1), Laplace(10)])
+    merged = ledger.guarantee(1e-6)
+    leaves = Accountant().guarantee(Composed([Laplace(10)] * 51 + [Laplace(1)]), 1e-6)
+    assert merged.epsilon_upper == pytest.approx(leaves.epsilon_upper, rel=1e-3)

@@ -181,14 +181,13 @@ class OptimalComposition(Statement):
                     f"smallest eps_g with delta_g(eps_g) <= {show(delta)}, k = {self.count}, "
                     f"eps_0 = {show(self.epsilon0)}, delta_0 = {show(self.delta0)}: {how}",
                     (self.step,))
-        # the bound is attained by k-fold binary randomized response, so for that event it is
-        # also the exact value (a certified lower bound)
+        # the bound is attained by k-fold binary randomized response, so for that event, and
+        # for a generic eps-DP event (whose worst case is randomized response), it is also the
+        # exact value (a certified lower bound), as the PLD of those events would certify
         event = self.step.event
         parts = getattr(event, "events", None) or (getattr(event, "event", None),)
-        inner = parts[0]
-        exact_here = (isinstance(inner, ev.RandomizedResponse) and self.delta0 == 0
-                      and all(p == inner for p in parts)
-                      and _number(getattr(inner, "categories", 2)) == 2)
+        exact_here = (self.delta0 == 0 and all(p == parts[0] for p in parts)
+                      and _binomial_exact(parts[0], self.count))
         return [Candidate(eps, delta, step, eps_low if exact_here else None)]
 
 

@@ -38,7 +38,7 @@ from dpaudit.accountant.statements import (
     show,
 )
 from dpaudit.events.base import Event
-from dpaudit.numeric import EvaluationError
+from dpaudit.numeric import EvaluationError, float_down, float_up
 from dpaudit.theorems import advanced, optimal, rdp
 from dpaudit.theorems import bounded_range as br
 from dpaudit.theorems.base import Theorem, register
@@ -244,7 +244,8 @@ class RenyiCurve(Statement):
 class BoundedRangeComposition(Statement):
     """k adaptively composed eps-BR mechanisms (Dong, Durfee, Rogers 2020), resolved at the
     target delta by the dynamic programme of :func:`~dpaudit.theorems.bounded_range.
-    bounded_range_composition_epsilon` (an upper bound)."""
+    bounded_range_composition_bounds`: an upper bound, and a certified lower bound on the
+    optimum for the class (an adaptive composition of exponential mechanisms attains it)."""
 
     epsilon0: sympy.Expr = sympy.Integer(0)
     count: int = 1
@@ -252,20 +253,33 @@ class BoundedRangeComposition(Statement):
 
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
         d = _number(delta) if delta is not None else None
-        e = _number(self.epsilon0)
-        if d is None or e is None or not (0 < d < 1):
+        if d is None or _number(self.epsilon0) is None or not (0 < d < 1):
             return []
-        value = _memo(("br_dp", e, self.count, d),
-                      lambda: _safe(lambda: br.bounded_range_composition_epsilon(
-                          e, self.count, d)))
-        if value is None or not math.isfinite(value):
+        # the class grows with eps: the upper side runs with eps rounded up, the lower side
+        # with eps rounded down
+        e_up, e_dn = float_up(self.epsilon0), float_down(self.epsilon0)
+
+        def bounds() -> tuple[float, float] | None:
+            if e_up == e_dn:
+                return br.bounded_range_composition_bounds(e_up, self.count, d)
+            hi = br.bounded_range_composition_bounds(e_up, self.count, d, sides="upper")[1]
+            lo = (br.bounded_range_composition_bounds(e_dn, self.count, d, sides="lower")[0]
+                  if e_dn > 0 else 0.0)
+            return lo, hi
+
+        found = _memo(("br_dp", self.epsilon0, self.count, d), lambda: _safe(bounds))
+        if found is None or not math.isfinite(found[1]):
             return []
-        eps = sympy.Rational(value)
+        lo, hi = found
+        eps = sympy.Rational(hi)
         step = Step(br.BR_ADAPTIVE_COMPOSITION, self.step.event,
                     f"({show(eps)}, {show(delta)})-DP",
                     f"V_{self.count}(eps) <= {show(delta)} for {self.count} adaptive "
-                    f"{show(self.epsilon0)}-BR mechanisms (grid upper bound)", (self.step,))
-        return [Candidate(eps, delta, step)]
+                    f"{show(self.epsilon0)}-BR mechanisms: optimum in [{lo:.6g}, {hi:.6g}] "
+                    "(grid dynamic programme)", (self.step,),
+                    note=("lower: an adaptive composition of exponential mechanisms with "
+                          "these parameters is not (lower, delta)-DP"))
+        return [Candidate(eps, delta, step, sympy.Rational(lo) if lo > 0 else None)]
 
 
 # ---------------------------------------------------------------------------- PLD builders

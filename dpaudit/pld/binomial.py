@@ -33,7 +33,7 @@ from typing import Any
 
 import mpmath
 
-from dpaudit.numeric import endpoints, mpf_to_float
+from dpaudit.numeric import endpoints, iv_precision, mpf_to_float
 
 __all__ = ["binomial_delta_bounds", "binomial_epsilon_bounds"]
 
@@ -130,9 +130,7 @@ def binomial_delta_bounds(epsilon0: Any, count: int, epsilon: Any,
     Raises:
         ValueError: on parameters out of range.
     """
-    old = _iv.prec
-    _iv.prec = _precision(count, epsilon0)
-    try:
+    with iv_precision(_precision(count, epsilon0)):
         e, d = _checked(epsilon0, delta0, count)
         g = _enclose(epsilon, "epsilon")
         prof = _Profile(e, d, count)
@@ -148,8 +146,6 @@ def binomial_delta_bounds(epsilon0: Any, count: int, epsilon: Any,
             total += term
         lo, hi = endpoints(1 - prof.keep + prof.keep * total)
         return max(0.0, mpf_to_float(lo, "down")), min(1.0, mpf_to_float(hi, "up"))
-    finally:
-        _iv.prec = old
 
 
 def binomial_epsilon_bounds(epsilon0: Any, count: int, delta: Any,
@@ -179,9 +175,7 @@ def binomial_epsilon_bounds(epsilon0: Any, count: int, delta: Any,
     Raises:
         ValueError: on parameters out of range.
     """
-    old = _iv.prec
-    _iv.prec = _precision(count, epsilon0)
-    try:
+    with iv_precision(_precision(count, epsilon0)):
         e, d = _checked(epsilon0, delta0, count)
         t = _enclose(delta, "delta")
         if not (endpoints(t)[0] > 0 and endpoints(t)[1] < 1):
@@ -195,8 +189,6 @@ def binomial_epsilon_bounds(epsilon0: Any, count: int, delta: Any,
             return 0.0, math.inf
         lo, hi = _solve(prof, residual)
         return max(0.0, mpf_to_float(lo, "down")), max(0.0, mpf_to_float(hi, "up"))
-    finally:
-        _iv.prec = old
 
 
 def _ends(x: Any) -> tuple[Any, Any]:

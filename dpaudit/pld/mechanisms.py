@@ -20,16 +20,15 @@ record) (Zhu, Dong, Wang 2022, Theorem 11), under the add/remove relation.
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import mpmath
 import numpy as np
 from scipy.special import ndtri
 
-from dpaudit.numeric import endpoints, mpf_to_float
+from dpaudit.numeric import endpoints, iv_precision, mpf_to_float
 from dpaudit.pld import masses
 from dpaudit.pld.distribution import (
     DEFAULT_TAIL,
@@ -210,17 +209,6 @@ def _atomic_pair(outcomes: list[tuple[float, float]], q: float, h: float,
     return PLDPair(remove, add)
 
 
-@contextlib.contextmanager
-def _iv_precision(bits: int) -> Iterator[None]:
-    """mpmath's interval context at ``bits`` of precision, restored afterwards."""
-    old = mpmath.iv.prec
-    mpmath.iv.prec = bits
-    try:
-        yield
-    finally:
-        mpmath.iv.prec = old
-
-
 def _interval_pair(outcomes: list[tuple[Any, Any]], q: float, h: float,
                    tail: float) -> PLDPair:
     """The PLD pair of outcomes whose masses are mpmath intervals ``(P(o), Q(o))``: the upper
@@ -336,7 +324,7 @@ def discrete_laplace(scale: float, sensitivity: int = 1, *, sampling_probability
         raise ValueError(f"sensitivity must be an integer >= 1, got {sensitivity!r}")
     q = _check_probability("sampling_probability", sampling_probability)
     iv = mpmath.iv
-    with _iv_precision(80):
+    with iv_precision(80):
         r = iv.exp(-1 / iv.mpf(t))
         norm = (1 - r) / (1 + r)
         d = sensitivity
@@ -373,7 +361,7 @@ def discrete_gaussian(sigma: float, sensitivity: int = 1, *, sampling_probabilit
     d = sensitivity
     reach = math.ceil(12 * s + d + 1)
     iv = mpmath.iv
-    with _iv_precision(80):
+    with iv_precision(80):
         c = 1 / (2 * iv.mpf(s) ** 2)
         top = reach + d
         weights = {x: iv.exp(-(x * x) * c) for x in range(-top, top + 1)}

@@ -217,7 +217,7 @@ def subsampled_gaussian_rdp_upper(order: int, sigma_: sympy.Expr,
     """
     import mpmath
 
-    from dpaudit.numeric import endpoints, interval, mpf_to_float
+    from dpaudit.numeric import endpoints, interval, iv_precision, mpf_to_float
 
     n = int(_order(order, integer=True))
     qq = exact(sampling_probability, "sampling_probability")
@@ -227,9 +227,7 @@ def subsampled_gaussian_rdp_upper(order: int, sigma_: sympy.Expr,
     if not (0 < qq <= 1):
         raise ValueError(f"sampling_probability must be in (0, 1], got {qq}")
     iv = mpmath.iv
-    old = iv.prec
-    iv.prec = 80 + 2 * n.bit_length()
-    try:
+    with iv_precision(80 + 2 * n.bit_length()):
         qi = iv.mpf(list(endpoints(interval(qq, prec=iv.prec))))
         half = iv.mpf(list(endpoints(interval(1 / (2 * s2), prec=iv.prec))))
         total = iv.mpf(0)
@@ -237,8 +235,6 @@ def subsampled_gaussian_rdp_upper(order: int, sigma_: sympy.Expr,
             total += (math.comb(n, i) * (1 - qi) ** (n - i) * qi**i
                       * iv.exp((i * i - i) * half))
         _, hi = endpoints(iv.log(total) / (n - 1))
-    finally:
-        iv.prec = old
     return sympy.Rational(mpf_to_float(hi, "up"))
 
 

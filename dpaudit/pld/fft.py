@@ -72,11 +72,12 @@ def _cumulants(logm: np.ndarray, idx: np.ndarray, t: float) -> tuple[float, floa
     generating function, its first two derivatives (floats: used only to steer the search),
     and a rigorous bound ``err`` on ``|fl(K) - K|``.
 
-    The bound: each exponent ``a_i`` carries an absolute error of at most
-    ``2u (|logm_i| + |t idx_i|) + u |log m_i|`` (the rounded log of the mass, the product and
-    the sum; ``log``/``exp`` accurate to one ulp), which moves ``exp(a_i - top)`` by that relative
-    amount plus ``2u`` (the subtraction of ``top`` and ``exp`` itself); a sum of n positive terms
-    adds at most ``n u`` relative error, and the final ``log`` adds ``u |K|`` and one ulp.
+    The bound: each exponent ``a_i - top`` carries an absolute error of at most
+    ``6u (max |logm| + |t| max |idx|)`` (the rounded log of the mass, the product, the sum and
+    the subtraction of ``top``, each at most u times a magnitude below twice that maximum;
+    ``log``/``exp`` accurate to one ulp), which moves ``exp(a_i - top)`` by that relative amount
+    plus ``u`` (``exp`` itself); a sum of n positive terms adds at most ``n u`` relative error,
+    and ``top + log(s)`` adds ``u (|K| + |top|)`` and one ulp.
     """
     a = logm + t * idx
     top = float(np.max(a))
@@ -87,7 +88,7 @@ def _cumulants(logm: np.ndarray, idx: np.ndarray, t: float) -> tuple[float, floa
     mean = float(np.sum(w * idx)) / s0
     var = max(0.0, float(np.sum(w * (idx - mean) ** 2)) / s0)
     k = top + math.log(s0)
-    arg = 3 * UNIT_ROUNDOFF * (float(np.max(np.abs(logm))) + abs(t) * float(np.max(np.abs(idx))))
+    arg = 6 * UNIT_ROUNDOFF * (float(np.max(np.abs(logm))) + abs(t) * float(np.max(np.abs(idx))))
     rel = arg + (len(w) + 4) * UNIT_ROUNDOFF
     err = (rel / (1 - rel) + 2 * UNIT_ROUNDOFF * (abs(k) + abs(top) + 1)) * (1 + 1e-6)
     return k, mean, var, err

@@ -154,7 +154,10 @@ def bounded_range_composition_bounds(epsilon: float, count: int, delta: float,
     """
     import math
 
+    import mpmath
     import numpy as np
+
+    from dpaudit.numeric import endpoints, iv_precision, mpf_to_float
 
     if not (isinstance(epsilon, float | int) and 0 < epsilon < 50):
         raise ValueError(f"epsilon must be in (0, 50), got {epsilon!r}")
@@ -185,10 +188,20 @@ def bounded_range_composition_bounds(epsilon: float, count: int, delta: float,
     lower = np.maximum(0.0, v0 * (1 - 4 * u) - slack)
     # V_j(x) = 1 - e^x for x <= -j eps and 0 for x >= j eps (exact initial values there)
     ts = h * np.arange(m + 1)
-    p = np.exp(ts) * np.expm1(e - ts) / em1  # p_t
+    p = np.exp(ts) * np.expm1(e - ts) / em1  # p_t (floats: steer the tangent bounds only)
     q = np.expm1(ts) / em1  # 1 - p_t
-    p_dn, q_dn = p * (1 - 8 * u), q * (1 - 8 * u)
-    p_up, q_up = np.minimum(1.0, p * (1 + 8 * u)), np.minimum(1.0, q * (1 + 8 * u))
+    # p_t and 1 - p_t at the exact t = i eps / M, enclosed in interval arithmetic (a rounded t
+    # would move p near t = eps by many ulps), rounded outward
+    p_dn, p_up, q_dn, q_up = (np.empty(m + 1) for _ in range(4))
+    with iv_precision(80):
+        iv = mpmath.iv
+        e_iv = iv.mpf(e)
+        for i in range(m + 1):
+            t_iv = e_iv * i / m
+            for value, dn, up in ((iv.expm1(e_iv) - iv.expm1(t_iv), p_dn, p_up),
+                                  (iv.expm1(t_iv), q_dn, q_up)):
+                a, b = endpoints(value / iv.expm1(e_iv))
+                dn[i], up[i] = max(0.0, mpf_to_float(a, "down")), min(1.0, mpf_to_float(b, "up"))
     slope = np.exp(ts) / em1 * (1 + 8 * u)  # -dp_t/dt
     eh, emh = math.expm1(h), -math.expm1(-h)
     margin = 64 * u * (2 + big / em1)

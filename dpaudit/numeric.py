@@ -17,9 +17,10 @@ How a float enters:
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
 from numbers import Integral, Rational
 from typing import Any, Literal
@@ -45,6 +46,7 @@ __all__ = [
     "float_up",
     "interval",
     "is_exact_number",
+    "iv_precision",
     "mpf_to_float",
     "to_float",
 ]
@@ -570,3 +572,14 @@ def bracket_decreasing(
             break
         steps += 1
     return lower, upper
+
+
+@contextlib.contextmanager
+def iv_precision(bits: int) -> Iterator[None]:
+    """Run a block with mpmath's interval context at ``bits`` of precision (restored after)."""
+    old = mpmath.iv.prec
+    mpmath.iv.prec = bits
+    try:
+        yield
+    finally:
+        mpmath.iv.prec = old

@@ -21,6 +21,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import math
+from collections.abc import Callable
 from typing import Any
 
 import sympy
@@ -37,7 +38,7 @@ from dpaudit.accountant.statements import (
     show,
 )
 from dpaudit.events.base import Event
-from dpaudit.numeric import EvaluationError
+from dpaudit.numeric import EvaluationError, float_down, float_up
 from dpaudit.theorems import advanced, optimal, rdp
 from dpaudit.theorems import bounded_range as br
 from dpaudit.theorems.base import Theorem, register
@@ -79,27 +80,75 @@ def _rational_up(x: float) -> sympy.Expr:
 
 @dataclasses.dataclass(frozen=True)
 class LossDistribution(Statement):
-    """A privacy loss distribution (both directions) of the event."""
+    """A privacy loss distribution (both directions) of the event, built on demand.
 
-    pair: pld.PLDPair | None = None
+    ``build(h)`` returns the event's :class:`~dpaudit.pld.PLDPair` on the grid of step h (or
+    None when the construction does not apply, e.g. the support is too large for the grid);
+    :meth:`candidates` refines the grid until the certified bounds are close enough.
+    """
+
+    build: Callable[[float], pld.PLDPair | None] | None = None
     tight: bool = True
     currency = "pld"
 
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
         d = _number(delta) if delta is not None else None
-        if self.pair is None or d is None or not (0 < d < 1):
+        if self.build is None or d is None or not (0 < d < 1):
             return []
-        lo, hi = self.pair.epsilon_bounds(d)
-        if not math.isfinite(hi):
+        found = refined_epsilon_bounds(self.build, d)
+        if found is None:
             return []
+        lo, hi, h = found
         upper = sympy.Rational(max(hi, 0.0))
         lower = sympy.Rational(lo) if self.tight and self.exact_profile and lo > 0 else None
         step = Step(PLD_ACCOUNTING, self.step.event, f"({show(upper)}, {show(delta)})-DP",
                     f"epsilon in [{lo:.10g}, {hi:.10g}] at delta = {show(delta)} "
-                    f"(grid {self.pair.h:g})", (self.step,),
+                    f"(grid {h:g})", (self.step,),
                     note=("upper: connect-the-dots dominating pair; lower: post-processed pair"
                           if self.tight else "dominating pair of a family: upper bound only"))
         return [Candidate(upper, delta, step, lower)]
+
+
+#: The PLD grid: the first (coarsest) step tried, the finest step (:data:`VALUE_DISCRETIZATION`)
+#: and the target: the grid is refined while the certified gap ``upper - lower`` exceeds
+#: ``TARGET_GAP * upper``.
+COARSEST_GRID = 1e-3
+FINEST_GRID = VALUE_DISCRETIZATION
+TARGET_GAP = 3e-4
+
+
+def refined_epsilon_bounds(build: Callable[[float], pld.PLDPair | None],
+                           delta: float) -> tuple[float, float, float] | None:
+    """Certified ``(lower, upper, h)`` for the PLD ``build(h)`` at ``delta``.
+
+    Starts on the coarse grid :data:`COARSEST_GRID` and refines while the gap between the
+    certified bounds is above :data:`TARGET_GAP` times the upper bound, down to
+    :data:`FINEST_GRID`.  Every grid gives certified bounds, so the best of each side is
+    kept.  The discretisation error of the connect-the-dots pair shrinks about like h^2, so
+    the next step is ``h sqrt(target / gap)`` (with a safety factor), at most h / 2; a fine
+    grid is built only when a coarse one is not accurate enough (for bounded losses, such as
+    Laplace's, the coarse grid is also the tighter one: the FFT's rounding bound grows with
+    the grid's length).
+
+    Returns None when no grid gives a finite upper bound.
+    """
+    h = COARSEST_GRID
+    best_lo, best_hi, used = 0.0, math.inf, h
+    while True:
+        pair = build(h)
+        if pair is not None:
+            lo, hi = pair.epsilon_bounds(delta)
+            best_lo = max(best_lo, lo)
+            if hi < best_hi:
+                best_hi, used = hi, h
+        gap = best_hi - best_lo
+        if h <= FINEST_GRID or gap <= TARGET_GAP * best_hi:
+            break
+        shrink = 0.7 * math.sqrt(TARGET_GAP * best_hi / gap) if math.isfinite(gap) else 0.1
+        h = max(FINEST_GRID, h * min(0.5, max(0.1, shrink)))
+    if not math.isfinite(best_hi):
+        return None
+    return min(best_lo, best_hi), best_hi, used
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,12 +181,13 @@ class OptimalComposition(Statement):
                     f"smallest eps_g with delta_g(eps_g) <= {show(delta)}, k = {self.count}, "
                     f"eps_0 = {show(self.epsilon0)}, delta_0 = {show(self.delta0)}: {how}",
                     (self.step,))
-        # the bound is attained by k-fold binary randomized response, so for that event it is
-        # also the exact value (a certified lower bound)
+        # the bound is attained by k-fold binary randomized response, so for that event, and
+        # for a generic eps-DP event (whose worst case is randomized response), it is also the
+        # exact value (a certified lower bound), as the PLD of those events would certify
         event = self.step.event
-        inner = getattr(event, "event", None)
-        exact_here = (isinstance(inner, ev.RandomizedResponse) and self.delta0 == 0
-                      and _number(getattr(inner, "categories", 2)) == 2)
+        parts = getattr(event, "events", None) or (getattr(event, "event", None),)
+        exact_here = (self.delta0 == 0 and all(p == parts[0] for p in parts)
+                      and _binomial_exact(parts[0], self.count))
         return [Candidate(eps, delta, step, eps_low if exact_here else None)]
 
 
@@ -166,18 +216,25 @@ class AdvancedComposition(Statement):
 
 @dataclasses.dataclass(frozen=True)
 class RenyiCurve(Statement):
-    """An RDP curve tau(alpha) on integer orders (numeric values, exact at the chosen order)."""
+    """An RDP curve tau(alpha) on integer orders (numeric values, exact at the chosen order).
+
+    ``tau_upper``, when given, is a callable order -> a rational upper bound on tau (an
+    interval evaluation rounded up), used instead of the exact expression for speed: the
+    conversion to (eps, delta) increases with tau, so the result is still an upper bound.
+    """
 
     orders: tuple[int, ...] = ()
     taus: tuple[sympy.Expr, ...] = ()
     exact_tau: Any = None  # callable order -> exact tau, used for the chosen order
+    tau_upper: Any = None
     currency = "rdp"
 
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
         if delta is None or _number(delta) is None or not (0 < _number(delta) < 1):
             return []
         order = rdp.choose_order(self.orders, self.taus, delta)  # floats: only a choice
-        eps, _ = rdp.rdp_to_approx([order], [self.exact_tau(order)], delta)
+        tau = (self.tau_upper or self.exact_tau)(order)
+        eps, _ = rdp.rdp_to_approx([order], [tau], delta)
         step = Step(rdp.RDP_CONVERSION, self.step.event, f"({show(eps)}, {show(delta)})-DP",
                     f"order alpha = {order}", (self.step,))
         return [Candidate(eps, delta, step)]
@@ -187,7 +244,8 @@ class RenyiCurve(Statement):
 class BoundedRangeComposition(Statement):
     """k adaptively composed eps-BR mechanisms (Dong, Durfee, Rogers 2020), resolved at the
     target delta by the dynamic programme of :func:`~dpaudit.theorems.bounded_range.
-    bounded_range_composition_epsilon` (an upper bound)."""
+    bounded_range_composition_bounds`: an upper bound, and a certified lower bound on the
+    optimum for the class (an adaptive composition of exponential mechanisms attains it)."""
 
     epsilon0: sympy.Expr = sympy.Integer(0)
     count: int = 1
@@ -195,68 +253,99 @@ class BoundedRangeComposition(Statement):
 
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
         d = _number(delta) if delta is not None else None
-        e = _number(self.epsilon0)
-        if d is None or e is None or not (0 < d < 1):
+        if d is None or _number(self.epsilon0) is None or not (0 < d < 1):
             return []
-        value = _memo(("br_dp", e, self.count, d),
-                      lambda: _safe(lambda: br.bounded_range_composition_epsilon(
-                          e, self.count, d)))
-        if value is None or not math.isfinite(value):
+        # the class grows with eps: the upper side runs with eps rounded up, the lower side
+        # with eps rounded down
+        e_up, e_dn = float_up(self.epsilon0), float_down(self.epsilon0)
+
+        def bounds() -> tuple[float, float] | None:
+            if e_up == e_dn:
+                return br.bounded_range_composition_bounds(e_up, self.count, d)
+            hi = br.bounded_range_composition_bounds(e_up, self.count, d, sides="upper")[1]
+            lo = (br.bounded_range_composition_bounds(e_dn, self.count, d, sides="lower")[0]
+                  if e_dn > 0 else 0.0)
+            return lo, hi
+
+        found = _memo(("br_dp", self.epsilon0, self.count, d), lambda: _safe(bounds))
+        if found is None or not math.isfinite(found[1]):
             return []
-        eps = sympy.Rational(value)
+        lo, hi = found
+        eps = sympy.Rational(hi)
         step = Step(br.BR_ADAPTIVE_COMPOSITION, self.step.event,
                     f"({show(eps)}, {show(delta)})-DP",
                     f"V_{self.count}(eps) <= {show(delta)} for {self.count} adaptive "
-                    f"{show(self.epsilon0)}-BR mechanisms (grid upper bound)", (self.step,))
-        return [Candidate(eps, delta, step)]
+                    f"{show(self.epsilon0)}-BR mechanisms: optimum in [{lo:.6g}, {hi:.6g}] "
+                    "(grid dynamic programme)", (self.step,),
+                    note=("lower: an adaptive composition of exponential mechanisms with "
+                          "these parameters is not (lower, delta)-DP"))
+        return [Candidate(eps, delta, step, sympy.Rational(lo) if lo > 0 else None)]
 
 
 # ---------------------------------------------------------------------------- PLD builders
 
 
-def _leaf_pld(event: Event, rate: float = 1.0) -> tuple[pld.PLDPair, bool] | None:
-    """The PLD of a leaf (optionally Poisson-subsampled), and whether it is the event's own."""
-    h = VALUE_DISCRETIZATION
-    kw = {"sampling_probability": rate, "value_discretization": h}
+Builder = Callable[[float], "pld.PLDPair | None"]
+
+
+def _leaf_builder(event: Event, rate: float = 1.0) -> tuple[Builder, bool] | None:
+    """How to build the PLD of a leaf (optionally Poisson-subsampled) on a grid of step h,
+    and whether it is the event's own PLD (not a dominating pair of a family); None when no
+    PLD construction applies (symbolic parameters, no PLD for the mechanism)."""
+    make: Callable[[float], pld.PLDPair] | None = None
+    own = True
     if isinstance(event, ev.Gaussian):
         s, d = _number(event.sigma), _number(event.sensitivity)
-        return (pld.gaussian(s, d, **kw), True) if None not in (s, d) else None
-    if isinstance(event, ev.Laplace):
+        if None not in (s, d):
+            def make(h: float) -> pld.PLDPair:
+                return pld.gaussian(s, d, sampling_probability=rate, value_discretization=h)
+    elif isinstance(event, ev.Laplace):
         b, d = _number(event.scale), _number(event.sensitivity)
-        return (pld.laplace(b, d, **kw), True) if None not in (b, d) else None
-    if isinstance(event, ev.RandomizedResponse):
-        e = _number(event.epsilon)
-        k = getattr(event, "categories", None) or getattr(event, "k", 2)
-        k = int(_number(k) or 2)
-        return (pld.randomized_response(e, k, **kw), True) if e is not None else None
-    if isinstance(event, (ev.PureDP, ev.ApproxDP)):
-        e = _number(event.epsilon)
-        d = _number(getattr(event, "delta", 0))
-        return (pld.generic(e, d, **kw), True) if None not in (e, d) else None
-    if isinstance(event, ev.DiscreteLaplace):
+        if None not in (b, d):
+            def make(h: float) -> pld.PLDPair:
+                return pld.laplace(b, d, sampling_probability=rate, value_discretization=h)
+    elif isinstance(event, ev.RandomizedResponse):
+        e, k = _number(event.epsilon), _number(event.categories)
+        if None not in (e, k):
+            def make(h: float) -> pld.PLDPair:
+                return pld.randomized_response(e, int(k), sampling_probability=rate,
+                                               value_discretization=h)
+    elif isinstance(event, (ev.PureDP, ev.ApproxDP)):
+        e, d = _number(event.epsilon), _number(getattr(event, "delta", 0))
+        if None not in (e, d):
+            def make(h: float) -> pld.PLDPair:
+                return pld.generic(e, d, sampling_probability=rate, value_discretization=h)
+    elif isinstance(event, ev.DiscreteLaplace):
         b, d = _number(event.scale), _number(event.sensitivity)
-        if None in (b, d) or d != int(d):
-            return None
-        return pld.discrete_laplace(b, int(d), **kw), True
-    if isinstance(event, ev.DiscreteGaussian):
+        if None not in (b, d) and d == int(d):
+            def make(h: float) -> pld.PLDPair:
+                return pld.discrete_laplace(b, int(d), sampling_probability=rate,
+                                            value_discretization=h)
+    elif isinstance(event, ev.DiscreteGaussian):
         s, d = _number(event.sigma), _number(event.sensitivity)
-        if None in (s, d) or d != int(d):
-            return None
-        return pld.discrete_gaussian(s, int(d), **kw), True
-    if isinstance(event, ev.Exponential) and rate == 1.0:
+        if None not in (s, d) and d == int(d):
+            def make(h: float) -> pld.PLDPair:
+                return pld.discrete_gaussian(s, int(d), sampling_probability=rate,
+                                             value_discretization=h)
+    elif isinstance(event, ev.Exponential) and rate == 1.0:
         e = _number(event.epsilon)
-        return (pld.bounded_range(e, value_discretization=h), False) if e is not None else None
-    return None
+        own = False
+        if e is not None:
+            def make(h: float) -> pld.PLDPair:
+                return pld.bounded_range(e, value_discretization=h)
+    if make is None:
+        return None
+    build = make
+    return (lambda h: _memo(("leaf", event, rate, h), lambda: _safe(lambda: build(h)))), own
 
 
 _PLD_MEMO: collections.OrderedDict[tuple[Any, ...], Any] = collections.OrderedDict()
-_PLD_MEMO_SIZE = 24
+_PLD_MEMO_SIZE = 48
 
 
 def _memo(key: tuple[Any, ...], build: Any) -> Any:
     """``build()`` memoised on ``key`` (an event, what is done to it, and the grid step): a PLD
     is a function of its event, and the same sub-events recur across queries."""
-    key = (*key, VALUE_DISCRETIZATION)
     try:
         hit = _PLD_MEMO.get(key)
     except TypeError:  # unhashable parameters: no memo
@@ -272,10 +361,10 @@ def _memo(key: tuple[Any, ...], build: Any) -> Any:
     return value
 
 
-def _pld_statement(event: Event, pair: pld.PLDPair, tight: bool, premises: tuple[Step, ...],
+def _pld_statement(event: Event, build: Builder, tight: bool, premises: tuple[Step, ...],
                    formula: str) -> LossDistribution:
     return LossDistribution(Step(PLD_ACCOUNTING, event, "privacy loss distribution", formula,
-                                 premises), pair=pair, tight=tight, exact_profile=tight)
+                                 premises), build=build, tight=tight, exact_profile=tight)
 
 
 def _safe(fn: Any) -> Any:
@@ -287,12 +376,37 @@ def _safe(fn: Any) -> Any:
         return None
 
 
+def _power(build: Builder, count: int, key: Any) -> Builder:
+    """The builder of ``count`` composed copies of ``build``'s PLD (memoised on ``key``)."""
+
+    def make(h: float) -> pld.PLDPair | None:
+        def compose() -> pld.PLDPair | None:
+            pair = build(h)
+            return None if pair is None else _safe(lambda: pair.self_compose(count))
+        return _memo(("power", key, count, h), compose)
+    return make
+
+
+def _sequence(builds: list[Builder]) -> Builder:
+    """The builder of the composition of the parts' PLDs, in order."""
+
+    def make(h: float) -> pld.PLDPair | None:
+        acc = builds[0](h)
+        for b in builds[1:]:
+            nxt = b(h)
+            if acc is None or nxt is None:
+                return None
+            acc = _safe(lambda acc=acc, nxt=nxt: acc.compose(nxt))
+        return acc
+    return make
+
+
 def _leaf_rule(event: Event, children: Children, budget: sympy.Expr | None) -> list[Statement]:
-    built = _memo(("leaf", event), lambda: _safe(lambda: _leaf_pld(event)))
-    if built is None:
+    found = _leaf_builder(event)
+    if found is None:
         return []
-    pair, tight = built
-    return [_pld_statement(event, pair, tight, (), f"PLD of {type(event).__name__}")]
+    build, own = found
+    return [_pld_statement(event, build, own, (), f"PLD of {type(event).__name__}")]
 
 
 for _cls in (ev.Gaussian, ev.Laplace, ev.RandomizedResponse, ev.PureDP, ev.ApproxDP,
@@ -316,9 +430,9 @@ def _poisson(event: ev.PoissonSampled, children: Children,
     if rate is None:
         return []
     out: list[Statement] = []
-    built = _memo(("poisson", event), lambda: _safe(lambda: _leaf_pld(event.event, rate)))
-    if built is not None:
-        out.append(_pld_statement(event, built[0], built[1], (),
+    found = _leaf_builder(event.event, rate)
+    if found is not None:
+        out.append(_pld_statement(event, found[0], found[1], (),
                                   f"PLD of Poisson({show(event.rate)})-sampled "
                                   f"{type(event.event).__name__}"))
     inner = event.event
@@ -335,12 +449,16 @@ def _renyi_subsampled_gaussian(event: Event, inner: ev.Gaussian, count: int) -> 
         return count * rdp.subsampled_gaussian_rdp(order, inner.sigma, event.rate,
                                                    inner.sensitivity)
 
+    def tau_upper(order: int) -> sympy.Expr:
+        return count * rdp.subsampled_gaussian_rdp_upper(order, inner.sigma, event.rate,
+                                                         inner.sensitivity)
+
     taus = tuple(count * rdp.subsampled_gaussian_rdp(a, inner.sigma, event.rate,
                                                      inner.sensitivity, numeric=True)
                  for a in orders)
     return RenyiCurve(Step(rdp.RDP_SUBSAMPLED_GAUSSIAN, event, "RDP curve",
                            f"tau(alpha) = {count} x MTZ19 bound, integer orders 2..{orders[-1]}"),
-                      orders=orders, taus=taus, exact_tau=exact_tau)
+                      orders=orders, taus=taus, exact_tau=exact_tau, tau_upper=tau_upper)
 
 
 #: Orders of the RDP curve of a Gaussian sampled without replacement (WBK19's bound sums
@@ -401,18 +519,16 @@ def _self_composed_tight(event: ev.SelfComposed, children: Children,
         return []
     k = int(k)
     out: list[Statement] = []
-    for s in of_currency(inner, LossDistribution):
-        composed = _memo(("power", s.step.event, k),
-                         lambda s=s: _safe(lambda: s.pair.self_compose(k)))
-        if composed is not None:
-            out.append(_pld_statement(event, composed, s.tight, (s.step,),
-                                      f"{k}-fold FFT self-composition"))
+    for s in [] if _binomial_exact(event.event, k) else of_currency(inner, LossDistribution):
+        out.append(_pld_statement(event, _power(s.build, k, s.step.event), s.tight,
+                                  (s.step,), f"{k}-fold FFT self-composition"))
     for s in of_currency(inner, RenyiCurve):
-        base = s.exact_tau
+        base, up = s.exact_tau, s.tau_upper
         out.append(RenyiCurve(Step(rdp.RDP_COMPOSITION, event, "RDP curve",
                                    f"tau(alpha) = {k} x tau_0(alpha)", (s.step,)),
                               orders=s.orders, taus=tuple(k * t for t in s.taus),
-                              exact_tau=lambda a, base=base: k * base(a)))
+                              exact_tau=lambda a, base=base: k * base(a),
+                              tau_upper=None if up is None else lambda a, up=up: k * up(a)))
     out += _homogeneous_pure(event, inner, k)
     if isinstance(event.event, ev.Exponential) and _number(event.event.epsilon) is not None:
         out.append(BoundedRangeComposition(
@@ -454,20 +570,25 @@ def _composed_tight(event: ev.Composed, children: Children,
     if all(e == steps_events[0] for e in steps_events[1:]):
         # identical parts: the same computation as k-fold self-composition, so that composing
         # k at once and k times give the same number
-        composed = _memo(("power", plds[0][0].step.event, len(plds)),
-                         lambda: _safe(lambda: plds[0][0].pair.self_compose(len(plds))))
-        if composed is None:
+        if _binomial_exact(parts[0], len(parts)):
             return extra
-        return [*extra, _pld_statement(event, composed, plds[0][0].tight,
+        return [*extra, _pld_statement(event, _power(plds[0][0].build, len(plds),
+                                                     steps_events[0]), plds[0][0].tight,
                                        tuple(p[0].step for p in plds),
                                        f"FFT composition of {len(plds)} identical parts")]
-    acc = plds[0][0].pair
-    for p in plds[1:]:
-        acc = _safe(lambda acc=acc, p=p: acc.compose(p[0].pair))
-        if acc is None:
-            return []
     tight = all(p[0].tight for p in plds)
-    return [_pld_statement(event, acc, tight, tuple(p[0].step for p in plds),
-                           f"FFT composition of {len(plds)} parts")]
+    return [*extra, _pld_statement(event, _sequence([p[0].build for p in plds]), tight,
+                                   tuple(p[0].step for p in plds),
+                                   f"FFT composition of {len(plds)} parts")]
 
 
+def _binomial_exact(event: Event, count: int) -> bool:
+    """Whether ``count`` copies of ``event`` are resolved exactly by :class:`OptimalComposition`:
+    binary randomized response, and a generic eps-DP mechanism (whose dominating pair is
+    binary randomized response; Kairouz, Oh, Viswanath 2015, Theorem 3.3), have a two-point
+    privacy loss, so their k-fold loss is binomial and the FFT PLD would only approximate it."""
+    if count > optimal.MAX_EXACT_COUNT:
+        return False
+    if isinstance(event, ev.RandomizedResponse):
+        return _number(event.categories) == 2 and _number(event.epsilon) is not None
+    return isinstance(event, ev.PureDP) and _number(event.epsilon) is not None

@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
+import mpmath
 import numpy as np
 from scipy.special import ndtri
 
+from dpaudit.numeric import endpoints, iv_precision, mpf_to_float
 from dpaudit.pld import masses
 from dpaudit.pld.distribution import (
     DEFAULT_TAIL,
@@ -95,18 +98,26 @@ class _Accumulator:
     def grid(self) -> np.ndarray:
         return (self.j0 + np.arange(len(self.m))) * self.h
 
-    def add_atom(self, loss: float, p_mass: float, q_mass: float) -> None:
-        """An outcome with P-mass ``p_mass`` and Q-mass ``q_mass`` at loss ``log(p/q)``."""
+    def add_atom(self, loss: float, p_mass: float, q_mass: float, sides: str = "both") -> None:
+        """An outcome with P-mass ``p_mass`` and Q-mass ``q_mass`` at loss ``log(p/q)``, added to
+        the upper side, the lower side or both (``sides``: ``"upper"``, ``"lower"``,
+        ``"both"``); an outcome known only by bounds is added as ``(p_hi, q_lo)`` to the upper
+        side and ``(p_lo, q_hi)`` to the lower side (each term ``[p - e^eps q]_+`` of the
+        profile, and each test ``P(S) - e^eps Q(S)``, moves the right way, also in products)."""
         h = self.h
+        up, low = sides != "lower", sides != "upper"
         if p_mass <= 0 and q_mass <= 0:
             return
         if q_mass <= 0:  # loss +inf
-            self.inf_up += p_mass
-            self.p_inf += p_mass
+            if up:
+                self.inf_up += p_mass
+            if low:
+                self.p_inf += p_mass
             return
         if p_mass <= 0:  # loss -inf: only the test measure sees its Q-mass, at the lowest point
-            self.qt[0] += q_mass * math.exp(self.j0 * h)
-            self.err_low += 4 * UNIT_ROUNDOFF * self.qt[0]
+            if low:
+                self.qt[0] += q_mass * math.exp(self.j0 * h)
+                self.err_low += 4 * UNIT_ROUNDOFF * self.qt[0]
             return
         j = math.floor(loss / h)
         t = loss - j * h
@@ -122,14 +133,16 @@ class _Accumulator:
             w = 0.0
         else:
             w = math.expm1(h - t) / math.expm1(h)
-        self.m[i] += p_mass * w
-        self.m[i + 1] += p_mass * (1 - w)
-        self.p[i] += p_mass * w
-        self.p[i + 1] += p_mass * (1 - w)
-        self.qt[i] += q_mass * math.exp(j * h) * w
-        self.qt[i + 1] += q_mass * math.exp((j + 1) * h) * (1 - w)
-        self.err_up += 8 * UNIT_ROUNDOFF * p_mass
-        self.err_low += 8 * UNIT_ROUNDOFF * (p_mass + q_mass * math.exp((j + 1) * h))
+        if up:
+            self.m[i] += p_mass * w
+            self.m[i + 1] += p_mass * (1 - w)
+            self.err_up += 8 * UNIT_ROUNDOFF * p_mass
+        if low:
+            self.p[i] += p_mass * w
+            self.p[i + 1] += p_mass * (1 - w)
+            self.qt[i] += q_mass * math.exp(j * h) * w
+            self.qt[i + 1] += q_mass * math.exp((j + 1) * h) * (1 - w)
+            self.err_low += 8 * UNIT_ROUNDOFF * (p_mass + q_mass * math.exp((j + 1) * h))
         self.shift = max(self.shift, 4 * UNIT_ROUNDOFF * (abs(loss) + abs(j * h) + h))
 
     def build(self, tail: float) -> PrivacyLossDistribution:
@@ -194,6 +207,41 @@ def _atomic_pair(outcomes: list[tuple[float, float]], q: float, h: float,
         return PLDPair(remove, remove)
     add = from_atoms(_subsampled_outcomes(outcomes, q, "add"), h, tail)
     return PLDPair(remove, add)
+
+
+def _interval_pair(outcomes: list[tuple[Any, Any]], q: float, h: float,
+                   tail: float) -> PLDPair:
+    """The PLD pair of outcomes whose masses are mpmath intervals ``(P(o), Q(o))``: the upper
+    side gets ``(P_hi, Q_lo)`` and the lower side ``(P_lo, Q_hi)`` (see
+    :meth:`_Accumulator.add_atom`), the mixtures of Poisson subsampling are formed in interval
+    arithmetic, and every end point is rounded outward to a float."""
+    iv = mpmath.iv
+    qq = iv.mpf(q)
+
+    def direction(name: str) -> PrivacyLossDistribution:
+        if q == 1:
+            pairs = outcomes
+        elif name == "remove":
+            pairs = [((1 - qq) * b + qq * a, b) for a, b in outcomes]
+        else:
+            pairs = [(a, (1 - qq) * a + qq * b) for a, b in outcomes]
+        up_atoms, low_atoms = [], []
+        for a, b in pairs:
+            (a_lo, a_hi), (b_lo, b_hi) = endpoints(a), endpoints(b)
+            up_atoms.append((mpf_to_float(a_hi, "up"), max(0.0, mpf_to_float(b_lo, "down"))))
+            low_atoms.append((max(0.0, mpf_to_float(a_lo, "down")), mpf_to_float(b_hi, "up")))
+        losses = [math.log(a) - math.log(b) for a, b in up_atoms + low_atoms if a > 0 and b > 0]
+        j0 = math.floor(min(losses, default=0.0) / h) - 1
+        j1 = math.ceil(max(losses, default=0.0) / h) + 1
+        acc = _Accumulator(h, j0, j1)
+        for atoms, side in ((up_atoms, "upper"), (low_atoms, "lower")):
+            for a, b in atoms:
+                acc.add_atom(math.log(a) - math.log(b) if a > 0 and b > 0 else 0.0, a, b, side)
+        return acc.build(tail)
+
+    remove = direction("remove")
+    symmetric = q == 1 and sorted(map(str, outcomes)) == sorted(str((b, a)) for a, b in outcomes)
+    return PLDPair(remove, remove) if symmetric else PLDPair(remove, direction("add"))
 
 
 def generic(epsilon: float, delta: float = 0.0, *, sampling_probability: float = 1.0,
@@ -264,7 +312,9 @@ def discrete_laplace(scale: float, sensitivity: int = 1, *, sampling_probability
     """The PLD of the discrete Laplace mechanism, ``P(x) ∝ exp(-|x| / scale)`` on the integers.
 
     Privacy: with integer sensitivity Delta the loss takes the values ``(|x - Delta| - |x|)/scale``
-    in ``[-Delta/scale, Delta/scale]``; the returned bounds enclose its privacy profile.
+    in ``[-Delta/scale, Delta/scale]``; the returned bounds enclose its privacy profile.  The
+    atom masses (closed forms in ``r = e^{-1/scale}``) are mpmath interval enclosures, rounded
+    outward.
 
     Raises:
         ValueError: if scale <= 0 or the sensitivity is not a positive integer.
@@ -273,21 +323,17 @@ def discrete_laplace(scale: float, sensitivity: int = 1, *, sampling_probability
     if not isinstance(sensitivity, int) or sensitivity < 1:
         raise ValueError(f"sensitivity must be an integer >= 1, got {sensitivity!r}")
     q = _check_probability("sampling_probability", sampling_probability)
-    r = math.exp(-1 / t)
-    norm = (1 - r) / (1 + r)
-
-    def mass(x: int) -> float:
-        return norm * r ** abs(x)
-
-    # P = law of X, Q = law of X + Delta; outcomes x <= 0, 0 < x < Delta, x >= Delta
-    d = sensitivity
-    below_p = norm / (1 - r)  # P(X <= 0)
-    below_q = norm * r**d / (1 - r)  # P(X + d <= 0) = P(X <= -d)
-    above_p = norm * r**d / (1 - r)  # P(X >= d)
-    above_q = norm / (1 - r)  # P(X + d >= d)
-    outcomes = [(below_p, below_q), (above_p, above_q)]
-    outcomes += [(mass(x), mass(x - d)) for x in range(1, d)]
-    return _atomic_pair(outcomes, q, _check_h(value_discretization), tail)
+    iv = mpmath.iv
+    with iv_precision(80):
+        r = iv.exp(-1 / iv.mpf(t))
+        norm = (1 - r) / (1 + r)
+        d = sensitivity
+        # P = law of X, Q = law of X + Delta; outcomes x <= 0, 0 < x < Delta, x >= Delta
+        below_p = 1 / (1 + r)  # P(X <= 0) = norm / (1 - r)
+        below_q = r**d / (1 + r)  # P(X + d <= 0) = P(X <= -d)
+        outcomes = [(below_p, below_q), (below_q, below_p)]  # x >= d: P(X >= d), P(X >= 0)
+        outcomes += [(norm * r**x, norm * r ** (d - x)) for x in range(1, d)]
+        return _interval_pair(outcomes, q, _check_h(value_discretization), tail)
 
 
 def discrete_gaussian(sigma: float, sensitivity: int = 1, *, sampling_probability: float = 1.0,
@@ -296,8 +342,11 @@ def discrete_gaussian(sigma: float, sensitivity: int = 1, *, sampling_probabilit
     """The PLD of the discrete Gaussian ``P(x) ∝ exp(-x^2 / (2 sigma^2))`` (Canonne, Kamath,
     Steinke 2020).
 
-    Outcomes with ``|x| > 12 sigma + Delta + 1`` are merged into two tail outcomes, each with
-    its exact-bounded mass moved to loss +inf (upper side), so nothing is dropped.
+    Outcomes with ``|x| > R = ceil(12 sigma + Delta + 1)`` are merged into one outcome whose
+    P-mass is bounded above and moved to loss +inf (upper side), so nothing is dropped.  The
+    normaliser is enclosed as the finite sum plus the interval ``[0, 2 e^{-(R+Delta+1)^2 /
+    (2 sigma^2)} / (1 - e^{-(R+Delta+1)/sigma^2})]`` for the terms beyond (a geometric bound),
+    and every atom mass is an mpmath interval, rounded outward.
 
     Privacy: the returned bounds enclose the privacy profile of the pair
     ``(N_Z(0, sigma^2), N_Z(Delta, sigma^2))``.
@@ -311,18 +360,20 @@ def discrete_gaussian(sigma: float, sensitivity: int = 1, *, sampling_probabilit
     q = _check_probability("sampling_probability", sampling_probability)
     d = sensitivity
     reach = math.ceil(12 * s + d + 1)
-    xs = np.arange(-reach - d, reach + d + 1)
-    logw = -(xs.astype(float) ** 2) / (2 * s * s)
-    logz = float(np.logaddexp.reduce(logw))
-    # mass outside [-R, R] of the unnormalised weights is below 2 sum_{x>R} e^{-x^2/2s^2}
-    outside = 2 * math.exp(-(reach + d) ** 2 / (2 * s * s) - logz) / (
-        1 - math.exp(-(reach + d) / (s * s)))
-    probs = np.exp(logw - logz)
-    pmap = dict(zip(xs.tolist(), probs.tolist(), strict=False))
-    outcomes = [(pmap[x], pmap[x - d]) for x in range(-reach, reach + 1)]
-    leftover = max(0.0, 1 - sum(a for a, _ in outcomes)) + outside
-    outcomes.append((leftover, 0.0))  # conservatively treated as loss +inf
-    return _atomic_pair(outcomes, q, _check_h(value_discretization), tail)
+    iv = mpmath.iv
+    with iv_precision(80):
+        c = 1 / (2 * iv.mpf(s) ** 2)
+        top = reach + d
+        weights = {x: iv.exp(-(x * x) * c) for x in range(-top, top + 1)}
+        # sum_{|x| > top} e^{-x^2 c} <= 2 e^{-(top+1)^2 c} / (1 - e^{-2 (top+1) c})
+        beyond = 2 * iv.exp(-((top + 1) ** 2) * c) / (1 - iv.exp(-2 * (top + 1) * c))
+        z = iv.fsum(weights.values()) + iv.mpf([0, endpoints(beyond)[1]])
+        outcomes = [(weights[x] / z, weights[x - d] / z) for x in range(-reach, reach + 1)]
+        inside = iv.fsum(a for a, _ in outcomes)
+        # the P-mass of |x| > reach is 1 - inside: at most its upper end, moved to loss +inf
+        leftover = iv.mpf([0, max(0, endpoints(1 - inside)[1])])
+        outcomes.append((leftover, iv.mpf(0)))
+        return _interval_pair(outcomes, q, _check_h(value_discretization), tail)
 
 
 # --------------------------------------------------------------------------- continuous

@@ -125,6 +125,14 @@ def with_replacement_amplification(epsilon: sympy.Expr, base_epsilon: sympy.Expr
 
     Privacy: under replace-one, M on m draws with replacement is (eps', delta')-DP.
 
+    Re-checked (session 2) against the theorem's statement: the number K of copies of the
+    substituted record among the m draws is Binomial(m, 1/n); advanced joint convexity
+    (BBG18, Theorem 2) over the event K >= 1 (probability 1 - (1 - 1/n)^m) gives eps', and
+    delta' = sum_{k>=1} P(K = k) delta_{M,k}(eps) with delta_{M,k} the group privacy profile
+    at distance k.  Implementations that use delta_0 P(K >= 1) instead (no group privacy) are
+    wrong; ``tests/theorems/test_with_replacement.py`` brute-forces the mixture's privacy
+    profile for a small eps0-DP mechanism and confirms this bound while refuting that one.
+
     Args:
         epsilon: the level eps >= 0 at which the amplified guarantee is stated.
         base_epsilon: eps0 of the base mechanism.

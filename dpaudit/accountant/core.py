@@ -36,6 +36,7 @@ TIGHTEST = register(Theorem(
     citation="every candidate is a valid upper bound, hence so is their minimum",
     assumptions="candidates for the same event at a delta no larger than the requested one",
     statement="M is (min_j eps_j, delta)-DP",
+    domain=(),
     latex=r"\varepsilon = \min_j \varepsilon_j",
 ))
 

@@ -56,6 +56,7 @@ PLD_ACCOUNTING = register(Theorem(
                  "Poisson subsampling under add/remove; both directions are accounted"),
     statement=("delta_lower(eps) <= delta(eps) <= delta_upper(eps) with every discretisation, "
                "truncation and FFT rounding error bounded and added"),
+    domain=("0 < q <= 1", "0 < delta < 1"),
 ))
 
 #: Grid step of the privacy-loss distributions built by the accountant.

@@ -108,9 +108,11 @@ def verify_claim(claim: Claim, *, max_boxes: int = MAX_BOXES,
                             time.monotonic() - start)
 
     g, why = _accountant_bound(claim)
-    # 1. the plan's parameters must be valid on the whole domain
+    # 1. the plan's parameters must be valid on the whole domain, and so must the side
+    #    conditions of theorems the accountant applied conditionally (their domain condition
+    #    was not verified on the symbols): both are in the guarantee's assumptions
     if g is not None:
-        for cond in claim.plan.constraints():
+        for cond in g.assumptions:
             if sympy.sympify(cond) is sympy.true:
                 continue
             if sympy.sympify(cond) is sympy.false:

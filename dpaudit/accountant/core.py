@@ -192,7 +192,8 @@ class Accountant:
     Args:
         assume: relations known to hold of the event's symbols (e.g. ``delta < 1`` from a
             claim's domain); theorem domain conditions that follow from them count as
-            verified.  The guarantee lists them among its assumptions.
+            verified.  A guarantee computed with ``assume`` holds where those conditions
+            hold (the verifier passes a claim's domain, over which alone it decides).
     """
 
     def __init__(self, assume: Iterable[Any] = ()) -> None:
@@ -263,7 +264,8 @@ class Accountant:
             raise ValueError(f"event must be an event, got {event!r}")
         target = as_delta(delta)
         self.check(event)
-        known = (*event.constraints(), *self._assume)
+        own = event.constraints()
+        known = (*own, *self._assume)
         with domains.context(known) as rejected:
             statements = self._evaluate(event, target, event, {})
             candidates: list[Candidate] = []
@@ -282,8 +284,8 @@ class Accountant:
                              f"{target}{why}")
         g = _choose(event, candidates, target)
         used = [g.derivation] if not g.symbolic else [c.step for c in candidates]
-        side = tuple(c for c in domains.unverified(used) if c not in known)
-        return dataclasses.replace(g, assumptions=(*known, *side), rejected=tuple(rejected))
+        side = tuple(c for c in domains.unverified(used) if c not in own)
+        return dataclasses.replace(g, assumptions=(*own, *side), rejected=tuple(rejected))
 
     def epsilon(self, event: Event | None = None, delta: Any = None) -> float:
         """The guarantee's epsilon as a float rounded up (numeric events only)."""

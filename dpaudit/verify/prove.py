@@ -69,7 +69,9 @@ class ClaimVerdict:
 
 def _accountant_bound(claim: Claim) -> tuple[Guarantee | None, str]:
     try:
-        g = Accountant().guarantee(claim.plan, claim.delta)
+        # the domain's conditions let the accountant verify theorem side conditions such as
+        # delta < 1 at once; those it cannot verify come back in g.assumptions (step 1)
+        g = Accountant(assume=claim.domain.conditions()).guarantee(claim.plan, claim.delta)
     except UnsupportedEventError as err:
         return None, f"the accountant cannot bound the plan: {err}"
     except ValueError as err:

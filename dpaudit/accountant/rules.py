@@ -123,7 +123,8 @@ def _gaussian(event: ev.Gaussian, children: Children,
 @register_rule(ev.DiscreteGaussian)
 def _discrete_gaussian(event: ev.DiscreteGaussian, children: Children,
                        budget: sympy.Expr | None) -> list[Statement]:
-    checks = admit(prim.DISCRETE_GAUSSIAN_ZCDP, event, {"sigma": event.sigma, "Delta": event.sensitivity})
+    checks = admit(prim.DISCRETE_GAUSSIAN_ZCDP, event,
+                   {"sigma": event.sigma, "Delta": event.sensitivity})
     if checks is None:
         return []
     rho = prim.gaussian_rho(event.sigma, event.sensitivity)

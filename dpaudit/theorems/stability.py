@@ -179,7 +179,8 @@ LEMMA8_PREDICTION = register(Theorem(
                  "of size n' < n; class of VC dimension d; replace-one neighbours"),
     statement=("eps = ln(1 + 4 e^{k(2 beta + eps_R)} n'/(n - n')) + eps_EM + eps_R, "
                "delta = (n'/n) p_fail, k = eta (n - 1) + 1"),
-    domain=("1 <= n' < n", "epsilon_R >= 0", "epsilon_EM >= 0", "0 <= beta", "0 < eta < 1", "d >= 1"),
+    domain=("1 <= n' < n", "epsilon_R >= 0", "epsilon_EM >= 0", "0 <= beta", "0 < eta < 1",
+            "d >= 1"),
     latex=(r"\varepsilon = \ln\left(1 + 4e^{k(2\beta+\varepsilon_R)}\tfrac{n'}{n-n'}\right)"
            r" + \varepsilon_{EM} + \varepsilon_R,\ \delta = \tfrac{n'}{n} p_{fail}"),
 ))

@@ -270,18 +270,26 @@ def _check(key: str, domain: tuple[sympy.Basic, ...],
             raise ValueError(f"theorem {key!r} is applied without a value for "
                              f"{', '.join(sorted(str(m) for m in missing))} in its domain "
                              f"condition {cond}")
-        at = _value_text(mapping, cond.free_symbols)
+        renamed = [s for s in cond.free_symbols if str(mapping[s]) != str(s)]
+        at = _value_text(mapping, renamed if _symbolic_values(mapping, cond) else cond.free_symbols)
         inst = cond.xreplace(mapping)
-        symbolic = any(mapping[s].free_symbols for s in cond.free_symbols)
+        symbolic = _symbolic_values(mapping, cond)
         if inst is sympy.true or inst is sympy.false:
-            how = (f"{'holds' if inst is sympy.true else 'fails'} by the symbols' assumptions: "
-                   f"{at}" if symbolic else f"checked: {at}")
+            verdict = "holds" if inst is sympy.true else "fails"
+            how = (f"{verdict} by the symbols' assumptions" + (f": {at}" if at else "")
+                   if symbolic else f"checked: {at}")
             out.append(Check(cond, inst, "verified" if inst is sympy.true else "refuted", how))
         elif not symbolic:
             out.append(_numeric(cond, inst, at))
         else:
             out.append(_symbolic(cond, inst, known))
     return tuple(out)
+
+
+def _symbolic_values(mapping: Mapping[sympy.Symbol, sympy.Expr], cond: sympy.Basic) -> bool:
+    """Whether some value of ``cond``'s symbols is symbolic (then only renamed ones are
+    worth printing)."""
+    return any(mapping[s].free_symbols for s in cond.free_symbols)
 
 
 def _numeric(cond: sympy.Basic, inst: Any, at: str) -> Check:
@@ -300,10 +308,11 @@ def _symbolic(cond: sympy.Basic, inst: Any, known: tuple[sympy.Basic, ...]) -> C
     if normal is not None:
         d, strict = normal
         if d.is_negative if strict else d.is_nonpositive:
-            return Check(cond, inst, "verified", f"{inst} by the symbols' assumptions")
+            return Check(cond, inst, "verified", f"{inst} holds by the symbols' assumptions")
         if d.is_nonnegative if strict else d.is_positive:
-            return Check(cond, inst, "refuted", f"{inst} is false by the symbols' assumptions")
+            return Check(cond, inst, "refuted", f"{inst} fails by the symbols' assumptions")
     given = _implied(_plain(inst), tuple(_plain(k) for k in known))
+    here = "" if str(inst) == str(cond) else f"{inst}: "
     if given is not None:
-        return Check(cond, inst, "verified", f"{inst} follows from the assumption {given}")
-    return Check(cond, inst, "unverified", f"{inst} not verified")
+        return Check(cond, inst, "verified", f"{here}follows from the assumption {given}")
+    return Check(cond, inst, "unverified", f"{here}not verified")

@@ -1,4 +1,13 @@
-"""The accountant: interprets an event tree into a :class:`Guarantee` (layer 4)."""
+"""The accountant: interprets an event tree into a :class:`Guarantee` (layer 4).
+
+A theorem is applied only inside its domain.  Each rule asks
+:func:`~dpaudit.accountant.domains.admit` before applying a card; the policy
+(see :mod:`dpaudit.accountant.domains`) is: refuted or numerically undecided -- not applied,
+and listed in :attr:`Guarantee.rejected` with the reason; undecided on symbols -- applied as
+a conditional bound whose side conditions join :attr:`Guarantee.assumptions` (which the
+verifier must prove over a claim's domain).  The symbolic decisions use the event's own
+parameter constraints and the conditions passed as ``Accountant(assume=...)``.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +18,7 @@ from typing import Any
 
 import sympy
 
+from dpaudit.accountant import domains
 from dpaudit.accountant.rules import RULES, of_currency
 from dpaudit.accountant.statements import (
     Alternative,
@@ -36,6 +46,7 @@ TIGHTEST = register(Theorem(
     citation="every candidate is a valid upper bound, hence so is their minimum",
     assumptions="candidates for the same event at a delta no larger than the requested one",
     statement="M is (min_j eps_j, delta)-DP",
+    domain=(),
     latex=r"\varepsilon = \min_j \varepsilon_j",
 ))
 
@@ -71,7 +82,11 @@ class Guarantee:
         candidates: every candidate compared at the top, the chosen one included.
         epsilon_lower: a certified lower bound on the true epsilon at ``delta``, where the
             chosen method is exact for the event (else None).
-        assumptions: conditions on the symbolic parameters the guarantee assumes.
+        assumptions: conditions on the symbolic parameters the guarantee assumes: the
+            event's parameter constraints and the side conditions of theorems applied
+            conditionally (their domain condition could not be verified on the symbols).
+        rejected: the theorems a rule would have applied but whose domain excludes the
+            parameters at hand, each with the failing condition.
     """
 
     event: Event
@@ -81,6 +96,7 @@ class Guarantee:
     candidates: tuple[Candidate, ...] = ()
     epsilon_lower: sympy.Expr | None = None
     assumptions: tuple[sympy.Basic, ...] = ()
+    rejected: tuple[domains.Rejection, ...] = ()
 
     @property
     def symbolic(self) -> bool:
@@ -142,6 +158,7 @@ class Guarantee:
                 for c in self.candidates
             ],
             "assumptions": [str(a) for a in self.assumptions],
+            "not_applicable": [str(r) for r in self.rejected],
             "kind": "upper bound (rounded up)",
         }
 
@@ -171,10 +188,17 @@ class Accountant:
     an algorithm runs, ``acc.compose(event)``, and ask for the guarantee of everything
     recorded, ``acc.guarantee(delta=1e-6)``.  ``compose`` validates the whole event first:
     an unsupported event raises :class:`UnsupportedEventError` and nothing is recorded.
+
+    Args:
+        assume: relations known to hold of the event's symbols (e.g. ``delta < 1`` from a
+            claim's domain); theorem domain conditions that follow from them count as
+            verified.  A guarantee computed with ``assume`` holds where those conditions
+            hold (the verifier passes a claim's domain, over which alone it decides).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, assume: Iterable[Any] = ()) -> None:
         self._recorded: list[Event] = []
+        self._assume = tuple(sympy.sympify(a) for a in assume)
 
     # ---- recording ---------------------------------------------------------------------
 
@@ -213,7 +237,8 @@ class Accountant:
     def statements(self, event: Event, delta: Any = None) -> list[Statement]:
         """Every statement proved for ``event`` (the best of each currency)."""
         self.check(event)
-        return self._evaluate(event, as_delta(delta), event, {})
+        with domains.context((*event.constraints(), *self._assume)):
+            return self._evaluate(event, as_delta(delta), event, {})
 
     def guarantee(self, event: Event | None = None, delta: Any = None) -> Guarantee:
         """The tightest guarantee the registered results prove for ``event``.
@@ -239,20 +264,28 @@ class Accountant:
             raise ValueError(f"event must be an event, got {event!r}")
         target = as_delta(delta)
         self.check(event)
-        statements = self._evaluate(event, target, event, {})
-        candidates: list[Candidate] = []
-        for s in statements:
-            candidates.extend(s.candidates(target))
+        own = event.constraints()
+        known = (*own, *self._assume)
+        with domains.context(known) as rejected:
+            statements = self._evaluate(event, target, event, {})
+            candidates: list[Candidate] = []
+            for s in statements:
+                candidates.extend(s.candidates(target))
         if target is None:
             pure = [c for c in candidates if c.delta == 0]
             candidates = pure or candidates
         if not candidates:
+            why = "".join(f"; {r}" for r in rejected)
             if target is None or target == 0:
                 raise ValueError(
                     f"{event} has no pure-DP guarantee and no fixed (epsilon, delta) one; "
-                    "give a delta in (0, 1)")
-            raise ValueError(f"no result proves a guarantee for {event} at delta = {target}")
-        return _choose(event, candidates, target)
+                    f"give a delta in (0, 1){why}")
+            raise ValueError(f"no result proves a guarantee for {event} at delta = "
+                             f"{target}{why}")
+        g = _choose(event, candidates, target)
+        used = [g.derivation] if not g.symbolic else [c.step for c in candidates]
+        side = tuple(c for c in domains.unverified(used) if c not in own)
+        return dataclasses.replace(g, assumptions=(*own, *side), rejected=tuple(rejected))
 
     def epsilon(self, event: Event | None = None, delta: Any = None) -> float:
         """The guarantee's epsilon as a float rounded up (numeric events only)."""
@@ -310,9 +343,13 @@ def _with_pure_to_zcdp(event: Event, found: list[Statement]) -> list[Statement]:
     if not pures:
         return found
     p = pures[0]
+    checks = domains.admit(zcdp.PURE_TO_ZCDP, event, {"epsilon": p.epsilon})
+    if checks is None:
+        return found
     rho = zcdp.pure_to_zcdp(p.epsilon)
     derived = Concentrated(Step(zcdp.PURE_TO_ZCDP, event, f"({show(rho)})-zCDP",
-                                f"rho = eps^2/2 = {show(rho)}", (p.step,)), rho=rho)
+                                f"rho = eps^2/2 = {show(rho)}", (p.step,), checks=checks),
+                           rho=rho)
     return [*found, derived]
 
 

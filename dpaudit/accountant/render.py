@@ -1,17 +1,24 @@
-"""Printing a guarantee's derivation as text (a tree) or LaTeX (nested lists)."""
+"""Printing a guarantee's derivation as text (a tree) or LaTeX (nested lists).
+
+Each step lists its theorem's domain conditions and how each was decided at the step's
+parameters ("assumptions: 0 < delta' < 1 (checked: delta' = 1/1000000)"), or says that a
+condition was not verified (the bound is then conditional on it, see
+:mod:`dpaudit.accountant.domains`); the results that were not applicable follow the tree.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import sympy
 
 from dpaudit.accountant.statements import Step, show
+from dpaudit.theorems.base import Check
 
 if TYPE_CHECKING:
     from dpaudit.accountant.core import Guarantee
 
-__all__ = ["render_latex", "render_text"]
+__all__ = ["assumption_lines", "render_latex", "render_text", "tex_mixed"]
 
 
 def _headline(g: Guarantee) -> str:
@@ -32,7 +39,60 @@ def render_text(g: Guarantee) -> str:
     """The guarantee, then its derivation tree, one step per line with its citation."""
     lines = [_headline(g), "", "derivation:"]
     _text_step(g.derivation, "", True, lines, top=True)
+    if g.rejected:
+        lines += ["", "not applicable (domain conditions fail at these parameters):"]
+        lines += [f"  - {r}" for r in g.rejected]
     return "\n".join(lines)
+
+
+def _chains(checks: tuple[Check, ...]) -> list[tuple[Any, Check]]:
+    """The checks with ``a < x`` and ``x < b`` (same outcome) merged into ``a < x < b``."""
+    out: list[tuple[Any, Check]] = []
+    for c in checks:
+        if out:
+            shown, prev = out[-1]
+            cond, last = c.condition, prev.condition
+            if (isinstance(shown, sympy.core.relational.Relational)
+                    and last.rel_op in ("<", "<=") and cond.rel_op in ("<", "<=")
+                    and last.rhs == cond.lhs and last.rhs.is_Symbol
+                    and (prev.status, prev.how) == (c.status, c.how)):
+                out[-1] = ((last.lhs, last.rel_op, last.rhs, cond.rel_op, cond.rhs), c)
+                continue
+        out.append((c.condition, c))
+    return out
+
+
+def _condition_text(shown: Any, latex: bool = False) -> str:
+    if isinstance(shown, tuple):
+        a, op1, x, op2, b = shown
+        if latex:
+            ops = {"<": "<", "<=": r"\le"}
+            return (f"{sympy.latex(a)} {ops[op1]} {sympy.latex(x)} {ops[op2]} "
+                    f"{sympy.latex(b)}")
+        return f"{a} {op1} {x} {op2} {b}"
+    return sympy.latex(shown) if latex else str(shown)
+
+
+def assumption_lines(step: Step, latex: bool = False) -> list[str]:
+    """One line for the verified conditions, one per conditional one."""
+    domain = step.theorem.domain or ()
+    if step.checks is None:
+        if not domain:
+            return []
+        listed = ", ".join(_condition_text(c, latex) for c in domain)
+        return [f"assumptions: {'$' + listed + '$' if latex else listed} "
+                "(not checked by this rule)"]
+    verified, open_ = [], []
+    for shown, c in _chains(step.checks):
+        text = _condition_text(shown, latex)
+        text = f"${text}$" if latex else text
+        if c.status == "verified":
+            verified.append(f"{text} ({c.how})")
+        else:
+            open_.append(f"assumption {text} not verified: the bound is conditional on it "
+                         "(listed in the guarantee's assumptions)")
+    lines = ["assumptions: " + "; ".join(verified)] if verified else []
+    return lines + open_
 
 
 def _text_step(step: Step, prefix: str, last: bool, lines: list[str], top: bool = False) -> None:
@@ -42,6 +102,7 @@ def _text_step(step: Step, prefix: str, last: bool, lines: list[str], top: bool 
     lines.append(f"{inner}   by {step.theorem.name} [{step.theorem.citation}]")
     if step.formula:
         lines.append(f"{inner}   {step.formula}")
+    lines.extend(f"{inner}   {line}" for line in assumption_lines(step))
     if step.alternatives:
         parts = [f"{a.label} {show(a.epsilon)}{' <- chosen' if a.chosen else ''}"
                  for a in step.alternatives]
@@ -66,6 +127,11 @@ def render_latex(g: Guarantee) -> str:
            rf"\item \texttt{{{_tex(str(g.event))}}} is $({eps}, {sympy.latex(g.delta)})$-DP"
            r" (upper bound)"]
     _latex_step(g.derivation, out)
+    if g.rejected:
+        out.append(r"\item not applicable (domain conditions fail at these parameters):")
+        out.append(r"\begin{itemize}")
+        out += [rf"\item {_tex(str(r))}" for r in g.rejected]
+        out.append(r"\end{itemize}")
     out.append(r"\end{itemize}")
     return "\n".join(out)
 
@@ -77,6 +143,14 @@ def _latex_step(step: Step, out: list[str]) -> None:
                rf"{_tex(step.theorem.name)} ({_tex(step.theorem.citation)}).{formula}")
     if step.formula:
         out.append(rf"\\ \texttt{{{_tex(step.formula)}}}")
+    for line in assumption_lines(step, latex=True):
+        out.append(rf"\\ {tex_mixed(line)}")
     for p in step.premises:
         _latex_step(p, out)
     out.append(r"\end{itemize}")
+
+
+
+def tex_mixed(line: str) -> str:
+    """Escape the text parts of a line whose ``$...$`` parts are already LaTeX."""
+    return "$".join(p if i % 2 else _tex(p) for i, p in enumerate(line.split("$")))

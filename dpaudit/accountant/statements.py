@@ -17,11 +17,12 @@ from typing import Any
 
 import sympy
 
+from dpaudit.accountant.domains import admit
 from dpaudit.events.base import Event
 from dpaudit.numeric import EvaluationError, endpoints, exact, float_down, float_up, interval
 from dpaudit.theorems import primitives as prim
 from dpaudit.theorems import zcdp
-from dpaudit.theorems.base import Theorem
+from dpaudit.theorems.base import Check, Theorem
 
 __all__ = [
     "Approx",
@@ -139,6 +140,8 @@ class Step:
         premises: the steps its inputs came from.
         alternatives: the candidates compared at this node, when it chose among several.
         note: anything a reader must know (assumptions used, a delta split, ...).
+        checks: the theorem's domain conditions decided at this node's parameters
+            (:func:`dpaudit.accountant.domains.admit`); None when the rule did not check.
     """
 
     theorem: Theorem
@@ -148,6 +151,7 @@ class Step:
     premises: tuple[Step, ...] = ()
     alternatives: tuple[Alternative, ...] = ()
     note: str = ""
+    checks: tuple[Check, ...] | None = None
 
     def walk(self) -> list[tuple[int, Step]]:
         """Every step of the derivation, depth first, with its depth."""
@@ -246,21 +250,25 @@ class Concentrated(Statement):
         return self.rho
 
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
-        if delta is None or delta == 0:
+        if delta is None:
             return []
-        if not delta.free_symbols and not (0 < delta < 1):
+        params = {"rho": self.rho, "delta": delta}
+        checks = admit(zcdp.ZCDP_TO_APPROX, self.step.event, params)
+        if checks is None:
             return []
         eps = zcdp.zcdp_to_approx(self.rho, delta)
         step = Step(zcdp.ZCDP_TO_APPROX, self.step.event,
                     f"({show(eps)}, {show(delta)})-DP",
-                    f"eps = rho + 2 sqrt(rho log(1/delta)) = {show(eps)}", (self.step,))
+                    f"eps = rho + 2 sqrt(rho log(1/delta)) = {show(eps)}", (self.step,),
+                    checks=checks)
         out = [Candidate(eps, delta, step)]
         if not (self.rho.free_symbols or delta.free_symbols):
+            checks = admit(zcdp.ZCDP_TO_APPROX_OPTIMAL, self.step.event, params)
             opt = zcdp.zcdp_to_approx_optimal(self.rho, delta)
             out.append(Candidate(opt, delta, Step(
                 zcdp.ZCDP_TO_APPROX_OPTIMAL, self.step.event, f"({show(opt)}, {show(delta)})-DP",
                 "eps = alpha rho + (log(1/delta) + alpha log(1 - 1/alpha) - log(alpha - 1))"
-                f"/(alpha - 1) = {show(opt)}", (self.step,))))
+                f"/(alpha - 1) = {show(opt)}", (self.step,), checks=checks)))
         return out
 
 
@@ -276,9 +284,10 @@ class GaussianDP(Statement):
         return self.mu
 
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
-        if delta is None or delta == 0 or delta.free_symbols or self.mu.free_symbols:
+        if delta is None or delta.free_symbols or self.mu.free_symbols:
             return []
-        if not (0 < delta < 1):
+        checks = admit(prim.GAUSSIAN_ANALYTIC, self.step.event, {"delta": delta})
+        if checks is None:
             return []
         lower, upper = prim.gdp_epsilon(self.mu, delta)
         step = Step(prim.GAUSSIAN_ANALYTIC, self.step.event,
@@ -286,7 +295,8 @@ class GaussianDP(Statement):
                     f"smallest eps with delta_mu(eps) <= {show(delta)}, mu = {show(self.mu)}: "
                     f"eps in [{float_down(lower):.10g}, {float_up(upper):.10g}]",
                     (self.step,),
-                    note="solved with rigorous interval bisection on the exact profile")
+                    note="solved with rigorous interval bisection on the exact profile",
+                    checks=checks)
         return [Candidate(upper, delta, step, lower if self.exact_profile else None)]
 
 

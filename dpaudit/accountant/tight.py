@@ -28,6 +28,7 @@ import sympy
 
 from dpaudit import events as ev
 from dpaudit import pld
+from dpaudit.accountant.domains import admit
 from dpaudit.accountant.rules import Children, of_currency, register_rule
 from dpaudit.accountant.statements import (
     Candidate,
@@ -57,6 +58,7 @@ PLD_ACCOUNTING = register(Theorem(
                  "Poisson subsampling under add/remove; both directions are accounted"),
     statement=("delta_lower(eps) <= delta(eps) <= delta_upper(eps) with every discretisation, "
                "truncation and FFT rounding error bounded and added"),
+    domain=("0 < q <= 1", "0 < delta < 1"),
 ))
 
 #: Grid step of the privacy-loss distributions built by the accountant.
@@ -95,6 +97,9 @@ class LossDistribution(Statement):
         d = _number(delta) if delta is not None else None
         if self.build is None or d is None or not (0 < d < 1):
             return []
+        checks = admit(PLD_ACCOUNTING, self.step.event, {"delta": delta})
+        if checks is None:
+            return []
         found = refined_epsilon_bounds(self.build, d)
         if found is None:
             return []
@@ -105,7 +110,8 @@ class LossDistribution(Statement):
                     f"epsilon in [{lo:.10g}, {hi:.10g}] at delta = {show(delta)} "
                     f"(grid {h:g})", (self.step,),
                     note=("upper: connect-the-dots dominating pair; lower: post-processed pair"
-                          if self.tight else "dominating pair of a family: upper bound only"))
+                          if self.tight else "dominating pair of a family: upper bound only"),
+                    checks=checks)
         return [Candidate(upper, delta, step, lower)]
 
 
@@ -163,6 +169,11 @@ class OptimalComposition(Statement):
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
         if delta is None or _number(delta) is None or _number(self.epsilon0) is None:
             return []
+        checks = admit(optimal.OPTIMAL_COMPOSITION, self.step.event,
+                       {"epsilon": self.epsilon0, "delta": self.delta0, "k": self.count,
+                        "delta_g": delta})
+        if checks is None:
+            return []
         # certified floats first (fast); the exact closed form only when they are unavailable
         try:
             bounds = optimal.optimal_epsilon_bounds(self.epsilon0, self.delta0, self.count,
@@ -180,7 +191,7 @@ class OptimalComposition(Statement):
                     f"({show(eps)}, {show(delta)})-DP",
                     f"smallest eps_g with delta_g(eps_g) <= {show(delta)}, k = {self.count}, "
                     f"eps_0 = {show(self.epsilon0)}, delta_0 = {show(self.delta0)}: {how}",
-                    (self.step,))
+                    (self.step,), checks=checks)
         # the bound is attained by k-fold binary randomized response, so for that event, and
         # for a generic eps-DP event (whose worst case is randomized response), it is also the
         # exact value (a certified lower bound), as the PLD of those events would certify
@@ -204,13 +215,16 @@ class AdvancedComposition(Statement):
         if delta is None or _number(delta) is None or _number(self.epsilon0) is None:
             return []
         slack = sympy.sympify(delta) - self.count * self.delta0
-        if _number(slack) is None or not (0 < _number(slack) < 1):
+        checks = admit(advanced.ADVANCED_COMPOSITION, self.step.event,
+                       {"epsilon": self.epsilon0, "delta": self.delta0, "k": self.count,
+                        "delta'": slack})
+        if checks is None:
             return []
         eps, dlt = advanced.advanced_composition(self.epsilon0, self.delta0, self.count, slack)
         step = Step(advanced.ADVANCED_COMPOSITION, self.step.event,
                     f"({show(eps)}, {show(dlt)})-DP",
                     f"eps = sqrt(2k ln(1/delta')) eps_0 + k eps_0 (e^eps_0 - 1), k = {self.count},"
-                    f" delta' = {show(slack)}", (self.step,))
+                    f" delta' = {show(slack)}", (self.step,), checks=checks)
         return [Candidate(eps, dlt, step)]
 
 
@@ -233,10 +247,13 @@ class RenyiCurve(Statement):
         if delta is None or _number(delta) is None or not (0 < _number(delta) < 1):
             return []
         order = rdp.choose_order(self.orders, self.taus, delta)  # floats: only a choice
+        checks = admit(rdp.RDP_CONVERSION, self.step.event, {"alpha": order, "delta": delta})
+        if checks is None:
+            return []
         tau = (self.tau_upper or self.exact_tau)(order)
         eps, _ = rdp.rdp_to_approx([order], [tau], delta)
         step = Step(rdp.RDP_CONVERSION, self.step.event, f"({show(eps)}, {show(delta)})-DP",
-                    f"order alpha = {order}", (self.step,))
+                    f"order alpha = {order}", (self.step,), checks=checks)
         return [Candidate(eps, delta, step)]
 
 
@@ -254,6 +271,10 @@ class BoundedRangeComposition(Statement):
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
         d = _number(delta) if delta is not None else None
         if d is None or _number(self.epsilon0) is None or not (0 < d < 1):
+            return []
+        checks = admit(br.BR_ADAPTIVE_COMPOSITION, self.step.event,
+                       {"epsilon": self.epsilon0, "k": self.count, "delta": delta})
+        if checks is None:
             return []
         # the class grows with eps: the upper side runs with eps rounded up, the lower side
         # with eps rounded down
@@ -278,7 +299,8 @@ class BoundedRangeComposition(Statement):
                     f"{show(self.epsilon0)}-BR mechanisms: optimum in [{lo:.6g}, {hi:.6g}] "
                     "(grid dynamic programme)", (self.step,),
                     note=("lower: an adaptive composition of exponential mechanisms with "
-                          "these parameters is not (lower, delta)-DP"))
+                          "these parameters is not (lower, delta)-DP"),
+                    checks=checks)
         return [Candidate(eps, delta, step, sympy.Rational(lo) if lo > 0 else None)]
 
 
@@ -362,9 +384,12 @@ def _memo(key: tuple[Any, ...], build: Any) -> Any:
 
 
 def _pld_statement(event: Event, build: Builder, tight: bool, premises: tuple[Step, ...],
-                   formula: str) -> LossDistribution:
+                   formula: str, checks: Any = ()) -> LossDistribution:
+    """``checks``: of the sampling rate, for a Poisson-sampled pair (building a PLD binds
+    no other parameter of the card; delta is checked where it is converted)."""
     return LossDistribution(Step(PLD_ACCOUNTING, event, "privacy loss distribution", formula,
-                                 premises), build=build, tight=tight, exact_profile=tight)
+                                 premises, checks=checks),
+                            build=build, tight=tight, exact_profile=tight)
 
 
 def _safe(fn: Any) -> Any:
@@ -418,9 +443,12 @@ for _cls in (ev.Gaussian, ev.Laplace, ev.RandomizedResponse, ev.PureDP, ev.Appro
 def _exponential_bounded_range(event: ev.Exponential, children: Children,
                                budget: sympy.Expr | None) -> list[Statement]:
     """eps-BR implies eps^2/8-zCDP (the exponential mechanism is eps-BR)."""
+    checks = admit(br.BR_ZCDP, event, {"epsilon": event.epsilon})
+    if checks is None:
+        return []
     rho = br.bounded_range_zcdp(event.epsilon)
     return [Concentrated(Step(br.BR_ZCDP, event, f"({show(rho)})-zCDP",
-                              f"rho = eps^2/8 = {show(rho)}"), rho=rho)]
+                              f"rho = eps^2/8 = {show(rho)}", checks=checks), rho=rho)]
 
 
 @register_rule(ev.PoissonSampled)
@@ -431,14 +459,17 @@ def _poisson(event: ev.PoissonSampled, children: Children,
         return []
     out: list[Statement] = []
     found = _leaf_builder(event.event, rate)
-    if found is not None:
+    checks = admit(PLD_ACCOUNTING, event, {"q": event.rate})
+    if found is not None and checks is not None:
         out.append(_pld_statement(event, found[0], found[1], (),
                                   f"PLD of Poisson({show(event.rate)})-sampled "
-                                  f"{type(event.event).__name__}"))
+                                  f"{type(event.event).__name__}", checks))
     inner = event.event
     if isinstance(inner, ev.Gaussian) and None not in (_number(inner.sigma),
                                                        _number(inner.sensitivity)):
-        out.append(_renyi_subsampled_gaussian(event, inner, 1))
+        curve = _renyi_subsampled_gaussian(event, inner, 1)
+        if curve.step.checks is not None:
+            out.append(curve)
     return out
 
 
@@ -456,8 +487,12 @@ def _renyi_subsampled_gaussian(event: Event, inner: ev.Gaussian, count: int) -> 
     taus = tuple(count * rdp.subsampled_gaussian_rdp(a, inner.sigma, event.rate,
                                                      inner.sensitivity, numeric=True)
                  for a in orders)
+    # the domain's order condition is checked at the smallest order (alpha > 1 holds for all)
+    checks = admit(rdp.RDP_SUBSAMPLED_GAUSSIAN, event,
+                   {"alpha": orders[0], "q": event.rate, "sigma": inner.sigma})
     return RenyiCurve(Step(rdp.RDP_SUBSAMPLED_GAUSSIAN, event, "RDP curve",
-                           f"tau(alpha) = {count} x MTZ19 bound, integer orders 2..{orders[-1]}"),
+                           f"tau(alpha) = {count} x MTZ19 bound, integer orders 2..{orders[-1]}",
+                           checks=checks),
                       orders=orders, taus=taus, exact_tau=exact_tau, tau_upper=tau_upper)
 
 
@@ -489,9 +524,13 @@ def _without_replacement(event: ev.SampledWithoutReplacement, children: Children
     taus = tuple(_wor_gaussian_tau_float(a, float(ratio),
                                          float(inner.sensitivity**2 / (2 * inner.sigma**2)))
                  for a in WOR_ORDERS)
+    checks = admit(rdp.RDP_WITHOUT_REPLACEMENT, event,
+                   {"alpha": WOR_ORDERS[0], "m": event.sample, "n": event.population})
+    if checks is None:
+        return []
     return [RenyiCurve(Step(rdp.RDP_WITHOUT_REPLACEMENT, event, "RDP curve",
                             f"tau(alpha) = WBK19 Thm 9 bound, gamma = m/n = {show(ratio)}, "
-                            f"integer orders 2..{WOR_ORDERS[-1]}"),
+                            f"integer orders 2..{WOR_ORDERS[-1]}", checks=checks),
                        orders=WOR_ORDERS, taus=taus, exact_tau=exact_tau)]
 
 
@@ -524,15 +563,21 @@ def _self_composed_tight(event: ev.SelfComposed, children: Children,
                                   (s.step,), f"{k}-fold FFT self-composition"))
     for s in of_currency(inner, RenyiCurve):
         base, up = s.exact_tau, s.tau_upper
+        checks = admit(rdp.RDP_COMPOSITION, event, {"alpha": s.orders[0], "k": k})
+        if checks is None:
+            continue
         out.append(RenyiCurve(Step(rdp.RDP_COMPOSITION, event, "RDP curve",
-                                   f"tau(alpha) = {k} x tau_0(alpha)", (s.step,)),
+                                   f"tau(alpha) = {k} x tau_0(alpha)", (s.step,),
+                                   checks=checks),
                               orders=s.orders, taus=tuple(k * t for t in s.taus),
                               exact_tau=lambda a, base=base: k * base(a),
                               tau_upper=None if up is None else lambda a, up=up: k * up(a)))
     out += _homogeneous_pure(event, inner, k)
     if isinstance(event.event, ev.Exponential) and _number(event.event.epsilon) is not None:
         out.append(BoundedRangeComposition(
-            Step(br.BR_ADAPTIVE_COMPOSITION, event, "bounded-range composition", f"k = {k}"),
+            Step(br.BR_ADAPTIVE_COMPOSITION, event, "bounded-range composition", f"k = {k}",
+                 checks=admit(br.BR_ADAPTIVE_COMPOSITION, event,
+                              {"epsilon": event.event.epsilon, "k": k})),
             epsilon0=event.event.epsilon, count=k))
     return out
 
@@ -543,13 +588,19 @@ def _homogeneous_pure(event: Event, inner: Any, k: int) -> list[Statement]:
     pures = of_currency(inner, Pure)
     if pures and _number(pures[0].epsilon) is not None:
         p = pures[0]
-        if k <= optimal.MAX_EXACT_COUNT:
+        params = {"epsilon": p.epsilon, "delta": 0, "k": k}
+        checks = admit(optimal.OPTIMAL_COMPOSITION, event, params)
+        if k <= optimal.MAX_EXACT_COUNT and checks is not None:
             out.append(OptimalComposition(Step(optimal.OPTIMAL_COMPOSITION, event,
-                                               "optimal composition", f"k = {k}", (p.step,)),
+                                               "optimal composition", f"k = {k}", (p.step,),
+                                               checks=checks),
                                           epsilon0=p.epsilon, delta0=sympy.Integer(0), count=k))
-        out.append(AdvancedComposition(Step(advanced.ADVANCED_COMPOSITION, event,
-                                            "advanced composition", f"k = {k}", (p.step,)),
-                                       epsilon0=p.epsilon, delta0=sympy.Integer(0), count=k))
+        checks = admit(advanced.ADVANCED_COMPOSITION, event, params)
+        if checks is not None:
+            out.append(AdvancedComposition(Step(advanced.ADVANCED_COMPOSITION, event,
+                                                "advanced composition", f"k = {k}", (p.step,),
+                                                checks=checks),
+                                           epsilon0=p.epsilon, delta0=sympy.Integer(0), count=k))
     return out
 
 
@@ -562,7 +613,9 @@ def _composed_tight(event: ev.Composed, children: Children,
     if same and isinstance(parts[0], ev.Exponential) and _number(parts[0].epsilon) is not None:
         extra.append(BoundedRangeComposition(
             Step(br.BR_ADAPTIVE_COMPOSITION, event, "bounded-range composition",
-                 f"k = {len(parts)}"), epsilon0=parts[0].epsilon, count=len(parts)))
+                 f"k = {len(parts)}", checks=admit(br.BR_ADAPTIVE_COMPOSITION, event, {
+                     "epsilon": parts[0].epsilon, "k": len(parts)})),
+            epsilon0=parts[0].epsilon, count=len(parts)))
     plds = [of_currency(c, LossDistribution) for c in children]
     if not plds or any(not p for p in plds):
         return extra

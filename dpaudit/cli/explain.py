@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 
 from dpaudit.accountant import Accountant, Guarantee, Step
+from dpaudit.accountant.render import assumption_lines, tex_mixed
 from dpaudit.parse import parse_event, parse_number
 
 
@@ -53,6 +54,8 @@ def explain_text(g: Guarantee) -> str:
         lines.append(f"   source:      {t.citation}")
         if s.formula:
             lines.append(f"   here:        {s.formula}")
+        lines.extend(f"   domain:      {line.removeprefix('assumptions: ')}"
+                     for line in assumption_lines(s))
         lines.append(f"   concludes:   {s.conclusion}")
         if s.alternatives:
             beaten = [str(a) for a in s.alternatives if not a.chosen]
@@ -60,6 +63,10 @@ def explain_text(g: Guarantee) -> str:
                 lines.append(f"   beat:        {'; '.join(beaten)}")
         if s.note:
             lines.append(f"   note:        {s.note}")
+        lines.append("")
+    if g.rejected:
+        lines.append("Not applicable (outside the theorem's domain):")
+        lines.extend(f"   - {r}" for r in g.rejected)
         lines.append("")
     lines.append(f"Result: {g}  (epsilon is an upper bound, rounded up)")
     return "\n".join(lines)
@@ -83,11 +90,18 @@ def explain_latex(g: Guarantee) -> str:
             out.append(rf"    Bound: ${t.latex}$.")
         if s.formula:
             out.append(rf"    Here: \texttt{{{_tex(s.formula)}}}.")
+        for line in assumption_lines(s, latex=True):
+            out.append(rf"    Domain: {tex_mixed(line.removeprefix('assumptions: '))}.")
         out.append(rf"    Concludes: \texttt{{{_tex(s.conclusion)}}}.")
         beaten = [str(a) for a in s.alternatives if not a.chosen]
         if beaten:
             out.append(rf"    Beat: \texttt{{{_tex('; '.join(beaten))}}}.")
     out.append(r"\end{enumerate}")
+    if g.rejected:
+        out.append(r"Not applicable (outside the theorem's domain):")
+        out.append(r"\begin{itemize}")
+        out += [rf"  \item {_tex(str(r))}" for r in g.rejected]
+        out.append(r"\end{itemize}")
     return "\n".join(out)
 
 

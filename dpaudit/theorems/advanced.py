@@ -30,7 +30,7 @@ ADVANCED_COMPOSITION = register(Theorem(
     bound={"epsilon": sympy.sqrt(2 * k * sympy.log(1 / dslack)) * eps
            + k * eps * (sympy.exp(eps) - 1),
            "delta": k * delta + dslack},
-    domain=(eps > 0, k >= 1, dslack > 0, dslack < 1),
+    domain=("epsilon >= 0", "delta >= 0", "k >= 1", "0 < delta' < 1"),
     latex=(r"\varepsilon' = \sqrt{2k\ln(1/\delta')}\,\varepsilon + k\varepsilon(e^\varepsilon-1),"
            r"\ \delta_{tot} = k\delta + \delta'"),
 ))
@@ -81,7 +81,7 @@ KOV_HETEROGENEOUS = register(Theorem(
                "delta')) and sum a_i + sqrt(2 sum eps_i^2 ln(1/delta')), with "
                "a_i = (e^eps_i - 1) eps_i/(e^eps_i + 1)"),
     bound={"epsilon": sympy.Sum(eps_i[i], (i, 1, k))},
-    domain=(k >= 1, dslack > 0, dslack < 1),
+    domain=("k >= 1", "0 < delta' < 1"),
     latex=(r"\varepsilon' = \min\Big\{\sum\varepsilon_i,\ \sum a_i + \sqrt{2\sum\varepsilon_i^2"
            r"\ln(e + \sqrt{\sum\varepsilon_i^2}/\delta')},\ \sum a_i + \sqrt{2\sum\varepsilon_i^2"
            r"\ln(1/\delta')}\Big\}"),

@@ -37,7 +37,7 @@ POISSON_AMPLIFICATION = register(Theorem(
                  "(eps, delta)-DP under add/remove; result under add/remove"),
     statement="M o S_q is (log(1 + q (e^eps - 1)), q delta)-DP",
     bound={"epsilon": sympy.log(1 + q * (sympy.exp(eps) - 1)), "delta": q * delta},
-    domain=(q > 0, q <= 1, eps >= 0, delta >= 0),
+    domain=("0 < q <= 1", "epsilon >= 0", "delta >= 0"),
     latex=r"\varepsilon' = \log(1 + q(e^\varepsilon - 1)),\ \delta' = q\delta",
 ))
 
@@ -67,7 +67,7 @@ WITHOUT_REPLACEMENT_AMPLIFICATION = register(Theorem(
                  "under replace-one on m-record datasets; result under replace-one"),
     statement="M o S_wo is (log(1 + (m/n)(e^eps - 1)), (m/n) delta)-DP",
     bound={"epsilon": sympy.log(1 + m / n * (sympy.exp(eps) - 1)), "delta": m / n * delta},
-    domain=(m >= 1, n >= m, eps >= 0, delta >= 0),
+    domain=("m >= 1", "n >= m", "epsilon >= 0", "delta >= 0"),
     latex=(r"\varepsilon' = \log(1 + \tfrac{m}{n}(e^\varepsilon - 1)),"
            r"\ \delta' = \tfrac{m}{n}\delta"),
 ))
@@ -110,7 +110,7 @@ WITH_REPLACEMENT_AMPLIFICATION = register(Theorem(
     statement=("M o S_wr is (eps', sum_k binom(m,k) n^-k (1-1/n)^{m-k} delta_k(eps))-DP with "
                "eps' = log(1 + (1 - (1-1/n)^m)(e^eps - 1)), delta_k the group privacy profile"),
     bound={"epsilon": sympy.log(1 + (1 - (1 - 1 / n) ** m) * (sympy.exp(eps) - 1))},
-    domain=(m >= 1, n >= 1, eps >= 0),
+    domain=("m >= 1", "n >= 1", "epsilon >= 0"),
 ))
 
 

@@ -6,16 +6,127 @@ symbolic form of its bound (sympy) with the domain of parameters on which it hol
 formula itself lives in exactly one function of the theorem's family module
 (``theorems/composition.py``, ``theorems/zcdp.py``, ...); the accountant calls that function
 and cites the card.
+
+Every card states its **domain**: the parameter conditions its source assumes, as relations
+in the card's own symbol names (``"epsilon > 0"``, ``"0 < delta' < 1"``), or ``()`` when the
+result has no parameter conditions (post-processing).  :meth:`Theorem.check` decides the
+domain at the parameters where a rule applies the card:
+
+* numbers: each condition is decided rigorously with interval arithmetic
+  (:func:`~dpaudit.numeric.decide_relation`); a condition the intervals cannot separate counts
+  as *not verified*;
+* symbols: a condition is *verified* when sympy's assumptions on the symbols decide it or when
+  it follows from a known condition (``d_known <= 0`` and ``d - d_known <= 0``), *refuted* when
+  they decide its negation, and *not verified* otherwise.
+
+A condition none of whose symbols the rule binds is not about that application (the declared
+card's ``delta`` for a pure-DP declaration) and is left out; binding some but not all of a
+condition's symbols is a programming error (ValueError).  The accountant's policy for the
+outcome lives in :mod:`dpaudit.accountant.core`: refuted means not applicable; not verified on
+numbers means not applicable; not verified on symbols means the bound is conditional and the
+condition joins the guarantee's assumptions, which the verifier must prove over the claim's
+domain.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import sympy
 
-__all__ = ["THEOREMS", "Theorem", "get", "register"]
+from dpaudit.numeric import EvaluationError, endpoints, float_up, interval
+from dpaudit.numeric import decide_relation as _decide
+
+__all__ = ["THEOREMS", "Check", "Theorem", "conditions", "get", "register"]
+
+_OPS = ("<=", ">=", "<", ">")
+_SPLIT = re.compile(r"(<=|>=|<|>)")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*'*")
+_FUNCTIONS = {"exp": sympy.exp, "log": sympy.log, "sqrt": sympy.sqrt, "oo": sympy.oo}
+
+
+def _plain(expr: Any) -> Any:
+    """``expr`` with every symbol replaced by the assumption-free symbol of the same name
+    (cards and events may attach different assumptions to one parameter name)."""
+    if not isinstance(expr, sympy.Basic):
+        return expr
+    return expr.xreplace({s: sympy.Symbol(s.name) for s in expr.free_symbols
+                          if isinstance(s, sympy.Symbol)})
+
+
+def _parse_side(text: str) -> sympy.Expr:
+    names: dict[str, Any] = {}
+
+    def rename(m: re.Match[str]) -> str:
+        token = m.group(0)
+        if token in _FUNCTIONS:
+            names[token] = _FUNCTIONS[token]
+            return token
+        alias = f"_v{len(names)}"
+        names[alias] = sympy.Symbol(token)
+        return alias
+
+    return sympy.sympify(_NAME.sub(rename, text), locals=names, rational=True)
+
+
+def _parse(condition: str) -> list[sympy.Basic]:
+    parts = [p.strip() for p in _SPLIT.split(condition)]
+    if len(parts) < 3 or len(parts) % 2 == 0 or not all(parts[0::2]):
+        raise ValueError(f"a domain condition must be a comparison such as 'epsilon > 0' or "
+                         f"'0 < delta < 1', got {condition!r}")
+    sides = [_parse_side(p) for p in parts[0::2]]
+    ops = parts[1::2]
+    return [sympy.Rel(a, b, op, evaluate=False)
+            for a, op, b in zip(sides, ops, sides[1:], strict=False)]
+
+
+def conditions(*items: Any) -> tuple[sympy.Basic, ...]:
+    """A card's domain from comparisons: strings (``"0 < delta' < 1"``, chains allowed) or
+    unevaluated sympy relations.  Symbols are matched by name.
+
+    Raises:
+        ValueError: for an item that is not a comparison (e.g. a relation that sympy already
+            evaluated to True because its symbols were declared positive).
+    """
+    out: list[sympy.Basic] = []
+    for item in items:
+        if isinstance(item, str):
+            out.extend(_parse(item))
+        elif isinstance(item, sympy.core.relational.Relational) and item.rel_op in _OPS:
+            out.append(_plain(item))
+        else:
+            raise ValueError(f"a domain condition must be a comparison (string or unevaluated "
+                             f"sympy relation), got {item!r}")
+    return tuple(out)
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """The outcome of one domain condition at the parameters where a theorem is applied.
+
+    Attributes:
+        condition: the card's condition, e.g. ``delta' < 1``.
+        instance: the condition with the parameters substituted (a relation, or True/False).
+        status: ``"verified"``, ``"refuted"`` or ``"unverified"``.
+        how: how it was decided, e.g. ``"checked: delta' = 1/1000000"``.
+    """
+
+    condition: sympy.Basic
+    instance: Any
+    status: str
+    how: str
+
+    @property
+    def numeric(self) -> bool:
+        """True when the instance has no free symbols left."""
+        return not getattr(self.instance, "free_symbols", set())
+
+    def __str__(self) -> str:
+        return f"{self.condition} ({self.how})"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,7 +140,8 @@ class Theorem:
         assumptions: the neighbouring relation, adaptivity and parameter ranges it needs.
         statement: the privacy contract it concludes, as an inequality in words/symbols.
         bound: the symbolic bound, e.g. ``{"epsilon": Delta/b}`` in the theorem's symbols.
-        domain: conditions (sympy relations) on those symbols under which it holds.
+        domain: conditions (sympy relations, see :func:`conditions`) on the card's symbols,
+            by name, under which it holds; ``()`` for none; None means not stated.
         latex: the bound as LaTeX, for teaching views.
     """
 
@@ -39,8 +151,30 @@ class Theorem:
     assumptions: str
     statement: str
     bound: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False)
-    domain: tuple[Any, ...] = dataclasses.field(default=(), compare=False)
+    domain: tuple[Any, ...] | None = dataclasses.field(default=None, compare=False)
     latex: str = ""
+
+    def __post_init__(self) -> None:
+        if self.domain is not None:
+            object.__setattr__(self, "domain", conditions(*self.domain))
+
+    def check(self, params: Mapping[str, Any],
+              known: Iterable[sympy.Basic] = ()) -> tuple[Check, ...]:
+        """Decide each domain condition at ``params`` (values by symbol name).
+
+        Args:
+            params: values of the domain's symbols (numbers or sympy expressions).
+            known: relations known to hold of the symbols in the values (the event's own
+                parameter constraints, a verifier's domain); used for symbolic values only.
+
+        Returns:
+            One :class:`Check` per condition about the bound symbols, in the card's order.
+
+        Raises:
+            ValueError: when ``params`` binds some but not all symbols of a condition.
+        """
+        values = tuple(sorted((str(k), sympy.sympify(v)) for k, v in params.items()))
+        return _check(self.key, self.domain or (), values, tuple(known))
 
     def __str__(self) -> str:
         return f"{self.name} ({self.citation})"
@@ -75,3 +209,110 @@ def get(key: str) -> Theorem:
         return THEOREMS[key]
     except KeyError:
         raise KeyError(f"no theorem {key!r}; known: {', '.join(sorted(THEOREMS))}") from None
+
+
+def _normal(rel: Any) -> tuple[sympy.Expr, bool] | None:
+    """``rel`` as ``d < 0`` (strict) or ``d <= 0``; None for other relations."""
+    op = getattr(rel, "rel_op", None)
+    if op in ("<", "<="):
+        return sympy.expand(rel.lhs - rel.rhs), op == "<"
+    if op in (">", ">="):
+        return sympy.expand(rel.rhs - rel.lhs), op == ">"
+    return None
+
+
+def _implied(rel: Any, known: tuple[Any, ...]) -> Any:
+    """A known relation that implies ``rel`` (d <= d_k and d_k < 0 or <= 0), if any."""
+    target = _normal(rel)
+    if target is None:
+        return None
+    d, strict = target
+    for k in known:
+        given = _normal(k)
+        if given is None:
+            continue
+        dk, strict_k = given
+        gap = sympy.expand(d - dk)
+        if gap == 0:
+            if strict_k or not strict:
+                return k
+        elif gap.is_nonpositive and (strict_k or not strict or gap.is_negative):
+            return k
+    return None
+
+
+def _value_text(mapping: Mapping[sympy.Symbol, sympy.Expr], symbols: Iterable[Any]) -> str:
+    parts = []
+    for sym in sorted(symbols, key=str):
+        v = mapping[sym]
+        if v.free_symbols or v.is_Integer or (v.is_Rational and v.q < 10**7):
+            parts.append(f"{sym} = {v}")
+            continue
+        try:
+            parts.append(f"{sym} ~ {float_up(v):.6g}")
+        except (EvaluationError, ValueError, TypeError):
+            parts.append(f"{sym} = {v}")
+    return ", ".join(parts)
+
+
+@functools.lru_cache(maxsize=8192)
+def _check(key: str, domain: tuple[sympy.Basic, ...],
+           values: tuple[tuple[str, sympy.Expr], ...],
+           known: tuple[sympy.Basic, ...]) -> tuple[Check, ...]:
+    mapping = {sympy.Symbol(name): v for name, v in values}
+    out = []
+    for cond in domain:
+        bound = cond.free_symbols & set(mapping)
+        if not bound:
+            continue
+        missing = cond.free_symbols - bound
+        if missing:
+            raise ValueError(f"theorem {key!r} is applied without a value for "
+                             f"{', '.join(sorted(str(m) for m in missing))} in its domain "
+                             f"condition {cond}")
+        renamed = [s for s in cond.free_symbols if str(mapping[s]) != str(s)]
+        at = _value_text(mapping, renamed if _symbolic_values(mapping, cond) else cond.free_symbols)
+        inst = cond.xreplace(mapping)
+        symbolic = _symbolic_values(mapping, cond)
+        if inst is sympy.true or inst is sympy.false:
+            verdict = "holds" if inst is sympy.true else "fails"
+            how = (f"{verdict} by the symbols' assumptions" + (f": {at}" if at else "")
+                   if symbolic else f"checked: {at}")
+            out.append(Check(cond, inst, "verified" if inst is sympy.true else "refuted", how))
+        elif not symbolic:
+            out.append(_numeric(cond, inst, at))
+        else:
+            out.append(_symbolic(cond, inst, known))
+    return tuple(out)
+
+
+def _symbolic_values(mapping: Mapping[sympy.Symbol, sympy.Expr], cond: sympy.Basic) -> bool:
+    """Whether some value of ``cond``'s symbols is symbolic (then only renamed ones are
+    worth printing)."""
+    return any(mapping[s].free_symbols for s in cond.free_symbols)
+
+
+def _numeric(cond: sympy.Basic, inst: Any, at: str) -> Check:
+    try:
+        lo, hi = endpoints(interval(inst.lhs - inst.rhs))
+        decided = _decide(inst.rel_op, lo, hi)
+    except (EvaluationError, ValueError, TypeError, AttributeError):
+        decided = None
+    if decided is None:
+        return Check(cond, inst, "unverified", f"not decided by interval arithmetic: {at}")
+    return Check(cond, inst, "verified" if decided else "refuted", f"checked: {at}")
+
+
+def _symbolic(cond: sympy.Basic, inst: Any, known: tuple[sympy.Basic, ...]) -> Check:
+    normal = _normal(inst)
+    if normal is not None:
+        d, strict = normal
+        if d.is_negative if strict else d.is_nonpositive:
+            return Check(cond, inst, "verified", f"{inst} holds by the symbols' assumptions")
+        if d.is_nonnegative if strict else d.is_positive:
+            return Check(cond, inst, "refuted", f"{inst} fails by the symbols' assumptions")
+    given = _implied(_plain(inst), tuple(_plain(k) for k in known))
+    here = "" if str(inst) == str(cond) else f"{inst}: "
+    if given is not None:
+        return Check(cond, inst, "verified", f"{here}follows from the assumption {given}")
+    return Check(cond, inst, "unverified", f"{here}not verified")

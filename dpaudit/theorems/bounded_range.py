@@ -26,7 +26,7 @@ BR_ZCDP = register(Theorem(
     assumptions="an eps-BR mechanism, e.g. the exponential mechanism with parameter eps",
     statement="M is (eps^2/8)-zCDP",
     bound={"rho": eps**2 / 8},
-    domain=(eps > 0,),
+    domain=("epsilon > 0",),
     latex=r"\rho = \varepsilon^2/8",
 ))
 
@@ -49,7 +49,7 @@ BR_PROFILE = register(Theorem(
                "pair with P-loss density e^{(l - eps)/2} / (2 (1 - e^{-eps})) on (-eps, eps) "
                "dominates every eps-BR pair"),
     bound={"delta": (1 - sympy.exp((x - eps) / 2)) ** 2 / (1 - sympy.exp(-eps))},
-    domain=(eps > 0, x >= 0, x <= eps),
+    domain=("epsilon > 0", "0 <= x <= epsilon"),
     latex=r"\delta(x) = \frac{(1 - e^{(x-\varepsilon)/2})^2}{1 - e^{-\varepsilon}}",
 ))
 
@@ -82,7 +82,7 @@ BR_COMPOSITION = register(Theorem(
     statement=("the composition's privacy profile is bounded by that of the product of the "
                "pairs dominating all eps_i-BR pairs (computed by the PLD accountant)"),
     bound={},
-    domain=(eps > 0,),
+    domain=("epsilon > 0",),
 ))
 
 
@@ -101,7 +101,7 @@ BR_ADAPTIVE_COMPOSITION = register(Theorem(
                "chords of V in e^x on each t-cell, lower with t restricted to the grid; each "
                "cell (an upper bound of V_k, tight as M grows)"),
     bound={},
-    domain=(eps > 0,),
+    domain=("epsilon > 0", "k >= 1", "0 < delta < 1"),
 ))
 
 #: Largest count^2 * cells^2 of the dynamic programme by default (k = 100: 50 cells per eps,

@@ -24,7 +24,7 @@ BASIC_COMPOSITION = register(Theorem(
     assumptions="k mechanisms, each (eps_i, delta_i)-DP, run adaptively on the same dataset",
     statement="the sequence of outputs is (sum eps_i, sum delta_i)-DP",
     bound={"epsilon": sympy.Sum(eps_i[i], (i, 1, k)), "delta": sympy.Sum(delta_i[i], (i, 1, k))},
-    domain=(k >= 1,),
+    domain=("k >= 1",),
     latex=r"\varepsilon = \sum_{i=1}^k \varepsilon_i,\ \delta = \sum_{i=1}^k \delta_i",
 ))
 
@@ -54,6 +54,7 @@ PARALLEL_COMPOSITION = register(Theorem(
     statement=("add/remove: (max eps_i, max delta_i)-DP; replace-one: (sum of the two largest "
                "eps_i, sum of the two largest delta_i)-DP"),
     bound={"epsilon": sympy.Max(eps_i[1], eps_i[2])},
+    domain=("k >= 1",),
     latex=r"\varepsilon = \max_i \varepsilon_i\ \text{(add/remove)}",
 ))
 
@@ -87,6 +88,7 @@ POST_PROCESSING = register(Theorem(
     citation="Dwork and Roth 2014, Proposition 2.1",
     assumptions="a data-independent (possibly randomised) function of the output",
     statement="f(M(D)) inherits every DP, zCDP, RDP and GDP guarantee of M",
+    domain=(),
     latex=r"\text{unchanged}",
 ))
 
@@ -99,7 +101,7 @@ GROUP_PRIVACY = register(Theorem(
     statement=("pure: (k eps)-DP; approximate: (k eps, k e^((k-1) eps) delta)-DP; "
                "zCDP: (k^2 rho)-zCDP"),
     bound={"epsilon": k * eps, "delta": k * sympy.exp((k - 1) * eps) * delta, "rho": k**2 * rho},
-    domain=(k >= 1,),
+    domain=("k >= 1",),
     latex=(r"\varepsilon' = k\varepsilon,\ \delta' = k e^{(k-1)\varepsilon}\delta,\ "
            r"\rho' = k^2\rho"),
 ))
@@ -126,7 +128,7 @@ GDP_COMPOSITION = register(Theorem(
     assumptions="k adaptively chosen mu_i-GDP mechanisms (e.g. Gaussian mechanisms)",
     statement="the composition is sqrt(sum mu_i^2)-GDP, exactly (no slack)",
     bound={"mu": sympy.sqrt(sympy.Sum(mu_i[i] ** 2, (i, 1, k)))},
-    domain=(k >= 1,),
+    domain=("k >= 1",),
     latex=r"\mu = \sqrt{\textstyle\sum_i \mu_i^2}",
 ))
 
@@ -148,6 +150,6 @@ GDP_GROUP = register(Theorem(
     assumptions="datasets at distance at most k",
     statement="a mu-GDP mechanism is (k mu)-GDP for groups of size k",
     bound={"mu": k * mu},
-    domain=(k >= 1,),
+    domain=("k >= 1",),
     latex=r"\mu' = k\mu",
 ))

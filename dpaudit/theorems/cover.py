@@ -69,7 +69,7 @@ COIN_LEMMA = register(Theorem(
                  "with P[heads] = p_i is tossed; N_i = 1 if no head in rounds 1..i"),
     statement="Y = sum_i p_i N_i satisfies P[Y > y] <= exp(-y) for every y > 0",
     bound={"probability": sympy.exp(-y)},
-    domain=(y > 0,),
+    domain=("y > 0",),
     latex=r"\Pr\left[\textstyle\sum_i p_i N_i > y\right] \le e^{-y}",
 ))
 
@@ -99,7 +99,7 @@ EM_COVER = register(Theorem(
                "the number of rounds"),
     bound={"epsilon": c * lam + (sympy.exp(c * lam) - 1) * (sympy.log(1 / delta) + 1),
            "delta": delta},
-    domain=(lam > 0, c > 0, delta > 0, delta < 1),
+    domain=("lambda > 0", "c > 0", "0 < delta < 1"),
     latex=(r"\varepsilon = c\lambda + (e^{c\lambda} - 1)\left(\ln\tfrac{1}{\delta} + 1"
            r"\right)"),
 ))
@@ -113,7 +113,7 @@ EM_COVER_STATED = register(Theorem(
     statement="(2 lambda (ln(1/delta) + 3/2), delta)-DP",
     bound={"epsilon": 2 * lam * (sympy.log(1 / delta) + sympy.Rational(3, 2)),
            "delta": delta},
-    domain=(lam > 0, lam <= LAMBDA_STATED_MAX, delta > 0, delta < 1),
+    domain=("0 < lambda <= 5/4", "0 < delta < 1"),
     latex=r"\varepsilon = 2\lambda\left(\ln\tfrac{1}{\delta} + \tfrac{3}{2}\right)",
 ))
 

@@ -39,7 +39,7 @@ OPTIMAL_COMPOSITION = register(Theorem(
         sympy.binomial(k, l_) * sympy.Max(0, sympy.exp((k - l_) * eps)
                                           - sympy.exp(eps_g + l_ * eps)),
         (l_, 0, k)) / (1 + sympy.exp(eps))**k},
-    domain=(eps >= 0, delta >= 0, delta < 1, k >= 1),
+    domain=("epsilon >= 0", "0 <= delta < 1", "k >= 1", "0 < delta_g < 1"),
     latex=(r"\delta_g = 1-(1-\delta)^k + (1-\delta)^k\frac{\sum_{l}\binom{k}{l}"
            r"[e^{(k-l)\varepsilon}-e^{\varepsilon_g+l\varepsilon}]_+}{(1+e^\varepsilon)^k}"),
 ))

@@ -21,7 +21,7 @@ LAPLACE = register(Theorem(
     assumptions="query of L1 sensitivity Delta under the event's relation; scale b > 0",
     statement="P[M(D) in S] <= exp(Delta/b) P[M(D') in S]",
     bound={"epsilon": Delta / b},
-    domain=(b > 0, Delta > 0),
+    domain=("b > 0", "Delta > 0"),
     latex=r"\varepsilon = \Delta / b",
 ))
 
@@ -32,7 +32,7 @@ DISCRETE_LAPLACE = register(Theorem(
     assumptions="integer query of L1 sensitivity Delta; P(x) proportional to exp(-|x|/t), t > 0",
     statement="P[M(D) in S] <= exp(Delta/t) P[M(D') in S]",
     bound={"epsilon": Delta / b},
-    domain=(b > 0, Delta > 0),
+    domain=("b > 0", "Delta > 0"),
     latex=r"\varepsilon = \Delta / t",
 ))
 
@@ -58,7 +58,7 @@ GAUSSIAN_ANALYTIC = register(Theorem(
     bound={"delta": sympy.erfc(-(Delta / (2 * sigma) - eps * sigma / Delta) / sympy.sqrt(2)) / 2
            - sympy.exp(eps) * sympy.erfc((Delta / (2 * sigma) + eps * sigma / Delta)
                                          / sympy.sqrt(2)) / 2},
-    domain=(sigma > 0, Delta > 0, eps >= 0),
+    domain=("sigma > 0", "Delta > 0", "epsilon >= 0", "0 < delta < 1"),
     latex=(r"\delta(\varepsilon) = \Phi\left(\frac{\mu}{2} - \frac{\varepsilon}{\mu}\right)"
            r" - e^{\varepsilon}\Phi\left(-\frac{\mu}{2} - \frac{\varepsilon}{\mu}\right),"
            r"\ \mu = \Delta/\sigma"),
@@ -71,7 +71,7 @@ GAUSSIAN_GDP = register(Theorem(
     assumptions="query of L2 sensitivity Delta; N(0, sigma^2) noise",
     statement="M is mu-GDP with mu = Delta/sigma: its privacy profile is that of Balle-Wang",
     bound={"mu": Delta / sigma},
-    domain=(sigma > 0, Delta > 0),
+    domain=("sigma > 0", "Delta > 0"),
     latex=r"\mu = \Delta / \sigma",
 ))
 
@@ -143,7 +143,7 @@ GAUSSIAN_ZCDP = register(Theorem(
     assumptions="query of L2 sensitivity Delta; N(0, sigma^2) noise",
     statement="D_alpha(M(D)||M(D')) <= alpha rho for all alpha > 1, rho = Delta^2/(2 sigma^2)",
     bound={"rho": Delta**2 / (2 * sigma**2)},
-    domain=(sigma > 0, Delta > 0),
+    domain=("sigma > 0", "Delta > 0"),
     latex=r"\rho = \Delta^2 / (2\sigma^2)",
 ))
 
@@ -154,7 +154,7 @@ DISCRETE_GAUSSIAN_ZCDP = register(Theorem(
     assumptions="integer query of L2 sensitivity Delta; discrete Gaussian noise sigma^2",
     statement="D_alpha(M(D)||M(D')) <= alpha rho for all alpha > 1, rho = Delta^2/(2 sigma^2)",
     bound={"rho": Delta**2 / (2 * sigma**2)},
-    domain=(sigma > 0, Delta > 0),
+    domain=("sigma > 0", "Delta > 0"),
     latex=r"\rho = \Delta^2 / (2\sigma^2)",
 ))
 
@@ -172,7 +172,7 @@ EXPONENTIAL = register(Theorem(
                  " or exp(eps u/Delta) for monotone scores"),
     statement="P[M(D) = r] <= exp(eps) P[M(D') = r] for every candidate r",
     bound={"epsilon": eps},
-    domain=(eps > 0,),
+    domain=("epsilon > 0", "Delta > 0"),
     latex=r"\varepsilon",
 ))
 
@@ -183,7 +183,7 @@ RANDOMIZED_RESPONSE = register(Theorem(
     assumptions="true category kept w.p. e^eps/(e^eps + k - 1), else uniform over the others",
     statement="P[M(x) = y] <= exp(eps) P[M(x') = y] for all categories x, x', y",
     bound={"epsilon": eps},
-    domain=(eps > 0,),
+    domain=("epsilon > 0", "k >= 2"),
     latex=r"\varepsilon",
 ))
 
@@ -196,7 +196,7 @@ REPORT_NOISY_MAX = register(Theorem(
                  "scores); only the argmax is released"),
     statement="P[M(D) = r] <= exp(eps) P[M(D') = r] for every index r",
     bound={"epsilon": eps},
-    domain=(eps > 0,),
+    domain=("epsilon > 0", "Delta > 0"),
     latex=r"\varepsilon",
 ))
 
@@ -209,7 +209,7 @@ ABOVE_THRESHOLD = register(Theorem(
                  "releases only the above/below answers"),
     statement="the whole answer sequence is (eps1 + eps2)-DP, for any number of queries",
     bound={"epsilon": eps},
-    domain=(eps > 0,),
+    domain=("epsilon > 0", "Delta > 0", "c >= 1"),
     latex=r"\varepsilon = \varepsilon_1 + \varepsilon_2",
 ))
 
@@ -219,5 +219,6 @@ DECLARED = register(Theorem(
     citation="the user's declaration (a PureDP, ApproxDP or ZCDP event)",
     assumptions="the mechanism satisfies the guarantee it is declared with",
     statement="as declared",
+    domain=("epsilon >= 0", "0 <= delta < 1", "rho > 0"),
     latex=r"\text{as declared}",
 ))

@@ -61,7 +61,7 @@ RDP_GAUSSIAN = register(Theorem(
     assumptions="L2 sensitivity Delta, N(0, sigma^2) noise; any order alpha > 1",
     statement="M is (alpha, alpha Delta^2 / (2 sigma^2))-RDP",
     bound={"tau": alpha / (2 * sigma**2)},
-    domain=(alpha > 1, sigma > 0),
+    domain=("alpha > 1", "sigma > 0"),
     latex=r"\tau(\alpha) = \alpha\Delta^2/(2\sigma^2)",
 ))
 
@@ -84,7 +84,7 @@ RDP_LAPLACE = register(Theorem(
                "+ (alpha-1)/(2alpha-1) e^{-alpha/lambda}))-RDP"),
     bound={"tau": sympy.log(alpha / (2 * alpha - 1) * sympy.exp((alpha - 1) / b)
                             + (alpha - 1) / (2 * alpha - 1) * sympy.exp(-alpha / b)) / (alpha - 1)},
-    domain=(alpha > 1, b > 0),
+    domain=("alpha > 1", "b > 0"),
 ))
 
 
@@ -108,7 +108,7 @@ RDP_RANDOMIZED_RESPONSE = register(Theorem(
                "p^{1-alpha}))-RDP"),
     bound={"tau": sympy.log(p**alpha * (1 - p)**(1 - alpha) + (1 - p)**alpha * p**(1 - alpha))
            / (alpha - 1)},
-    domain=(alpha > 1, p > sympy.Rational(1, 2), p < 1),
+    domain=("alpha > 1", "1/2 < p < 1"),
 ))
 
 
@@ -134,7 +134,7 @@ RDP_PURE = register(Theorem(
     assumptions="an eps-DP mechanism; order alpha > 1",
     statement="M is (alpha, min(eps, tau_RR(alpha, e^eps/(1+e^eps))))-RDP",
     bound={"tau": eps},
-    domain=(alpha > 1, eps >= 0),
+    domain=("alpha > 1", "epsilon >= 0"),
 ))
 
 
@@ -160,7 +160,7 @@ RDP_SUBSAMPLED_GAUSSIAN = register(Theorem(
     bound={"tau": sympy.log(sympy.Sum(sympy.binomial(alpha, j) * (1 - q) ** (alpha - j) * q**j
                                       * sympy.exp((j**2 - j) / (2 * sigma**2)), (j, 0, alpha)))
            / (alpha - 1)},
-    domain=(alpha > 1, q > 0, q <= 1, sigma > 0),
+    domain=("alpha > 1", "0 < q <= 1", "sigma > 0"),
 ))
 
 
@@ -249,7 +249,7 @@ RDP_WITHOUT_REPLACEMENT = register(Theorem(
                "e^{tau(2)} min(2, (e^{tau(inf)}-1)^2)) + sum_{j=3}^alpha gamma^j binom(alpha,j) "
                "e^{(j-1) tau(j)} min(2, (e^{tau(inf)}-1)^j))"),
     bound={},
-    domain=(alpha > 1,),
+    domain=("alpha > 1", "1 <= m <= n"),
 ))
 
 
@@ -296,7 +296,7 @@ RDP_COMPOSITION = register(Theorem(
     assumptions="k adaptively composed mechanisms, each (alpha, tau_i)-RDP at the same order",
     statement="the composition is (alpha, sum tau_i)-RDP for every order alpha > 1",
     bound={"tau": sympy.Symbol("k", positive=True) * tau},
-    domain=(alpha > 1,),
+    domain=("alpha > 1", "k >= 1"),
     latex=r"\tau(\alpha) = \sum_i \tau_i(\alpha)",
 ))
 
@@ -309,7 +309,7 @@ RDP_CONVERSION = register(Theorem(
     statement="M is (tau + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1), delta)-DP",
     bound={"epsilon": tau + sympy.log((alpha - 1) / alpha)
            - (sympy.log(delta) + sympy.log(alpha)) / (alpha - 1)},
-    domain=(alpha > 1, delta > 0, delta < 1),
+    domain=("alpha > 1", "0 < delta < 1"),
     latex=(r"\varepsilon = \tau + \log\frac{\alpha-1}{\alpha}"
            r" - \frac{\log\delta + \log\alpha}{\alpha - 1}"),
 ))

@@ -25,7 +25,7 @@ SPARSE_VECTOR = register(Theorem(
     statement=("the algorithm is (Delta/b_T + 2 c Delta/b_Q)-DP ((Delta/b_T + c Delta/b_Q) if "
                "monotonic)"),
     bound={"epsilon": Delta / b_t + 2 * c * Delta / b_q},
-    domain=(b_t > 0, b_q > 0, c >= 1, Delta > 0),
+    domain=("b_T > 0", "b_Q > 0", "c >= 1", "Delta > 0"),
     latex=r"\varepsilon = \frac{\Delta}{b_T} + \frac{2c\Delta}{b_Q}",
 ))
 

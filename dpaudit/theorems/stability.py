@@ -56,7 +56,7 @@ STABILITY_DECLARED = register(Theorem(
     assumptions="binary prediction at one query point; replace-one neighbours",
     statement="P[A_S(x)=y] <= P[A_S'(x)=y] + gamma for all x, y",
     bound={"epsilon": sympy.Integer(0), "delta": gamma},
-    domain=(gamma > 0,),
+    domain=("gamma > 0",),
 ))
 
 DP_TO_STABILITY = register(Theorem(
@@ -67,7 +67,7 @@ DP_TO_STABILITY = register(Theorem(
     assumptions="binary output; the two DP inequalities of both directions",
     statement="|P[M(S)=y] - P[M(S')=y]| <= (e^eps - 1 + 2 delta)/(e^eps + 1)",
     bound={"delta": (sympy.exp(eps) - 1 + 2 * delta) / (sympy.exp(eps) + 1)},
-    domain=(eps >= 0, delta >= 0),
+    domain=("epsilon >= 0", "delta >= 0"),
 ))
 
 
@@ -89,7 +89,7 @@ SUBSAMPLED_CANDIDATES = register(Theorem(
                  "fixed class; replace-one neighbours"),
     statement="A is (n'/n + (1 - n'/n) s)-uniformly stable",
     bound={"delta": q + (1 - q) * s},
-    domain=(q > 0, q <= 1, s >= 0),
+    domain=("0 < q <= 1", "s >= 0"),
     latex=r"\gamma = \tfrac{n'}{n} + \left(1 - \tfrac{n'}{n}\right) s",
 ))
 
@@ -114,7 +114,7 @@ LABEL_FLIP = register(Theorem(
     assumptions="binary prediction flipped independently with probability a in (0, 1/2)",
     statement="A' is ln(e^eps + (1 - 2a) delta / a)-private prediction",
     bound={"epsilon": sympy.log(sympy.exp(eps) + (1 - 2 * a) * delta / a)},
-    domain=(a > 0, a < sympy.Rational(1, 2), eps >= 0, delta >= 0),
+    domain=("0 < a < 1/2", "epsilon >= 0", "delta >= 0"),
     latex=r"\varepsilon' = \ln\left(e^{\varepsilon} + \frac{(1-2a)\delta}{a}\right)",
 ))
 
@@ -139,7 +139,7 @@ RANDOMIZED_FLIP = register(Theorem(
     assumptions="binary output flipped independently with probability a in (0, 1/2)",
     statement="A' is ln((1 - a)/a)-private prediction",
     bound={"epsilon": sympy.log((1 - a) / a)},
-    domain=(a > 0, a < sympy.Rational(1, 2)),
+    domain=("0 < a < 1/2",),
 ))
 
 
@@ -157,7 +157,7 @@ PREDICTION_SUBSAMPLING = register(Theorem(
                  "m = eta n without replacement; replace-one neighbours"),
     statement="A is 2 eps m / n-private prediction",
     bound={"epsilon": 2 * eps * q},
-    domain=(eps > 0, eps <= 1, q > 0, q <= 1),
+    domain=("0 < epsilon <= 1", "0 < q <= 1"),
 ))
 
 
@@ -179,6 +179,8 @@ LEMMA8_PREDICTION = register(Theorem(
                  "of size n' < n; class of VC dimension d; replace-one neighbours"),
     statement=("eps = ln(1 + 4 e^{k(2 beta + eps_R)} n'/(n - n')) + eps_EM + eps_R, "
                "delta = (n'/n) p_fail, k = eta (n - 1) + 1"),
+    domain=("1 <= n' < n", "epsilon_R >= 0", "epsilon_EM >= 0", "0 <= beta", "0 < eta < 1",
+            "d >= 1"),
     latex=(r"\varepsilon = \ln\left(1 + 4e^{k(2\beta+\varepsilon_R)}\tfrac{n'}{n-n'}\right)"
            r" + \varepsilon_{EM} + \varepsilon_R,\ \delta = \tfrac{n'}{n} p_{fail}"),
 ))

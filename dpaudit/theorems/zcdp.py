@@ -23,7 +23,7 @@ PURE_TO_ZCDP = register(Theorem(
     assumptions="an eps-DP mechanism",
     statement="M is (eps^2/2)-zCDP",
     bound={"rho": eps**2 / 2},
-    domain=(eps > 0,),
+    domain=("epsilon >= 0",),
     latex=r"\rho = \varepsilon^2/2",
 ))
 
@@ -40,7 +40,7 @@ ZCDP_COMPOSITION = register(Theorem(
     assumptions="k adaptively composed mechanisms, each rho_i-zCDP",
     statement="the composition is (sum rho_i)-zCDP",
     bound={"rho": sympy.Sum(rho_i[i], (i, 1, k))},
-    domain=(k >= 1,),
+    domain=("k >= 1",),
     latex=r"\rho = \sum_i \rho_i",
 ))
 
@@ -57,7 +57,7 @@ ZCDP_TO_APPROX = register(Theorem(
     assumptions="a rho-zCDP mechanism; 0 < delta < 1",
     statement="M is (rho + 2 sqrt(rho log(1/delta)), delta)-DP",
     bound={"epsilon": rho + 2 * sympy.sqrt(rho * sympy.log(1 / delta))},
-    domain=(rho > 0, delta > 0, delta < 1),
+    domain=("rho >= 0", "0 < delta < 1"),
     latex=r"\varepsilon = \rho + 2\sqrt{\rho \log(1/\delta)}",
 ))
 
@@ -85,7 +85,7 @@ ZCDP_TO_APPROX_OPTIMAL = register(Theorem(
     bound={"epsilon": sympy.Symbol("alpha") * rho + (sympy.log(1 / delta)
            + sympy.Symbol("alpha") * sympy.log(1 - 1 / sympy.Symbol("alpha"))
            - sympy.log(sympy.Symbol("alpha") - 1)) / (sympy.Symbol("alpha") - 1)},
-    domain=(rho > 0, delta > 0, delta < 1),
+    domain=("rho >= 0", "0 < delta < 1"),
     latex=(r"\varepsilon = \inf_{\alpha>1} \alpha\rho + \frac{\log(1/\delta) + "
            r"\alpha\log(1-1/\alpha) - \log(\alpha-1)}{\alpha-1}"),
 ))

@@ -69,7 +69,9 @@ class ClaimVerdict:
 
 def _accountant_bound(claim: Claim) -> tuple[Guarantee | None, str]:
     try:
-        g = Accountant().guarantee(claim.plan, claim.delta)
+        # the domain's conditions let the accountant verify theorem side conditions such as
+        # delta < 1 at once; those it cannot verify come back in g.assumptions (step 1)
+        g = Accountant(assume=claim.domain.conditions()).guarantee(claim.plan, claim.delta)
     except UnsupportedEventError as err:
         return None, f"the accountant cannot bound the plan: {err}"
     except ValueError as err:
@@ -108,9 +110,11 @@ def verify_claim(claim: Claim, *, max_boxes: int = MAX_BOXES,
                             time.monotonic() - start)
 
     g, why = _accountant_bound(claim)
-    # 1. the plan's parameters must be valid on the whole domain
+    # 1. the plan's parameters must be valid on the whole domain, and so must the side
+    #    conditions of theorems the accountant applied conditionally (their domain condition
+    #    was not verified on the symbols): both are in the guarantee's assumptions
     if g is not None:
-        for cond in claim.plan.constraints():
+        for cond in g.assumptions:
             if sympy.sympify(cond) is sympy.true:
                 continue
             if sympy.sympify(cond) is sympy.false:

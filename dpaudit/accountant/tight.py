@@ -27,18 +27,21 @@ import sympy
 
 from dpaudit import events as ev
 from dpaudit import pld
-from dpaudit.accountant.rules import Children, of_currency, register_rule
+from dpaudit.accountant.rules import Children, best_candidate, of_currency, register_rule
 from dpaudit.accountant.statements import (
+    Approx,
     Candidate,
     Concentrated,
     Pure,
     Statement,
     Step,
+    compare,
     show,
 )
 from dpaudit.events.base import Event
 from dpaudit.numeric import EvaluationError
 from dpaudit.theorems import advanced, optimal, rdp
+from dpaudit.theorems import amplification as amp
 from dpaudit.theorems import bounded_range as br
 from dpaudit.theorems.base import Theorem, register
 
@@ -375,6 +378,79 @@ def _without_replacement(event: ev.SampledWithoutReplacement, children: Children
                             f"tau(alpha) = WBK19 Thm 9 bound, gamma = m/n = {show(ratio)}, "
                             f"integer orders 2..{WOR_ORDERS[-1]}"),
                        orders=WOR_ORDERS, taus=taus, exact_tau=exact_tau)]
+
+
+#: Fractions of a without-replacement node's delta budget at which its (eps, delta)
+#: statements are derived: all of it (a lone node) and half of it (so that a k-fold
+#: composition above keeps half of its budget as the slack of advanced composition).
+WOR_BUDGET_SHARES: tuple[sympy.Expr, ...] = (sympy.Integer(1), sympy.Rational(1, 2))
+
+
+@register_rule(ev.SampledWithoutReplacement)
+def _without_replacement_approx(event: ev.SampledWithoutReplacement, children: Children,
+                                budget: sympy.Expr | None) -> list[Statement]:
+    """Balle, Barthe, Gaboardi 2018, Theorem 9 on any child with an (eps, delta) guarantee
+    (pure, approximate, or a whole profile such as a Gaussian's, resolved at the delta the
+    budget leaves it), symbolic parameters allowed: with gamma = m/n the sampled mechanism
+    is (log(1 + gamma (e^eps - 1)), gamma delta)-DP under replace-one."""
+    (inner,) = children
+    ratio = event.sample / event.population
+    out: list[Statement] = []
+    for p in of_currency(inner, Pure)[:1]:
+        e, _ = amp.without_replacement_amplification(p.epsilon, 0, event.sample,
+                                                     event.population)
+        out.append(Pure(Step(amp.WITHOUT_REPLACEMENT_AMPLIFICATION, event, f"({show(e)})-DP",
+                             f"eps = log(1 + (m/n)(e^eps_0 - 1)), m/n = {show(ratio)}",
+                             (p.step,)), epsilon=e))
+        if e.free_symbols:
+            # log(1 + x) <= x: a looser bound in a form the verifier factors (gamma times a
+            # function of eps alone), kept beside the exact one as an (eps, 0) statement
+            x = ratio * (sympy.exp(p.epsilon) - 1)
+            out.append(Approx(Step(amp.WITHOUT_REPLACEMENT_AMPLIFICATION, event,
+                                   f"({show(x)}, 0)-DP",
+                                   "eps = (m/n)(e^eps_0 - 1) >= log(1 + (m/n)(e^eps_0 - 1))",
+                                   (p.step,)), epsilon=x, delta=sympy.Integer(0)))
+    if out:
+        return out
+    targets = [None] if budget is None else [share * budget / ratio
+                                              for share in WOR_BUDGET_SHARES]
+    for target in targets:
+        if target is not None and not target.free_symbols and not target < 1:
+            continue  # (a symbolic target is left to the conversions, as for zCDP)
+        cand = best_candidate(inner, target)
+        if cand is None:
+            continue
+        e, d = amp.without_replacement_amplification(cand.epsilon, cand.delta, event.sample,
+                                                      event.population)
+        out.append(Approx(Step(amp.WITHOUT_REPLACEMENT_AMPLIFICATION, event,
+                               f"({show(e)}, {show(d)})-DP",
+                               f"eps = log(1 + (m/n)(e^eps_0 - 1)), delta = (m/n) delta_0, "
+                               f"m/n = {show(ratio)}", (cand.step,)), epsilon=e, delta=d))
+    return out
+
+
+@register_rule(ev.SelfComposed)
+def _self_composed_advanced(event: ev.SelfComposed, children: Children,
+                            budget: sympy.Expr | None) -> list[Statement]:
+    """Advanced composition (Dwork, Rothblum, Vadhan 2010) of k copies of an (eps, delta)
+    statement of the child, symbolic parameters allowed, with slack delta' = budget - k delta
+    when that is provably in (0, 1) (the numeric pure case is :func:`_homogeneous_pure`)."""
+    (inner,) = children
+    if budget is None:
+        return []
+    k = event.count
+    out: list[Statement] = []
+    for s in of_currency(inner, Approx):
+        slack = sympy.sympify(budget - k * s.delta)
+        if compare(slack, 0) != 1 or (not slack.free_symbols and not slack < 1):
+            continue
+        eps, dlt = advanced.advanced_composition(s.epsilon, s.delta, k, slack)
+        out.append(Approx(Step(advanced.ADVANCED_COMPOSITION, event,
+                               f"({show(eps)}, {show(dlt)})-DP",
+                               f"eps = sqrt(2k ln(1/delta')) eps_0 + k eps_0 (e^eps_0 - 1), "
+                               f"k = {show(k)}, delta' = {show(slack)}", (s.step,)),
+                          epsilon=eps, delta=dlt))
+    return out
 
 
 def _wor_gaussian_tau_float(order: int, ratio: float, rho: float) -> float:

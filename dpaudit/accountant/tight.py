@@ -418,6 +418,8 @@ def _without_replacement_approx(event: ev.SampledWithoutReplacement, children: C
         if target is not None and not target.free_symbols and not target < 1:
             continue  # (a symbolic target is left to the conversions, as for zCDP)
         cand = best_candidate(inner, target)
+        if cand is None and target is targets[-1] and not out:
+            cand = best_candidate(inner, None)  # the child's own delta; the parent decides
         if cand is None:
             continue
         e, d = amp.without_replacement_amplification(cand.epsilon, cand.delta, event.sample,

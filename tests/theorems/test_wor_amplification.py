@@ -267,3 +267,22 @@ def test_lemma7_conditional_bound_holds_at_points() -> None:
             env = {syms["gamma"]: gamma, syms["n"]: n, syms["n_prime"]: m}
             cond = g.epsilon.args[0][1].subs(env)
             assert cond is sympy.true
+
+
+def test_lemma7_reduced_inequality_is_proved() -> None:
+    """The accountant's stability r + (1 - r) s(gamma), s = (e^g - 1)/(e^g + 1) < 1, grows
+    with r = n'/n, so on n' <= gamma n its worst case is r = gamma; that one-variable
+    inequality is proved by the verifier (the three-variable claim is not, see README)."""
+    from dpaudit.verify.domain import Domain
+    from dpaudit.verify.engine import verify_inequality
+
+    g, r = sympy.symbols("gamma r", positive=True)
+    stab = r + (1 - r) * (sympy.exp(g) - 1) / (sympy.exp(g) + 1)
+    assert sympy.diff(stab, r).equals(2 / (sympy.exp(g) + 1))  # > 0: increasing in r
+    v = verify_inequality(sympy.Le(stab.subs(r, g), 3 * g), Domain({"gamma": "(0, 1/3)"}),
+                          time_limit=20)
+    assert v.proved, v.summary()
+    # the check can fail: a claimed 4 gamma / 3 is refuted (tanh(gamma/2) ~ gamma/2)
+    bad = verify_inequality(sympy.Le(stab.subs(r, g), g + g / 3), Domain({"gamma": "(0, 1/3)"}),
+                            time_limit=20)
+    assert bad.refuted

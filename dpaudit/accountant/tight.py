@@ -391,8 +391,12 @@ def _without_replacement_approx(event: ev.SampledWithoutReplacement, children: C
                                 budget: sympy.Expr | None) -> list[Statement]:
     """Balle, Barthe, Gaboardi 2018, Theorem 9 on any child with an (eps, delta) guarantee
     (pure, approximate, or a whole profile such as a Gaussian's, resolved at the delta the
-    budget leaves it), symbolic parameters allowed: with gamma = m/n the sampled mechanism
-    is (log(1 + gamma (e^eps - 1)), gamma delta)-DP under replace-one."""
+    budget leaves it), symbolic parameters allowed.
+
+    Privacy: with gamma = m/n, if the child is (eps, delta)-DP under replace-one on m-record
+    datasets, the sampled mechanism is (log(1 + gamma (e^eps - 1)), gamma delta)-DP under
+    replace-one.  The child's delta is taken at each share of :data:`WOR_BUDGET_SHARES` of
+    budget / gamma (falling back to the child's own delta, which the parent then compares)."""
     (inner,) = children
     ratio = event.sample / event.population
     out: list[Statement] = []
@@ -436,7 +440,11 @@ def _self_composed_advanced(event: ev.SelfComposed, children: Children,
                             budget: sympy.Expr | None) -> list[Statement]:
     """Advanced composition (Dwork, Rothblum, Vadhan 2010) of k copies of an (eps, delta)
     statement of the child, symbolic parameters allowed, with slack delta' = budget - k delta
-    when that is provably in (0, 1) (the numeric pure case is :func:`_homogeneous_pure`)."""
+    when that is provably positive (it is below the budget, itself a share of a target delta
+    < 1; a numeric slack is checked).  The numeric pure case is :func:`_homogeneous_pure`.
+
+    Privacy: Dwork and Roth 2014, Theorem 3.20: k adaptive (eps, delta)-DP steps are
+    (sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1), k delta + delta')-DP."""
     (inner,) = children
     if budget is None:
         return []

@@ -438,17 +438,45 @@ def _without_replacement_approx(event: ev.SampledWithoutReplacement, children: C
 @register_rule(ev.SelfComposed)
 def _self_composed_advanced(event: ev.SelfComposed, children: Children,
                             budget: sympy.Expr | None) -> list[Statement]:
-    """Advanced composition (Dwork, Rothblum, Vadhan 2010) of k copies of an (eps, delta)
-    statement of the child, symbolic parameters allowed, with slack delta' = budget - k delta
+    """Advanced composition of k copies of the child's (eps, delta) statements."""
+    return _advanced_approx(event, children[0], event.count, budget)
+
+
+@register_rule(ev.Composed)
+def _composed_advanced(event: ev.Composed, children: Children,
+                       budget: sympy.Expr | None) -> list[Statement]:
+    """The same for k identical parts (each gets budget / k, as in k-fold self-composition,
+    so composing k at once and k times agree)."""
+    parts = event.events
+    if len(parts) < 2 or any(p != parts[0] for p in parts[1:]):
+        return []
+    k = len(parts)
+    out = _advanced_approx(event, children[0], k, budget)
+    # the RDP curve too, as SelfComposed composes it
+    out += [_renyi_power(event, s, k) for s in of_currency(children[0], RenyiCurve)]
+    return out
+
+
+def _renyi_power(event: Event, s: RenyiCurve, k: int) -> RenyiCurve:
+    """k-fold composition of an RDP curve: tau_k(alpha) = k tau(alpha) (Mironov 2017)."""
+    base = s.exact_tau
+    return RenyiCurve(Step(rdp.RDP_COMPOSITION, event, "RDP curve",
+                           f"tau(alpha) = {k} x tau_0(alpha)", (s.step,)),
+                      orders=s.orders, taus=tuple(k * t for t in s.taus),
+                      exact_tau=lambda a: k * base(a))
+
+
+def _advanced_approx(event: Event, inner: list[Statement], k: Any,
+                     budget: sympy.Expr | None) -> list[Statement]:
+    """Advanced composition (Dwork, Rothblum, Vadhan 2010) of k copies of each (eps, delta)
+    statement of one part, symbolic parameters allowed, with slack delta' = budget - k delta
     when that is provably positive (it is below the budget, itself a share of a target delta
     < 1; a numeric slack is checked).  The numeric pure case is :func:`_homogeneous_pure`.
 
     Privacy: Dwork and Roth 2014, Theorem 3.20: k adaptive (eps, delta)-DP steps are
     (sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1), k delta + delta')-DP."""
-    (inner,) = children
     if budget is None:
         return []
-    k = event.count
     out: list[Statement] = []
     for s in of_currency(inner, Approx):
         slack = sympy.sympify(budget - k * s.delta)
@@ -493,12 +521,7 @@ def _self_composed_tight(event: ev.SelfComposed, children: Children,
         if composed is not None:
             out.append(_pld_statement(event, composed, s.tight, (s.step,),
                                       f"{k}-fold FFT self-composition"))
-    for s in of_currency(inner, RenyiCurve):
-        base = s.exact_tau
-        out.append(RenyiCurve(Step(rdp.RDP_COMPOSITION, event, "RDP curve",
-                                   f"tau(alpha) = {k} x tau_0(alpha)", (s.step,)),
-                              orders=s.orders, taus=tuple(k * t for t in s.taus),
-                              exact_tau=lambda a, base=base: k * base(a)))
+    out += [_renyi_power(event, s, k) for s in of_currency(inner, RenyiCurve)]
     out += _homogeneous_pure(event, inner, k)
     if isinstance(event.event, ev.Exponential) and _number(event.event.epsilon) is not None:
         out.append(BoundedRangeComposition(

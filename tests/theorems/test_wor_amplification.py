@@ -19,6 +19,7 @@ import sympy
 from dpaudit.accountant import Accountant, substitute
 from dpaudit.accountant.rules import best_candidate
 from dpaudit.accountant.statements import Approx, Step, conditional
+from dpaudit.conformance import EventConformance
 from dpaudit.events import (
     ApproxDP,
     Gaussian,
@@ -286,3 +287,28 @@ def test_lemma7_reduced_inequality_is_proved() -> None:
     bad = verify_inequality(sympy.Le(stab.subs(r, g), g + g / 3), Domain({"gamma": "(0, 1/3)"}),
                             time_limit=20)
     assert bad.refuted
+
+
+class TestSampledWithoutReplacementConformance(EventConformance):
+    """The conformance suite on sampled events: k at once = k times (the advanced rule is
+    registered for identical Composed parts too), upper >= certified lower, monotone in k
+    and in the sample size."""
+
+    deltas = ("1e-6", "1e-3")
+
+    def examples(self):
+        return [SampledWithoutReplacement(Gaussian(4, relation=R), 1, 10),
+                SampledWithoutReplacement(PureDP(1, relation=R), 3, 10),
+                SampledWithoutReplacement(ApproxDP("0.5", "1e-9", relation=R), 5, 20)]
+
+    def invalid(self):
+        return [(lambda: SampledWithoutReplacement(PureDP(1, relation=R), 11, 10),
+                 r"sample must be in \[1, population\]"),
+                (lambda: SampledWithoutReplacement(PureDP(1), 1, 10),
+                 r"must be stated under the replace_one relation")]
+
+    def monotone_pairs(self):
+        return [(SampledWithoutReplacement(Gaussian(4, relation=R), 1, 10),
+                 SampledWithoutReplacement(Gaussian(4, relation=R), 2, 10)),
+                (SampledWithoutReplacement(PureDP(1, relation=R), 1, 10),
+                 SampledWithoutReplacement(PureDP(2, relation=R), 1, 10))]

@@ -64,9 +64,27 @@ def best_candidate(statements: Sequence[Statement],
     best: Candidate | None = None
     for statement in statements:
         for cand in statement.candidates(delta):
-            if best is None or compare(cand.epsilon, best.epsilon) == -1:
+            if best is None:
                 best = cand
+                continue
+            order = compare(cand.epsilon, best.epsilon)
+            if order == -1:
+                best = cand
+            elif order is None and (cand.epsilon.free_symbols or best.epsilon.free_symbols):
+                best = _either(best, cand)
     return best
+
+
+def _either(a: Candidate, b: Candidate) -> Candidate:
+    """Two symbolic candidates that cannot be ordered without the parameters' range: the
+    mechanism is (eps_a, delta_a)- and (eps_b, delta_b)-DP, hence (min, max)-DP, and the
+    verifier decides which one is smaller where."""
+    from dpaudit.accountant.core import TIGHTEST
+
+    eps, dlt = sympy.Min(a.epsilon, b.epsilon), sympy.Max(a.delta, b.delta)
+    premises = (a.step.premises if a.step.theorem is TIGHTEST else (a.step,)) + (b.step,)
+    return Candidate(eps, dlt, Step(TIGHTEST, a.step.event, f"({show(eps)}, {show(dlt)})-DP",
+                                    "eps = min of the candidates", premises))
 
 
 # ----------------------------------------------------------------------------------------

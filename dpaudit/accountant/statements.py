@@ -33,6 +33,7 @@ __all__ = [
     "Statement",
     "Step",
     "compare",
+    "conditional",
     "show",
     "upper_float",
 ]
@@ -40,6 +41,10 @@ __all__ = [
 
 #: Expressions with more nodes than this are shown by their rounded-up value only.
 _SHOWN_NODES = 24
+
+#: Symbolic differences with more nodes than this are not simplified by :func:`compare`
+#: (simplifying a large expression takes minutes, and "undecided" is always a valid answer).
+_SIMPLIFIED_NODES = 80
 
 
 @functools.lru_cache(maxsize=4096)
@@ -95,7 +100,9 @@ def compare(a: sympy.Expr, b: sympy.Expr) -> int | None:
     if a == b:
         return 0
     if a.free_symbols or b.free_symbols:
-        diff = sympy.simplify(a - b)
+        diff = a - b
+        if not (diff.is_negative or diff.is_positive) and not _larger_than(diff, _SIMPLIFIED_NODES):
+            diff = sympy.simplify(diff)
         if diff.is_negative:
             return -1
         if diff.is_positive:
@@ -234,9 +241,14 @@ class Approx(Statement):
     currency = "approx"
 
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
-        if delta is not None and compare(self.delta, delta) not in (-1, 0):
-            return []
-        return [Candidate(self.epsilon, self.delta, self.step)]
+        if delta is None:
+            return [Candidate(self.epsilon, self.delta, self.step)]
+        order = compare(self.delta, delta)
+        if order in (-1, 0):
+            return [Candidate(self.epsilon, self.delta, self.step)]
+        if order is None and (sympy.sympify(delta).free_symbols or self.delta.free_symbols):
+            return [conditional(self.epsilon, self.delta, delta, self.step)]
+        return []
 
 
 @dataclasses.dataclass(frozen=True)
@@ -298,6 +310,22 @@ class GaussianDP(Statement):
                     note="solved with rigorous interval bisection on the exact profile",
                     checks=checks)
         return [Candidate(upper, delta, step, lower if self.exact_profile else None)]
+
+
+def conditional(epsilon: sympy.Expr, own: sympy.Expr, delta: sympy.Expr, step: Step) -> Candidate:
+    """The candidate of an (epsilon, own)-DP statement at a symbolic target ``delta`` that
+    cannot be compared with ``own`` without knowing the parameters' range.
+
+    Its epsilon is ``Piecewise((epsilon, own <= delta), (oo, True))``: where ``own <= delta``
+    the mechanism is (epsilon, delta)-DP (a larger delta is a weaker claim); elsewhere
+    nothing is known, so no finite bound is given.  Whoever knows the range (the verifier,
+    with the claim's domain) decides the condition rigorously; nothing is guessed here.
+    """
+    bound = sympy.Piecewise((epsilon, sympy.Le(own, delta)), (sympy.oo, True))
+    return Candidate(bound, delta, Step(
+        step.theorem, step.event, f"({show(epsilon)}, {show(delta)})-DP where "
+        f"{show(own)} <= {show(delta)}", f"delta = {show(own)} <= {show(delta)} is needed",
+        (step,), note="the guarantee's delta is compared with the target on the domain"))
 
 
 def as_delta(delta: Any) -> sympy.Expr | None:

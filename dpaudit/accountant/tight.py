@@ -29,18 +29,21 @@ import sympy
 from dpaudit import events as ev
 from dpaudit import pld
 from dpaudit.accountant.domains import admit
-from dpaudit.accountant.rules import Children, of_currency, register_rule
+from dpaudit.accountant.rules import Children, best_candidate, of_currency, register_rule
 from dpaudit.accountant.statements import (
+    Approx,
     Candidate,
     Concentrated,
     Pure,
     Statement,
     Step,
+    compare,
     show,
 )
 from dpaudit.events.base import Event
 from dpaudit.numeric import EvaluationError, float_down, float_up
 from dpaudit.theorems import advanced, optimal, rdp
+from dpaudit.theorems import amplification as amp
 from dpaudit.theorems import bounded_range as br
 from dpaudit.theorems.base import Theorem, register
 
@@ -534,6 +537,130 @@ def _without_replacement(event: ev.SampledWithoutReplacement, children: Children
                        orders=WOR_ORDERS, taus=taus, exact_tau=exact_tau)]
 
 
+#: Fractions of a without-replacement node's delta budget at which its (eps, delta)
+#: statements are derived: all of it (a lone node) and half of it (so that a k-fold
+#: composition above keeps half of its budget as the slack of advanced composition).
+WOR_BUDGET_SHARES: tuple[sympy.Expr, ...] = (sympy.Integer(1), sympy.Rational(1, 2))
+
+
+@register_rule(ev.SampledWithoutReplacement)
+def _without_replacement_approx(event: ev.SampledWithoutReplacement, children: Children,
+                                budget: sympy.Expr | None) -> list[Statement]:
+    """Balle, Barthe, Gaboardi 2018, Theorem 9 on any child with an (eps, delta) guarantee
+    (pure, approximate, or a whole profile such as a Gaussian's, resolved at the delta the
+    budget leaves it), symbolic parameters allowed.
+
+    Privacy: with gamma = m/n, if the child is (eps, delta)-DP under replace-one on m-record
+    datasets, the sampled mechanism is (log(1 + gamma (e^eps - 1)), gamma delta)-DP under
+    replace-one.  The child's delta is taken at each share of :data:`WOR_BUDGET_SHARES` of
+    budget / gamma (falling back to the child's own delta, which the parent then compares)."""
+    (inner,) = children
+    checks = admit(amp.WITHOUT_REPLACEMENT_AMPLIFICATION, event,
+                   {"m": event.sample, "n": event.population})
+    if checks is None:
+        return []
+    ratio = event.sample / event.population
+    out: list[Statement] = []
+    for p in of_currency(inner, Pure)[:1]:
+        e, _ = amp.without_replacement_amplification(p.epsilon, 0, event.sample,
+                                                     event.population)
+        out.append(Pure(Step(amp.WITHOUT_REPLACEMENT_AMPLIFICATION, event, f"({show(e)})-DP",
+                             f"eps = log(1 + (m/n)(e^eps_0 - 1)), m/n = {show(ratio)}",
+                             (p.step,), checks=checks), epsilon=e))
+        if e.free_symbols:
+            # log(1 + x) <= x: a looser bound in a form the verifier factors (gamma times a
+            # function of eps alone), kept beside the exact one as an (eps, 0) statement
+            x = ratio * (sympy.exp(p.epsilon) - 1)
+            out.append(Approx(Step(amp.WITHOUT_REPLACEMENT_AMPLIFICATION, event,
+                                   f"({show(x)}, 0)-DP",
+                                   "eps = (m/n)(e^eps_0 - 1) >= log(1 + (m/n)(e^eps_0 - 1))",
+                                   (p.step,), checks=checks), epsilon=x,
+                              delta=sympy.Integer(0)))
+    if out:
+        return out
+    targets = [None] if budget is None else [share * budget / ratio
+                                              for share in WOR_BUDGET_SHARES]
+    for target in targets:
+        if target is not None and not target.free_symbols and not target < 1:
+            continue  # (a symbolic target is left to the conversions, as for zCDP)
+        cand = best_candidate(inner, target)
+        if cand is None and target is targets[-1] and not out:
+            cand = best_candidate(inner, None)  # the child's own delta; the parent decides
+        if cand is None:
+            continue
+        e, d = amp.without_replacement_amplification(cand.epsilon, cand.delta, event.sample,
+                                                      event.population)
+        out.append(Approx(Step(amp.WITHOUT_REPLACEMENT_AMPLIFICATION, event,
+                               f"({show(e)}, {show(d)})-DP",
+                               f"eps = log(1 + (m/n)(e^eps_0 - 1)), delta = (m/n) delta_0, "
+                               f"m/n = {show(ratio)}", (cand.step,), checks=checks),
+                          epsilon=e, delta=d))
+    return out
+
+
+@register_rule(ev.SelfComposed)
+def _self_composed_advanced(event: ev.SelfComposed, children: Children,
+                            budget: sympy.Expr | None) -> list[Statement]:
+    """Advanced composition of k copies of the child's (eps, delta) statements."""
+    return _advanced_approx(event, children[0], event.count, budget)
+
+
+@register_rule(ev.Composed)
+def _composed_advanced(event: ev.Composed, children: Children,
+                       budget: sympy.Expr | None) -> list[Statement]:
+    """The same for k identical parts (each gets budget / k, as in k-fold self-composition,
+    so composing k at once and k times agree)."""
+    parts = event.events
+    if len(parts) < 2 or any(p != parts[0] for p in parts[1:]):
+        return []
+    k = len(parts)
+    out = _advanced_approx(event, children[0], k, budget)
+    # the RDP curve too, as SelfComposed composes it
+    out += [r for s in of_currency(children[0], RenyiCurve)
+            if (r := _renyi_power(event, s, k)) is not None]
+    return out
+
+
+def _renyi_power(event: Event, s: RenyiCurve, k: int) -> RenyiCurve | None:
+    """k-fold composition of an RDP curve: tau_k(alpha) = k tau(alpha) (Mironov 2017,
+    Proposition 1); None outside the theorem's domain (checked at the smallest order: every
+    order used is at least that)."""
+    checks = admit(rdp.RDP_COMPOSITION, event, {"alpha": s.orders[0], "k": k})
+    if checks is None:
+        return None
+    base, up = s.exact_tau, s.tau_upper
+    return RenyiCurve(Step(rdp.RDP_COMPOSITION, event, "RDP curve",
+                           f"tau(alpha) = {k} x tau_0(alpha)", (s.step,), checks=checks),
+                      orders=s.orders, taus=tuple(k * t for t in s.taus),
+                      exact_tau=lambda a: k * base(a),
+                      tau_upper=None if up is None else lambda a: k * up(a))
+
+
+def _advanced_approx(event: Event, inner: list[Statement], k: Any,
+                     budget: sympy.Expr | None) -> list[Statement]:
+    """Advanced composition (Dwork, Rothblum, Vadhan 2010) of k copies of each (eps, delta)
+    statement of one part, symbolic parameters allowed, with slack delta' = budget - k delta
+    when that is provably positive (it is below the budget, itself a share of a target delta
+    < 1; a numeric slack is checked).  The numeric pure case is :func:`_homogeneous_pure`.
+
+    Privacy: Dwork and Roth 2014, Theorem 3.20: k adaptive (eps, delta)-DP steps are
+    (sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1), k delta + delta')-DP."""
+    if budget is None:
+        return []
+    out: list[Statement] = []
+    for s in of_currency(inner, Approx):
+        slack = sympy.sympify(budget - k * s.delta)
+        if compare(slack, 0) != 1 or (not slack.free_symbols and not slack < 1):
+            continue
+        eps, dlt = advanced.advanced_composition(s.epsilon, s.delta, k, slack)
+        out.append(Approx(Step(advanced.ADVANCED_COMPOSITION, event,
+                               f"({show(eps)}, {show(dlt)})-DP",
+                               f"eps = sqrt(2k ln(1/delta')) eps_0 + k eps_0 (e^eps_0 - 1), "
+                               f"k = {show(k)}, delta' = {show(slack)}", (s.step,)),
+                          epsilon=eps, delta=dlt))
+    return out
+
+
 def _wor_gaussian_tau_float(order: int, ratio: float, rho: float) -> float:
     """WBK19 Theorem 9 for a Gaussian (tau(j) = j rho), in floats: only used to choose the
     order; the chosen order is then evaluated exactly and rounded up."""
@@ -561,17 +688,8 @@ def _self_composed_tight(event: ev.SelfComposed, children: Children,
     for s in [] if _binomial_exact(event.event, k) else of_currency(inner, LossDistribution):
         out.append(_pld_statement(event, _power(s.build, k, s.step.event), s.tight,
                                   (s.step,), f"{k}-fold FFT self-composition"))
-    for s in of_currency(inner, RenyiCurve):
-        base, up = s.exact_tau, s.tau_upper
-        checks = admit(rdp.RDP_COMPOSITION, event, {"alpha": s.orders[0], "k": k})
-        if checks is None:
-            continue
-        out.append(RenyiCurve(Step(rdp.RDP_COMPOSITION, event, "RDP curve",
-                                   f"tau(alpha) = {k} x tau_0(alpha)", (s.step,),
-                                   checks=checks),
-                              orders=s.orders, taus=tuple(k * t for t in s.taus),
-                              exact_tau=lambda a, base=base: k * base(a),
-                              tau_upper=None if up is None else lambda a, up=up: k * up(a)))
+    out += [r for s in of_currency(inner, RenyiCurve)
+            if (r := _renyi_power(event, s, k)) is not None]
     out += _homogeneous_pure(event, inner, k)
     if isinstance(event.event, ev.Exponential) and _number(event.event.epsilon) is not None:
         out.append(BoundedRangeComposition(

@@ -3,7 +3,9 @@
 Each subsampling scheme comes with its own neighbouring relation: Poisson sampling with
 add/remove (``D ~_r D'``), sampling without and with replacement with replace-one
 (``D ~_s D'``, datasets of the same size n).  Each function computes one bound exactly and is
-the only place its formula lives.
+the only place its formula lives.  Theorem 9 is applied by the accountant (symbolic parameters
+allowed) in :mod:`dpaudit.accountant.tight` to any child with a pure, approximate or profile
+guarantee, e.g. the Gaussian step of BST14's noisy SGD.
 """
 
 from __future__ import annotations

@@ -16,7 +16,13 @@ import pytest
 from dpaudit import pld
 from dpaudit.pld import masses
 
-mpmath.mp.dps = 50
+
+@pytest.fixture(autouse=True)
+def _fifty_digits():
+    """The oracles subtract nearly equal CDFs: 50 digits, set per test (a module-level
+    setting is undone by whichever test module is imported next)."""
+    with mpmath.workdps(50):
+        yield
 
 
 def test_interval_masses_enclose_the_exact_normal_mass() -> None:

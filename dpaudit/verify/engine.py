@@ -58,6 +58,10 @@ __all__ = ["Verdict", "check_point", "parse_relation", "verify_inequality"]
 BOX_PRECISION = 64
 POINT_PRECISION = 120
 
+#: The clock of the time limits: this process's CPU time, so that a verdict does not depend
+#: on how loaded the machine is.
+_clock = time.process_time
+
 #: Levels of monotonicity-from-a-face (see :meth:`_Search.nonneg`).
 FACE_DEPTH = 2
 
@@ -293,8 +297,25 @@ def _mpf_up(f: Fraction) -> Any:
 class _Factor:
     expr: sympy.Expr
     power: int
-    derivatives: dict[str, tuple[sympy.Expr, ...]] | None
+    smooth: bool
     guards: list[tuple[sympy.Expr, str]] = dataclasses.field(default_factory=list)
+    _derivatives: dict[str, tuple[sympy.Expr, ...]] | None = None
+
+    @property
+    def derivatives(self) -> dict[str, tuple[sympy.Expr, ...]] | None:
+        """The partial derivatives as products of factors (computed when first needed);
+        None for a factor that is not smooth."""
+        if not self.smooth:
+            return None
+        if self._derivatives is None:
+            try:
+                self._derivatives = {
+                    s.name: sympy.Mul.make_args(_factored(sympy.diff(self.expr, s)))
+                    for s in self.expr.free_symbols}
+            except (TypeError, ValueError, NotImplementedError):
+                self.smooth = False
+                return None
+        return self._derivatives
 
 
 def _guards(expr: sympy.Expr) -> list[tuple[sympy.Expr, str]]:
@@ -341,7 +362,7 @@ def _factored(expr: sympy.Expr) -> sympy.Expr:
     pulled out."""
     out = sympy.factor_terms(expr)
     try:
-        if sympy.count_ops(out) < 250:
+        if sympy.count_ops(out) < 120:
             full = sympy.factor(out)
             if sympy.count_ops(full) <= sympy.count_ops(out):
                 out = full
@@ -365,14 +386,8 @@ def _factors(g: sympy.Expr) -> list[_Factor]:
         base, power = arg, 1
         if arg.is_Pow and arg.exp.is_Integer and int(arg.exp) > 0:
             base, power = arg.base, int(arg.exp)
-        derivs = None
-        if not base.has(*_NONSMOOTH):
-            try:
-                derivs = {s.name: sympy.Mul.make_args(_factored(sympy.diff(base, s)))
-                          for s in base.free_symbols}
-            except (TypeError, ValueError, NotImplementedError):
-                derivs = None
-        parts.append(_Factor(base, power, derivs, _guards(base)))
+        smooth = not base.has(*_NONSMOOTH) and bool(base.free_symbols)
+        parts.append(_Factor(base, power, smooth, _guards(base)))
     return parts
 
 
@@ -522,6 +537,15 @@ def _deep_cancel(expr: sympy.Expr) -> sympy.Expr:
 
 
 def _enclose(factors: Sequence[_Factor], box: Mapping[str, tuple[Any, Any]]) -> tuple[Any, Any]:
+    env = {n: _iv(x) for n, x in box.items()}
+    total = mpmath.iv.mpf(1)
+    for f in factors:
+        part = _eval(f.expr, env)
+        total = total * (part ** f.power if f.power != 1 else part)
+    lo, hi = endpoints(total)
+    if lo > 0:
+        return lo, hi
+    # not decided by the plain enclosure: refine each factor by its monotonicity
     total = mpmath.iv.mpf(1)
     for f in factors:
         total = total * _enclose_factor(f, box)
@@ -633,7 +657,7 @@ def verify_inequality(
     if unknown:
         raise ValueError(f"relation {rel} mentions {', '.join(sorted(unknown))}, which has no "
                          f"range in the domain ({domain})")
-    start = time.monotonic()
+    start = _clock()
     strict = rel.rel_op in ("<", ">")
     lhs, rhs = (rel.lhs, rel.rhs) if rel.rel_op in ("<", "<=") else (rel.rhs, rel.lhs)
     g = rhs - lhs
@@ -648,37 +672,40 @@ def verify_inequality(
         bad = search.probe_points(12)
         if bad is not None:
             return search.refutation(bad, "")
-        return Verdict("proved", rel, domain, sym_method, seconds=time.monotonic() - start)
-    bad = search.probe_points(40)
+        return Verdict("proved", rel, domain, sym_method, seconds=_clock() - start)
+    bad = search.probe_points(40 if _depth == 0 else 10)
     search.rel = rel
     if bad is not None:
         return search.refutation(bad, "probe point")
-    reform = _reformulate(lhs, rhs, strict, domain, _depth, start + time_limit / 2)
+    # the reformulation's side proofs may use the whole time limit, its search 60% of it
+    # afterwards, and a branch-and-bound of the original problem half of it after that
+    reform = _reformulate(lhs, rhs, strict, domain, _depth, start + time_limit)
     if reform is not None:
-        verdict = _run_reformulated(reform, search, rel, max_boxes, time_limit)
+        verdict = _run_reformulated(reform, search, rel, max_boxes, time_limit * 0.6)
         if verdict.status != "unknown":
             return verdict
+        search.start, search.time_limit = _clock(), time_limit / 2
     return search.run(rel)
 
 
 def _run_reformulated(reform: _Reformulated, search: _Search, rel: Any, max_boxes: int,
                       time_limit: float) -> Verdict:
-    """Decide a reformulation (within 60% of the time limit); a counterexample is certified
+    """Decide a reformulation within ``time_limit``; a counterexample is certified
     in the original problem, a proof's method names the reformulation."""
     how = f"reformulated ({'; '.join(reform.notes)})"
     method, g = _symbolic(reform.g, reform.domain, search.strict)
     names = sorted(set(by_name(g)) | {n for c in reform.domain.constraints
                                       for n in by_name(c)})
     axes = [_Axis(n, reform.domain.range(n)) for n in names]
-    sub = _Search(search.lhs, search.rhs, g, search.strict, reform.domain, axes, search.start,
-                  max_boxes, time_limit * 0.6, origin=search, back=reform.back)
+    sub = _Search(search.lhs, search.rhs, g, search.strict, reform.domain, axes, _clock(),
+                  max_boxes, time_limit, origin=search, back=reform.back)
     sub.rel = rel
     bad = sub.probe_points(12 if method is not None else 40)
     if bad is not None:
         return search.refutation(bad, f"probe point of the {how}")
     if method is not None:
         return Verdict("proved", rel, search.domain, f"{how}; {method}",
-                       seconds=time.monotonic() - search.start)
+                       seconds=_clock() - search.start)
     verdict = sub.run(rel)
     if verdict.status == "proved":
         return dataclasses.replace(verdict, domain=search.domain,
@@ -1007,7 +1034,7 @@ class _Search:
         rel = self.rel if self.rel is not None else sympy.Le(self.lhs, self.rhs)
         return Verdict("refuted", rel, self.domain, how or "counterexample point",
                        dict(point), lhs_v, rhs_v, boxes=self.boxes,
-                       seconds=time.monotonic() - self.start)
+                       seconds=_clock() - self.start)
 
     # ---- the search ----------------------------------------------------------------------
 
@@ -1020,7 +1047,7 @@ class _Search:
         undecided: list[tuple[tuple[Fraction, Fraction], ...]] = []
         proved_boxes = 0
         while heap:
-            if self.boxes >= self.max_boxes or time.monotonic() - self.start > self.time_limit:
+            if self.boxes >= self.max_boxes or _clock() - self.start > self.time_limit:
                 break
             _, _, ubox = heapq.heappop(heap)
             self.boxes += 1
@@ -1068,7 +1095,7 @@ class _Search:
                 key = lo if not mpmath.isnan(lo) else -_INF
                 heapq.heappush(heap, (float(key) if not _is_inf(key) else -math.inf,
                                       next(counter), child))
-        elapsed = time.monotonic() - self.start
+        elapsed = _clock() - self.start
         if not heap and not undecided:
             return Verdict("proved", rel, self.domain,
                            f"interval branch-and-bound: {proved_boxes} boxes cover the domain "
@@ -1320,7 +1347,8 @@ def _log_substitution(g: sympy.Expr, domain: Domain) -> _Reformulated | None:
             q[n] = _rational_near(sympy.exp(-sympy.sympify(p[f"log(1/{n})"])))
         return q
 
-    return _Reformulated(g2, new, [f"{n} = exp(-t)" for n in names], back)
+    return _Reformulated(g2, new, [f"{n} = exp(-t), t = log(1/{n}) in "
+                                   f"{ranges[f'log(1/{n})']}" for n in names], back)
 
 
 def _positive_symbols(expr: sympy.Expr) -> sympy.Expr:
@@ -1390,11 +1418,11 @@ def _eliminate(g: sympy.Expr, strict: bool, domain: Domain, depth: int, deadline
                     at, used = mine[0][1], mine[0][0]
                 else:
                     continue
-                left = deadline - time.monotonic()
+                left = deadline - _clock()
                 if left <= 0.2:
                     return None
                 rel = sympy.Ge(d, 0) if direction == 1 else sympy.Le(d, 0)
-                v = verify_inequality(rel, relaxed, time_limit=min(left / 2, 4.0),
+                v = verify_inequality(rel, relaxed, time_limit=min(left, 4.0),
                                       _depth=depth + 1)
                 if not v.proved:
                     continue
@@ -1471,7 +1499,7 @@ def _reformulate(lhs: sympy.Expr, rhs: sympy.Expr, strict: bool, domain: Domain,
         args = [side.args[0] for side in (lhs, rhs) if isinstance(side, sympy.log)]
         ok = True
         for a in args:
-            left = deadline - time.monotonic()
+            left = deadline - _clock()
             if left <= 0.2 or not verify_inequality(sympy.Gt(a, 0), domain,
                                                     time_limit=min(left / 2, 4.0),
                                                     _depth=depth + 1).proved:
@@ -1481,7 +1509,7 @@ def _reformulate(lhs: sympy.Expr, rhs: sympy.Expr, strict: bool, domain: Domain,
             lhs, rhs = sympy.exp(lhs), sympy.exp(rhs)
             notes.append("exp of both sides (the log's argument proved positive)")
     g = _light_simplify(rhs - lhs)
-    dom = domain
+    dom = Domain(dict(domain.ranges), constraints=[_plain(c) for c in domain.constraints])
     step = _log_substitution(g, dom)
     if step is not None:
         g, dom = step.g, step.domain

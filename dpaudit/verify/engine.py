@@ -681,7 +681,8 @@ def verify_inequality(
     # afterwards, and a branch-and-bound of the original problem half of it after that
     reform = _reformulate(lhs, rhs, strict, domain, _depth, start + time_limit)
     if reform is not None:
-        verdict = _run_reformulated(reform, search, rel, max_boxes, time_limit * 0.6)
+        verdict = _run_reformulated(reform, search, rel, max_boxes, time_limit * 0.6,
+                                    symbolic)
         if verdict.status != "unknown":
             return verdict
         search.start, search.time_limit = _clock(), time_limit / 2
@@ -689,11 +690,12 @@ def verify_inequality(
 
 
 def _run_reformulated(reform: _Reformulated, search: _Search, rel: Any, max_boxes: int,
-                      time_limit: float) -> Verdict:
+                      time_limit: float, symbolic: bool) -> Verdict:
     """Decide a reformulation within ``time_limit``; a counterexample is certified
     in the original problem, a proof's method names the reformulation."""
     how = f"reformulated ({'; '.join(reform.notes)})"
-    method, g = _symbolic(reform.g, reform.domain, search.strict)
+    method, g = (_symbolic(reform.g, reform.domain, search.strict) if symbolic
+                 else (None, reform.g))
     names = sorted(set(by_name(g)) | {n for c in reform.domain.constraints
                                       for n in by_name(c)})
     axes = [_Axis(n, reform.domain.range(n)) for n in names]

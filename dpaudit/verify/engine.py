@@ -355,6 +355,72 @@ def _continuous(f: _Factor, env: Mapping[str, Any]) -> bool:
     return True
 
 
+def _cheap_to_factor(expr: sympy.Expr, max_ops: int) -> bool:
+    """Whether ``sympy.factor`` is safe to call: it can run for minutes on long expressions
+    with large coefficients."""
+    if sympy.count_ops(expr) >= max_ops:
+        return False
+    big = [r for r in expr.atoms(sympy.Rational) if abs(r.p) >= 10**4 or r.q >= 10**4]
+    if big and sympy.count_ops(expr) >= 20:
+        return False
+    return _small_exponents(expr)
+
+
+class _SympyTimeout(Exception):
+    pass
+
+
+#: Seconds one sympy simplification may take before its input is kept as it is.
+SYMPY_SECONDS = 1.0
+
+
+def _bounded(fn: Any, fallback: Any, seconds: float = SYMPY_SECONDS) -> Any:
+    """``fn()``, or ``fallback`` when it raises or takes longer than ``seconds`` (sympy's
+    cancel and factor can run for minutes on innocent-looking input).  The limit is an
+    interval timer, available in the main thread only; elsewhere ``fn`` runs unbounded."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        try:
+            return fn()
+        except (TypeError, ValueError, NotImplementedError, RecursionError,
+                sympy.PolynomialError):
+            return fallback
+
+    def alarm(signum: int, frame: Any) -> None:
+        raise _SympyTimeout
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    outer = signal.getitimer(signal.ITIMER_REAL)[0]
+    if outer and outer < seconds:
+        seconds = outer  # a nested call never extends an enclosing limit
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return fn()
+    except (_SympyTimeout, TypeError, ValueError, NotImplementedError, RecursionError,
+            sympy.PolynomialError):
+        return fallback
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _small_exponents(expr: sympy.Expr) -> bool:
+    """False when sympy's polynomial algorithms (factor, cancel) would see a huge degree:
+    exp(999 x/1000) is exp(x/1000)^999 to them."""
+    for node in sympy.preorder_traversal(expr):
+        if isinstance(node, sympy.exp):
+            c, _ = node.args[0].as_coeff_Mul()
+        elif node.is_Pow:
+            c = node.exp if node.exp.is_Rational else sympy.Integer(1)
+        else:
+            continue
+        if c.is_Rational and (abs(c.p) > 12 or c.q > 12):
+            return False
+    return True
+
+
 def _factored(expr: sympy.Expr) -> sympy.Expr:
     """``expr`` fully factored when that is cheap (a derivative such as
     ``1 - (1 + (L + 1) e^a)/(2 L + 3)`` becomes ``(L + 1)(2 - e^a)/(2 L + 3)``, whose factors
@@ -362,8 +428,9 @@ def _factored(expr: sympy.Expr) -> sympy.Expr:
     pulled out."""
     out = sympy.factor_terms(expr)
     try:
-        if sympy.count_ops(out) < 120:
-            full = sympy.factor(out)
+        # sympy.factor can run for minutes on large coefficients or many generators
+        if _cheap_to_factor(out, 60):
+            full = _bounded(lambda: sympy.factor(out), out)
             if sympy.count_ops(full) <= sympy.count_ops(out):
                 out = full
     except (sympy.PolynomialError, NotImplementedError, TypeError, ValueError,
@@ -376,8 +443,8 @@ def _factors(g: sympy.Expr) -> list[_Factor]:
     """``g`` as a product of factors (with integer powers), each with its derivatives."""
     try:
         gf = sympy.factor_terms(g)
-        if sympy.count_ops(gf) < 400:
-            gf = sympy.factor(gf, deep=False)
+        if _cheap_to_factor(gf, 400):
+            gf = _bounded(lambda: sympy.factor(gf, deep=False), gf)
     except (sympy.PolynomialError, NotImplementedError, TypeError, ValueError):
         gf = g
     parts: list[_Factor] = []
@@ -514,14 +581,11 @@ def _deep_cancel(expr: sympy.Expr) -> sympy.Expr:
     """``sympy.cancel`` applied bottom-up to products, powers' bases and function arguments
     (never to a sum as a whole, which would merge it into one fraction), keeping a result
     only when it is no larger."""
-    if sympy.count_ops(expr) > 300:
+    if sympy.count_ops(expr) > 300 or not _small_exponents(expr):
         return expr
 
     def tidy(e: sympy.Expr) -> sympy.Expr:
-        try:
-            out = sympy.cancel(e)
-        except (TypeError, ValueError, NotImplementedError, sympy.PolynomialError):
-            return e
+        out = _bounded(lambda: sympy.cancel(e), e, SYMPY_SECONDS / 4)
         return out if sympy.count_ops(out) <= sympy.count_ops(e) else e
 
     def step(e: sympy.Expr) -> sympy.Expr:
@@ -583,9 +647,9 @@ def _light_simplify(expr: sympy.Expr) -> sympy.Expr:
     """Cheap, always-terminating simplification: expand and cancel, keeping the result only
     when it is no larger (``sympy.simplify`` can run for minutes, e.g. in logcombine)."""
     try:
-        if sympy.count_ops(expr) > 300:
+        if sympy.count_ops(expr) > 300 or not _small_exponents(expr):
             return expr
-        out = sympy.cancel(sympy.expand(expr))
+        out = _bounded(lambda: sympy.cancel(sympy.expand(expr)), expr)
     except (TypeError, ValueError, NotImplementedError, RecursionError,
             sympy.PolynomialError):
         return expr

@@ -272,6 +272,12 @@ def _subsampled_candidates(event: SubsampledCandidates, children: Children,
     return [best] if best is not None else []
 
 
+def _undecided(x: sympy.Expr, y: sympy.Expr) -> bool:
+    from dpaudit.accountant.statements import compare
+
+    return compare(x, y) is None
+
+
 def _smaller(x: sympy.Expr, y: sympy.Expr) -> bool:
     from dpaudit.accountant.statements import compare
 
@@ -291,6 +297,13 @@ def _label_flipped(event: LabelFlipped, children: Children,
             out = Pure(Step(LABEL_FLIP, event, f"({show(e)})-private prediction",
                             f"eps = ln(e^eps + (1 - 2a) delta / a) = {show(e)}", (c.step,)),
                        epsilon=e)
+        elif out.epsilon.free_symbols and _undecided(e, out.epsilon):
+            # symbolic and neither is always smaller: both hold, so their minimum does (the
+            # verifier tries each argument of the Min over a claim's domain)
+            both = sympy.Min(e, out.epsilon)
+            out = Pure(Step(LABEL_FLIP, event, f"({show(both)})-private prediction",
+                            f"eps = min(ln(e^eps + (1 - 2a) delta / a), {show(out.epsilon)}) "
+                            f"= {show(both)}", (c.step,)), epsilon=both)
     return [out]
 
 

@@ -58,6 +58,13 @@ __all__ = ["Verdict", "check_point", "parse_relation", "verify_inequality"]
 BOX_PRECISION = 64
 POINT_PRECISION = 120
 
+#: The clock of the time limits: this process's CPU time, so that a verdict does not depend
+#: on how loaded the machine is.
+_clock = time.process_time
+
+#: Levels of monotonicity-from-a-face (see :meth:`_Search.nonneg`).
+FACE_DEPTH = 2
+
 #: Default budgets.
 MAX_BOXES = 3000
 TIME_LIMIT = 20.0
@@ -290,8 +297,25 @@ def _mpf_up(f: Fraction) -> Any:
 class _Factor:
     expr: sympy.Expr
     power: int
-    derivatives: dict[str, tuple[sympy.Expr, ...]] | None
+    smooth: bool
     guards: list[tuple[sympy.Expr, str]] = dataclasses.field(default_factory=list)
+    _derivatives: dict[str, tuple[sympy.Expr, ...]] | None = None
+
+    @property
+    def derivatives(self) -> dict[str, tuple[sympy.Expr, ...]] | None:
+        """The partial derivatives as products of factors (computed when first needed);
+        None for a factor that is not smooth."""
+        if not self.smooth:
+            return None
+        if self._derivatives is None:
+            try:
+                self._derivatives = {
+                    s.name: sympy.Mul.make_args(_factored(sympy.diff(self.expr, s)))
+                    for s in self.expr.free_symbols}
+            except (TypeError, ValueError, NotImplementedError):
+                self.smooth = False
+                return None
+        return self._derivatives
 
 
 def _guards(expr: sympy.Expr) -> list[tuple[sympy.Expr, str]]:
@@ -331,27 +355,106 @@ def _continuous(f: _Factor, env: Mapping[str, Any]) -> bool:
     return True
 
 
+def _cheap_to_factor(expr: sympy.Expr, max_ops: int) -> bool:
+    """Whether ``sympy.factor`` is safe to call: it can run for minutes on long expressions
+    with large coefficients."""
+    if sympy.count_ops(expr) >= max_ops:
+        return False
+    big = [r for r in expr.atoms(sympy.Rational) if abs(r.p) >= 10**4 or r.q >= 10**4]
+    if big and sympy.count_ops(expr) >= 20:
+        return False
+    return _small_exponents(expr)
+
+
+class _SympyTimeout(Exception):
+    pass
+
+
+#: Seconds one sympy simplification may take before its input is kept as it is.
+SYMPY_SECONDS = 1.0
+
+
+def _bounded(fn: Any, fallback: Any, seconds: float = SYMPY_SECONDS) -> Any:
+    """``fn()``, or ``fallback`` when it raises or takes longer than ``seconds`` (sympy's
+    cancel and factor can run for minutes on innocent-looking input).  The limit is an
+    interval timer, available in the main thread only; elsewhere ``fn`` runs unbounded."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        try:
+            return fn()
+        except (TypeError, ValueError, NotImplementedError, RecursionError,
+                sympy.PolynomialError):
+            return fallback
+
+    def alarm(signum: int, frame: Any) -> None:
+        raise _SympyTimeout
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    outer = signal.getitimer(signal.ITIMER_REAL)[0]
+    if outer and outer < seconds:
+        seconds = outer  # a nested call never extends an enclosing limit
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return fn()
+    except (_SympyTimeout, TypeError, ValueError, NotImplementedError, RecursionError,
+            sympy.PolynomialError):
+        return fallback
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _small_exponents(expr: sympy.Expr) -> bool:
+    """False when sympy's polynomial algorithms (factor, cancel) would see a huge degree:
+    exp(999 x/1000) is exp(x/1000)^999 to them."""
+    for node in sympy.preorder_traversal(expr):
+        if isinstance(node, sympy.exp):
+            c, _ = node.args[0].as_coeff_Mul()
+        elif node.is_Pow:
+            c = node.exp if node.exp.is_Rational else sympy.Integer(1)
+        else:
+            continue
+        if c.is_Rational and (abs(c.p) > 12 or c.q > 12):
+            return False
+    return True
+
+
+def _factored(expr: sympy.Expr) -> sympy.Expr:
+    """``expr`` fully factored when that is cheap (a derivative such as
+    ``1 - (1 + (L + 1) e^a)/(2 L + 3)`` becomes ``(L + 1)(2 - e^a)/(2 L + 3)``, whose factors
+    interval arithmetic encloses without the dependency problem), else its common terms
+    pulled out."""
+    out = sympy.factor_terms(expr)
+    try:
+        # sympy.factor can run for minutes on large coefficients or many generators
+        if _cheap_to_factor(out, 60):
+            full = _bounded(lambda: sympy.factor(out), out)
+            if sympy.count_ops(full) <= sympy.count_ops(out):
+                out = full
+    except (sympy.PolynomialError, NotImplementedError, TypeError, ValueError,
+            RecursionError):
+        pass
+    return out
+
+
 def _factors(g: sympy.Expr) -> list[_Factor]:
     """``g`` as a product of factors (with integer powers), each with its derivatives."""
     try:
         gf = sympy.factor_terms(g)
-        if sympy.count_ops(gf) < 400:
-            gf = sympy.factor(gf, deep=False)
+        if _cheap_to_factor(gf, 400):
+            gf = _bounded(lambda: sympy.factor(gf, deep=False), gf)
     except (sympy.PolynomialError, NotImplementedError, TypeError, ValueError):
         gf = g
     parts: list[_Factor] = []
-    for arg in sympy.Mul.make_args(gf):
+    for arg in sympy.Mul.make_args(gf if sympy.count_ops(gf) <= sympy.count_ops(g)
+                                   else sympy.factor_terms(g)):
         base, power = arg, 1
         if arg.is_Pow and arg.exp.is_Integer and int(arg.exp) > 0:
             base, power = arg.base, int(arg.exp)
-        derivs = None
-        if not base.has(*_NONSMOOTH):
-            try:
-                derivs = {s.name: sympy.Mul.make_args(sympy.factor_terms(sympy.diff(base, s)))
-                          for s in base.free_symbols}
-            except (TypeError, ValueError, NotImplementedError):
-                derivs = None
-        parts.append(_Factor(base, power, derivs, _guards(base)))
+        smooth = not base.has(*_NONSMOOTH) and bool(base.free_symbols)
+        parts.append(_Factor(base, power, smooth, _guards(base)))
     return parts
 
 
@@ -462,7 +565,51 @@ def _pointwise_sign(f: _Factor, box: Mapping[str, tuple[Any, Any]], domain: Doma
     return sign
 
 
+_SMOOTH_FUNCTIONS = (sympy.exp, sympy.log, sympy.erf, sympy.erfc)
+
+
+def _smooth(expr: sympy.Expr) -> bool:
+    """True when ``expr`` is built from arithmetic, powers, exp, log, erf and erfc only:
+    smooth wherever the guards of :func:`_guards` hold."""
+    for node in sympy.preorder_traversal(expr):
+        if isinstance(node, sympy.Function) and not isinstance(node, _SMOOTH_FUNCTIONS):
+            return False
+    return True
+
+
+def _deep_cancel(expr: sympy.Expr) -> sympy.Expr:
+    """``sympy.cancel`` applied bottom-up to products, powers' bases and function arguments
+    (never to a sum as a whole, which would merge it into one fraction), keeping a result
+    only when it is no larger."""
+    if sympy.count_ops(expr) > 300 or not _small_exponents(expr):
+        return expr
+
+    def tidy(e: sympy.Expr) -> sympy.Expr:
+        out = _bounded(lambda: sympy.cancel(e), e, SYMPY_SECONDS / 4)
+        return out if sympy.count_ops(out) <= sympy.count_ops(e) else e
+
+    def step(e: sympy.Expr) -> sympy.Expr:
+        if e.is_Mul:
+            return tidy(e)
+        if e.is_Pow and (e.base.is_Add or e.base.is_Mul):
+            return e.func(tidy(e.base), e.exp)
+        if isinstance(e, sympy.Function) and any(a.is_Add or a.is_Mul for a in e.args):
+            return e.func(*(tidy(a) for a in e.args))
+        return e
+
+    return sympy.bottom_up(expr, step)
+
+
 def _enclose(factors: Sequence[_Factor], box: Mapping[str, tuple[Any, Any]]) -> tuple[Any, Any]:
+    env = {n: _iv(x) for n, x in box.items()}
+    total = mpmath.iv.mpf(1)
+    for f in factors:
+        part = _eval(f.expr, env)
+        total = total * (part ** f.power if f.power != 1 else part)
+    lo, hi = endpoints(total)
+    if lo > 0:
+        return lo, hi
+    # not decided by the plain enclosure: refine each factor by its monotonicity
     total = mpmath.iv.mpf(1)
     for f in factors:
         total = total * _enclose_factor(f, box)
@@ -500,9 +647,9 @@ def _light_simplify(expr: sympy.Expr) -> sympy.Expr:
     """Cheap, always-terminating simplification: expand and cancel, keeping the result only
     when it is no larger (``sympy.simplify`` can run for minutes, e.g. in logcombine)."""
     try:
-        if sympy.count_ops(expr) > 300:
+        if sympy.count_ops(expr) > 300 or not _small_exponents(expr):
             return expr
-        out = sympy.cancel(sympy.expand(expr))
+        out = _bounded(lambda: sympy.cancel(sympy.expand(expr)), expr)
     except (TypeError, ValueError, NotImplementedError, RecursionError,
             sympy.PolynomialError):
         return expr
@@ -537,6 +684,7 @@ def verify_inequality(
     max_boxes: int = MAX_BOXES,
     time_limit: float = TIME_LIMIT,
     symbolic: bool = True,
+    _depth: int = 0,
 ) -> Verdict:
     """Decide ``lhs <= rhs`` (or ``<``, ``>=``, ``>``) at every point of ``domain``.
 
@@ -573,7 +721,7 @@ def verify_inequality(
     if unknown:
         raise ValueError(f"relation {rel} mentions {', '.join(sorted(unknown))}, which has no "
                          f"range in the domain ({domain})")
-    start = time.monotonic()
+    start = _clock()
     strict = rel.rel_op in ("<", ">")
     lhs, rhs = (rel.lhs, rel.rhs) if rel.rel_op in ("<", "<=") else (rel.rhs, rel.lhs)
     g = rhs - lhs
@@ -588,12 +736,47 @@ def verify_inequality(
         bad = search.probe_points(12)
         if bad is not None:
             return search.refutation(bad, "")
-        return Verdict("proved", rel, domain, sym_method, seconds=time.monotonic() - start)
-    bad = search.probe_points(40)
+        return Verdict("proved", rel, domain, sym_method, seconds=_clock() - start)
+    bad = search.probe_points(40 if _depth == 0 else 10)
+    search.rel = rel
     if bad is not None:
-        search.rel = rel
         return search.refutation(bad, "probe point")
+    # the reformulation's side proofs may use the whole time limit, its search 60% of it
+    # afterwards, and a branch-and-bound of the original problem half of it after that
+    reform = _reformulate(lhs, rhs, strict, domain, _depth, start + time_limit)
+    if reform is not None:
+        verdict = _run_reformulated(reform, search, rel, max_boxes, time_limit * 0.6,
+                                    symbolic)
+        if verdict.status != "unknown":
+            return verdict
+        search.start, search.time_limit = _clock(), time_limit / 2
     return search.run(rel)
+
+
+def _run_reformulated(reform: _Reformulated, search: _Search, rel: Any, max_boxes: int,
+                      time_limit: float, symbolic: bool) -> Verdict:
+    """Decide a reformulation within ``time_limit``; a counterexample is certified
+    in the original problem, a proof's method names the reformulation."""
+    how = f"reformulated ({'; '.join(reform.notes)})"
+    method, g = (_symbolic(reform.g, reform.domain, search.strict) if symbolic
+                 else (None, reform.g))
+    names = sorted(set(by_name(g)) | {n for c in reform.domain.constraints
+                                      for n in by_name(c)})
+    axes = [_Axis(n, reform.domain.range(n)) for n in names]
+    sub = _Search(search.lhs, search.rhs, g, search.strict, reform.domain, axes, _clock(),
+                  max_boxes, time_limit, origin=search, back=reform.back)
+    sub.rel = rel
+    bad = sub.probe_points(12 if method is not None else 40)
+    if bad is not None:
+        return search.refutation(bad, f"probe point of the {how}")
+    if method is not None:
+        return Verdict("proved", rel, search.domain, f"{how}; {method}",
+                       seconds=_clock() - search.start)
+    verdict = sub.run(rel)
+    if verdict.status == "proved":
+        return dataclasses.replace(verdict, domain=search.domain,
+                                   method=f"{how}; {verdict.method}")
+    return verdict
 
 
 class _Search:
@@ -601,15 +784,21 @@ class _Search:
 
     def __init__(self, lhs: sympy.Expr, rhs: sympy.Expr, g: sympy.Expr, strict: bool,
                  domain: Domain, axes: list[_Axis], start: float, max_boxes: int,
-                 time_limit: float) -> None:
+                 time_limit: float, origin: _Search | None = None,
+                 back: Any = None) -> None:
         self.lhs, self.rhs, self.g, self.strict = lhs, rhs, g, strict
+        # a reformulated problem: its points map back to the original's through ``back``,
+        # and a counterexample counts only once certified in the original
+        self.origin, self.back = origin, back
         self.domain, self.axes = domain, axes
         self.start, self.max_boxes, self.time_limit = start, max_boxes, time_limit
         self.factors = _factors(g)
+        self.cache: dict[tuple, Any] = {}
         self.constraints = [(_plain(c), _plain(c.lhs - c.rhs), c.rel_op)
                             for c in domain.constraints
                             if isinstance(c, sympy.core.relational.Relational)]
         self.boxes = 0
+        self.by_faces = 0
         self.rel: Any = None
         # g - c for each side constraint c >= 0 (c > 0): where g - c >= 0, the constraint
         # gives g >= c >= 0 on the feasible part of a box that straddles its boundary
@@ -664,6 +853,173 @@ class _Search:
     def decided(self, lo: Any) -> bool:
         return lo > 0 if self.strict else lo >= 0
 
+    # ---- monotonicity from a face, recursively -------------------------------------------
+
+    def _cached(self, key: tuple, make: Any) -> Any:
+        if key not in self.cache:
+            try:
+                self.cache[key] = make()
+            except (TypeError, ValueError, NotImplementedError, RecursionError,
+                    ZeroDivisionError, sympy.PolynomialError):
+                self.cache[key] = None
+        return self.cache[key]
+
+    def _parts(self, expr: sympy.Expr) -> list[_Factor]:
+        return self._cached(("parts", expr), lambda: _factors(expr)) or []
+
+    def _diff(self, expr: sympy.Expr, name: str) -> sympy.Expr | None:
+        return self._cached(("diff", expr, name),
+                            lambda: _factored(sympy.diff(expr, sympy.Symbol(name))))
+
+    def _face(self, expr: sympy.Expr, name: str, value: Fraction) -> sympy.Expr | None:
+        """``expr`` with ``name = value`` substituted and simplified symbolically (so that a
+        face on which the expression vanishes identically encloses as exactly 0); None when
+        the substitution is not a finite expression."""
+        def make() -> sympy.Expr | None:
+            v = sympy.Rational(value.numerator, value.denominator)
+            out = _light_simplify(_deep_cancel(expr.xreplace({sympy.Symbol(name): v})))
+            return None if out.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo) else out
+        return self._cached(("face", expr, name, value), make)
+
+    def _reciprocal(self, expr: sympy.Expr, names: tuple[str, ...]) -> sympy.Expr | None:
+        """``expr`` in the coordinates ``w = 1/x`` for each name (symbols ``1/x``),
+        simplified so that infinity-over-infinity forms such as ``t/(t + c)`` cancel."""
+        def make() -> sympy.Expr:
+            # w > 0 at every point (w = 0 is x = oo); powers of a common exponent are merged
+            # (a^p b^p = (a b)^p, exact where the expression is real: a, b >= 0 or p an
+            # integer) so that sqrt(t)/sqrt(t + c) becomes 1/sqrt(1 + c w)
+            ws = {n: sympy.Symbol(f"1/{n}", positive=True) for n in names}
+            out = expr.xreplace({sympy.Symbol(n): 1 / w for n, w in ws.items()})
+            out = sympy.powsimp(out, combine="base", force=True)
+            return _plain(_light_simplify(_deep_cancel(out)))
+        return self._cached(("recip", expr, names), make)
+
+    def _face_values(self, name: str) -> tuple[Fraction, ...]:
+        """Where faces are substituted symbolically: the ends of the parameter's initial
+        coordinate range (w = 0, i.e. x = oo, for a reciprocal coordinate)."""
+        if name.startswith("1/"):
+            return (Fraction(0),)
+        for axis in self.axes:
+            if axis.name == name:
+                x = axis.x_interval(*axis.initial())
+                return tuple(v for v in x if not _is_inf(v)) if x else ()
+        return ()
+
+    def _excluded(self, name: str, value: Fraction) -> bool:
+        """True when no point of the domain has ``name = value`` (an open or outer end)."""
+        if name.startswith("1/"):
+            return value == 0
+        r = self.domain.range(name)
+        v = sympy.Rational(value.numerator, value.denominator)
+        return r.contains(v) is False
+
+    def _smooth_along(self, f: _Factor, env: Mapping[str, Any], along: str) -> bool:
+        """True when every guard of ``f`` holds on each segment of the closed box in the
+        direction ``along`` through a point of the domain: ends of the other coordinates
+        that no point of the domain reaches (``delta = 0`` of ``delta in (0, 1)``, ``w = 0``
+        of a reciprocal coordinate) are allowed to break a guard, the face ``along = v``
+        is not (the expression must be continuous up to it)."""
+        for sub, need in f.guards:
+            lo, hi = endpoints(_eval(sub, env))
+            if need == "nonzero":
+                if lo > 0 or hi < 0 or self._positive_at_points(sub, env, along) or \
+                        self._positive_at_points(-sub, env, along):
+                    continue
+                return False
+            if lo > 0 or (need == "nonnegative" and lo >= 0):
+                continue
+            if not self._positive_at_points(sub, env, along):
+                return False
+        return True
+
+    def _positive_at_points(self, e: sympy.Expr, env: Mapping[str, Any], along: str) -> bool:
+        """``e > 0`` at every point of the box whose other coordinates than ``along`` are
+        values some domain point takes (a sufficient syntactic test)."""
+        if e.is_number:
+            return bool(e.is_positive)
+        if e.is_Symbol:
+            lo, _ = endpoints(env[e.name]) if e.name in env else (-_INF, _INF)
+            if lo > 0:
+                return True
+            if e.name == along or lo < 0:
+                return False
+            if e.name.startswith("1/"):
+                return True
+            r = self.domain.range(e.name) if e.name in self.domain.names else None
+            return r is not None and r.contains(0) is False
+        if e.is_Mul or e.is_Add:
+            return all(self._positive_at_points(a, env, along) for a in e.args)
+        if e.is_Pow:
+            return self._positive_at_points(e.base, env, along)
+        if isinstance(e, sympy.exp):
+            return True
+        lo, _ = endpoints(_eval(e, env))
+        return lo > 0
+
+    def nonneg(self, expr: sympy.Expr, box: Mapping[str, tuple[Any, Any]], depth: int,
+               strict: bool) -> bool:
+        """True when ``expr >= 0`` (``> 0``) is certain at every point of ``box``.
+
+        Tried in turn: the reciprocal coordinates w = 1/x on coordinates that reach +-oo
+        (from an end away from 0); the factor-wise enclosure (with per-factor monotonicity);
+        pointwise signs; and, ``depth`` levels deep, *monotonicity from a face*: if ``expr``
+        is continuous on the closed box, its value on the face ``x = v`` (substituted
+        symbolically) is >= 0 and its partial derivative in ``x`` has the sign that makes
+        it grow away from that face, then ``expr >= 0`` on the box by the mean value theorem.
+        Both premises are proved by this same method one level down, so an expression that
+        vanishes on two faces of a corner (``e^eps - 1 - eps alpha/4`` type) is decided by
+        a mixed second derivative.
+        """
+        names = [n for n in by_name(expr) if n in box]
+        far = []
+        for n in names:
+            a, b = box[n]
+            if _is_inf(b) and not _is_inf(a) and a > 0:
+                far.append((n, (Fraction(0), 1 / a)))
+            elif _is_inf(a) and not _is_inf(b) and b < 0:
+                far.append((n, (1 / b, Fraction(0))))
+        if far:
+            rexpr = self._reciprocal(expr, tuple(sorted(n for n, _ in far)))
+            if rexpr is not None:
+                rbox = {n: x for n, x in box.items() if n not in dict(far)}
+                rbox.update({f"1/{n}": w for n, w in far})
+                if self.nonneg(rexpr, rbox, depth, strict):
+                    return True
+        factors = self._parts(expr)
+        if not factors:
+            return False
+        lo, _ = _enclose(factors, box)
+        if lo > 0 or (not strict and lo >= 0):
+            return True
+        if lo >= 0:
+            signs = [_pointwise_sign(f, box, self.domain) for f in factors]
+            if all(signs) and math.prod(signs) == 1:
+                return True
+        if depth <= 0 or expr.has(*_NONSMOOTH) or not _smooth(expr):
+            return False
+        env = {n: _iv(x) for n, x in box.items()}
+        for name in sorted(names):
+            a, b = box[name]
+            if a == b or not all(self._smooth_along(f, env, name) for f in factors):
+                continue
+            for side, v in (("low", a), ("high", b)):
+                if _is_inf(v) or v not in self._face_values(name):
+                    continue
+                face = self._face(expr, name, v)
+                d = self._diff(expr, name)
+                if face is None or d is None:
+                    continue
+                grow = d if side == "low" else -d
+                fbox = {**box, name: (v, v)}
+                if self.nonneg(face, fbox, depth - 1, strict):
+                    if self.nonneg(grow, box, depth - 1, False):
+                        return True
+                elif (strict and self._excluded(name, v)
+                      and self.nonneg(face, fbox, depth - 1, False)
+                      and self.nonneg(grow, box, depth - 1, True)):
+                    return True
+        return False
+
     # ---- points --------------------------------------------------------------------------
 
     def point_of(self, ubox: Sequence[tuple[Fraction, Fraction]]) -> dict[str, Any] | None:
@@ -708,6 +1064,17 @@ class _Search:
             return False
         return hi <= 0 if self.strict else hi < 0
 
+    def witness(self, point: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The point (in the original problem's parameters) if it is a certified
+        counterexample, else None."""
+        if self.origin is None:
+            return dict(point) if self.violates(point) else None
+        try:
+            original = self.back(dict(point))
+        except (EvaluationError, ValueError, TypeError, ZeroDivisionError, OverflowError):
+            return None
+        return original if original is not None and self.origin.violates(original) else None
+
     def probe_points(self, count: int) -> dict[str, Any] | None:
         """``count`` points spread over the domain (a Halton sequence in the split
         coordinates); the first certified violation, if any."""
@@ -720,16 +1087,20 @@ class _Search:
                 v = u0 + (u1 - u0) * t
                 ubox.append((v, v))
             p = self.point_of(ubox)
-            if p is not None and self.violates(p):
-                return p
+            w = self.witness(p) if p is not None else None
+            if w is not None:
+                return w
         return None
 
     def refutation(self, point: Mapping[str, Any], how: str) -> Verdict:
+        if self.origin is not None:
+            self.origin.boxes += self.boxes
+            return self.origin.refutation(point, how)
         lhs_v, rhs_v = _separated(self.lhs, self.rhs, point)
         rel = self.rel if self.rel is not None else sympy.Le(self.lhs, self.rhs)
         return Verdict("refuted", rel, self.domain, how or "counterexample point",
                        dict(point), lhs_v, rhs_v, boxes=self.boxes,
-                       seconds=time.monotonic() - self.start)
+                       seconds=_clock() - self.start)
 
     # ---- the search ----------------------------------------------------------------------
 
@@ -742,7 +1113,7 @@ class _Search:
         undecided: list[tuple[tuple[Fraction, Fraction], ...]] = []
         proved_boxes = 0
         while heap:
-            if self.boxes >= self.max_boxes or time.monotonic() - self.start > self.time_limit:
+            if self.boxes >= self.max_boxes or _clock() - self.start > self.time_limit:
                 break
             _, _, ubox = heapq.heappop(heap)
             self.boxes += 1
@@ -757,8 +1128,11 @@ class _Search:
                 point, value = self.exact_at(xbox)
                 if value is not None and (value > 0 or (value == 0 and not self.strict)):
                     lo = mpmath.mpf(0) if value == 0 else mpmath.mpf(1)
-                elif value is not None and self.domain.contains(point) is True:
-                    return self.refutation(point, "exact evaluation at a point")
+                elif value is not None:
+                    found = (dict(point) if self.origin is None
+                             and self.domain.contains(point) is True else self.witness(point))
+                    if found is not None:
+                        return self.refutation(found, "exact evaluation at a point")
             if not self.decided(lo) and self.strict and lo >= 0:
                 signs = [_pointwise_sign(f, xbox, self.domain) for f in self.factors]
                 if all(signs) and math.prod(signs) == 1:
@@ -769,12 +1143,16 @@ class _Search:
                     if rlo > 0 or (rlo >= 0 and (strict_c or not self.strict)):
                         lo = mpmath.mpf(1)
                         break
+            if not self.decided(lo) and self.nonneg(self.g, xbox, FACE_DEPTH, self.strict):
+                lo = mpmath.mpf(1)
+                self.by_faces += 1
             if self.decided(lo):
                 proved_boxes += 1
                 continue
             point = self.point_of(ubox)
-            if point is not None and self.violates(point):
-                return self.refutation(point, "interval branch-and-bound")
+            found = self.witness(point) if point is not None else None
+            if found is not None:
+                return self.refutation(found, "interval branch-and-bound")
             children = self.split(ubox)
             if not children:
                 undecided.append(ubox)
@@ -783,11 +1161,13 @@ class _Search:
                 key = lo if not mpmath.isnan(lo) else -_INF
                 heapq.heappush(heap, (float(key) if not _is_inf(key) else -math.inf,
                                       next(counter), child))
-        elapsed = time.monotonic() - self.start
+        elapsed = _clock() - self.start
         if not heap and not undecided:
             return Verdict("proved", rel, self.domain,
                            f"interval branch-and-bound: {proved_boxes} boxes cover the domain "
-                           f"({self.boxes} examined)", boxes=self.boxes, seconds=elapsed)
+                           f"({self.boxes} examined"
+                           + (f"; {self.by_faces} by monotonicity from a face" if self.by_faces
+                              else "") + ")", boxes=self.boxes, seconds=elapsed)
         left = [*undecided, *(b for _, _, b in heap)]
         reason = ("box budget exhausted" if self.boxes >= self.max_boxes else
                   "time limit reached" if heap else "boxes too small to split further")
@@ -916,3 +1296,318 @@ def check_point(relation: Any, domain: Domain, point: Mapping[str, Any]) -> Verd
         lv, rv = _separated(lhs, rhs, values)
         return Verdict("refuted", rel, domain, "witness point", values, lv, rv)
     return Verdict("unknown", rel, domain, "the point is no counterexample")
+
+
+# ------------------------------------------------------------------------------------------
+# Reformulation: an equivalent or stronger inequality that interval arithmetic decides
+# ------------------------------------------------------------------------------------------
+
+#: Reformulations (and their side proofs) nest at most this deep.
+REFORMULATION_DEPTH = 2
+
+
+@dataclasses.dataclass
+class _Reformulated:
+    """``g >= 0`` (``> 0``) on ``domain`` implies the original inequality on the original
+    domain; ``back`` maps a point of ``domain`` to one of the original domain (or None),
+    so that a counterexample found here can be certified there."""
+
+    g: sympy.Expr
+    domain: Domain
+    notes: list[str]
+    back: Any
+
+
+def _rational_near(value: sympy.Expr, side: str = "mid") -> sympy.Rational:
+    """A rational below (``"down"``), above (``"up"``) or near (``"mid"``) ``value``."""
+    lo, hi = endpoints(interval(value, prec=POINT_PRECISION))
+    pick = lo if side == "down" else hi if side == "up" else (lo + hi) / 2
+    f = _mpf_fraction(pick)
+    if side == "mid":
+        f = f.limit_denominator(10**30)
+    return sympy.Rational(f.numerator, f.denominator)
+
+
+def _fills(names: Sequence[str], domain: Domain) -> Any:
+    """Values for parameters a reformulation dropped: each at a point of its range, then one
+    at a time doubled outwards (a sequence to search for a point of the original domain)."""
+    base = {n: _any_point(domain.range(n)) for n in names}
+    yield dict(base)
+    for level in range(1, 80):
+        for n in names:
+            r = domain.range(n)
+            if r.high is not None and r.low is not None:
+                continue
+            step = sympy.Integer(2) ** level
+            v = base[n] * step if r.high is None else base[n] - step
+            if r.high is None and base[n] <= 0:
+                v = base[n] + step
+            yield {**base, n: v}
+
+
+def _drop_unused(g: sympy.Expr, domain: Domain) -> tuple[Domain, list[str]]:
+    """The domain without the parameters ``g`` does not mention and without every side
+    constraint that mentions one of them: a superset of the projection (sound for proving)."""
+    used = set(by_name(g))
+    dropped = [n for n in domain.names if n not in used]
+    if not dropped:
+        return domain, []
+    ranges = {n: r for n, r in domain.ranges if n in used}
+    cons = [c for c in domain.constraints if set(by_name(c)) <= used]
+    return Domain(ranges, constraints=cons), dropped
+
+
+def _sign_guess(d: sympy.Expr, domain: Domain) -> int:
+    """+1 / -1 when ``d`` is >= 0 / <= 0 at a few sample points of the domain's ranges, else
+    0 (only a guess of which monotonicity to try to prove)."""
+    signs = set()
+    for i in range(1, 9):
+        point = {}
+        for j, (n, r) in enumerate(domain.ranges):
+            t = _halton(i, (2, 3, 5, 7, 11, 13)[j % 6])
+            if r.low is not None and r.high is not None:
+                v = r.low + (r.high - r.low) * sympy.Rational(t.numerator, t.denominator)
+            else:
+                v = _any_point(r) + (1 if r.high is None else -1) * sympy.Rational(
+                    t.numerator, t.denominator) * 100
+            point[n] = sympy.floor(v) if r.integer else v
+        try:
+            lo, hi = endpoints(interval(d, {sympy.Symbol(n): point[n] for n in by_name(d)}))
+        except (EvaluationError, ValueError, ZeroDivisionError, TypeError):
+            continue
+        if lo > 0:
+            signs.add(1)
+        elif hi < 0:
+            signs.add(-1)
+    return signs.pop() if len(signs) == 1 else 0
+
+
+def _log_substitution(g: sympy.Expr, domain: Domain) -> _Reformulated | None:
+    """``x = e^(-t)`` for each parameter x in (0, b], b <= 1, that appears inside a log:
+    ``log(2/delta)`` becomes ``t + log 2`` and the end delta -> 0 the end t -> oo, where
+    the reciprocal coordinate ``1/t`` of the branch-and-bound encloses ratios of logs."""
+    names = []
+    for n, r in domain.ranges:
+        if r.integer or r.low != 0 or not r.low_open or r.high is None or r.high > 1:
+            continue
+        if any(n in by_name(a.args[0]) for a in g.atoms(sympy.log)):
+            names.append(n)
+    if not names:
+        return None
+    ranges = dict(domain.ranges)
+    rep = {}
+    for n in names:
+        r = ranges.pop(n)
+        t = sympy.Symbol(f"log(1/{n})", positive=True)
+        rep[sympy.Symbol(n)] = sympy.exp(-t)
+        ranges[t.name] = Range(sympy.simplify(-sympy.log(r.high)), None,
+                               low_open=r.high_open)
+    g2 = _plain(sympy.expand_log(_positive_symbols(g.xreplace(rep)), deep=True))
+    cons = [_plain(sympy.expand_log(_positive_symbols(c.xreplace(rep)), deep=True))
+            for c in domain.constraints]
+    new = Domain(ranges, constraints=cons)
+
+    def back(p: dict[str, Any]) -> dict[str, Any]:
+        q = {k: v for k, v in p.items() if not k.startswith("log(1/")}
+        for n in names:
+            q[n] = _rational_near(sympy.exp(-sympy.sympify(p[f"log(1/{n})"])))
+        return q
+
+    return _Reformulated(g2, new, [f"{n} = exp(-t), t = log(1/{n}) in "
+                                   f"{ranges[f'log(1/{n})']}" for n in names], back)
+
+
+def _positive_symbols(expr: sympy.Expr) -> sympy.Expr:
+    """The ``log(1/x)`` symbols made positive, so that ``expand_log`` may split logs."""
+    return expr.xreplace({s: sympy.Symbol(s.name, positive=True) for s in expr.free_symbols
+                          if s.name.startswith("log(1/")})
+
+
+def _linear_bound(c: Any, name: str) -> tuple[sympy.Expr, str] | None:
+    """A side constraint linear in ``name`` with a numeric coefficient as (bound, "upper" or
+    "lower"): ``x <= bound`` or ``x >= bound``; None otherwise."""
+    if not isinstance(c, sympy.core.relational.Relational) or c.rel_op not in (
+            "<", "<=", ">", ">="):
+        return None
+    x = sympy.Symbol(name)
+    diff = _plain(c.lhs - c.rhs)
+    k = sympy.diff(diff, x)
+    if not k.is_number or k == 0 or sympy.diff(k, x) != 0:
+        return None
+    bound = sympy.expand(x - diff / k)
+    if x in bound.free_symbols:
+        return None
+    upper = (c.rel_op in ("<", "<=")) == bool(k > 0)
+    return bound, "upper" if upper else "lower"
+
+
+def _eliminate(g: sympy.Expr, strict: bool, domain: Domain, depth: int, deadline: float
+               ) -> _Reformulated | None:
+    """Monotone elimination of one parameter x: where the sign of dg/dx is *proved* on the
+    domain (x relaxed to the reals), g is smallest at the end of x's admissible interval
+    towards which it decreases -- the range's end, or a side constraint's bound
+    ``x <= c(others)`` when that side of the range is unbounded -- so x is replaced by that
+    end.  Sound because every segment from a point of the domain towards that end stays in
+    the relaxed domain (the other constraints on x bound it from the other side)."""
+    if g.has(*_NONSMOOTH) or not _smooth(g):
+        return None
+    for name in domain.names:
+        if name not in by_name(g):
+            continue
+        r = domain.range(name)
+        bounds = []
+        for c in domain.constraints:
+            if name in by_name(c):
+                b = _linear_bound(c, name)
+                if b is None:
+                    break
+                bounds.append((c, *b))
+        else:
+            x = sympy.Symbol(name)
+            d = _factored(sympy.diff(g, x))
+            relaxed = Domain({**dict(domain.ranges),
+                              name: dataclasses.replace(r, integer=False)},
+                             constraints=domain.constraints)
+            guess = _sign_guess(d, relaxed)
+            for direction in ((1, -1) if guess >= 0 else (-1, 1)):
+                # increasing: smallest at the lower end; decreasing: at the upper end
+                side = "lower" if direction == 1 else "upper"
+                mine = [(c, b) for c, b, s in bounds if s == side]
+                end = r.low if side == "lower" else r.high
+                if r.integer:
+                    end = r.first_integer() if side == "lower" else r.last_integer()
+                elif end is not None and (r.low_open if side == "lower" else r.high_open):
+                    continue  # an open end: g need not extend continuously to it
+                if end is not None and not mine:
+                    at, used = sympy.Integer(end) if r.integer else end, None
+                elif end is None and len(mine) == 1 and mine[0][0].rel_op in ("<=", ">="):
+                    at, used = mine[0][1], mine[0][0]
+                else:
+                    continue
+                left = deadline - _clock()
+                if left <= 0.2:
+                    return None
+                rel = sympy.Ge(d, 0) if direction == 1 else sympy.Le(d, 0)
+                v = verify_inequality(rel, relaxed, time_limit=min(left, 4.0),
+                                      _depth=depth + 1)
+                if not v.proved:
+                    continue
+                return _substitute_end(g, domain, name, at, used, side)
+    return None
+
+
+def _substitute_end(g: sympy.Expr, domain: Domain, name: str, at: sympy.Expr, used: Any,
+                    side: str) -> _Reformulated:
+    x = sympy.Symbol(name)
+    r = domain.range(name)
+    g2 = _light_simplify(_deep_cancel(g.xreplace({x: at})))
+    cons = []
+    for c in domain.constraints:
+        if c is used:
+            continue
+        cons.append(c.xreplace({x: at}) if name in by_name(c) else c)
+    if used is not None:
+        # the admissible interval of x is nonempty
+        other = r.high if side == "lower" else r.low
+        if r.integer:
+            other = r.last_integer() if side == "lower" else r.first_integer()
+        if other is not None:
+            is_open = (r.high_open if side == "lower" else r.low_open) and not r.integer
+            rel = ((sympy.Lt if is_open else sympy.Le)(at, other) if side == "lower" else
+                   (sympy.Gt if is_open else sympy.Ge)(at, other))
+            cons.append(rel)
+    cons = [c for c in cons if c is not sympy.true]
+    ranges = {n: rr for n, rr in domain.ranges if n != name}
+    reduced = Domain(ranges, constraints=cons)
+    reduced, dropped = _drop_unused(g2, reduced)
+
+    def back(p: dict[str, Any]) -> dict[str, Any] | None:
+        for fill in _fills(dropped, domain):
+            q = {**p, **fill}
+            v = at.xreplace({sympy.Symbol(k): val for k, val in q.items()})
+            if r.integer:
+                lo, hi = endpoints(interval(v, prec=POINT_PRECISION))
+                v = sympy.Integer(int(mpmath.floor(lo)) if side == "upper"
+                                  else int(mpmath.ceil(hi)))
+            elif not v.is_Rational:
+                v = _rational_near(v, "down" if side == "upper" else "up")
+            q[name] = v
+            if domain.contains(q) is True:
+                return q
+        return None
+
+    end_text = f"{name} = {at}" + (" (its bound in the side constraint)" if used is not None
+                                   else " (the end of its range)")
+    note = f"{name} eliminated by proved monotonicity: {end_text}"
+    if dropped:
+        note += f"; {', '.join(dropped)} then free"
+    return _Reformulated(g2, reduced, [note], back)
+
+
+def _reformulate(lhs: sympy.Expr, rhs: sympy.Expr, strict: bool, domain: Domain, depth: int,
+                 deadline: float) -> _Reformulated | None:
+    """Rewrite ``lhs <= rhs`` on ``domain`` into ``g >= 0`` on a simpler domain, each step
+    implying the previous one:
+
+    1. ``log A <= B`` as ``A <= e^B`` (and ``A <= log B`` as ``e^A <= B``), once the log's
+       argument is proved positive on the domain (an equivalence there);
+    2. parameters in (0, b], b <= 1, inside logs as ``x = e^(-t)``;
+    3. monotone elimination of parameters bounded by side constraints (repeatedly), then
+       parameters the inequality no longer mentions are dropped.
+
+    Returns None when no step applies.
+    """
+    if depth >= REFORMULATION_DEPTH:
+        return None
+    notes: list[str] = []
+    backs: list[Any] = []
+    if isinstance(lhs, sympy.log) or isinstance(rhs, sympy.log):
+        args = [side.args[0] for side in (lhs, rhs) if isinstance(side, sympy.log)]
+        ok = True
+        for a in args:
+            left = deadline - _clock()
+            if left <= 0.2 or not verify_inequality(sympy.Gt(a, 0), domain,
+                                                    time_limit=min(left / 2, 4.0),
+                                                    _depth=depth + 1).proved:
+                ok = False
+                break
+        if ok:
+            lhs, rhs = sympy.exp(lhs), sympy.exp(rhs)
+            notes.append("exp of both sides (the log's argument proved positive)")
+    g = _light_simplify(rhs - lhs)
+    dom = Domain(dict(domain.ranges), constraints=[_plain(c) for c in domain.constraints])
+    step = _log_substitution(g, dom)
+    if step is not None:
+        g, dom = step.g, step.domain
+        notes += step.notes
+        backs.append(step.back)
+    for _ in range(3):
+        step = _eliminate(g, strict, dom, depth, deadline)
+        if step is None:
+            break
+        g, dom = step.g, step.domain
+        notes += step.notes
+        backs.append(step.back)
+    if not backs:
+        dom2, dropped = _drop_unused(g, dom)
+        if dropped:
+            def fill(p: dict[str, Any], dom: Domain = dom) -> dict[str, Any] | None:
+                for f in _fills(dropped, dom):
+                    q = {**p, **f}
+                    if dom.contains(q) is True:
+                        return q
+                return None
+            backs.append(fill)
+            notes.append(f"{', '.join(dropped)} (only in side constraints) left free")
+            dom = dom2
+    if not notes:
+        return None
+
+    def back(p: dict[str, Any]) -> dict[str, Any] | None:
+        for b in reversed(backs):
+            if p is None:
+                return None
+            p = b(p)
+        return p
+
+    return _Reformulated(g, dom, notes, back)

@@ -117,7 +117,7 @@ def test_a_stated_reason_is_rendered_in_report_and_verdict() -> None:
 
 
 def test_a_reason_with_a_mechanism_is_refused() -> None:
-    with pytest.raises(ValueError, match="not_audited .* must be empty"):
+    with pytest.raises(ValueError, match=r"not_audited \(a reason .*\) must be empty"):
         Target(name="test/both", title="both", group="test", epsilon=1.0,
                mechanism=lambda: (lambda d, rng: 0), not_audited="why")
 

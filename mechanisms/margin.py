@@ -16,6 +16,10 @@
 * :class:`MarginSelection` -- private selection of the margin parameter (Appendix F, not in
   the document).
 
+Auditable forms (``mechanism(...)``) fix the data-independent projection or embedding
+(privacy holds for each value of it) and return the selected index, or for Algorithm 2 a
+projection of the learned weights on a given direction (a post-processing).
+
 Reconstructions (the document is the main text only; formulas are garbled):
 
 * Algorithm 1 step 4 reads "Let C be a 10 r-cover of Bk(2 )": read as a rho/(10 r)-cover of

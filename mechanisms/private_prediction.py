@@ -14,6 +14,11 @@ The hypothesis class is H = homogeneous halfspaces of R^2, x -> [<w, x> >= 0] (V
   flip of Theorem 2: subsample I (|I| = n'), exponential mechanism with privacy 2/(eta n)
   over H_{S_I}, relabel S by the chosen h, answer with a realizable learner with pure
   1/(eta n)-private prediction trained on the relabeled S, then flip with probability alpha.
+* :class:`SubsampledResponse` -- an instance of Lemma 5's setting for audits: randomized
+  response (an eps-DP algorithm) on a uniform n'-subset.
+
+Auditable forms (``mechanism(x)``: the prediction at a query point x) batch their runs by
+subsample (:func:`_predictions`): the same law as separate runs, far fewer EM set-ups.
 
 Each learner's :meth:`plan` is its prediction mechanism at one query point as an event tree
 (see :mod:`dpaudit.events.stability`); the run records that same tree through

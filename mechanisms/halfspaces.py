@@ -205,6 +205,23 @@ def step_event(sigma: Any, n: Any, lipschitz: Any, sampling: str = "uniform") ->
     raise ValueError(f"sampling must be one of {', '.join(SAMPLINGS)}, got {sampling!r}")
 
 
+def _sgd_noise(n: int, loss: MarginLoss, sigma: Any, sampling: str
+               ) -> tuple[GaussianMechanism, Callable[[ev.Event], ev.Event]]:
+    """The Gaussian primitive of one noisy step and the wrapper its runs are recorded with."""
+    template = step_event(sigma, n, loss.lipschitz, sampling)
+    gauss = GaussianMechanism(sigma, template.event.sensitivity,
+                              relation=template.event.relation)
+    wrap = ((lambda e: ev.SampledWithoutReplacement(e, 1, n)) if sampling == "uniform"
+            else (lambda e: ev.PoissonSampled(e, sympy.Rational(1, n))))
+    return gauss, wrap
+
+
+def _step_size(loss: MarginLoss, gauss: GaussianMechanism, n: int, m: int, t: int) -> float:
+    """BST14's eta(t) = ||C|| / sqrt(t (n^2 L^2 + m sigma^2)) (000 Algorithm 3)."""
+    lf = float(loss.lipschitz)
+    return 2 * loss.weight_radius / math.sqrt(t * (n**2 * lf**2 + m * gauss.sigma**2))
+
+
 def noisy_gradient_descent(X: np.ndarray, y: np.ndarray, loss: MarginLoss, sigma: Any,
                            steps: int, rng: np.random.Generator,
                            sampling: str = "uniform") -> np.ndarray:
@@ -216,15 +233,8 @@ def noisy_gradient_descent(X: np.ndarray, y: np.ndarray, loss: MarginLoss, sigma
     2 n L; ``poisson``: a Poisson(1/n) batch, add/remove sensitivity n L).
     """
     n, m = X.shape
-    L = loss.lipschitz
-    template = step_event(sigma, n, L, sampling)
-    gauss = GaussianMechanism(sigma, template.event.sensitivity,
-                              relation=template.event.relation)
-    s2, lf = float(gauss.sigma) ** 2, float(L)
-    diameter = 2 * loss.weight_radius
+    gauss, wrap = _sgd_noise(n, loss, sigma, sampling)
     w = np.zeros(m)
-    wrap = ((lambda e: ev.SampledWithoutReplacement(e, 1, n)) if sampling == "uniform"
-            else (lambda e: ev.PoissonSampled(e, sympy.Rational(1, n))))
     with recorded_as(wrap):
         for t in range(1, steps + 1):
             if sampling == "uniform":
@@ -233,9 +243,34 @@ def noisy_gradient_descent(X: np.ndarray, y: np.ndarray, loss: MarginLoss, sigma
                 batch = np.flatnonzero(rng.random(n) < 1 / n)
             grad = sum((loss.gradient(w, X[i], int(y[i])) for i in batch), np.zeros(m))
             noisy = gauss.release(n * grad, rng)
-            rate = diameter / math.sqrt(t * (n**2 * lf**2 + m * s2))
-            w = _project_ball(w - rate * noisy, loss.weight_radius)
+            w = _project_ball(w - _step_size(loss, gauss, n, m, t) * noisy, loss.weight_radius)
     return w
+
+
+def noisy_gradient_descent_batch(X: np.ndarray, y: np.ndarray, loss: MarginLoss, sigma: Any,
+                                 steps: int, runs: int, rng: np.random.Generator,
+                                 sampling: str = "uniform") -> np.ndarray:
+    """``runs`` independent runs of :func:`noisy_gradient_descent` on one dataset, advanced
+    together (the same law run by run; the randomness is drawn in another order), shape
+    (runs, m).  For audits, which need many runs."""
+    n, m = X.shape
+    gauss, wrap = _sgd_noise(n, loss, sigma, sampling)
+    W = np.zeros((runs, m))
+    rows = np.arange(runs)
+    offset, slope = float(loss.offset), float(loss.slope)
+    with recorded_as(wrap):
+        for t in range(1, steps + 1):
+            if sampling == "uniform":
+                batch = np.zeros((runs, n), dtype=bool)
+                batch[rows, rng.integers(n, size=runs)] = True
+            else:
+                batch = rng.random((runs, n)) < 1 / n
+            active = offset - slope * (W @ X.T) * y > 0  # the subgradient's support
+            grad = -slope * ((batch & active) * y) @ X
+            W = W - _step_size(loss, gauss, n, m, t) * gauss.release(n * grad, rng)
+            norms = np.linalg.norm(W, axis=1, keepdims=True)
+            W = np.where(norms > loss.weight_radius, W * (loss.weight_radius / norms), W)
+    return W
 
 
 @dataclasses.dataclass(frozen=True)
@@ -312,10 +347,44 @@ class PrivateERM:
         runs = np.array([noisy_gradient_descent(X, y, self.loss, sigma, steps, rng,
                                                 self.sampling)
                          for _ in range(self.repetitions)])
+        return runs[int(self._selection().select(-self.loss.values(runs, X, y), rng))]
+
+    def _selection(self) -> ExponentialMechanism:
         share = exact(self.selection_share, "share") * exact(self.epsilon, "epsilon")
         relation = REPLACE if self.sampling == "uniform" else ev.Relation.ADD_REMOVE
-        em = ExponentialMechanism(share, self.loss.bound, relation=relation)
-        return runs[int(em.select(-self.loss.values(runs, X, y), rng))]
+        return ExponentialMechanism(share, self.loss.bound, relation=relation)
+
+    def fit_batch(self, X: np.ndarray, y: np.ndarray, runs: int,
+                  rng: np.random.Generator) -> np.ndarray:
+        """``runs`` independent runs of :meth:`fit` (vectorised noisy SGD, then one selection
+        per run), shape (runs, m)."""
+        n, m = X.shape
+        sigma, steps = self.sigma(n), int(self.step_count(n))
+        W = np.stack([noisy_gradient_descent_batch(X, y, self.loss, sigma, steps, runs, rng,
+                                                   self.sampling)
+                      for _ in range(self.repetitions)], axis=1)
+        values = self.loss.values(W.reshape(-1, m), X, y).reshape(runs, self.repetitions)
+        em = self._selection()
+        return W[np.arange(runs), [int(em.select(-v, rng)) for v in values]]
+
+    def mechanism(self, features: Callable[[Any], tuple[np.ndarray, np.ndarray]],
+                  direction: Any, name: str) -> Callable[..., Any]:
+        """An auditable form: ``mechanism(dataset, rng)`` is <w, direction> for the selected
+        w (a post-processing of the output) on ``features(dataset)`` = (Z, y), with a
+        vectorised ``.batch``."""
+        u = np.asarray(direction, dtype=float)
+
+        def mechanism(dataset: Any, rng: np.random.Generator) -> float:
+            Z, y = features(dataset)
+            return float(self.fit(Z, y, _check_rng(rng)) @ u)
+
+        def batch(dataset: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+            Z, y = features(dataset)
+            return self.fit_batch(Z, y, _int("n", n), _check_rng(rng)) @ u
+
+        mechanism.batch = batch  # type: ignore[attr-defined]
+        mechanism.name = name  # type: ignore[attr-defined]
+        return mechanism
 
 
 @dataclasses.dataclass(frozen=True)
@@ -363,6 +432,17 @@ class NoisyGDMarginLearner:
         A = jl_matrix(_int("dimension", self.dimension), X.shape[1], rng)
         w_hat = self.erm().fit(project_to_sphere(X, A), y, rng)
         return HalfspaceModel(A.T @ w_hat)
+
+    def mechanism(self, A: np.ndarray, direction: Any) -> Callable[..., Any]:
+        """The auditable form for a *fixed* projection A (privacy holds for every A):
+        ``mechanism((X, y), rng)`` is <w_hat, direction> for the learned w_hat in R^m (a
+        post-processing of the output), with a vectorised ``.batch``."""
+
+        def features(dataset: Any) -> tuple[np.ndarray, np.ndarray]:
+            X, y = _data(*dataset)
+            return project_to_sphere(X, A), y
+
+        return self.erm().mechanism(features, direction, "000 Algorithm 1/3 (fixed projection)")
 
 
 def net_selection(Z: np.ndarray, y: np.ndarray, net: np.ndarray, threshold: float,

@@ -16,6 +16,10 @@
 * :class:`MarginSelection` -- private selection of the margin parameter (Appendix F, not in
   the document).
 
+Auditable forms (``mechanism(...)``) fix the data-independent projection or embedding
+(privacy holds for each value of it) and return the selected index, or for Algorithm 2 a
+projection of the learned weights on a given direction (a post-processing).
+
 Reconstructions (the document is the main text only; formulas are garbled):
 
 * Algorithm 1 step 4 reads "Let C be a 10 r-cover of Bk(2 )": read as a rho/(10 r)-cover of
@@ -41,7 +45,9 @@ Reconstructions (the document is the main text only; formulas are garbled):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -87,12 +93,31 @@ def margin_loss(scores: np.ndarray, y: np.ndarray, rho: float) -> np.ndarray:
     return np.mean(np.atleast_2d(scores) * y <= rho, axis=1)
 
 
+@functools.lru_cache(maxsize=64)
 def _em(epsilon: Any, m: int) -> ExponentialMechanism:
     return ExponentialMechanism(epsilon, sympy.Rational(1, m), relation=REPLACE)
 
 
 def _em_plan(epsilon: Any, m: Any) -> ev.Event:
     return ev.PostProcessed(ev.Exponential(epsilon, 1 / exact(m, "m"), relation=REPLACE))
+
+
+def _auditable(select: Callable[[np.ndarray, np.ndarray, np.random.Generator, int | None],
+                                Any], name: str) -> Any:
+    """The auditable form ``mechanism((X, y), rng)`` (with a vectorised ``.batch``) of a
+    selection ``select(X, y, rng, size)`` returning one index (``size`` None) or ``size``."""
+
+    def mechanism(dataset: Any, rng: np.random.Generator) -> int:
+        X, y = dataset
+        return int(select(X, y, _rng(rng), None))
+
+    def batch(dataset: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+        X, y = dataset
+        return np.asarray(select(X, y, _rng(rng), n))
+
+    mechanism.batch = batch  # type: ignore[attr-defined]
+    mechanism.name = name  # type: ignore[attr-defined]
+    return mechanism
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,13 +151,27 @@ class PureLinearLearner:
     def plan(self, m: Any) -> ev.Event:
         return _em_plan(self.epsilon, m)
 
+    def _select(self, C: np.ndarray, Phi: np.ndarray, X: Any, y: Any,
+                rng: np.random.Generator, size: int | None = None) -> Any:
+        """Steps 3-5 for a given projection: the index of the selected cover point."""
+        X, y = _data(np.asarray(X, dtype=float) / max(1.0, self.radius), y)
+        loss = margin_loss(C @ (X * self.radius @ Phi.T).T, y, self.rho)
+        return _em(self.epsilon, len(X)).select(-loss, rng, size=size)
+
     def fit(self, X: Any, y: Any, rng: np.random.Generator) -> HalfspaceModel:
-        X, y = _data(X / max(1.0, self.radius), y)
+        X = np.asarray(X, dtype=float)
         rng = _rng(rng)
         Phi = jl_matrix(_int("dimension", self.dimension), X.shape[1], rng)
         C = self.cover()
-        loss = margin_loss(C @ (X * self.radius @ Phi.T).T, y, self.rho)
-        return HalfspaceModel(Phi.T @ C[int(_em(self.epsilon, len(X)).select(-loss, rng))])
+        return HalfspaceModel(Phi.T @ C[int(self._select(C, Phi, X, y, rng))])
+
+    def mechanism(self, Phi: np.ndarray) -> Any:
+        """The auditable form for a *fixed* projection Phi (privacy holds for every Phi, so
+        conditioning on one is a valid test): ``mechanism((X, y), rng)`` returns the index of
+        the selected cover point, with a vectorised ``.batch``."""
+        C = self.cover()
+        return _auditable(lambda X, y, rng, size: self._select(C, Phi, X, y, rng, size),
+                          "001 Algorithm 1 (fixed projection)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,15 +205,29 @@ class EfficientLinearLearner:
         """Steps 2-4 on features Z (rows of norm <= r); returns w in R^d of the features."""
         rng = _rng(rng)
         Phi = jl_matrix(_int("dimension", self.dimension), Z.shape[1], rng)
+        return Phi.T @ self.erm().fit(self._clipped(Z, Phi), y, rng)
+
+    def _clipped(self, Z: np.ndarray, Phi: np.ndarray) -> np.ndarray:
+        """Steps 2-3: Phi z clipped onto B^k(2r), row by row."""
         P = Z @ Phi.T
         norms = np.linalg.norm(P, axis=1, keepdims=True)
         cap = 2 * self.radius
-        P = np.where(norms > cap, P * cap / np.maximum(norms, 1e-300), P)
-        return Phi.T @ self.erm().fit(P, y, rng)
+        return np.where(norms > cap, P * cap / np.maximum(norms, 1e-300), P)
 
     def fit(self, X: Any, y: Any, rng: np.random.Generator) -> HalfspaceModel:
         X, y = _data(np.asarray(X, dtype=float) / self.radius, y)
         return HalfspaceModel(self.fit_features(X * self.radius, y, rng))
+
+    def mechanism(self, Phi: np.ndarray, direction: Any) -> Any:
+        """The auditable form for a *fixed* projection Phi (privacy holds for every Phi):
+        ``mechanism((X, y), rng)`` is <w, direction> for the ERM output w in R^k (a
+        post-processing of the output), with a vectorised ``.batch``."""
+
+        def features(dataset: Any) -> tuple[np.ndarray, np.ndarray]:
+            X, y = _data(np.asarray(dataset[0], dtype=float) / self.radius, dataset[1])
+            return self._clipped(X * self.radius, Phi), y
+
+        return self.erm().mechanism(features, direction, "001 Algorithm 2 (fixed projection)")
 
 
 def random_fourier_features(X: np.ndarray, frequencies: np.ndarray,
@@ -285,11 +338,12 @@ class NeuralNetLearner:
     def plan(self, m: Any) -> ev.Event:
         return _em_plan(self.epsilon, m)
 
-    def fit(self, X: Any, y: Any, rng: np.random.Generator) -> NetworkModel:
+    def _select(self, cover: tuple[list[np.ndarray], np.ndarray], phi0: np.ndarray, X: Any,
+                y: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        """The exponential mechanism over the cover for a given embedding: the index (into
+        the cover's index tuples) of the selected network."""
         X, y = _data(X, y)
-        rng = _rng(rng)
-        phi0 = jl_matrix(_int("dimension", self.dimension), X.shape[1], rng)
-        (net1, net2), idx = self.cover()
+        (net1, net2), idx = cover
         H = np.tanh(self.kappa * np.einsum("mk,ckn->cmn", X @ phi0.T,
                                            net1.reshape(-1, self.dimension, self.width)))
         losses = np.empty(len(idx))
@@ -297,9 +351,25 @@ class NeuralNetLearner:
             block = idx[start:start + 4096]
             scores = np.einsum("bmn,bn->bm", H[block[:, 0]], net2[block[:, 1]])
             losses[start:start + 4096] = margin_loss(scores, y, self.rho)
-        i, j = idx[int(_em(self.epsilon, len(X)).select(-losses, rng))]
+        return _em(self.epsilon, len(X)).select(-losses, rng, size=size)
+
+    def fit(self, X: Any, y: Any, rng: np.random.Generator) -> NetworkModel:
+        X = np.asarray(X, dtype=float)
+        rng = _rng(rng)
+        phi0 = jl_matrix(_int("dimension", self.dimension), X.shape[1], rng)
+        cover = self.cover()
+        (net1, net2), idx = cover
+        i, j = idx[int(self._select(cover, phi0, X, y, rng))]
         return NetworkModel(phi0, net1[i].reshape(self.dimension, self.width), net2[j],
                             self.kappa)
+
+    def mechanism(self, phi0: np.ndarray) -> Any:
+        """The auditable form for a *fixed* embedding phi0 (data-independent, so conditioning
+        on it is a valid test): ``mechanism((X, y), rng)`` returns the index of the selected
+        network in the cover, with a vectorised ``.batch``."""
+        cover = self.cover()
+        return _auditable(lambda X, y, rng, size: self._select(cover, phi0, X, y, rng, size),
+                          "001 neural-network learner (fixed embedding)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -337,18 +407,7 @@ class LabelDPLearner:
     def mechanism(self) -> Any:
         """Auditable form: ``mechanism((X, y), rng)`` -> index of the selected candidate,
         with ``.batch``; neighbours share X and differ in one label."""
-
-        def mechanism(dataset: Any, rng: np.random.Generator) -> int:
-            X, y = dataset
-            return int(self.select(X, y, rng))
-
-        def batch(dataset: Any, n: int, rng: np.random.Generator) -> np.ndarray:
-            X, y = dataset
-            return self.select(X, y, rng, size=n)
-
-        mechanism.batch = batch  # type: ignore[attr-defined]
-        mechanism.name = "001 label-DP learner"  # type: ignore[attr-defined]
-        return mechanism
+        return _auditable(self.select, "001 label-DP learner")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -376,22 +435,58 @@ class MarginSelection:
         return ev.Composed([ev.SelfComposed(inner, self.grid),
                             ev.Exponential(e / 2, 1 / exact(m, "m"), relation=REPLACE)])
 
+    def learners(self) -> list[PureLinearLearner]:
+        """Algorithm 1 at each rho_j with eps/(2 grid)."""
+        e = exact(self.epsilon, "epsilon")
+        return [PureLinearLearner(e / (2 * self.grid), rho, self.dimension, self.weight_radius,
+                                  self.radius) for rho in self.rhos()]
+
+    def _choose(self, X: np.ndarray, y: np.ndarray, W: np.ndarray,
+                rng: np.random.Generator) -> np.ndarray:
+        """The final exponential mechanism (eps/2, sensitivity 1/m) over the models W[r, j]
+        (run r, one model per rho_j): score minus (rho_j-margin loss + Lambda r / (rho_j
+        sqrt(m))).  Returns the selected j of every run."""
+        m = len(X)
+        rhos = np.array(self.rhos())
+        loss = np.mean(np.einsum("rjd,md->rjm", W, X) * y <= rhos[None, :, None], axis=2)
+        scores = -(loss + self.weight_radius * self.radius / (rhos * math.sqrt(m)))
+        em = _em(exact(self.epsilon, "epsilon") / 2, m)
+        return np.array([em.select(row, rng) for row in scores], dtype=np.int64)
+
     def fit(self, X: Any, y: Any, rng: np.random.Generator) -> tuple[HalfspaceModel, float]:
         """Returns the selected model and its margin parameter."""
         X, y = _data(X, y)
         rng = _rng(rng)
-        e = exact(self.epsilon, "epsilon")
-        m = len(X)
-        models, scores = [], []
-        for rho in self.rhos():
-            learner = PureLinearLearner(e / (2 * self.grid), rho, self.dimension,
-                                        self.weight_radius, self.radius)
-            model = learner.fit(X, y, rng)
-            models.append(model)
-            penalty = self.weight_radius * self.radius / (rho * math.sqrt(m))
-            scores.append(-(margin_loss(X @ model.w, y, rho)[0] + penalty))
-        k = int(_em(e / 2, m).select(np.array(scores), rng))
+        models = [learner.fit(X, y, rng) for learner in self.learners()]
+        k = int(self._choose(X, y, np.array([[model.w for model in models]]), rng)[0])
         return models[k], self.rhos()[k]
+
+    def mechanism(self, projections: Sequence[np.ndarray]) -> Any:
+        """The auditable form for *fixed* projections (one k x d matrix per rho_j; privacy
+        holds for every choice, so conditioning on them is a valid test):
+        ``mechanism((X, y), rng)`` returns the selected model as one integer (the offset of
+        the chosen rho_j's cover plus the index of its cover point: the output (w, rho_j) up
+        to a bijection), with a ``.batch`` that draws the grid's selections vectorised."""
+        learners = self.learners()
+        if len(projections) != len(learners):
+            raise ValueError(f"projections must hold grid = {len(learners)} matrices, got "
+                             f"{len(projections)}")
+        covers = [learner.cover() for learner in learners]
+        offsets = np.cumsum([0] + [len(C) for C in covers[:-1]])
+
+        def select(X: Any, y: Any, rng: np.random.Generator, size: int | None) -> Any:
+            X, y = _data(X, y)
+            runs = 1 if size is None else size
+            picks = np.stack([learner._select(C, Phi, X, y, rng, runs)
+                              for learner, C, Phi in zip(learners, covers, projections,
+                                                         strict=True)], axis=1)
+            W = np.stack([C[picks[:, j]] @ Phi for j, (C, Phi) in
+                          enumerate(zip(covers, projections, strict=True))], axis=1)
+            k = self._choose(X, y, W, rng)
+            out = offsets[k] + picks[np.arange(runs), k]
+            return int(out[0]) if size is None else out
+
+        return _auditable(select, "001 margin selection (fixed projections)")
 
 
 # ----------------------------------------------------------------------------------------

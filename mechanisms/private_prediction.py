@@ -14,6 +14,11 @@ The hypothesis class is H = homogeneous halfspaces of R^2, x -> [<w, x> >= 0] (V
   flip of Theorem 2: subsample I (|I| = n'), exponential mechanism with privacy 2/(eta n)
   over H_{S_I}, relabel S by the chosen h, answer with a realizable learner with pure
   1/(eta n)-private prediction trained on the relabeled S, then flip with probability alpha.
+* :class:`SubsampledResponse` -- an instance of Lemma 5's setting for audits: randomized
+  response (an eps-DP algorithm) on a uniform n'-subset.
+
+Auditable forms (``mechanism(x)``: the prediction at a query point x) batch their runs by
+subsample (:func:`_predictions`): the same law as separate runs, far fewer EM set-ups.
 
 Each learner's :meth:`plan` is its prediction mechanism at one query point as an event tree
 (see :mod:`dpaudit.events.stability`); the run records that same tree through
@@ -63,12 +68,13 @@ from dpaudit.numeric import exact
 from dpaudit.verify import Claim, Domain, register_claim
 from mechanisms.covers import halfspace_labelings_2d
 from mechanisms.ledger import recorded_as
-from mechanisms.primitives import ExponentialMechanism
+from mechanisms.primitives import ExponentialMechanism, RandomizedResponseMechanism
 
 __all__ = [
     "FlippedStableLearner",
     "RelabelLearner",
     "StableLearner",
+    "SubsampledResponse",
     "Theorem2Learner",
     "predict_halfspaces",
 ]
@@ -133,17 +139,53 @@ def _flip(label: int, flip: float, rng: np.random.Generator) -> int:
     return int(label)
 
 
+def _select_in(X: np.ndarray, y: np.ndarray, idx: np.ndarray, epsilon: Any,
+               transform: Callable[[ev.Event], ev.Event], rng: np.random.Generator,
+               size: int | None = None) -> np.ndarray:
+    """Steps 2-3 of 003 Section 3.1 / 4.2 for the subsample ``idx``: H_{S_I}, then the EM on
+    S; the selected hypothesis (``size`` runs: one row each)."""
+    candidates = halfspace_labelings_2d(X[idx])
+    errors = np.sum(predict_halfspaces(candidates, X) != y, axis=1)
+    em = _selection_mechanism(exact(epsilon, "selection_epsilon"))
+    with recorded_as(transform):
+        k = em.select(-errors.astype(float), rng, size=size)
+    return candidates[k]
+
+
 def _subsample_select(X: np.ndarray, y: np.ndarray, sample: int, epsilon: Any,
                       transform: Callable[[ev.Event], ev.Event],
                       rng: np.random.Generator) -> np.ndarray:
     """Steps 1-3 of 003 Section 3.1 / 4.2: I uniform of size ``sample``, H_{S_I}, EM on S."""
     idx = rng.choice(len(X), size=sample, replace=False)
-    candidates = halfspace_labelings_2d(X[idx])
-    errors = np.sum(predict_halfspaces(candidates, X) != y, axis=1)
-    em = _selection_mechanism(exact(epsilon, "selection_epsilon"))
-    with recorded_as(transform):
-        k = int(em.select(-errors.astype(float), rng))
-    return candidates[k]
+    return _select_in(X, y, idx, epsilon, transform, rng)
+
+
+def _predictions(X: np.ndarray, y: np.ndarray, q: np.ndarray, sample: int, epsilon: Any,
+                 transform: Callable[[ev.Event], ev.Event], runs: int,
+                 rng: np.random.Generator) -> np.ndarray:
+    """``runs`` independent draws of the stable learner's prediction h(q) (steps 1-3, then
+    predict), grouped by subsample: each distinct I draws its runs' selections together
+    (the same law run by run as :func:`_subsample_select`; randomness drawn in another
+    order).  For audits, which need many runs."""
+    n = len(X)
+    subsets = np.sort(np.argpartition(rng.random((runs, n)), sample - 1, axis=1)[:, :sample],
+                      axis=1)
+    keys, inverse = np.unique(subsets, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    order = np.argsort(inverse, kind="stable")
+    out = np.empty(runs, dtype=np.int64)
+    start = 0
+    for g, count in enumerate(np.bincount(inverse, minlength=len(keys))):
+        h = _select_in(X, y, keys[g], epsilon, transform, rng, size=int(count))
+        out[order[start:start + count]] = predict_halfspaces(h, q)[:, 0]
+        start += count
+    return out
+
+
+def _flips(labels: np.ndarray, flip: float, rng: np.random.Generator) -> np.ndarray:
+    """:func:`_flip` applied to each label (one coin per label)."""
+    coin = rng.random(len(labels)) < 2 * flip
+    return np.where(coin, rng.integers(2, size=len(labels)), labels)
 
 
 @functools.lru_cache(maxsize=64)
@@ -184,6 +226,24 @@ class StableLearner:
         """The randomised prediction A_S(x) in {0, 1} (fresh randomness per query)."""
         q = _query(x)
         return int(predict_halfspaces(self.hypothesis(X, y, rng), q)[0, 0])
+
+    def mechanism(self, x: Any) -> Callable[..., Any]:
+        """The auditable form: ``mechanism((X, y), rng)`` is the prediction at ``x``, with a
+        ``.batch`` grouped by subsample (:func:`_predictions`)."""
+        q = _query(x)
+
+        def mechanism(dataset: Any, rng: np.random.Generator) -> int:
+            return self.predict(*dataset, q, rng)
+
+        def batch(dataset: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+            X, y = _data(*dataset)
+            _sample_size("sample", self.sample, len(X))
+            return _predictions(X, y, q, self.sample, self.selection_epsilon,
+                                self._transform(len(X)), n, _check_rng(rng))
+
+        mechanism.batch = batch  # type: ignore[attr-defined]
+        mechanism.name = "003 stable learner prediction"  # type: ignore[attr-defined]
+        return mechanism
 
 
 @dataclasses.dataclass(frozen=True)
@@ -247,7 +307,11 @@ class FlippedStableLearner:
         def batch(dataset: Any, n: int, rng: np.random.Generator) -> np.ndarray:
             X, y = _data(*dataset)
             _sample_size("sample", self.sample, len(X))
-            return np.array([run(X, y, rng) for _ in range(n)], dtype=np.int64)
+            size = len(X)
+            labels = _predictions(X, y, q, self.sample, self.selection_epsilon,
+                                  lambda e: LabelFlipped(SubsampledCandidates(
+                                      e, self.sample, size), self.flip), n, _check_rng(rng))
+            return _flips(labels, flip, rng)
 
         mechanism.batch = batch  # type: ignore[attr-defined]
         mechanism.name = "003 Corollary 1 prediction"  # type: ignore[attr-defined]
@@ -319,6 +383,63 @@ class Theorem2Learner:
         relabeled = predict_halfspaces(h, X)[0]
         label = self.relabel.predict_with(X, relabeled, q, rng)
         return _flip(label, float(exact(self.flip, "flip")), rng)
+
+
+@dataclasses.dataclass(frozen=True)
+class SubsampledResponse:
+    """An instance of 003 Lemma 5's setting for audits: the eps-DP algorithm is randomized
+    response on the bit "the subsample holds a record equal to 1" (replace-one sensitivity
+    1), run on a uniform subset of ``sample`` records.  Datasets are 0/1 vectors.
+
+    Privacy: Lemma 5 claims 2 eps n'/n for eps <= 1 (claim ``003/lemma-5``); the exact value
+    for this instance is ln(1 + (n'/n)(e^eps - 1)) (amplification by subsampling), reached on
+    :meth:`pair`.
+    """
+
+    epsilon: Any
+    sample: int
+
+    def plan(self, n: Any) -> ev.Event:
+        return ev.SampledWithoutReplacement(ev.RandomizedResponse(self.epsilon,
+                                                                  relation=REPLACE),
+                                            self.sample, n)
+
+    def _bits(self, dataset: Any) -> np.ndarray:
+        bits = np.asarray(dataset)
+        if bits.ndim != 1 or not np.all(np.isin(bits, (0, 1))):
+            raise ValueError("dataset must be a 1-D array of bits in {0, 1}")
+        _sample_size("sample", self.sample, len(bits))
+        return bits.astype(np.int64)
+
+    def __call__(self, dataset: Any, rng: np.random.Generator) -> int:
+        bits, rng = self._bits(dataset), _check_rng(rng)
+        held = int(bits[rng.choice(len(bits), size=self.sample, replace=False)].max())
+        return int(_response(self.epsilon).respond(held, rng))
+
+    def batch(self, dataset: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+        """n independent runs (subsets drawn together, then one respond call per bit)."""
+        bits, rng = self._bits(dataset), _check_rng(rng)
+        subsets = np.argpartition(rng.random((n, len(bits))), self.sample - 1,
+                                  axis=1)[:, :self.sample]
+        held = bits[subsets].max(axis=1)
+        out = np.empty(n, dtype=np.int64)
+        for value in (0, 1):
+            where = np.flatnonzero(held == value)
+            if where.size:
+                out[where] = _response(self.epsilon).respond(value, rng, size=where.size)
+        return out
+
+    @staticmethod
+    def pair(n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The stressing replace-one pair: all zeros, and one record set to 1."""
+        d1 = np.zeros(n, dtype=np.int64)
+        d1[0] = 1
+        return np.zeros(n, dtype=np.int64), d1
+
+
+@functools.lru_cache(maxsize=16)
+def _response(epsilon: Any) -> RandomizedResponseMechanism:
+    return RandomizedResponseMechanism(epsilon, relation=REPLACE)
 
 
 # ----------------------------------------------------------------------------------------

@@ -223,6 +223,7 @@ def fingerprint(target: Target, seed: int, plan: Event | None, claim: Any) -> st
         "claim": None if claim is None else [claim.statement, str(claim.epsilon),
                                              str(claim.delta), claim.domain.text()],
         "audited": target.mechanism is not None,
+        **({"not_audited": target.not_audited} if target.not_audited else {}),
     }
     h.update(json.dumps(spec, sort_keys=True).encode())
     for path in _module_files(target):
@@ -250,7 +251,8 @@ def describe(target: Target, seed: int = 0) -> dict[str, Any]:
                    "delta": target.delta, "expect": target.expect, "source": target.source,
                    "true_epsilon": _finite(target.true_epsilon),
                    "parameters": {k: str(v) for k, v in target.parameters.items()},
-                   "seed": target_seed(seed, target), "samples": target.samples},
+                   "seed": target_seed(seed, target), "samples": target.samples,
+                   **({"not_audited": target.not_audited} if target.not_audited else {})},
         "claim": None if claim is None else {
             "key": claim.key, "document": claim.document, "theorem": claim.theorem,
             "statement": claim.statement, "epsilon": str(claim.epsilon),

@@ -108,7 +108,8 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
     blocks.append(("h2", "Audit of the code"))
     a = report.get("audit")
     if not a:
-        blocks.append(("p", "Not audited: this algorithm has no auditable form wired to the "
+        blocks.append(("p", f"Not audited: {t['not_audited']}" if t.get("not_audited") else
+                            "Not audited: this algorithm has no auditable form wired to the "
                             "report yet."))
     elif "error" in a:
         blocks.append(("p", f"The audit could not run: {a['error']}"))

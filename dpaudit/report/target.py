@@ -70,6 +70,8 @@ class Target:
             ``"refuted"`` (a document's claim known not to hold as stated: the verifier is
             expected to refute it).
         source: where the code lives (module and object), for the reader.
+        not_audited: why the target has no audit (``mechanism`` None), one sentence; shown
+            in the report and in its verdict line on the index.
     """
 
     name: str
@@ -88,6 +90,7 @@ class Target:
     true_epsilon: float | None = None
     expect: str = "private"
     source: str = ""
+    not_audited: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not re.fullmatch(r"[\w.\-]+(/[\w.\-]+)*",
@@ -102,6 +105,10 @@ class Target:
         if not isinstance(self.samples, int) or self.samples < 10:
             raise ValueError(f"Target {self.name}: samples must be an integer >= 10, got "
                              f"{self.samples!r}")
+        if self.not_audited and self.mechanism is not None:
+            raise ValueError(f"Target {self.name}: not_audited (a reason for having no audit) "
+                             f"must be empty when a mechanism is given, got "
+                             f"{self.not_audited!r}")
         if self.expect not in ("private", "broken", "refuted"):
             raise ValueError(f"Target {self.name}: expect must be 'private', 'broken' or "
                              f"'refuted', got {self.expect!r}")

@@ -10,7 +10,8 @@ Outcomes (``kind``):
 * ``consistent`` -- audit lower bound <= claim (and accountant upper bound <= claim): nothing
   found. A lower bound cannot prove a claim; the accountant's bound (on the *declared* plan)
   and the verification can.
-* ``not audited`` -- no auditable form; the row reports the accountant and the verifier only.
+* ``not audited`` -- no auditable form (the target's stated reason, if any, is in the line);
+  the row reports the accountant and the verifier only.
 
 A report's ``finding`` is True when the outcome differs from the target's expectation: a
 private target with a violation or a refuted claim, a broken target the audit did not catch,
@@ -96,7 +97,9 @@ def verdict(report: dict[str, Any]) -> dict[str, Any]:
     elif kind == "unsupported":
         head = "claim not established by the accountant"
     elif kind == "not audited":
-        head = "not audited (no auditable form)" if not a else "audit could not run"
+        reason = t.get("not_audited")
+        head = ("audit could not run" if a else f"not audited: {reason}" if reason
+                else "not audited (no auditable form)")
     else:
         head = "consistent: nothing found"
     if expect == "private":

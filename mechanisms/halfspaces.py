@@ -51,7 +51,7 @@ from dpaudit import events as ev
 from dpaudit.numeric import exact
 from dpaudit.verify import Claim, Domain, register_claim
 from mechanisms.covers import ball_net
-from mechanisms.ledger import Entry, Ledger, recorded_as
+from mechanisms.ledger import Ledger, recorded_as
 from mechanisms.primitives import ExponentialMechanism, GaussianMechanism
 
 __all__ = [
@@ -61,7 +61,6 @@ __all__ = [
     "NoisyGDMarginLearner",
     "PrivateERM",
     "bst14_sigma",
-    "coalesced",
     "jl_matrix",
     "net_selection",
     "project_to_sphere",
@@ -508,20 +507,6 @@ class NetMarginLearner:
         mechanism.batch = batch  # type: ignore[attr-defined]
         mechanism.name = "000 Algorithm 2 (fixed projection)"  # type: ignore[attr-defined]
         return mechanism
-
-
-def coalesced(ledger: Ledger) -> Ledger:
-    """A copy of ``ledger`` with runs of identical consecutive events merged into one entry
-    with their total count (the same event: k-fold composition of one mechanism is
-    SelfComposed).  Keeps accounting fast for learners that run thousands of steps."""
-    out = Ledger()
-    for entry in ledger.entries:
-        if out.entries and out.entries[-1].event == entry.event:
-            last = out.entries[-1]
-            out.entries[-1] = Entry(last.event, last.count + entry.count, last.label)
-        else:
-            out.entries.append(entry)
-    return out
 
 
 # ----------------------------------------------------------------------------------------

@@ -366,7 +366,7 @@ def _cheap_to_factor(expr: sympy.Expr, max_ops: int) -> bool:
     return _small_exponents(expr)
 
 
-class _SympyTimeout(Exception):
+class _SympyTimeoutError(Exception):
     pass
 
 
@@ -389,7 +389,7 @@ def _bounded(fn: Any, fallback: Any, seconds: float = SYMPY_SECONDS) -> Any:
             return fallback
 
     def alarm(signum: int, frame: Any) -> None:
-        raise _SympyTimeout
+        raise _SympyTimeoutError
 
     previous = signal.signal(signal.SIGALRM, alarm)
     outer = signal.getitimer(signal.ITIMER_REAL)[0]
@@ -398,7 +398,7 @@ def _bounded(fn: Any, fallback: Any, seconds: float = SYMPY_SECONDS) -> Any:
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         return fn()
-    except (_SympyTimeout, TypeError, ValueError, NotImplementedError, RecursionError,
+    except (_SympyTimeoutError, TypeError, ValueError, NotImplementedError, RecursionError,
             sympy.PolynomialError):
         return fallback
     finally:

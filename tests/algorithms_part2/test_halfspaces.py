@@ -14,7 +14,6 @@ from mechanisms.covers import ball_net, halfspace_labelings_2d
 from mechanisms.halfspaces import (
     NetMarginLearner,
     NoisyGDMarginLearner,
-    coalesced,
     jl_matrix,
     project_to_sphere,
 )
@@ -93,10 +92,10 @@ def test_algorithm1_ledger_and_plan_accounting() -> None:
     learner = NoisyGDMarginLearner(1.0, 1e-5, 0.5, 5, repetitions=2, steps=50)
     with Ledger() as ledger:
         learner.fit(X, y, rng)
-    merged = coalesced(ledger)
+    merged = ledger.merged()
     assert len(ledger) == 2 * 50 + 1 and len(merged) == 2
-    assert merged.entries[0].count == 100
-    spent, planned = merged.check_within(learner.plan(60), 1e-5)
+    assert merged[0].count == 100
+    spent, planned = ledger.check_within(learner.plan(60), 1e-5)
     assert spent <= planned < 1.0  # eps = 1 claimed at delta = 1e-5
 
 
@@ -112,7 +111,7 @@ def test_algorithm1_poisson_variant_is_accounted_from_its_steps() -> None:
                                    sampling="poisson")
     with Ledger() as ledger:
         learner.fit(X, y, rng)
-    spent, planned = coalesced(ledger).check_within(learner.plan(100), 1e-5)
+    spent, planned = ledger.check_within(learner.plan(100), 1e-5)
     assert spent == pytest.approx(planned, rel=1e-6)
     assert 0.5 < planned <= 2.0
 

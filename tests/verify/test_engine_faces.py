@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from dpaudit.numeric import endpoints, interval
 from dpaudit.verify import Domain, get_claim, load_claim_modules
-from dpaudit.verify.engine import _Axis, _eliminate, _Search, _clock, verify_inequality
+from dpaudit.verify.engine import _Axis, _clock, _eliminate, _Search, verify_inequality
 from dpaudit.verify.prove import verify_claim
 
 x, y, eps, dlt, a = sympy.symbols("x y epsilon delta alpha", positive=True)

@@ -106,10 +106,14 @@ def test_families_are_true() -> None:
         assert v.proved, (lhs, rhs, v.summary())
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Perturbations on a grid of 1/1000 (hypothesis' arbitrary fractions carry huge numerators and
+# denominators, on which sympy.factor inside the engine ran for minutes); derandomized so a
+# CI run is reproducible.
+@settings(max_examples=6, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(which=st.integers(0, 3),
-       shift=st.fractions(min_value="1/1000", max_value=1).map(sympy.Rational),
-       scale=st.fractions(min_value="1/2", max_value="999/1000").map(sympy.Rational))
+       shift=st.integers(1, 1000).map(lambda i: sympy.Rational(i, 1000)),
+       scale=st.integers(500, 999).map(lambda i: sympy.Rational(i, 1000)))
 def test_never_proves_a_perturbed_family(which: int, shift: sympy.Rational,
                                          scale: sympy.Rational) -> None:
     # every family is tight (lhs/rhs -> 1 or lhs - rhs -> 0) somewhere, so lowering the rhs

@@ -539,8 +539,11 @@ register_claim(Claim(
     domain=Domain({"epsilon": "(0, 1]", "delta": "(0, 1/10]", "n": "[10, oo)"},
                   integers=["n"]),
     note=("margin gamma = 1/2 fixed (the loss's Lipschitz constant enters sigma); the "
-          "selection's budget is a correction (000 leaves it unstated). Proved only once the "
-          "accountant has amplification rules for SampledWithoutReplacement(Gaussian)."),
+          "selection's budget is a correction (000 leaves it unstated). The accountant bounds "
+          "each uniformly sampled Gaussian step by amplification by sampling without "
+          "replacement (Balle, Barthe, Gaboardi 2018, Thm 9, replace-one) and composes the "
+          "steps (advanced composition, DRV10; WBK19 RDP as a second route); the verifier's "
+          "outcome over the whole domain is what `dpaudit verify --claim 000/theorem-3` shows."),
 ))
 
 

@@ -522,6 +522,8 @@ register_claim(Claim(
     domain=Domain({"epsilon": "(0, 1]", "delta": "(0, 1/10]", "m": "[10, oo)"},
                   integers=["m"], constraints=[_d * _m < 1]),
     note=("Algorithm 4 (Appendix B.2) is missing; reconstructed as BST14 noisy SGD + EM "
-          "boosting with m^2 steps per run, 2 runs. Needs the accountant's amplification "
-          "rules for SampledWithoutReplacement(Gaussian)."),
+          "boosting with m^2 steps per run, 2 runs. The accountant bounds each sampled "
+          "Gaussian step by amplification by sampling without replacement (Balle, Barthe, "
+          "Gaboardi 2018, Thm 9) and composes the steps (DRV10 advanced composition, WBK19 "
+          "RDP); `dpaudit verify --claim 001/theorem-3.2` shows the verifier's outcome."),
 ))

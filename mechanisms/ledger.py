@@ -26,7 +26,8 @@ from typing import Any
 from dpaudit.accountant import Accountant, Guarantee
 from dpaudit.events import Composed, Event, SelfComposed
 
-__all__ = ["Entry", "Ledger", "LedgerExceededError", "record", "recorded_as", "recorded_as_one"]
+__all__ = ["Entry", "Ledger", "LedgerExceededError", "record", "recorded_as", "recorded_as_one",
+           "recorded_jointly"]
 
 _ACTIVE: contextvars.ContextVar[tuple[Ledger, ...]] = contextvars.ContextVar(
     "dpaudit_active_ledgers", default=())
@@ -202,3 +203,38 @@ def recorded_as_one(event: Event,
     for entry in inner.entries:
         if entry.event != event:
             record(entry.event, entry.count, entry.label)
+
+
+@contextlib.contextmanager
+def recorded_jointly(parts: tuple[Event, ...], joint: Event) -> Iterator[None]:
+    """Record one run of each event of ``parts`` inside the block as the one event ``joint``.
+
+    For an algorithm whose privacy is proved for a combination of primitives rather than by
+    composing them (003's Lemma 8: an exponential mechanism, then a private learner on data
+    relabeled by its output).  Inside the block primitives record into a private ledger
+    (outer transforms suspended); on exit, if every event of ``parts`` ran, one run of each
+    is replaced by ``joint``, recorded through the outer ledgers and transforms; every other
+    run (or all of them, if a part did not run) is passed through unchanged.
+    """
+    inner = Ledger()
+    outer_active = _ACTIVE.get()
+    active_token = _ACTIVE.set((inner,) if outer_active else ())
+    transform_token = _TRANSFORMS.set(())
+    try:
+        yield
+    finally:
+        _TRANSFORMS.reset(transform_token)
+        _ACTIVE.reset(active_token)
+    runs = [(e.event, e.label) for e in inner.entries for _ in range(e.count)]
+    found: list[int] = []
+    for part in parts:
+        i = next((i for i, (event, _) in enumerate(runs) if event == part and i not in found),
+                 None)
+        if i is None:
+            break
+        found.append(i)
+    if len(found) == len(parts):
+        record(joint, 1, "joint")
+        runs = [r for i, r in enumerate(runs) if i not in found]
+    for event, label in runs:
+        record(event, 1, label)

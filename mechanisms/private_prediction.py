@@ -10,9 +10,9 @@ The hypothesis class is H = homogeneous halfspaces of R^2, x -> [<w, x> >= 0] (V
   of errors on all of S, sensitivity 1) and predict h(x).  gamma-uniformly stable.
 * :class:`FlippedStableLearner` -- Corollary 1: the stable learner with target stability
   eps alpha / 2, its prediction flipped with probability alpha.  eps-private prediction.
-* :class:`RelabelLearner` and :class:`Theorem2Learner` -- Section 4.2 (Lemma 8) then the
+* :class:`RealizableLearner` and :class:`Theorem2Learner` -- Section 4.2 (Lemma 8) then the
   flip of Theorem 2: subsample I (|I| = n'), exponential mechanism with privacy 2/(eta n)
-  over H_{S_I}, relabel S by the chosen h, answer with a realizable learner with pure
+  over H_{S_I}, relabel S by the chosen h, answer with the realizable learner A^R with pure
   1/(eta n)-private prediction trained on the relabeled S, then flip with probability alpha.
 * :class:`SubsampledResponse` -- an instance of Lemma 5's setting for audits: randomized
   response (an eps-DP algorithm) on a uniform n'-subset.
@@ -23,10 +23,12 @@ subsample (:func:`_predictions`): the same law as separate runs, far fewer EM se
 Each learner's :meth:`plan` is its prediction mechanism at one query point as an event tree
 (see :mod:`dpaudit.events.stability`); the run records that same tree through
 :func:`mechanisms.ledger.recorded_as` around the exponential-mechanism primitive, the only
-primitive that reads the data.  The subsample and the flip coin are data-independent
-randomness drawn from the injected generator (like a projection matrix); the recorded event
-says what they do to privacy.  The flip is drawn as the equivalent mixture "with probability
-1 - 2a keep the label, else output a fair coin", which is flipping with probability a.
+primitive that reads the data (the Theorem 2 learner runs two, the selection and A^R's vote,
+recorded as the one Lemma 8 event by :func:`mechanisms.ledger.recorded_jointly`). The
+subsample and the flip coin are data-independent randomness drawn from the injected
+generator (like a projection matrix); the recorded event says what they do to privacy. The
+flip is drawn as the equivalent mixture "with probability 1 - 2a keep the label, else output
+a fair coin", which is flipping with probability a.
 
 Reconstructions and corrections:
 
@@ -35,11 +37,16 @@ Reconstructions and corrections:
   accountant bounds the stability by n'/n + (1 - n'/n) tanh(eps_EM/2) (exact TV of an
   eps-DP binary output), tighter than the paper's n'/n + 2 eps_EM (which uses
   e^x <= 1 + 2x, valid for x <= 1.25 only -- 003 says "x <= 1").
-* The realizable learner A^R of Lemma 6 ([DF18, Theorem 4.1]) is not in the document.  It is
-  replaced by :class:`RelabelLearner`: ERM on a uniform subset of m_R records of the
-  relabeled S (m_R/n-stable), flipped with probability a_R (pure private prediction by the
-  label-flip rule).  Its sample complexity is Corollary 1's, worse than DF18's, so Theorem
-  2's utility is not reached at toy sizes (the tests say by how much).
+* The realizable learner A^R of Lemma 6 ([DF18, Theorem 4.1]) is not in the document.  It
+  is reconstructed (:class:`RealizableLearner`) from what 003 says of it: Section 1 names
+  the technique ("averaging of models trained on disjoint subsets of data", DF18's
+  aggregation), and Remark 2 says DF18's proof needs only a non-private learner that
+  outputs a hypothesis consistent with its (relabeled) sample.  So: a random partition into
+  k blocks, on each block the hypothesis of H restricted to the block (H_{block},
+  enumerated exactly) with the fewest errors (consistent on S_h, which h labels), and the
+  k votes at the query aggregated by the exponential mechanism over the two labels
+  (sensitivity 1: one record changes one vote), privacy 1/(eta n) as step 4 asks.  DF18's
+  own constants are not in the document; k is a parameter (``parts``).
 * Lemma 8 is stated with O(.) constants; :func:`dpaudit.theorems.stability.lemma8_guarantee`
   makes them explicit (4 e^{k(2 beta + eps_R)} with k = eta(n-1)+1; 003 has 4 e^6) and bounds
   the eta-net failure with the epsilon-net theorem; at feasible n the resulting epsilon is
@@ -62,17 +69,16 @@ from dpaudit.events.stability import (
     LabelFlipped,
     RelabeledSubsampleSelection,
     SubsampledCandidates,
-    UniformlyStable,
 )
 from dpaudit.numeric import exact
 from dpaudit.verify import Claim, Domain, register_claim
 from mechanisms.covers import halfspace_labelings_2d
-from mechanisms.ledger import recorded_as
+from mechanisms.ledger import recorded_as, recorded_jointly
 from mechanisms.primitives import ExponentialMechanism, RandomizedResponseMechanism
 
 __all__ = [
     "FlippedStableLearner",
-    "RelabelLearner",
+    "RealizableLearner",
     "StableLearner",
     "SubsampledResponse",
     "Theorem2Learner",
@@ -319,69 +325,119 @@ class FlippedStableLearner:
 
 
 @dataclasses.dataclass(frozen=True)
-class RelabelLearner:
-    """Stand-in for 003's realizable private-prediction learner A^R (Lemma 6 = [DF18, Thm
-    4.1], not in the document): ERM (fewest errors among the labelings of the subsample) on a
-    uniform subset of ``sample`` records, the prediction flipped with probability ``flip``.
+class RealizableLearner:
+    """003's realizable learner with pure private prediction, A^R of Lemma 6 (= [DF18,
+    Theorem 4.1]; reconstructed, see the module docstring): split the records by a uniformly
+    random partition into ``parts`` blocks, let each block's learner return a hypothesis of H
+    restricted to the block (the labeling of H_{block} with the fewest errors on the block:
+    consistent when the data are realizable), count the votes v of the ``parts`` hypotheses
+    for label 1 at the query, and answer with the exponential mechanism over the two labels,
+    scores (parts - v, v), sensitivity 1, privacy ``epsilon`` (sampled exactly: Gumbel max over
+    the two enumerated labels).
 
-    Privacy: the ERM of a uniform m-subset is m/n-stable (the changed record is in it with
-    probability m/n, else nothing changes), so after the flip it is
-    ln(1 + (1 - 2a)(m/n)/a)-private prediction (label-flip rule).
+    Privacy: replacing one record changes one block, hence one hypothesis, hence each score
+    by at most 1: the prediction is ``epsilon``-private (exponential mechanism, McSherry and
+    Talwar 2007); the partition is data-independent.  Plan: ``Exponential(epsilon, 1)``.
+
+    Utility (DF18's argument, not re-proved here): when at most a quarter of the votes are
+    wrong at x the answer is wrong with probability <= e^(-epsilon parts / 4), so
+    parts ~ 4 ln(1/alpha) / epsilon blocks of O~(d/alpha) records give error O(alpha).
     """
 
-    sample: int
-    flip: Any
+    parts: int
+    epsilon: Any
 
-    def plan(self, n: Any) -> ev.Event:
-        return LabelFlipped(UniformlyStable(exact(self.sample, "sample") / exact(n, "n")),
-                            self.flip)
+    def __post_init__(self) -> None:
+        if isinstance(self.parts, bool) or not isinstance(self.parts, (int, np.integer)) or (
+                self.parts < 1):
+            raise ValueError(f"parts must be an integer >= 1, got {self.parts!r}")
+        _probability("epsilon", self.epsilon, math.inf)
+
+    def plan(self) -> ev.Event:
+        """The vote's exponential mechanism: the learner's prediction mechanism."""
+        return ev.Exponential(self.epsilon, 1, relation=REPLACE)
+
+    def votes(self, X: np.ndarray, labels: np.ndarray, q: np.ndarray,
+              rng: np.random.Generator) -> int:
+        """The number of block hypotheses that predict 1 at ``q`` (random partition)."""
+        if self.parts > len(X):
+            raise ValueError(f"parts must be in [1, {len(X)}] (at most one block per record), "
+                             f"got {self.parts}")
+        blocks = np.array_split(rng.permutation(len(X)), self.parts)
+        v = 0
+        for block in blocks:
+            candidates = halfspace_labelings_2d(X[block])
+            errors = np.sum(predict_halfspaces(candidates, X[block]) != labels[block], axis=1)
+            v += int(predict_halfspaces(candidates[int(np.argmin(errors))], q)[0, 0])
+        return v
 
     def predict_with(self, X: np.ndarray, labels: np.ndarray, q: np.ndarray,
                      rng: np.random.Generator) -> int:
-        idx = rng.choice(len(X), size=self.sample, replace=False)
-        cands = halfspace_labelings_2d(X[idx])
-        errors = np.sum(predict_halfspaces(cands, X[idx]) != labels[idx], axis=1)
-        h = cands[int(np.argmin(errors))]
-        return _flip(int(predict_halfspaces(h, q)[0, 0]), float(exact(self.flip, "flip")), rng)
+        """The prediction at ``q`` of the learner trained on (X, labels)."""
+        v = self.votes(X, labels, q, rng)
+        em = _selection_mechanism(exact(self.epsilon, "epsilon"))
+        return int(em.select(np.array([self.parts - v, v], dtype=float), rng))
+
+    def predict(self, X: Any, y: Any, x: Any, rng: np.random.Generator) -> int:
+        """The randomised prediction at ``x`` (data realizable by H for its utility)."""
+        X, y = _data(X, y)
+        return self.predict_with(X, y, _query(x), _check_rng(rng))
 
 
 @dataclasses.dataclass(frozen=True)
 class Theorem2Learner:
-    """003 Section 4.2 + Theorem 2: subsample n' = ``sample``, EM with privacy 2/(eta n) over
-    H_{S_I}, relabel S by the selection, answer with ``relabel`` trained on the relabeled
-    S, flip with probability ``flip``.
+    """003 Section 4.2 + Theorem 2: subsample n' = ``sample`` indices I, exponential
+    mechanism with privacy 2/(eta n) (eta = ``net_radius``) over H_{S_I} scored by the errors
+    on S, relabel S by the selected h, answer with the realizable learner A^R with
+    1/(eta n)-private prediction (:class:`RealizableLearner` with ``parts`` blocks) trained on
+    the relabeled S_h (step 5), then flip with probability ``flip`` (proof of Theorem 2).
 
     Privacy: (O(eps), O(eps alpha))-private prediction before the flip (Lemma 8), O(eps)
-    after (Theorem 2); the accountant evaluates the explicit-constant version on :meth:`plan`.
+    after (Theorem 2); the accountant evaluates the explicit-constant version of Lemma 8
+    (:func:`dpaudit.theorems.stability.lemma8_guarantee`) on :meth:`plan`, then the flip.
     """
 
     sample: int
     net_radius: Any
     flip: Any
-    relabel: RelabelLearner
+    parts: int
+
+    def __post_init__(self) -> None:
+        _probability("net_radius", self.net_radius, 1)
+        _probability("flip", self.flip, 0.5)
+        RealizableLearner(self.parts, 1)  # validates parts
 
     def selection_epsilon(self, n: Any) -> sympy.Expr:
+        """003 Section 4.2 step 3: 2/(eta n)."""
         return 2 / (exact(self.net_radius, "net_radius") * exact(n, "n"))
 
-    def _event(self, selection: ev.Event, n: Any) -> ev.Event:
-        inner = RelabeledSubsampleSelection(selection, self.relabel.plan(n), self.sample, n,
-                                            2, self.net_radius)
+    def relabel(self, n: Any) -> RealizableLearner:
+        """003 Section 4.2 step 4: A^R with privacy 1/(eta n)."""
+        return RealizableLearner(self.parts, self.selection_epsilon(n) / 2)
+
+    def _event(self, selection: ev.Event, relabel: ev.Event, n: Any) -> ev.Event:
+        inner = RelabeledSubsampleSelection(selection, relabel, self.sample, n, 2,
+                                            self.net_radius)
         return LabelFlipped(inner, self.flip)
 
     def plan(self, n: Any) -> ev.Event:
-        return self._event(ev.Exponential(self.selection_epsilon(n), 1, relation=REPLACE), n)
+        return self._event(ev.Exponential(self.selection_epsilon(n), 1, relation=REPLACE),
+                           self.relabel(n).plan(), n)
 
     def predict(self, X: Any, y: Any, x: Any, rng: np.random.Generator) -> int:
         X, y = _data(X, y)
         q = _query(x)
         n = len(X)
         _sample_size("sample", self.sample, n)
-        _sample_size("relabel.sample", self.relabel.sample, n + 1)
         rng = _check_rng(rng)
-        h = _subsample_select(X, y, self.sample, self.selection_epsilon(n),
-                              lambda e: self._event(e, n), rng)
-        relabeled = predict_halfspaces(h, X)[0]
-        label = self.relabel.predict_with(X, relabeled, q, rng)
+        relabel = self.relabel(n)
+        selection = ev.Exponential(self.selection_epsilon(n), 1, relation=REPLACE)
+        with recorded_jointly((selection, relabel.plan()),
+                              self._event(selection, relabel.plan(), n)):
+            idx = rng.choice(n, size=self.sample, replace=False)
+            h = _select_in(X, y, idx, self.selection_epsilon(n), lambda e: e, rng)
+            relabeled = predict_halfspaces(h, X)[0]
+            label = relabel.predict_with(X, relabeled, q, rng)
         return _flip(label, float(exact(self.flip, "flip")), rng)
 
 

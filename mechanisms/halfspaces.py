@@ -64,6 +64,7 @@ __all__ = [
     "jl_matrix",
     "net_selection",
     "project_to_sphere",
+    "single_record_pair",
     "step_event",
 ]
 
@@ -442,6 +443,34 @@ class NoisyGDMarginLearner:
             return project_to_sphere(X, A), y
 
         return self.erm().mechanism(features, direction, "000 Algorithm 1/3 (fixed projection)")
+
+
+def single_record_pair(n: int, direction: Any) -> tuple[tuple[np.ndarray, np.ndarray],
+                                                        tuple[np.ndarray, np.ndarray]]:
+    """A replace-one pair for auditing the noisy-SGD learners (000 Algorithm 1/3, 001
+    Algorithm 2): ``n - 1`` zero records (their projected features are 0, so they have no
+    gradient and a constant loss) and a last record, the unit vector along ``direction``,
+    labelled +1 in d0 and -1 in d1.
+
+    Only the changed record moves anything, so what the audit sees is its whole influence:
+    at BST14's sigma the noisy-SGD runs are almost pure noise, and the leak is the final
+    exponential mechanism's choice among the runs (the changed record's loss at a run with
+    |<w, z>| near its maximum moves by the mechanism's full sensitivity, in opposite
+    directions for the two labels).
+
+    Raises:
+        ValueError: if n < 2 or ``direction`` is zero.
+    """
+    n = _int("n", n, 2)
+    u = np.asarray(direction, dtype=float).ravel()
+    if not np.all(np.isfinite(u)) or not np.linalg.norm(u) > 0:
+        raise ValueError(f"direction must be a non-zero finite vector, got {direction!r}")
+    X = np.zeros((n, u.size))
+    X[-1] = u / np.linalg.norm(u)
+    y = np.ones(n, dtype=np.int64)
+    y1 = y.copy()
+    y1[-1] = -1
+    return (X, y), (X, y1)
 
 
 def net_selection(Z: np.ndarray, y: np.ndarray, net: np.ndarray, threshold: float,

@@ -223,21 +223,21 @@ def _margin_selection() -> tuple[Callable[[], Any], Callable[[], Any]]:
 
 def _noisy_gd(key: str, size: str) -> tuple[Callable[[], Any], Callable[[], Any]]:
     """000 Algorithm 1/3 (``key`` 000/theorem-3) or 001 Algorithm 2 (001/theorem-3.2) with
-    a fixed projection to R^10; the output is read along the changed record's projected
-    feature (the direction its gradient moves the iterate)."""
-    from mechanisms.halfspaces import NoisyGDMarginLearner, jl_matrix, project_to_sphere
+    a fixed projection to R^1 (the projected dimension is free: the plan does not depend on
+    it, and one dimension concentrates the changed record's influence); the pair is
+    :func:`mechanisms.halfspaces.single_record_pair` along the projection (n - 1 zero
+    records, the last one's label negated); the output is <w, z> for the changed record's
+    feature z."""
+    from mechanisms.halfspaces import NoisyGDMarginLearner, jl_matrix, single_record_pair
     from mechanisms.margin import EfficientLinearLearner
 
-    X, y, y1, rng = _label_flipped_last(int(_at(key, size)), 20)
-    A = jl_matrix(10, 20, rng)
+    A = jl_matrix(1, 20, np.random.default_rng(5))
+    pair = single_record_pair(int(_at(key, size)), A[0])
+    direction = A @ pair[0][0][-1]  # in R^1 a positive multiple of the record's feature
     eps, delta = _at(key, "epsilon"), _at(key, "delta")
-    if key == "000/theorem-3":
-        learner: Any = NoisyGDMarginLearner(eps, delta, 0.5, 10)
-        direction = project_to_sphere(X[-1:], A)[0] * y[-1]
-    else:
-        learner = EfficientLinearLearner(eps, delta, 0.25, 10)
-        direction = A @ X[-1] * y[-1]
-    return lambda: learner.mechanism(A, direction), lambda: [((X, y), (X, y1))]
+    learner: Any = (NoisyGDMarginLearner(eps, delta, 0.5, 1) if key == "000/theorem-3"
+                    else EfficientLinearLearner(eps, delta, 0.25, 1))
+    return lambda: learner.mechanism(A, direction), lambda: [pair]
 
 
 def _plane_pair(n: int) -> tuple[Any, Any]:
@@ -322,14 +322,14 @@ _AUDITED: dict[str, tuple[Callable[[], tuple[Callable[[], Any], Callable[[], Any
     "001/margin-selection": (_margin_selection, 20_000, "mechanisms.margin:MarginSelection."
                              "mechanism (4 margins, fixed projections to R^1, Lambda = 1/2; "
                              "output: the selected model)"),
-    "000/theorem-3": (functools.partial(_noisy_gd, "000/theorem-3", "n"), 5_000,
+    "000/theorem-3": (functools.partial(_noisy_gd, "000/theorem-3", "n"), 20_000,
                       "mechanisms.halfspaces:NoisyGDMarginLearner.mechanism (fixed projection "
-                      "to R^10, 3 runs of n^2 = 100 steps; output <w, z> for the changed "
-                      "record's projection z)"),
-    "001/theorem-3.2": (functools.partial(_noisy_gd, "001/theorem-3.2", "m"), 5_000,
+                      "to R^1, 3 runs of n^2 = 100 steps; pair: 9 zero records and one unit "
+                      "record whose label is negated; output <w, z> for its projection z)"),
+    "001/theorem-3.2": (functools.partial(_noisy_gd, "001/theorem-3.2", "m"), 20_000,
                         "mechanisms.margin:EfficientLinearLearner.mechanism (fixed projection "
-                        "to R^10, 2 runs of m^2 = 100 steps; output <w, Phi x> for the changed "
-                        "record x)"),
+                        "to R^1, 2 runs of m^2 = 100 steps; pair: 9 zero records and one unit "
+                        "record whose label is negated; output <w, Phi x> for it)"),
     "003/lemma-7": (_stable, 50_000, "mechanisms.private_prediction:StableLearner.mechanism "
                     "(the prediction at x = (0, 0.3); audited as (0, 3 gamma)-DP: it can only "
                     "flag a total variation above 3 gamma)"),

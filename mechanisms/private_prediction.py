@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -82,10 +83,14 @@ __all__ = [
     "StableLearner",
     "SubsampledResponse",
     "Theorem2Learner",
+    "balanced_query_pair",
     "predict_halfspaces",
 ]
 
 REPLACE = ev.Relation.REPLACE_ONE
+
+#: Batched predictions enumerate the subsamples when there are at most this many of them.
+ENUMERATED_SUBSETS = 5000
 
 
 def _check_rng(rng: Any) -> np.random.Generator:
@@ -172,20 +177,56 @@ def _predictions(X: np.ndarray, y: np.ndarray, q: np.ndarray, sample: int, epsil
     """``runs`` independent draws of the stable learner's prediction h(q) (steps 1-3, then
     predict), grouped by subsample: each distinct I draws its runs' selections together
     (the same law run by run as :func:`_subsample_select`; randomness drawn in another
-    order).  For audits, which need many runs."""
+    order; with at most :data:`ENUMERATED_SUBSETS` possible subsets, as multinomial counts
+    over all of them).  For audits, which need many runs."""
     n = len(X)
-    subsets = np.sort(np.argpartition(rng.random((runs, n)), sample - 1, axis=1)[:, :sample],
-                      axis=1)
-    keys, inverse = np.unique(subsets, axis=0, return_inverse=True)
-    inverse = inverse.ravel()
-    order = np.argsort(inverse, kind="stable")
+    if math.comb(n, sample) <= ENUMERATED_SUBSETS:
+        # i.i.d. uniform subsets = multinomial counts over all subsets, placed at uniformly
+        # random positions (O(runs), not O(runs n))
+        keys = np.array(list(itertools.combinations(range(n), sample)))
+        counts = rng.multinomial(runs, np.full(len(keys), 1 / len(keys)))
+        order = rng.permutation(runs)
+    else:
+        subsets = np.sort(np.argpartition(rng.random((runs, n)), sample - 1, axis=1)[:, :sample],
+                          axis=1)
+        keys, inverse = np.unique(subsets, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        order = np.argsort(inverse, kind="stable")
+        counts = np.bincount(inverse, minlength=len(keys))
     out = np.empty(runs, dtype=np.int64)
     start = 0
-    for g, count in enumerate(np.bincount(inverse, minlength=len(keys))):
+    for g, count in enumerate(counts):
+        if count == 0:
+            continue
         h = _select_in(X, y, keys[g], epsilon, transform, rng, size=int(count))
         out[order[start:start + count]] = predict_halfspaces(h, q)[:, 0]
         start += count
     return out
+
+
+def balanced_query_pair(n: int, x: Any) -> tuple[tuple[np.ndarray, np.ndarray],
+                                                  tuple[np.ndarray, np.ndarray]]:
+    """A replace-one pair for auditing the prediction at ``x``: ``n`` (odd) records all at
+    the query point x, (n + 1)/2 labelled 1 in d0, and d1 with one of those labels set to 0.
+
+    Every subsample's class H_T is {+x, -x} (predict 1 / 0 everywhere on the data and at
+    x), so the exponential mechanism chooses between the two labels with scores
+    #ones - #zeros = +1 (d0) or -1 (d1): balanced, where its log-odds move 2 beta (beta =
+    eps_EM / 2) shifts the prediction most.  The exact prediction probabilities are
+    sigma(+-beta) before the flip.
+
+    Raises:
+        ValueError: if n is not an odd integer >= 3.
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 3 or n % 2 == 0:
+        raise ValueError(f"n must be an odd integer >= 3, got {n!r}")
+    q = _query(x)
+    X = np.tile(q, (n, 1))
+    y = np.zeros(n, dtype=np.int64)
+    y[:(n + 1) // 2] = 1
+    y1 = y.copy()
+    y1[0] = 0
+    return (X, y), (X, y1)
 
 
 def _flips(labels: np.ndarray, flip: float, rng: np.random.Generator) -> np.ndarray:

@@ -50,7 +50,7 @@ CLAIM_INSTANCES: dict[str, dict[str, Any]] = {
     "001/margin-selection": {"epsilon": 1, "m": 8},
     "001/theorem-3.2": {"epsilon": 1, "delta": "1/100000", "m": 10},
     "003/lemma-7": {"gamma": "1/4", "n": 8, "n_prime": 2},
-    "003/corollary-1": {"alpha": "1/20", "epsilon": "9/10", "n": 134, "n_prime": 1},
+    "003/corollary-1": {"alpha": "1/5", "epsilon": "99/100", "n": 31, "n_prime": 1},
     "003/lemma-5": {"epsilon": 1, "n": 100, "n_prime": 10},
     "002/exponential-mechanism": {"epsilon": 1, "Delta": 1},
     "002/private-pac-learner": {"epsilon": 1},
@@ -264,13 +264,19 @@ def _stable() -> tuple[Callable[[], Any], Callable[[], Any]]:
 
 
 def _flipped_stable() -> tuple[Callable[[], Any], Callable[[], Any]]:
-    from mechanisms.private_prediction import FlippedStableLearner
+    """Corollary 1 at its instance (EM privacy eps alpha / 6, n' = 1 <= eps alpha n / 6) on
+    :func:`mechanisms.private_prediction.balanced_query_pair` (n copies of the query point,
+    labels balanced, one label flipped): the exact loss of the pair is
+    ln((alpha + (1 - 2 alpha) sigma(b)) / (alpha + (1 - 2 alpha) sigma(-b))), b = eps_EM / 2
+    (0.0099 here): the EM at privacy <= 1/12 moves the prediction little, so the audit needs
+    millions of samples (cheap: n' = 1 gives n distinct subsamples)."""
+    from mechanisms.private_prediction import FlippedStableLearner, balanced_query_pair
 
     key = "003/corollary-1"
     alpha = _at(key, "alpha")
     learner = FlippedStableLearner(_at(key, "epsilon") * alpha / 6, int(_at(key, "n_prime")),
                                    alpha)
-    pair = _plane_pair(int(_at(key, "n")))
+    pair = balanced_query_pair(int(_at(key, "n")), np.array(_QUERY))
     return lambda: learner.mechanism(np.array(_QUERY)), lambda: [pair]
 
 
@@ -333,8 +339,9 @@ _AUDITED: dict[str, tuple[Callable[[], tuple[Callable[[], Any], Callable[[], Any
     "003/lemma-7": (_stable, 50_000, "mechanisms.private_prediction:StableLearner.mechanism "
                     "(the prediction at x = (0, 0.3); audited as (0, 3 gamma)-DP: it can only "
                     "flag a total variation above 3 gamma)"),
-    "003/corollary-1": (_flipped_stable, 50_000, "mechanisms.private_prediction:"
-                        "FlippedStableLearner.mechanism (the prediction at x = (0, 0.3))"),
+    "003/corollary-1": (_flipped_stable, 3_000_000, "mechanisms.private_prediction:"
+                        "FlippedStableLearner.mechanism (the prediction at x = (0, 0.3); pair: "
+                        "31 records at x, labels balanced, one label flipped)"),
     "003/lemma-5": (_subsampled_response, 200_000, "mechanisms.private_prediction:"
                     "SubsampledResponse (Lemma 5's eps-DP algorithm instantiated as randomized "
                     "response on 'the subsample holds a 1'; the pair: all zeros vs one 1)"),

@@ -332,7 +332,7 @@ _AUDITED: dict[str, tuple[Callable[[], tuple[Callable[[], Any], Callable[[], Any
                       "mechanisms.halfspaces:NoisyGDMarginLearner.mechanism (fixed projection "
                       "to R^1, 3 runs of n^2 = 100 steps; pair: 9 zero records and one unit "
                       "record whose label is negated; output <w, z> for its projection z)"),
-    "001/theorem-3.2": (functools.partial(_noisy_gd, "001/theorem-3.2", "m"), 20_000,
+    "001/theorem-3.2": (functools.partial(_noisy_gd, "001/theorem-3.2", "m"), 30_000,
                         "mechanisms.margin:EfficientLinearLearner.mechanism (fixed projection "
                         "to R^1, 2 runs of m^2 = 100 steps; pair: 9 zero records and one unit "
                         "record whose label is negated; output <w, Phi x> for it)"),

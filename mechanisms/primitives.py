@@ -395,6 +395,25 @@ class AboveThresholdMechanism(Primitive):
         self._record(None)
         return session
 
+    def start_batch(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        """Start ``size`` runs together (each recorded once, as :meth:`start` records one):
+        their noisy thresholds, one per run; answer their queries with :meth:`answer_batch`."""
+        rng, n = _check_rng(rng), _check_size(size) or 1
+        thresholds = self.threshold + rng.laplace(0.0, self.threshold_scale, size=n)
+        self._record(n)
+        return thresholds
+
+    def answer_batch(self, values: Any, thresholds: Any, rng: np.random.Generator
+                     ) -> np.ndarray:
+        """One query to each of the runs with noisy ``thresholds`` (from :meth:`start_batch`):
+        ``values[i] + Lap(query_scale) >= thresholds[i]``, as :meth:`AboveThresholdSession.query`
+        answers.  The caller stops querying a run after its ``cutoff``-th positive answer."""
+        vals = np.asarray(values, dtype=float)
+        thr = np.asarray(thresholds, dtype=float)
+        if vals.shape != thr.shape or vals.ndim != 1 or not np.all(np.isfinite(vals)):
+            raise ValueError("values must be a 1-D array of finite numbers, one per threshold")
+        return vals + _check_rng(rng).laplace(0.0, self.query_scale, size=vals.size) >= thr
+
     def run(self, values: Iterable[float], rng: np.random.Generator) -> list[bool]:
         """Answer ``values`` in order, stopping after the ``cutoff``-th positive answer."""
         session = self.start(rng)

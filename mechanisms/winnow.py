@@ -502,10 +502,54 @@ class DPWinnow:
 
     def batch(self, dataset: tuple[Any, Any], n: int, rng: np.random.Generator
               ) -> list[tuple[int, ...]]:
-        """n independent runs on the same stream (validated once), for the auditor."""
+        """n independent runs on the same stream (validated once), for the auditor: the runs
+        of :meth:`_play` advanced together round by round (the same law run by run; the
+        randomness is drawn in another order).  The primitives record what ``n`` separate
+        runs record: one AboveThreshold start per instance, ``m`` samples per switch (runs
+        that switch with equal scores sample together)."""
         xs, ys = self._checked(dataset[0], dataset[1])
-        return [self._play(xs, ys, rng).output() for _ in range(n)]
-
+        n = _count("n", n)
+        p = self.params
+        score = np.zeros((n, self.d))
+        w_tilde = np.full((n, self.d), 1.0 / self.d)
+        k = np.zeros(n, dtype=np.int64)
+        cached = np.full(n, -1, dtype=np.int64)
+        since = np.zeros(n, dtype=np.int64)
+        thresholds = self.above_threshold.start_batch(rng, n)
+        rounds = np.full((n, p.switches), -1, dtype=np.int64)
+        sampled = np.zeros((n, p.switches, p.samples), dtype=np.int64)
+        for t in range(xs.shape[0]):
+            live = np.flatnonzero(k < p.switches)
+            if live.size == 0:
+                break
+            preds = np.where(w_tilde[live] @ xs[t] >= 0, 1, -1)
+            wrong = live[preds != ys[t]]
+            since[wrong] += 1
+            cached[wrong[cached[wrong] < 0]] = t
+            fire = live[self.above_threshold.answer_batch(since[live], thresholds[live], rng)]
+            step = fire[cached[fire] >= 0]
+            score[step] += ys[cached[step], None] * xs[cached[step]]
+            keys, inverse = np.unique(score[fire], axis=0, return_inverse=True)
+            for g, key in enumerate(keys):
+                runs = fire[inverse.ravel() == g]
+                draws = np.asarray(self.sampler.select(key, rng, size=runs.size * p.samples)
+                                   ).reshape(runs.size, p.samples)
+                rounds[runs, k[runs]] = t
+                sampled[runs, k[runs]] = draws
+                w_tilde[runs] = (draws[:, :, None] == np.arange(self.d)).sum(axis=1) / p.samples
+            k[fire] += 1
+            cached[fire], since[fire] = -1, 0
+            restart = fire[k[fire] < p.switches]
+            if restart.size:
+                thresholds[restart] = self.above_threshold.start_batch(rng, restart.size)
+        out: list[tuple[int, ...]] = [()] * n
+        for switches in np.unique(k):
+            runs = np.flatnonzero(k == switches)
+            rows = np.concatenate([rounds[runs, :switches], np.full((runs.size, 1), -1),
+                                   sampled[runs, :switches].reshape(runs.size, -1)], axis=1)
+            for r, row in zip(runs.tolist(), rows.tolist(), strict=True):
+                out[r] = tuple(row)
+        return out
 
 def winnow_neighbouring_pair(d: int) -> tuple[tuple[np.ndarray, np.ndarray],
                                               tuple[np.ndarray, np.ndarray]]:

@@ -49,7 +49,7 @@ CLAIM_INSTANCES: dict[str, dict[str, Any]] = {
     "001/label-dp": {"epsilon": 1, "m": 10},
     "001/margin-selection": {"epsilon": 1, "m": 8},
     "001/theorem-3.2": {"epsilon": 1, "delta": "1/100000", "m": 10},
-    "003/lemma-7": {"gamma": "1/4", "n": 8, "n_prime": 2},
+    "003/lemma-7": {"gamma": "1/4", "n": 9, "n_prime": 2},
     "003/corollary-1": {"alpha": "1/5", "epsilon": "99/100", "n": 31, "n_prime": 1},
     "003/lemma-5": {"epsilon": 1, "n": 100, "n_prime": 10},
     "002/exponential-mechanism": {"epsilon": 1, "Delta": 1},
@@ -256,10 +256,16 @@ _QUERY = (0.0, 0.3)
 
 
 def _stable() -> tuple[Callable[[], Any], Callable[[], Any]]:
-    from mechanisms.private_prediction import StableLearner
+    """Lemma 7 at its instance on :func:`mechanisms.private_prediction.balanced_query_pair`
+    (n copies of the query point, labels balanced, one flipped: the pair on which the
+    selection moves the prediction most, by tanh(gamma/4) in total variation).  The claim is
+    (0, 3 gamma): a positive certified epsilon at delta = 3 gamma would itself be a
+    violation, so the shipped code certifies 0 there by construction; the audit's power is
+    against code whose total variation exceeds 3 gamma (the tests show one caught)."""
+    from mechanisms.private_prediction import StableLearner, balanced_query_pair
 
     learner = StableLearner(_at("003/lemma-7", "gamma"), int(_at("003/lemma-7", "n_prime")))
-    pair = _plane_pair(int(_at("003/lemma-7", "n")))
+    pair = balanced_query_pair(int(_at("003/lemma-7", "n")), np.array(_QUERY))
     return lambda: learner.mechanism(np.array(_QUERY)), lambda: [pair]
 
 
@@ -343,8 +349,9 @@ _AUDITED: dict[str, tuple[Callable[[], tuple[Callable[[], Any], Callable[[], Any
                         "to R^1, 2 runs of m^2 = 100 steps; pair: 9 zero records and one unit "
                         "record whose label is negated; output <w, Phi x> for it)"),
     "003/lemma-7": (_stable, 50_000, "mechanisms.private_prediction:StableLearner.mechanism "
-                    "(the prediction at x = (0, 0.3); audited as (0, 3 gamma)-DP: it can only "
-                    "flag a total variation above 3 gamma)"),
+                    "(the prediction at x = (0, 0.3); pair: 9 records at x, labels balanced, "
+                    "one flipped; audited as (0, 3 gamma)-DP: it can only flag a total "
+                    "variation above 3 gamma, so a correct run certifies 0)"),
     "003/corollary-1": (_flipped_stable, 3_000_000, "mechanisms.private_prediction:"
                         "FlippedStableLearner.mechanism (the prediction at x = (0, 0.3); pair: "
                         "31 records at x, labels balanced, one label flipped)"),

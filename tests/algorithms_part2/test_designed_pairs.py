@@ -28,7 +28,11 @@ from mechanisms.halfspaces import (
 )
 from mechanisms.margin import EfficientLinearLearner
 from mechanisms.primitives import ExponentialMechanism
-from mechanisms.private_prediction import FlippedStableLearner, balanced_query_pair
+from mechanisms.private_prediction import (
+    FlippedStableLearner,
+    StableLearner,
+    balanced_query_pair,
+)
 from mechanisms.winnow import DPWinnow, DPWinnowParameters, winnow_neighbouring_pair
 
 CONFIDENCE = 0.95
@@ -208,3 +212,36 @@ def test_winnow_broken_noise_is_caught_by_the_same_pair() -> None:
     lower = _certified(_winnow(30.0), winnow_neighbouring_pair(4), 0.99, 1e-4, WINNOW_SAMPLES)
     print(f"004 broken DP-Winnow: certified {lower:.4f}")
     assert lower > 0.99
+
+
+# ---------------------------------------------------------------------------------------
+# 003 Lemma 7: the stable learner, a (0, 3 gamma) claim
+# ---------------------------------------------------------------------------------------
+
+#: Samples per dataset of the Lemma 7 audits (the report's count).
+LEMMA7_SAMPLES = 50_000
+
+
+def test_lemma7_pair_certifies_a_positive_total_variation() -> None:
+    """At (0, 3 gamma) a positive certified epsilon would be a violation, so the report's
+    audit of the shipped code certifies 0 by construction.  What the pair does detect is
+    the total variation: audited at delta = 0 (50,000 samples), P_lower[d0 in E] -
+    P_upper[d1 in E] > 0 (exact: tanh(gamma/4) = 0.062 at gamma = 1/4, n = 9, n' = 2)."""
+    t = _target("003/lemma-7")
+    result = audit(t.mechanism(), *next(iter(t.pairs())), epsilon=0.0, samples=LEMMA7_SAMPLES,
+                   confidence=CONFIDENCE, seed=3, progress=False)
+    tv = result.p_numerator_lower - result.p_denominator_upper
+    print(f"003/lemma-7 designed pair: certified total variation {tv:.4f}")
+    assert 0 < tv <= math.tanh(1 / 16)
+
+
+def test_lemma7_broken_selection_is_caught_by_the_same_pair() -> None:
+    """The same pair and sample size at the claim (0, 3/4): the exponential mechanism's
+    noise scale divided by 40 (privacy 10; total variation tanh(10/4) = 0.99 > 3/4) is
+    flagged: certified epsilon > 0 at delta = 3 gamma."""
+    x = np.array([0.0, 0.3])
+    broken = StableLearner(40 * sympy.Rational(1, 4), 2)
+    result = audit(broken.mechanism(x), *balanced_query_pair(9, x), epsilon=0.0, delta=0.75,
+                   samples=LEMMA7_SAMPLES, confidence=CONFIDENCE, seed=3, progress=False)
+    print(f"003 Lemma 7 broken selection: certified {result.epsilon_lower:.4f}")
+    assert result.epsilon_lower > 0 and result.violation

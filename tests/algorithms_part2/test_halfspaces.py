@@ -162,3 +162,18 @@ def test_lower_bound_construction_and_the_papers_agreement_error() -> None:
     assert agree > 0.21
     X, yy = lower_bound_sample(code, 2, 500, 0.01, rng)
     assert np.all(yy * (X @ code[2]) >= 0.01)
+
+
+def test_demo_shows_a_part2_learner_end_to_end_next_to_part1() -> None:
+    """`dpaudit demo` (dpaudit/demo.py) runs the part-1 learner's section and this one; this
+    one trains, accounts, verifies and audits 000's Algorithm 2."""
+    from dpaudit.demo import OPTIONAL_SECTIONS
+    from mechanisms.halfspaces import demo_section
+
+    modules = [module for _, module, _ in OPTIONAL_SECTIONS]
+    assert modules.index("mechanisms.exponential_learner") < modules.index(
+        "mechanisms.halfspaces")
+    text = demo_section()
+    for line in ("train:", "learned: test error", "ledger spent 1 of 1",
+                 "verify: claim 000/theorem-5 (Theorem 5): proved", "certified epsilon >="):
+        assert line in text, line

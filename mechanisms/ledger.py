@@ -173,6 +173,20 @@ def recorded_as(transform: Callable[[Event], Event]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def _privately() -> Iterator[Ledger]:
+    """Inside, primitives record into the yielded fresh ledger only (outer ledgers and
+    transforms suspended; nothing is recorded when no ledger was active outside)."""
+    inner = Ledger()
+    active_token = _ACTIVE.set((inner,) if _ACTIVE.get() else ())
+    transform_token = _TRANSFORMS.set(())
+    try:
+        yield inner
+    finally:
+        _TRANSFORMS.reset(transform_token)
+        _ACTIVE.reset(active_token)
+
+
+@contextlib.contextmanager
 def recorded_as_one(event: Event,
                     as_event: Callable[[int], tuple[Event, int]]) -> Iterator[None]:
     """Record the runs of ``event`` inside the block as one combined event on exit.
@@ -187,15 +201,8 @@ def recorded_as_one(event: Event,
     filter that must stop a run *before* it overspends should check the declared plan of
     the loop before entering the block.
     """
-    inner = Ledger()
-    outer_active = _ACTIVE.get()
-    active_token = _ACTIVE.set((inner,) if outer_active else ())
-    transform_token = _TRANSFORMS.set(())
-    try:
+    with _privately() as inner:
         yield
-    finally:
-        _TRANSFORMS.reset(transform_token)
-        _ACTIVE.reset(active_token)
     runs = sum(e.count for e in inner.entries if e.event == event)
     if runs:
         combined, count = as_event(runs)
@@ -216,15 +223,8 @@ def recorded_jointly(parts: tuple[Event, ...], joint: Event) -> Iterator[None]:
     is replaced by ``joint``, recorded through the outer ledgers and transforms; every other
     run (or all of them, if a part did not run) is passed through unchanged.
     """
-    inner = Ledger()
-    outer_active = _ACTIVE.get()
-    active_token = _ACTIVE.set((inner,) if outer_active else ())
-    transform_token = _TRANSFORMS.set(())
-    try:
+    with _privately() as inner:
         yield
-    finally:
-        _TRANSFORMS.reset(transform_token)
-        _ACTIVE.reset(active_token)
     runs = [(e.event, e.label) for e in inner.entries for _ in range(e.count)]
     found: list[int] = []
     for part in parts:

@@ -14,6 +14,7 @@ import dataclasses
 import math
 
 import numpy as np
+import pytest
 import sympy
 
 import dpaudit.events as ev
@@ -68,20 +69,21 @@ class _LoudSelection(PrivateERM):
                                     relation=ev.Relation.REPLACE_ONE)
 
 
+def _loud(e: PrivateERM) -> _LoudSelection:
+    return _LoudSelection(e.epsilon, e.delta, e.loss, e.repetitions, e.steps,
+                          e.selection_share, e.sampling)
+
+
 @dataclasses.dataclass(frozen=True)
 class _BrokenNoisyGD(NoisyGDMarginLearner):
     def erm(self) -> PrivateERM:
-        e = super().erm()
-        return _LoudSelection(e.epsilon, e.delta, e.loss, e.repetitions, e.steps,
-                              e.selection_share, e.sampling)
+        return _loud(super().erm())
 
 
 @dataclasses.dataclass(frozen=True)
 class _BrokenEfficient(EfficientLinearLearner):
     def erm(self) -> PrivateERM:
-        e = super().erm()
-        return _LoudSelection(e.epsilon, e.delta, e.loss, e.repetitions, e.steps,
-                              e.selection_share, e.sampling)
+        return _loud(super().erm())
 
 
 def _noisy_gd_pair() -> tuple[np.ndarray, tuple]:
@@ -97,43 +99,35 @@ def test_noisy_gd_pair_is_the_reports_pair() -> None:
             np.testing.assert_array_equal(got, want)
 
 
-def test_000_noisy_gd_pair_certifies_a_positive_lower_bound() -> None:
-    """000/theorem-3 at eps = 1, delta = 1e-5, n = 10 (the report's instance), 20,000
-    samples: certified > 0 (it was 0.0 on the previous pair, 10 random records with one
-    label negated, read in R^10)."""
-    t = _target("000/theorem-3")
+#: (claim, the broken learner built like the report's: eps 1, delta 1e-5, margin, R^1).
+NOISY_GD = {
+    "000": ("000/theorem-3", lambda: _BrokenNoisyGD(sympy.Integer(1),
+                                                    sympy.Rational(1, 100_000), 0.5, 1)),
+    "001": ("001/theorem-3.2", lambda: _BrokenEfficient(sympy.Integer(1),
+                                                        sympy.Rational(1, 100_000), 0.25, 1)),
+}
+
+
+@pytest.mark.parametrize("doc", sorted(NOISY_GD))
+def test_noisy_gd_pair_certifies_a_positive_lower_bound(doc: str) -> None:
+    """000/theorem-3 (n = 10) and 001/theorem-3.2 (m = 10) at the reports' instances (eps =
+    1, delta = 1e-5) with NOISY_GD_SAMPLES: certified > 0 (both were 0.0 on the previous
+    pair, 10 random records with one label negated, read in R^10)."""
+    t = _target(NOISY_GD[doc][0])
     lower = _certified(t.mechanism(), next(iter(t.pairs())), t.epsilon, t.delta,
-                       NOISY_GD_SAMPLES["000"])
-    print(f"000/theorem-3 designed pair: certified {lower:.4f}")
+                       NOISY_GD_SAMPLES[doc])
+    print(f"{t.name} designed pair: certified {lower:.4f}")
     assert lower > 0
 
 
-def test_000_broken_selection_is_caught_by_the_same_pair() -> None:
-    """The same pair, 20,000 samples, the selection's noise scale / 10: certified > 1."""
+@pytest.mark.parametrize("doc", sorted(NOISY_GD))
+def test_noisy_gd_broken_selection_is_caught_by_the_same_pair(doc: str) -> None:
+    """The same pair and samples, the selection's noise scale / 10: certified > 1."""
     A, pair = _noisy_gd_pair()
-    broken = _BrokenNoisyGD(sympy.Integer(1), sympy.Rational(1, 100_000), 0.5, 1)
+    broken = NOISY_GD[doc][1]()
     lower = _certified(broken.mechanism(A, A @ pair[0][0][-1]), pair, 1.0, 1e-5,
-                       NOISY_GD_SAMPLES["000"])
-    print(f"000 broken selection: certified {lower:.4f}")
-    assert lower > 1.0
-
-
-def test_001_noisy_gd_pair_certifies_a_positive_lower_bound() -> None:
-    """001/theorem-3.2 at eps = 1, delta = 1e-5, m = 10, 30,000 samples: certified > 0."""
-    t = _target("001/theorem-3.2")
-    lower = _certified(t.mechanism(), next(iter(t.pairs())), t.epsilon, t.delta,
-                       NOISY_GD_SAMPLES["001"])
-    print(f"001/theorem-3.2 designed pair: certified {lower:.4f}")
-    assert lower > 0
-
-
-def test_001_broken_selection_is_caught_by_the_same_pair() -> None:
-    """The same pair, 30,000 samples, the selection's noise scale / 10: certified > 1."""
-    A, pair = _noisy_gd_pair()
-    broken = _BrokenEfficient(sympy.Integer(1), sympy.Rational(1, 100_000), 0.25, 1)
-    lower = _certified(broken.mechanism(A, A @ pair[0][0][-1]), pair, 1.0, 1e-5,
-                       NOISY_GD_SAMPLES["001"])
-    print(f"001 broken selection: certified {lower:.4f}")
+                       NOISY_GD_SAMPLES[doc])
+    print(f"{doc} broken selection: certified {lower:.4f}")
     assert lower > 1.0
 
 

@@ -358,26 +358,62 @@ def _continuous(f: _Factor, env: Mapping[str, Any]) -> bool:
 def _cheap_to_factor(expr: sympy.Expr, max_ops: int) -> bool:
     """Whether ``sympy.factor`` is safe to call: it can run for minutes on long expressions
     with large coefficients."""
-    if sympy.count_ops(expr) >= max_ops:
+    if not _affordable(expr, max_ops - 1):
         return False
     big = [r for r in expr.atoms(sympy.Rational) if abs(r.p) >= 10**4 or r.q >= 10**4]
     if big and sympy.count_ops(expr) >= 20:
         return False
-    return _small_exponents(expr)
+    return True
 
 
-class _SympyTimeoutError(Exception):
-    pass
+#: Size bounds under which the engine hands an expression to sympy's algebra (expand,
+#: cancel, factor, powsimp, factor_terms): bits of any rational's numerator or denominator,
+#: and of all of them together.  Checked *before* each call: sympy's polynomial algorithms
+#: run for minutes on large coefficients, and no timer reliably stops them (an alarm raised
+#: while a garbage-collector callback runs is lost, see :func:`_bounded`).
+MAX_COEFFICIENT_BITS = 64
+MAX_TOTAL_COEFFICIENT_BITS = 512
 
 
-#: Seconds one sympy simplification may take before its input is kept as it is.
-SYMPY_SECONDS = 1.0
+def _affordable(expr: sympy.Expr, max_ops: int) -> bool:
+    """Whether sympy's algebra may be called on ``expr``: at most ``max_ops`` operations
+    (:func:`sympy.count_ops`), rational coefficients within :data:`MAX_COEFFICIENT_BITS`
+    (each) and :data:`MAX_TOTAL_COEFFICIENT_BITS` (together), and small exponents
+    (:func:`_small_exponents`).  A refused expression is kept as it is (sound: every
+    simplification is optional)."""
+    total = 0
+    for r in expr.atoms(sympy.Rational):
+        bits = max(abs(int(r.p)).bit_length(), int(r.q).bit_length())
+        total += bits
+        if bits > MAX_COEFFICIENT_BITS or total > MAX_TOTAL_COEFFICIENT_BITS:
+            return False
+    return sympy.count_ops(expr) <= max_ops and _small_exponents(expr)
+
+
+class _SympyTimeoutError(BaseException):
+    """The sympy safety net fired (a BaseException, so that sympy's own ``except
+    Exception`` handlers cannot swallow it)."""
+
+
+#: CPU seconds one sympy simplification may take before its input is kept as it is: a
+#: safety net only -- :func:`_affordable` keeps every call far below it, so that
+#: verdicts do not depend on the machine's load; each time it fires is counted in
+#: :data:`SAFETY_NET_HITS` and named in the verdict.
+SYMPY_SECONDS = 10.0
+#: The alarm repeats at this interval after the first one (an alarm raised while a
+#: garbage-collector callback runs is printed and lost, not propagated).
+_REARM_SECONDS = 0.05
+#: How many times the sympy safety net has fired in this process.
+SAFETY_NET_HITS = [0]
 
 
 def _bounded(fn: Any, fallback: Any, seconds: float = SYMPY_SECONDS) -> Any:
-    """``fn()``, or ``fallback`` when it raises or takes longer than ``seconds`` (sympy's
-    cancel and factor can run for minutes on innocent-looking input).  The limit is an
-    interval timer, available in the main thread only; elsewhere ``fn`` runs unbounded."""
+    """``fn()``, or ``fallback`` when it raises or takes more than ``seconds`` of CPU time
+    (a safety net: callers check :func:`_affordable` first).  The limit is a profiling
+    interval timer (SIGPROF: process CPU time, so the machine's load does not move it; the
+    wall-clock SIGALRM stays free for callers such as the report's time limits), available
+    in the main thread only; elsewhere ``fn`` runs unbounded.  An enclosing profiling timer
+    keeps its remaining time (it is re-armed afterwards)."""
     import signal
     import threading
 
@@ -388,22 +424,37 @@ def _bounded(fn: Any, fallback: Any, seconds: float = SYMPY_SECONDS) -> Any:
                 sympy.PolynomialError):
             return fallback
 
-    def alarm(signum: int, frame: Any) -> None:
-        raise _SympyTimeoutError
+    state = {"active": True}
 
-    previous = signal.signal(signal.SIGALRM, alarm)
-    outer = signal.getitimer(signal.ITIMER_REAL)[0]
+    def alarm(signum: int, frame: Any) -> None:
+        if state["active"]:
+            raise _SympyTimeoutError
+
+    began = time.process_time()
+    previous = signal.signal(signal.SIGPROF, alarm)
+    outer = signal.getitimer(signal.ITIMER_PROF)[0]
     if outer and outer < seconds:
         seconds = outer  # a nested call never extends an enclosing limit
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_PROF, seconds, _REARM_SECONDS)
     try:
-        return fn()
-    except (_SympyTimeoutError, TypeError, ValueError, NotImplementedError, RecursionError,
+        try:
+            return fn()
+        finally:
+            state["active"] = False
+            signal.setitimer(signal.ITIMER_PROF, 0)
+    except _SympyTimeoutError:
+        SAFETY_NET_HITS[0] += 1
+        return fallback
+    except (TypeError, ValueError, NotImplementedError, RecursionError,
             sympy.PolynomialError):
         return fallback
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        state["active"] = False
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+        if outer:
+            signal.setitimer(signal.ITIMER_PROF,
+                             max(outer - (time.process_time() - began), 1e-3))
 
 
 def _small_exponents(expr: sympy.Expr) -> bool:
@@ -426,6 +477,8 @@ def _factored(expr: sympy.Expr) -> sympy.Expr:
     ``1 - (1 + (L + 1) e^a)/(2 L + 3)`` becomes ``(L + 1)(2 - e^a)/(2 L + 3)``, whose factors
     interval arithmetic encloses without the dependency problem), else its common terms
     pulled out."""
+    if not _affordable(expr, 600):
+        return expr
     out = sympy.factor_terms(expr)
     try:
         # sympy.factor can run for minutes on large coefficients or many generators
@@ -442,14 +495,14 @@ def _factored(expr: sympy.Expr) -> sympy.Expr:
 def _factors(g: sympy.Expr) -> list[_Factor]:
     """``g`` as a product of factors (with integer powers), each with its derivatives."""
     try:
-        gf = sympy.factor_terms(g)
+        gf = sympy.factor_terms(g) if _affordable(g, 600) else g
         if _cheap_to_factor(gf, 400):
             gf = _bounded(lambda: sympy.factor(gf, deep=False), gf)
     except (sympy.PolynomialError, NotImplementedError, TypeError, ValueError):
         gf = g
     parts: list[_Factor] = []
     for arg in sympy.Mul.make_args(gf if sympy.count_ops(gf) <= sympy.count_ops(g)
-                                   else sympy.factor_terms(g)):
+                                   or not _affordable(g, 600) else sympy.factor_terms(g)):
         base, power = arg, 1
         if arg.is_Pow and arg.exp.is_Integer and int(arg.exp) > 0:
             base, power = arg.base, int(arg.exp)
@@ -581,7 +634,7 @@ def _deep_cancel(expr: sympy.Expr) -> sympy.Expr:
     """``sympy.cancel`` applied bottom-up to products, powers' bases and function arguments
     (never to a sum as a whole, which would merge it into one fraction), keeping a result
     only when it is no larger."""
-    if sympy.count_ops(expr) > 300 or not _small_exponents(expr):
+    if not _affordable(expr, 300):
         return expr
 
     def tidy(e: sympy.Expr) -> sympy.Expr:
@@ -790,7 +843,7 @@ def _light_simplify(expr: sympy.Expr) -> sympy.Expr:
     """Cheap, always-terminating simplification: expand and cancel, keeping the result only
     when it is no larger (``sympy.simplify`` can run for minutes, e.g. in logcombine)."""
     try:
-        if sympy.count_ops(expr) > 300 or not _small_exponents(expr):
+        if not _affordable(expr, 300):
             return expr
         out = _bounded(lambda: sympy.cancel(sympy.expand(expr)), expr)
     except (TypeError, ValueError, NotImplementedError, RecursionError,
@@ -1028,12 +1081,14 @@ class _Search:
     def _reciprocal(self, expr: sympy.Expr, names: tuple[str, ...]) -> sympy.Expr | None:
         """``expr`` in the coordinates ``w = 1/x`` for each name (symbols ``1/x``),
         simplified so that infinity-over-infinity forms such as ``t/(t + c)`` cancel."""
-        def make() -> sympy.Expr:
+        def make() -> sympy.Expr | None:
             # w > 0 at every point (w = 0 is x = oo); powers of a common exponent are merged
             # (a^p b^p = (a b)^p, exact where the expression is real: a, b >= 0 or p an
             # integer) so that sqrt(t)/sqrt(t + c) becomes 1/sqrt(1 + c w)
             ws = {n: sympy.Symbol(f"1/{n}", positive=True) for n in names}
             out = expr.xreplace({sympy.Symbol(n): 1 / w for n, w in ws.items()})
+            if not _affordable(out, 300):
+                return None
             out = sympy.powsimp(out, combine="base", force=True)
             return _plain(_light_simplify(_deep_cancel(out)))
         return self._cached(("recip", expr, names), make)

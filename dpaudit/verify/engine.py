@@ -225,6 +225,20 @@ class _Axis:
         base = _frac_down(r.low) if self.kind == "up" else _frac_up(r.high)
         return base + step if self.kind == "up" else base - step
 
+    def u_of(self, x: Any) -> Fraction:
+        """The coordinate of a value (a Fraction or +-inf): the inverse of :meth:`x_of`."""
+        if self.kind == "bounded":
+            return x
+        if self.kind == "line":
+            if _is_inf(x):
+                return Fraction(1 if x > 0 else -1)
+            return x / (1 + abs(x))
+        if _is_inf(x):
+            return Fraction(1)
+        r = self.range
+        step = x - _frac_down(r.low) if self.kind == "up" else _frac_up(r.high) - x
+        return step / (1 + step)
+
     def x_interval(self, u_lo: Fraction, u_hi: Fraction) -> tuple[Any, Any] | None:
         """The value interval of a u-interval (integer hull for integer parameters), or None
         if it holds no admissible integer."""
@@ -250,8 +264,11 @@ def _is_inf(v: Any) -> bool:
 
 def _mpf_fraction(x: Any) -> Fraction:
     """The exact value of a finite mpmath number as a Fraction."""
-    man, exp = mpmath.mpf(x).man_exp
-    return Fraction(int(man)) * Fraction(2) ** int(exp)
+    # x._mpf_ itself: mpmath.mpf(x) would round x to the context's 53 bits, and man_exp
+    # drops the sign
+    sign, man, exp, _ = (x if isinstance(x, mpmath.mpf) else mpmath.mpf(x))._mpf_
+    value = Fraction(int(man)) * Fraction(2) ** int(exp)
+    return -value if sign else value
 
 
 def _frac_down(v: sympy.Expr) -> Fraction:
@@ -816,6 +833,170 @@ def _integer_part(func: Any, arg: sympy.Expr) -> sympy.Integer:
 
 
 # ------------------------------------------------------------------------------------------
+# Constraint propagation: side constraints shrink a box before it is evaluated (HC4)
+# ------------------------------------------------------------------------------------------
+
+#: Rounds of HC4-revise over all side constraints per box.
+CONTRACTION_ROUNDS = 3
+
+
+class _InfeasibleError(Exception):
+    """No point of the box satisfies a side constraint."""
+
+
+def _meet(a: Any, b: Any) -> Any:
+    """The intersection of two enclosures (NaN ends count as unbounded).
+
+    Raises:
+        _InfeasibleError: when it is empty.
+    """
+    (alo, ahi), (blo, bhi) = endpoints(a), endpoints(b)
+    lo = max(x for x in (alo, blo, -_INF) if not mpmath.isnan(x))
+    hi = min(x for x in (ahi, bhi, _INF) if not mpmath.isnan(x))
+    if lo > hi:
+        raise _InfeasibleError
+    return mpmath.iv.mpf([lo, hi])
+
+
+def _hc4_forward(e: sympy.Expr, env: Mapping[str, Any], out: dict[Any, Any]) -> Any:
+    """Enclose every node of ``e`` bottom-up (each node's enclosure recorded in ``out``)."""
+    if e.is_Symbol:
+        value = env[e.name]
+    elif e.is_Add or e.is_Mul:
+        parts = [_hc4_forward(a, env, out) for a in e.args]
+        value = parts[0]
+        for p in parts[1:]:
+            value = value + p if e.is_Add else value * p
+    elif (isinstance(e, (sympy.exp, sympy.log)) or (e.is_Pow and e.exp == -1)) \
+            and e.args[0].free_symbols:
+        inner = _hc4_forward(e.args[0], env, out)
+        try:
+            value = (mpmath.iv.exp(inner) if isinstance(e, sympy.exp) else
+                     mpmath.iv.log(inner) if endpoints(inner)[0] >= 0 else None) \
+                if not e.is_Pow else (1 / inner if not _has_zero(inner) else None)
+        except (ValueError, ZeroDivisionError):
+            value = None
+        if value is None:
+            value = _eval(e, env)
+    else:
+        value = _eval(e, env)
+    lo, hi = endpoints(value)
+    if mpmath.isnan(lo) or mpmath.isnan(hi):
+        value = mpmath.iv.mpf([-_INF, _INF])
+    out[e] = value
+    return value
+
+
+def _has_zero(v: Any) -> bool:
+    lo, hi = endpoints(v)
+    return not (lo > 0 or hi < 0)
+
+
+def _hc4_backward(e: sympy.Expr, target: Any, env: dict[str, Any],
+                  nodes: Mapping[Any, Any]) -> None:
+    """Narrow the symbols of ``e`` to the values compatible with ``e`` in ``target``:
+    projections through +, *, 1/x, exp and log (inverse operations in outward-rounded
+    interval arithmetic); other nodes pass nothing down (sound, only weaker).
+
+    Raises:
+        _InfeasibleError: when no value of the box is compatible.
+    """
+    value = _meet(nodes[e], target)
+    if e.is_Symbol:
+        env[e.name] = _meet(env[e.name], value)
+        return
+    if e.is_Add or e.is_Mul:
+        args = e.args
+        for i, a in enumerate(args):
+            if not a.free_symbols:
+                continue
+            rest = [nodes[b] for j, b in enumerate(args) if j != i]
+            if e.is_Add:
+                total = mpmath.iv.mpf(0)
+                for r in rest:
+                    total = total + r
+                _hc4_backward(a, value - total, env, nodes)
+            else:
+                total = mpmath.iv.mpf(1)
+                for r in rest:
+                    total = total * r
+                if not _has_zero(total) and all(mpmath.isfinite(x) for x in endpoints(total)):
+                    _hc4_backward(a, value / total, env, nodes)
+        return
+    if not e.args or not e.args[0].free_symbols:
+        return
+    inner = e.args[0]
+    if isinstance(e, sympy.exp):
+        lo, hi = endpoints(value)
+        if hi <= 0:
+            raise _InfeasibleError
+        pre = mpmath.iv.log(mpmath.iv.mpf([max(lo, 0), hi]))
+    elif isinstance(e, sympy.log):
+        pre = mpmath.iv.exp(value)
+    elif e.is_Pow and e.exp == -1 and not _has_zero(value):
+        pre = 1 / value
+    else:
+        return
+    if not any(mpmath.isnan(x) for x in endpoints(pre)):
+        _hc4_backward(inner, pre, env, nodes)
+
+
+def _contract(constraints: Sequence[tuple[Any, sympy.Expr, str]],
+              box: Mapping[str, tuple[Any, Any]],
+              integers: frozenset[str] = frozenset()) -> dict[str, tuple[Any, Any]] | None:
+    """Shrink a box (name -> (lo, hi), Fractions or +-inf) to a sub-box holding every point
+    of it that satisfies the side constraints ``(relation, lhs - rhs, op)``, or None when
+    none does: HC4-revise (Benhamou et al. 1999) -- enclose each constraint's expression
+    tree bottom-up, intersect the root with ``(-oo, 0]`` or ``[0, oo)``, and project back
+    down to the symbols -- in outward-rounded interval arithmetic, with strict constraints
+    relaxed to non-strict ones and integer parameters rounded inwards to integers.
+
+    Sound: a point of the box that satisfies every constraint lies in the returned box
+    (each projection keeps every value it could take).
+    """
+    half = {"<": (-_INF, 0), "<=": (-_INF, 0), ">": (0, _INF), ">=": (0, _INF)}
+    saved = mpmath.iv.prec
+    mpmath.iv.prec = BOX_PRECISION
+    env = {n: _iv(x) for n, x in box.items()}
+    try:
+        for _ in range(CONTRACTION_ROUNDS):
+            before = dict(env)
+            for _, diff, op in constraints:
+                if op not in half or not diff.free_symbols <= {
+                        sympy.Symbol(n) for n in env}:
+                    continue
+                nodes: dict[Any, Any] = {}
+                _hc4_forward(diff, env, nodes)
+                _hc4_backward(diff, mpmath.iv.mpf(list(half[op])), env, nodes)
+                for n in integers & set(env):
+                    lo, hi = endpoints(env[n])
+                    a = lo if _is_inf(lo) else Fraction(math.ceil(_mpf_fraction(lo)))
+                    b = hi if _is_inf(hi) else Fraction(math.floor(_mpf_fraction(hi)))
+                    if not _is_inf(a) and not _is_inf(b) and a > b:
+                        raise _InfeasibleError
+                    env[n] = _iv((a, b))
+            if all(endpoints(env[n]) == endpoints(before[n]) for n in env):
+                break
+    except _InfeasibleError:
+        return None
+    finally:
+        mpmath.iv.prec = saved
+    out: dict[str, tuple[Any, Any]] = {}
+    for n, (a, b) in box.items():
+        lo, hi = endpoints(env[n])
+        na = a if _is_inf(lo) or (not _is_inf(a) and _mpf_fraction(lo) <= a) else \
+            _mpf_fraction(lo)
+        nb = b if _is_inf(hi) or (not _is_inf(b) and _mpf_fraction(hi) >= b) else \
+            _mpf_fraction(hi)
+        if _is_inf(na) and na > 0 or _is_inf(nb) and nb < 0:
+            return None
+        if not _is_inf(na) and not _is_inf(nb) and na > nb:
+            return None
+        out[n] = (na, nb)
+    return out
+
+
+# ------------------------------------------------------------------------------------------
 # The verifier
 # ------------------------------------------------------------------------------------------
 
@@ -937,6 +1118,12 @@ def verify_inequality(
     search.rel = rel
     if bad is not None:
         return search.refutation(bad, "probe point")
+    branch = _finite_branch(lhs)
+    if branch is not None:
+        verdict = _verify_finite_branch(branch, rhs, rel, search, max_boxes, time_limit,
+                                        symbolic, _depth)
+        if verdict is not None:
+            return verdict
     # the reformulation's side proofs may use the whole time limit, its search 60% of it
     # afterwards, and a branch-and-bound of the original problem half of it after that
     reform = _reformulate(lhs, rhs, strict, domain, _depth, start + time_limit)
@@ -947,6 +1134,41 @@ def verify_inequality(
             return verdict
         search.start, search.time_limit = _clock(), time_limit / 2
     return search.run(rel)
+
+
+def _finite_branch(lhs: sympy.Expr) -> tuple[sympy.Expr, Any] | None:
+    """``(a, C)`` when ``lhs`` is ``Piecewise((a, C), (oo, True))`` with ``C`` a relation:
+    the accountant's form of a bound that holds only under a condition (e.g. the
+    exponential mechanism's stability bound of 003 Lemma 7); else None."""
+    if isinstance(lhs, sympy.Piecewise) and len(lhs.args) == 2:
+        (a, cond), (b, rest) = lhs.args
+        if b is sympy.oo and rest is sympy.true and not a.has(sympy.oo, -sympy.oo) and \
+                isinstance(cond, sympy.core.relational.Relational):
+            return a, cond
+    return None
+
+
+def _verify_finite_branch(branch: tuple[sympy.Expr, Any], rhs: sympy.Expr, rel: Any,
+                          search: _Search, max_boxes: int, time_limit: float,
+                          symbolic: bool, depth: int) -> Verdict | None:
+    """``Piecewise((a, C), (oo, True)) <= rhs`` holds exactly where ``C`` holds and
+    ``a <= rhs``: the proved verdict when both are proved on the domain (each a smooth
+    inequality the reformulations can work on, where the Piecewise is not), else None."""
+    value, cond = branch
+    notes = []
+    for sub in (cond, (sympy.Lt if search.strict else sympy.Le)(value, rhs)):
+        if sub is sympy.true:
+            continue
+        if sub is sympy.false:
+            return None
+        v = verify_inequality(sub, search.domain, max_boxes=max_boxes, time_limit=time_limit,
+                              symbolic=symbolic, _depth=depth + 1)
+        if not v.proved:
+            return None
+        notes.append(f"{sub} ({v.method})")
+    return Verdict("proved", rel, search.domain,
+                   "the bound is finite exactly where its condition holds: "
+                   + "; ".join(notes), boxes=search.boxes, seconds=_clock() - search.start)
 
 
 def _run_reformulated(reform: _Reformulated, search: _Search, rel: Any, max_boxes: int,
@@ -1014,6 +1236,40 @@ class _Search:
                 return None
             out[axis.name] = x
         return out
+
+    def contract(self, ubox: tuple[tuple[Fraction, Fraction], ...],
+                 xbox: dict[str, tuple[Any, Any]]
+                 ) -> tuple[tuple[tuple[Fraction, Fraction], ...], dict[str, tuple[Any, Any]]] | None:
+        """The box shrunk by the side constraints (:func:`_contract`), in both coordinates,
+        or None when no point of it satisfies them.  A coordinate is narrowed only when it
+        loses at least 1/64 of its width, to a grid of 2^-48 of its initial range (rounded
+        outwards, so the box still holds every feasible point)."""
+        ints = frozenset(a.name for a in self.axes if a.range.integer)
+        shrunk = _contract(self.constraints, xbox, ints)
+        if shrunk is None:
+            return None
+        new_u = list(ubox)
+        changed = False
+        for i, axis in enumerate(self.axes):
+            (u0, u1), (a, b) = ubox[i], shrunk[axis.name]
+            if (a, b) == xbox[axis.name] or u0 == u1:
+                continue
+            if axis.kind == "down":
+                a, b = b, a
+            r0, r1 = axis.initial()
+            grid = (r1 - r0) / 2**48
+            v0 = max(u0, r0 + grid * math.floor((axis.u_of(a) - r0) / grid))
+            v1 = min(u1, r0 + grid * math.ceil((axis.u_of(b) - r0) / grid))
+            if v0 > v1:
+                return None
+            if (v1 - v0) * 64 <= (u1 - u0) * 63:
+                new_u[i] = (v0, v1)
+                changed = True
+        if not changed:
+            return ubox, xbox
+        out = tuple(new_u)
+        x = self.x_box(out)
+        return None if x is None else (out, x)
 
     def constraints_state(self, xbox: Mapping[str, tuple[Any, Any]]) -> bool | None:
         """True: every side constraint holds on the whole box; False: one fails on all of
@@ -1319,6 +1575,11 @@ class _Search:
             xbox = self.x_box(ubox)
             if xbox is None:
                 continue
+            if self.constraints:
+                contracted = self.contract(ubox, xbox)
+                if contracted is None:
+                    continue
+                ubox, xbox = contracted
             cstate = self.constraints_state(xbox) if self.constraints else True
             if cstate is False:
                 continue

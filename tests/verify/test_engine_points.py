@@ -19,7 +19,7 @@ from _refutation import assert_refutation_holds
 
 from dpaudit.verify import Domain
 from dpaudit.verify.domain import Range
-from dpaudit.verify.engine import _sign_at, _value_at, verify_inequality
+from dpaudit.verify.engine import _frac_down, _frac_up, _sign_at, _value_at, verify_inequality
 
 n, x = sympy.symbols("n x")
 LOG_TERM = 3 * n**2 * sympy.log(1 + x / n)
@@ -88,3 +88,23 @@ def test_exact_equality_at_integer_points() -> None:
     assert verify_inequality(k**2 <= 2**k, Domain.parse("4 <= k <= 4 integer")).proved
     v = verify_inequality(k**2 < 2**k, Domain.parse("4 <= k <= 4 integer"))
     assert v.refuted, v.summary()
+
+
+def test_negative_irrational_range_end_kept_negative() -> None:
+    # the exact value of an mpmath endpoint used to lose its sign (mpf.man_exp is unsigned):
+    # x in [-log 2, 1] was searched as [log 2, 1] and "x >= 0" came out proved
+    d = Domain({"x": Range(-sympy.log(2), 1)})
+    v = verify_inequality("x >= 0", d, symbolic=False)
+    assert v.refuted, v.summary()
+    assert_refutation_holds(v)
+    assert verify_inequality("x >= -7/10", d, symbolic=False).proved
+
+
+@pytest.mark.parametrize("end", [sympy.log(2), -sympy.log(2), sympy.pi / 3])
+def test_irrational_range_ends_rounded_outwards(end) -> None:
+    # mpmath.mpf(x) rounds an 80-bit endpoint to 53 bits to nearest (possibly inwards)
+    exact_end = sympy.Rational(str(sympy.N(end, 60)))
+    gap = sympy.Rational(1, 10**50)
+    down, up = _frac_down(end), _frac_up(end)
+    assert sympy.Rational(down.numerator, down.denominator) < exact_end - gap
+    assert sympy.Rational(up.numerator, up.denominator) > exact_end + gap

@@ -58,16 +58,27 @@ __all__ = ["Verdict", "check_point", "parse_relation", "verify_inequality"]
 BOX_PRECISION = 64
 POINT_PRECISION = 120
 
-#: The clock of the time limits: this process's CPU time, so that a verdict does not depend
-#: on how loaded the machine is.
+#: The clock of the time safety net: this process's CPU time.
 _clock = time.process_time
 
 #: Levels of monotonicity-from-a-face (see :meth:`_Search.nonneg`).
 FACE_DEPTH = 2
 
-#: Default budgets.
+#: Default budgets.  The deterministic ones govern every verdict: boxes examined, and work
+#: units (:data:`WORK_SYMBOLIC` per symbolic computation the search makes -- a derivative, a
+#: face or reciprocal substitution, a factorisation -- and :data:`WORK_CHECK` per premise
+#: check of monotonicity from a face).  The time limit (CPU seconds) is a generous safety
+#: net only: when it fires, the verdict says so ("time safety net").
 MAX_BOXES = 3000
-TIME_LIMIT = 20.0
+MAX_WORK = 20000
+TIME_LIMIT = 120.0
+WORK_SYMBOLIC = 10
+WORK_CHECK = 1
+#: Work is weighted by expression size: one unit per this many operations (plus one).
+WORK_OPS = 20
+#: Side proofs of a reformulation (a log's argument positive, a derivative's sign) get
+#: 1/SIDE_PROOF_SHARE of the caller's box and work budgets each.
+SIDE_PROOF_SHARE = 2
 
 _NONSMOOTH = (sympy.Min, sympy.Max, sympy.Abs, sympy.floor, sympy.ceiling, sympy.Piecewise,
               sympy.sign, sympy.Heaviside)
@@ -396,14 +407,17 @@ def _affordable(expr: sympy.Expr, max_ops: int) -> bool:
     """Whether sympy's algebra may be called on ``expr``: at most ``max_ops`` operations
     (:func:`sympy.count_ops`), rational coefficients within :data:`MAX_COEFFICIENT_BITS`
     (each) and :data:`MAX_TOTAL_COEFFICIENT_BITS` (together), and small exponents
-    (:func:`_small_exponents`).  A refused expression is kept as it is (sound: every
-    simplification is optional)."""
+    (:func:`_small_exponents`); a quarter of the operations with a Min or Max inside (sympy
+    re-sorts their arguments by symbolic comparisons each time one is rebuilt).  A refused
+    expression is kept as it is (sound: every simplification is optional)."""
     total = 0
     for r in expr.atoms(sympy.Rational):
         bits = max(abs(int(r.p)).bit_length(), int(r.q).bit_length())
         total += bits
         if bits > MAX_COEFFICIENT_BITS or total > MAX_TOTAL_COEFFICIENT_BITS:
             return False
+    if expr.has(sympy.Min, sympy.Max):
+        max_ops //= 4
     return sympy.count_ops(expr) <= max_ops and _small_exponents(expr)
 
 
@@ -1061,16 +1075,22 @@ def verify_inequality(
     max_boxes: int = MAX_BOXES,
     time_limit: float = TIME_LIMIT,
     symbolic: bool = True,
+    max_work: int = MAX_WORK,
     _depth: int = 0,
 ) -> Verdict:
     """Decide ``lhs <= rhs`` (or ``<``, ``>=``, ``>``) at every point of ``domain``.
+
+    The outcome is determined by the deterministic budgets (``max_boxes``, ``max_work``),
+    so that it does not depend on the machine or its load; ``time_limit`` is a safety net
+    whose firing (in the search, a side proof or a sympy call) the verdict's text names.
 
     Args:
         relation: a sympy inequality, or a string sympy parses (decimals read exactly).
         domain: the parameter domain; every symbol of ``relation`` must have a range.
         max_boxes: the branch-and-bound budget (boxes examined).
-        time_limit: seconds before giving up with ``unknown``.
+        time_limit: the safety net: CPU seconds before giving up with ``unknown``.
         symbolic: try sympy simplification first.
+        max_work: the budget of expensive operations (see :data:`MAX_WORK`).
 
     Returns:
         A :class:`Verdict`: proved (and how), refuted (with a certified counterexample point
@@ -1079,6 +1099,20 @@ def verify_inequality(
     Raises:
         ValueError: for a relation that is not an inequality, or a symbol with no range.
     """
+    hits = SAFETY_NET_HITS[0]
+    verdict = _decide(relation, domain, max_boxes=max_boxes, time_limit=time_limit,
+                      symbolic=symbolic, max_work=max_work, _depth=_depth)
+    fired = SAFETY_NET_HITS[0] - hits
+    if fired and _depth == 0:
+        verdict = dataclasses.replace(verdict, method=(
+            f"{verdict.method} [the CPU-time safety net fired {fired} time(s) in side proofs "
+            "or sympy calls: this verdict may depend on the machine]"))
+    return verdict
+
+
+def _decide(relation: Any, domain: Domain, *, max_boxes: int, time_limit: float,
+            symbolic: bool, max_work: int, _depth: int) -> Verdict:
+    """:func:`verify_inequality` without the safety-net note."""
     if not isinstance(domain, Domain):
         raise ValueError(f"domain must be a Domain, got {domain!r}")
     decided = sympy.sympify(relation) if not isinstance(relation, str) else None
@@ -1107,7 +1141,8 @@ def verify_inequality(
         sym_method, g = _symbolic(g, domain, strict)
     names = sorted(set(by_name(g)) | {n for c in domain.constraints for n in by_name(c)})
     axes = [_Axis(n, domain.range(n)) for n in names]
-    search = _Search(lhs, rhs, g, strict, domain, axes, start, max_boxes, time_limit)
+    search = _Search(lhs, rhs, g, strict, domain, axes, start, max_boxes, time_limit,
+                     max_work=max_work)
     if sym_method is not None:
         # sympy's assumption system is trusted only together with a sample check
         bad = search.probe_points(12)
@@ -1124,15 +1159,15 @@ def verify_inequality(
                                         symbolic, _depth)
         if verdict is not None:
             return verdict
-    # the reformulation's side proofs may use the whole time limit, its search 60% of it
-    # afterwards, and a branch-and-bound of the original problem half of it after that
-    reform = _reformulate(lhs, rhs, strict, domain, _depth, start + time_limit)
+    # the reformulation's side proofs and its search, then a branch-and-bound of the
+    # original problem, each with the full deterministic budgets; one time safety net for all
+    reform = _reformulate(lhs, rhs, strict, domain, _depth, start + time_limit,
+                          budget=(max(max_boxes // SIDE_PROOF_SHARE, 1),
+                                  max(max_work // SIDE_PROOF_SHARE, 1)))
     if reform is not None:
-        verdict = _run_reformulated(reform, search, rel, max_boxes, time_limit * 0.6,
-                                    symbolic)
+        verdict = _run_reformulated(reform, search, rel, max_boxes, time_limit, symbolic)
         if verdict.status != "unknown":
             return verdict
-        search.start, search.time_limit = _clock(), time_limit / 2
     return search.run(rel)
 
 
@@ -1161,8 +1196,9 @@ def _verify_finite_branch(branch: tuple[sympy.Expr, Any], rhs: sympy.Expr, rel: 
             continue
         if sub is sympy.false:
             return None
-        v = verify_inequality(sub, search.domain, max_boxes=max_boxes, time_limit=time_limit,
-                              symbolic=symbolic, _depth=depth + 1)
+        v = verify_inequality(sub, search.domain, max_boxes=max_boxes,
+                              time_limit=time_limit - (_clock() - search.start),
+                              symbolic=symbolic, max_work=search.max_work, _depth=depth + 1)
         if not v.proved:
             return None
         notes.append(f"{sub} ({v.method})")
@@ -1173,16 +1209,18 @@ def _verify_finite_branch(branch: tuple[sympy.Expr, Any], rhs: sympy.Expr, rel: 
 
 def _run_reformulated(reform: _Reformulated, search: _Search, rel: Any, max_boxes: int,
                       time_limit: float, symbolic: bool) -> Verdict:
-    """Decide a reformulation within ``time_limit``; a counterexample is certified
-    in the original problem, a proof's method names the reformulation."""
+    """Decide a reformulation (the time safety net ``time_limit`` counted from the start of
+    the original search); a counterexample is certified in the original problem, a proof's
+    method names the reformulation."""
     how = f"reformulated ({'; '.join(reform.notes)})"
     method, g = (_symbolic(reform.g, reform.domain, search.strict) if symbolic
                  else (None, reform.g))
     names = sorted(set(by_name(g)) | {n for c in reform.domain.constraints
                                       for n in by_name(c)})
     axes = [_Axis(n, reform.domain.range(n)) for n in names]
-    sub = _Search(search.lhs, search.rhs, g, search.strict, reform.domain, axes, _clock(),
-                  max_boxes, time_limit, origin=search, back=reform.back)
+    sub = _Search(search.lhs, search.rhs, g, search.strict, reform.domain, axes,
+                  search.start, max_boxes, time_limit, origin=search, back=reform.back,
+                  max_work=search.max_work)
     sub.rel = rel
     bad = sub.probe_points(12 if method is not None else 40)
     if bad is not None:
@@ -1203,13 +1241,14 @@ class _Search:
     def __init__(self, lhs: sympy.Expr, rhs: sympy.Expr, g: sympy.Expr, strict: bool,
                  domain: Domain, axes: list[_Axis], start: float, max_boxes: int,
                  time_limit: float, origin: _Search | None = None,
-                 back: Any = None) -> None:
+                 back: Any = None, max_work: int = MAX_WORK) -> None:
         self.lhs, self.rhs, self.g, self.strict = lhs, rhs, g, strict
         # a reformulated problem: its points map back to the original's through ``back``,
         # and a counterexample counts only once certified in the original
         self.origin, self.back = origin, back
         self.domain, self.axes = domain, axes
         self.start, self.max_boxes, self.time_limit = start, max_boxes, time_limit
+        self.max_work, self.work = max_work, 0
         self.factors = _factors(g)
         self.cache: dict[tuple, Any] = {}
         self.constraints = [(_plain(c), _plain(c.lhs - c.rhs), c.rel_op)
@@ -1308,8 +1347,16 @@ class _Search:
 
     # ---- monotonicity from a face, recursively -------------------------------------------
 
+    def _cost(self, expr: sympy.Expr) -> int:
+        """Work units of handling ``expr`` once: 1 + its operations / :data:`WORK_OPS`."""
+        key = ("cost", expr)
+        if key not in self.cache:
+            self.cache[key] = 1 + int(sympy.count_ops(expr)) // WORK_OPS
+        return self.cache[key]
+
     def _cached(self, key: tuple, make: Any) -> Any:
         if key not in self.cache:
+            self.work += WORK_SYMBOLIC * self._cost(key[1])
             try:
                 self.cache[key] = make()
             except (TypeError, ValueError, NotImplementedError, RecursionError,
@@ -1425,6 +1472,7 @@ class _Search:
         vanishes on two faces of a corner (``e^eps - 1 - eps alpha/4`` type) is decided by
         a mixed second derivative.
         """
+        self.work += WORK_CHECK * self._cost(expr)
         names = [n for n in by_name(expr) if n in box]
         far = []
         for n in names:
@@ -1568,10 +1616,12 @@ class _Search:
         undecided: list[tuple[tuple[Fraction, Fraction], ...]] = []
         proved_boxes = 0
         while heap:
-            if self.boxes >= self.max_boxes or _clock() - self.start > self.time_limit:
+            if self.boxes >= self.max_boxes or self.work >= self.max_work or \
+                    _clock() - self.start > self.time_limit:
                 break
             _, _, ubox = heapq.heappop(heap)
             self.boxes += 1
+            self.work += sum(self._cost(f.expr) for f in self.factors)
             xbox = self.x_box(ubox)
             if xbox is None:
                 continue
@@ -1630,7 +1680,9 @@ class _Search:
                               else "") + ")", boxes=self.boxes, seconds=elapsed)
         left = [*undecided, *(b for _, _, b in heap)]
         reason = ("box budget exhausted" if self.boxes >= self.max_boxes else
-                  "time limit reached" if heap else "boxes too small to split further")
+                  "work budget exhausted" if self.work >= self.max_work else
+                  "time safety net reached (this verdict may depend on the machine)" if heap
+                  else "boxes too small to split further")
         texts = tuple(self.describe(b) for b in sorted(left, key=self._volume,
                                                        reverse=True)[:5])
         return Verdict("unknown", rel, self.domain,
@@ -1905,8 +1957,8 @@ def _linear_bound(c: Any, name: str) -> tuple[sympy.Expr, str] | None:
     return bound, "upper" if upper else "lower"
 
 
-def _eliminate(g: sympy.Expr, strict: bool, domain: Domain, depth: int, deadline: float
-               ) -> _Reformulated | None:
+def _eliminate(g: sympy.Expr, strict: bool, domain: Domain, depth: int, deadline: float,
+               budget: tuple[int, int] = (MAX_BOXES, MAX_WORK)) -> _Reformulated | None:
     """Monotone elimination of one parameter x: where the sign of dg/dx is *proved* on the
     domain (x relaxed to the reals), g is smallest at the end of x's admissible interval
     towards which it decreases -- the range's end, or a side constraint's bound
@@ -1949,11 +2001,12 @@ def _eliminate(g: sympy.Expr, strict: bool, domain: Domain, depth: int, deadline
                 else:
                     continue
                 left = deadline - _clock()
-                if left <= 0.2:
+                if left <= 0:
+                    SAFETY_NET_HITS[0] += 1
                     return None
                 rel = sympy.Ge(d, 0) if direction == 1 else sympy.Le(d, 0)
-                v = verify_inequality(rel, relaxed, time_limit=min(left, 4.0),
-                                      _depth=depth + 1)
+                v = verify_inequality(rel, relaxed, time_limit=left, max_boxes=budget[0],
+                                      max_work=budget[1], _depth=depth + 1)
                 if not v.proved:
                     continue
                 return _substitute_end(g, domain, name, at, used, side)
@@ -2009,7 +2062,8 @@ def _substitute_end(g: sympy.Expr, domain: Domain, name: str, at: sympy.Expr, us
 
 
 def _reformulate(lhs: sympy.Expr, rhs: sympy.Expr, strict: bool, domain: Domain, depth: int,
-                 deadline: float) -> _Reformulated | None:
+                 deadline: float, budget: tuple[int, int] = (MAX_BOXES, MAX_WORK)
+                 ) -> _Reformulated | None:
     """Rewrite ``lhs <= rhs`` on ``domain`` into ``g >= 0`` on a simpler domain, each step
     implying the previous one:
 
@@ -2030,9 +2084,11 @@ def _reformulate(lhs: sympy.Expr, rhs: sympy.Expr, strict: bool, domain: Domain,
         ok = True
         for a in args:
             left = deadline - _clock()
-            if left <= 0.2 or not verify_inequality(sympy.Gt(a, 0), domain,
-                                                    time_limit=min(left / 2, 4.0),
-                                                    _depth=depth + 1).proved:
+            if left <= 0:
+                SAFETY_NET_HITS[0] += 1
+            if left <= 0 or not verify_inequality(sympy.Gt(a, 0), domain, time_limit=left,
+                                                  max_boxes=budget[0], max_work=budget[1],
+                                                  _depth=depth + 1).proved:
                 ok = False
                 break
         if ok:
@@ -2046,7 +2102,7 @@ def _reformulate(lhs: sympy.Expr, rhs: sympy.Expr, strict: bool, domain: Domain,
         notes += step.notes
         backs.append(step.back)
     for _ in range(3):
-        step = _eliminate(g, strict, dom, depth, deadline)
+        step = _eliminate(g, strict, dom, depth, deadline, budget)
         if step is None:
             break
         g, dom = step.g, step.domain

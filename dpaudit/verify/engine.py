@@ -9,7 +9,9 @@ a :class:`~dpaudit.verify.domain.Domain`, with one of three outcomes:
   encloses ``rhs - lhs`` in ``[0, oo)``;
 * **refuted** -- with a concrete point of the domain where interval arithmetic certifies
   ``lhs > rhs``; both sides are printed to enough digits to see the gap;
-* **unknown** -- when the box budget or time runs out, with the boxes left undecided.
+* **unknown** -- when the box or work budget runs out (deterministic budgets, so the verdict
+  is the same on every machine), or the CPU-time safety net fires (the verdict says so),
+  with the boxes left undecided.
 
 How the branch-and-bound works:
 
@@ -27,7 +29,9 @@ How the branch-and-bound works:
   variables ``x = a + u / (1 - u)`` (``u`` in ``[0, 1)``), so boxes grow geometrically
   towards infinity and the last box reaches it; the evaluator works over the extended reals
   there (see :func:`dpaudit.numeric.interval`'s ``extended``).
-* Side constraints drop the boxes on which they certainly fail.
+* Side constraints contract every box (HC4, :func:`_contract`) and drop the boxes on which
+  they certainly fail.
+* At a single point, every branch choice and comparison is rigorous (:func:`_sign_at`).
 
 Soundness: a box is counted as proved only when the enclosure's lower end is ``>= 0``
 (``> 0`` for a strict inequality); a counterexample is reported only at a point that
@@ -70,7 +74,7 @@ FACE_DEPTH = 2
 #: check of monotonicity from a face).  The time limit (CPU seconds) is a generous safety
 #: net only: when it fires, the verdict says so ("time safety net").
 MAX_BOXES = 3000
-MAX_WORK = 20000
+MAX_WORK = 5000
 TIME_LIMIT = 120.0
 WORK_SYMBOLIC = 10
 WORK_CHECK = 1
@@ -389,9 +393,7 @@ def _cheap_to_factor(expr: sympy.Expr, max_ops: int) -> bool:
     if not _affordable(expr, max_ops - 1):
         return False
     big = [r for r in expr.atoms(sympy.Rational) if abs(r.p) >= 10**4 or r.q >= 10**4]
-    if big and sympy.count_ops(expr) >= 20:
-        return False
-    return True
+    return not (big and sympy.count_ops(expr) >= 20)
 
 
 #: Size bounds under which the engine hands an expression to sympy's algebra (expand,
@@ -1002,7 +1004,7 @@ def _contract(constraints: Sequence[tuple[Any, sympy.Expr, str]],
             _mpf_fraction(lo)
         nb = b if _is_inf(hi) or (not _is_inf(b) and _mpf_fraction(hi) >= b) else \
             _mpf_fraction(hi)
-        if _is_inf(na) and na > 0 or _is_inf(nb) and nb < 0:
+        if (_is_inf(na) and na > 0) or (_is_inf(nb) and nb < 0):
             return None
         if not _is_inf(na) and not _is_inf(nb) and na > nb:
             return None
@@ -1278,7 +1280,8 @@ class _Search:
 
     def contract(self, ubox: tuple[tuple[Fraction, Fraction], ...],
                  xbox: dict[str, tuple[Any, Any]]
-                 ) -> tuple[tuple[tuple[Fraction, Fraction], ...], dict[str, tuple[Any, Any]]] | None:
+                 ) -> tuple[tuple[tuple[Fraction, Fraction], ...],
+                            dict[str, tuple[Any, Any]]] | None:
         """The box shrunk by the side constraints (:func:`_contract`), in both coordinates,
         or None when no point of it satisfies them.  A coordinate is narrowed only when it
         loses at least 1/64 of its width, to a grid of 2^-48 of its initial range (rounded

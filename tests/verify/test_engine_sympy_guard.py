@@ -5,12 +5,11 @@ large fractions hypothesis draws)."""
 
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
 import pytest
 import sympy
+from test_engine_faces import FAST, _families
 
 from dpaudit.verify.engine import (
     MAX_COEFFICIENT_BITS,
@@ -21,9 +20,6 @@ from dpaudit.verify.engine import (
     _light_simplify,
     verify_inequality,
 )
-
-sys.path.insert(0, str(Path(__file__).parent))
-from test_engine_faces import FAST, _families  # noqa: E402
 
 x, y = sympy.symbols("x y")
 

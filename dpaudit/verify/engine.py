@@ -343,7 +343,7 @@ class _Factor:
             try:
                 self._derivatives = {
                     s.name: sympy.Mul.make_args(_factored(sympy.diff(self.expr, s)))
-                    for s in self.expr.free_symbols}
+                    for s in sorted(self.expr.free_symbols, key=lambda s: s.name)}
             except (TypeError, ValueError, NotImplementedError):
                 self.smooth = False
                 return None

@@ -55,7 +55,8 @@ def assert_claim_verified(claim: Any = None, *, plan: Any = None, epsilon: Any =
         domain: a :class:`dpaudit.verify.Domain` or its text (``"0 < eps <= 1"``); default:
             no parameters.
         allow_unknown: also pass when the verifier can neither prove nor refute.
-        time_limit: seconds per inequality.
+        time_limit: CPU-seconds safety net per inequality (the box and work budgets decide
+            the verdict, so a CI run gives the same answer on any machine).
         max_boxes: branch-and-bound budget per inequality.
 
     Returns:

@@ -9,7 +9,9 @@ a :class:`~dpaudit.verify.domain.Domain`, with one of three outcomes:
   encloses ``rhs - lhs`` in ``[0, oo)``;
 * **refuted** -- with a concrete point of the domain where interval arithmetic certifies
   ``lhs > rhs``; both sides are printed to enough digits to see the gap;
-* **unknown** -- when the box budget or time runs out, with the boxes left undecided.
+* **unknown** -- when the box or work budget runs out (deterministic budgets, so the verdict
+  is the same on every machine), or the CPU-time safety net fires (the verdict says so),
+  with the boxes left undecided.
 
 How the branch-and-bound works:
 
@@ -27,7 +29,9 @@ How the branch-and-bound works:
   variables ``x = a + u / (1 - u)`` (``u`` in ``[0, 1)``), so boxes grow geometrically
   towards infinity and the last box reaches it; the evaluator works over the extended reals
   there (see :func:`dpaudit.numeric.interval`'s ``extended``).
-* Side constraints drop the boxes on which they certainly fail.
+* Side constraints contract every box (HC4, :func:`_contract`) and drop the boxes on which
+  they certainly fail.
+* At a single point, every branch choice and comparison is rigorous (:func:`_sign_at`).
 
 Soundness: a box is counted as proved only when the enclosure's lower end is ``>= 0``
 (``> 0`` for a strict inequality); a counterexample is reported only at a point that
@@ -49,7 +53,7 @@ from typing import Any
 import mpmath
 import sympy
 
-from dpaudit.numeric import EvaluationError, endpoints, exact, interval
+from dpaudit.numeric import EvaluationError, decide_relation, endpoints, exact, interval
 from dpaudit.verify.domain import Domain, Range, by_name, decide
 
 __all__ = ["Verdict", "check_point", "parse_relation", "verify_inequality"]
@@ -58,16 +62,27 @@ __all__ = ["Verdict", "check_point", "parse_relation", "verify_inequality"]
 BOX_PRECISION = 64
 POINT_PRECISION = 120
 
-#: The clock of the time limits: this process's CPU time, so that a verdict does not depend
-#: on how loaded the machine is.
+#: The clock of the time safety net: this process's CPU time.
 _clock = time.process_time
 
 #: Levels of monotonicity-from-a-face (see :meth:`_Search.nonneg`).
 FACE_DEPTH = 2
 
-#: Default budgets.
+#: Default budgets.  The deterministic ones govern every verdict: boxes examined, and work
+#: units (:data:`WORK_SYMBOLIC` per symbolic computation the search makes -- a derivative, a
+#: face or reciprocal substitution, a factorisation -- and :data:`WORK_CHECK` per premise
+#: check of monotonicity from a face).  The time limit (CPU seconds) is a generous safety
+#: net only: when it fires, the verdict says so ("time safety net").
 MAX_BOXES = 3000
-TIME_LIMIT = 20.0
+MAX_WORK = 5000
+TIME_LIMIT = 120.0
+WORK_SYMBOLIC = 10
+WORK_CHECK = 1
+#: Work is weighted by expression size: one unit per this many operations (plus one).
+WORK_OPS = 20
+#: Side proofs of a reformulation (a log's argument positive, a derivative's sign) get
+#: 1/SIDE_PROOF_SHARE of the caller's box and work budgets each.
+SIDE_PROOF_SHARE = 2
 
 _NONSMOOTH = (sympy.Min, sympy.Max, sympy.Abs, sympy.floor, sympy.ceiling, sympy.Piecewise,
               sympy.sign, sympy.Heaviside)
@@ -225,6 +240,20 @@ class _Axis:
         base = _frac_down(r.low) if self.kind == "up" else _frac_up(r.high)
         return base + step if self.kind == "up" else base - step
 
+    def u_of(self, x: Any) -> Fraction:
+        """The coordinate of a value (a Fraction or +-inf): the inverse of :meth:`x_of`."""
+        if self.kind == "bounded":
+            return x
+        if self.kind == "line":
+            if _is_inf(x):
+                return Fraction(1 if x > 0 else -1)
+            return x / (1 + abs(x))
+        if _is_inf(x):
+            return Fraction(1)
+        r = self.range
+        step = x - _frac_down(r.low) if self.kind == "up" else _frac_up(r.high) - x
+        return step / (1 + step)
+
     def x_interval(self, u_lo: Fraction, u_hi: Fraction) -> tuple[Any, Any] | None:
         """The value interval of a u-interval (integer hull for integer parameters), or None
         if it holds no admissible integer."""
@@ -250,8 +279,11 @@ def _is_inf(v: Any) -> bool:
 
 def _mpf_fraction(x: Any) -> Fraction:
     """The exact value of a finite mpmath number as a Fraction."""
-    man, exp = mpmath.mpf(x).man_exp
-    return Fraction(int(man)) * Fraction(2) ** int(exp)
+    # x._mpf_ itself: mpmath.mpf(x) would round x to the context's 53 bits, and man_exp
+    # drops the sign
+    sign, man, exp, _ = (x if isinstance(x, mpmath.mpf) else mpmath.mpf(x))._mpf_
+    value = Fraction(int(man)) * Fraction(2) ** int(exp)
+    return -value if sign else value
 
 
 def _frac_down(v: sympy.Expr) -> Fraction:
@@ -311,7 +343,7 @@ class _Factor:
             try:
                 self._derivatives = {
                     s.name: sympy.Mul.make_args(_factored(sympy.diff(self.expr, s)))
-                    for s in self.expr.free_symbols}
+                    for s in sorted(self.expr.free_symbols, key=lambda s: s.name)}
             except (TypeError, ValueError, NotImplementedError):
                 self.smooth = False
                 return None
@@ -358,26 +390,63 @@ def _continuous(f: _Factor, env: Mapping[str, Any]) -> bool:
 def _cheap_to_factor(expr: sympy.Expr, max_ops: int) -> bool:
     """Whether ``sympy.factor`` is safe to call: it can run for minutes on long expressions
     with large coefficients."""
-    if sympy.count_ops(expr) >= max_ops:
+    if not _affordable(expr, max_ops - 1):
         return False
     big = [r for r in expr.atoms(sympy.Rational) if abs(r.p) >= 10**4 or r.q >= 10**4]
-    if big and sympy.count_ops(expr) >= 20:
-        return False
-    return _small_exponents(expr)
+    return not (big and sympy.count_ops(expr) >= 20)
 
 
-class _SympyTimeoutError(Exception):
-    pass
+#: Size bounds under which the engine hands an expression to sympy's algebra (expand,
+#: cancel, factor, powsimp, factor_terms): bits of any rational's numerator or denominator,
+#: and of all of them together.  Checked *before* each call: sympy's polynomial algorithms
+#: run for minutes on large coefficients, and no timer reliably stops them (an alarm raised
+#: while a garbage-collector callback runs is lost, see :func:`_bounded`).
+MAX_COEFFICIENT_BITS = 64
+MAX_TOTAL_COEFFICIENT_BITS = 512
 
 
-#: Seconds one sympy simplification may take before its input is kept as it is.
-SYMPY_SECONDS = 1.0
+def _affordable(expr: sympy.Expr, max_ops: int) -> bool:
+    """Whether sympy's algebra may be called on ``expr``: at most ``max_ops`` operations
+    (:func:`sympy.count_ops`), rational coefficients within :data:`MAX_COEFFICIENT_BITS`
+    (each) and :data:`MAX_TOTAL_COEFFICIENT_BITS` (together), and small exponents
+    (:func:`_small_exponents`); a quarter of the operations with a Min or Max inside (sympy
+    re-sorts their arguments by symbolic comparisons each time one is rebuilt).  A refused
+    expression is kept as it is (sound: every simplification is optional)."""
+    total = 0
+    for r in expr.atoms(sympy.Rational):
+        bits = max(abs(int(r.p)).bit_length(), int(r.q).bit_length())
+        total += bits
+        if bits > MAX_COEFFICIENT_BITS or total > MAX_TOTAL_COEFFICIENT_BITS:
+            return False
+    if expr.has(sympy.Min, sympy.Max):
+        max_ops //= 4
+    return sympy.count_ops(expr) <= max_ops and _small_exponents(expr)
+
+
+class _SympyTimeoutError(BaseException):
+    """The sympy safety net fired (a BaseException, so that sympy's own ``except
+    Exception`` handlers cannot swallow it)."""
+
+
+#: CPU seconds one sympy simplification may take before its input is kept as it is: a
+#: safety net only -- :func:`_affordable` keeps every call far below it, so that
+#: verdicts do not depend on the machine's load; each time it fires is counted in
+#: :data:`SAFETY_NET_HITS` and named in the verdict.
+SYMPY_SECONDS = 10.0
+#: The alarm repeats at this interval after the first one (an alarm raised while a
+#: garbage-collector callback runs is printed and lost, not propagated).
+_REARM_SECONDS = 0.05
+#: How many times the sympy safety net has fired in this process.
+SAFETY_NET_HITS = [0]
 
 
 def _bounded(fn: Any, fallback: Any, seconds: float = SYMPY_SECONDS) -> Any:
-    """``fn()``, or ``fallback`` when it raises or takes longer than ``seconds`` (sympy's
-    cancel and factor can run for minutes on innocent-looking input).  The limit is an
-    interval timer, available in the main thread only; elsewhere ``fn`` runs unbounded."""
+    """``fn()``, or ``fallback`` when it raises or takes more than ``seconds`` of CPU time
+    (a safety net: callers check :func:`_affordable` first).  The limit is a profiling
+    interval timer (SIGPROF: process CPU time, so the machine's load does not move it; the
+    wall-clock SIGALRM stays free for callers such as the report's time limits), available
+    in the main thread only; elsewhere ``fn`` runs unbounded.  An enclosing profiling timer
+    keeps its remaining time (it is re-armed afterwards)."""
     import signal
     import threading
 
@@ -388,22 +457,37 @@ def _bounded(fn: Any, fallback: Any, seconds: float = SYMPY_SECONDS) -> Any:
                 sympy.PolynomialError):
             return fallback
 
-    def alarm(signum: int, frame: Any) -> None:
-        raise _SympyTimeoutError
+    state = {"active": True}
 
-    previous = signal.signal(signal.SIGALRM, alarm)
-    outer = signal.getitimer(signal.ITIMER_REAL)[0]
+    def alarm(signum: int, frame: Any) -> None:
+        if state["active"]:
+            raise _SympyTimeoutError
+
+    began = time.process_time()
+    previous = signal.signal(signal.SIGPROF, alarm)
+    outer = signal.getitimer(signal.ITIMER_PROF)[0]
     if outer and outer < seconds:
         seconds = outer  # a nested call never extends an enclosing limit
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_PROF, seconds, _REARM_SECONDS)
     try:
-        return fn()
-    except (_SympyTimeoutError, TypeError, ValueError, NotImplementedError, RecursionError,
+        try:
+            return fn()
+        finally:
+            state["active"] = False
+            signal.setitimer(signal.ITIMER_PROF, 0)
+    except _SympyTimeoutError:
+        SAFETY_NET_HITS[0] += 1
+        return fallback
+    except (TypeError, ValueError, NotImplementedError, RecursionError,
             sympy.PolynomialError):
         return fallback
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        state["active"] = False
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+        if outer:
+            signal.setitimer(signal.ITIMER_PROF,
+                             max(outer - (time.process_time() - began), 1e-3))
 
 
 def _small_exponents(expr: sympy.Expr) -> bool:
@@ -426,6 +510,8 @@ def _factored(expr: sympy.Expr) -> sympy.Expr:
     ``1 - (1 + (L + 1) e^a)/(2 L + 3)`` becomes ``(L + 1)(2 - e^a)/(2 L + 3)``, whose factors
     interval arithmetic encloses without the dependency problem), else its common terms
     pulled out."""
+    if not _affordable(expr, 600):
+        return expr
     out = sympy.factor_terms(expr)
     try:
         # sympy.factor can run for minutes on large coefficients or many generators
@@ -442,14 +528,14 @@ def _factored(expr: sympy.Expr) -> sympy.Expr:
 def _factors(g: sympy.Expr) -> list[_Factor]:
     """``g`` as a product of factors (with integer powers), each with its derivatives."""
     try:
-        gf = sympy.factor_terms(g)
+        gf = sympy.factor_terms(g) if _affordable(g, 600) else g
         if _cheap_to_factor(gf, 400):
             gf = _bounded(lambda: sympy.factor(gf, deep=False), gf)
     except (sympy.PolynomialError, NotImplementedError, TypeError, ValueError):
         gf = g
     parts: list[_Factor] = []
     for arg in sympy.Mul.make_args(gf if sympy.count_ops(gf) <= sympy.count_ops(g)
-                                   else sympy.factor_terms(g)):
+                                   or not _affordable(g, 600) else sympy.factor_terms(g)):
         base, power = arg, 1
         if arg.is_Pow and arg.exp.is_Integer and int(arg.exp) > 0:
             base, power = arg.base, int(arg.exp)
@@ -581,7 +667,7 @@ def _deep_cancel(expr: sympy.Expr) -> sympy.Expr:
     """``sympy.cancel`` applied bottom-up to products, powers' bases and function arguments
     (never to a sum as a whole, which would merge it into one fraction), keeping a result
     only when it is no larger."""
-    if sympy.count_ops(expr) > 300 or not _small_exponents(expr):
+    if not _affordable(expr, 300):
         return expr
 
     def tidy(e: sympy.Expr) -> sympy.Expr:
@@ -620,6 +706,313 @@ def _enclose(factors: Sequence[_Factor], box: Mapping[str, tuple[Any, Any]]) -> 
 
 
 # ------------------------------------------------------------------------------------------
+# Rigorous evaluation at a point: every branch choice and comparison by interval arithmetic
+# ------------------------------------------------------------------------------------------
+
+#: Precisions (bits) of the rigorous sign decisions at a point, tried in turn.
+POINT_LADDER = (POINT_PRECISION, 4 * POINT_PRECISION, 16 * POINT_PRECISION)
+
+
+class _UndecidedError(Exception):
+    """A branch choice at a point that no rigorous method decided."""
+
+
+def _sign_at(expr: sympy.Expr, values: Mapping[str, Any]) -> int | None:
+    """The sign (-1, 0 or 1) of ``expr`` at a point (exact values by name), or None.
+
+    Decided by interval enclosures at the precisions of :data:`POINT_LADDER`
+    (:func:`dpaudit.numeric.decide_relation` on each), and 0 -- which no enclosure of a
+    value that is not a dyadic rational separates -- only when exact sympy algebra reduces the
+    expression to 0 after every branch was chosen rigorously (:func:`_value_at`).  Never by a
+    floating-point comparison: sympy's own ``Min``, ``Max``, ``Abs`` and relationals compare
+    numbers by a low-precision ``evalf``, which takes ``3 n^2 log(1 + x/n)`` at ``n = 10^9``
+    for 0 and so picks the wrong branch of ``Min(3 n^2 log(1 + x/n), 10^-6)``.
+    """
+    subs = {n: values[n] for n in by_name(expr)}
+    for prec in POINT_LADDER:
+        try:
+            lo, hi = endpoints(interval(expr, subs, prec=prec))
+        except (EvaluationError, ValueError, ZeroDivisionError, TypeError):
+            return None
+        for op, sign in ((">", 1), ("<", -1), ("==", 0)):
+            if decide_relation(op, lo, hi):
+                return sign
+    try:
+        if _light_simplify(_value_at(expr, values)) == 0:
+            return 0
+    except (_UndecidedError, TypeError, ValueError, NotImplementedError):
+        pass
+    return None
+
+
+def _holds_at(cond: Any, values: Mapping[str, Any]) -> bool:
+    """A Piecewise condition decided at a point by :func:`_sign_at`.
+
+    Raises:
+        _UndecidedError: when it cannot be decided rigorously.
+    """
+    if cond in (sympy.true, True):
+        return True
+    if cond in (sympy.false, False):
+        return False
+    if isinstance(cond, (sympy.And, sympy.Or)):
+        states = []
+        for c in cond.args:
+            try:
+                states.append(_holds_at(c, values))
+            except _UndecidedError:
+                states.append(None)
+        decisive = isinstance(cond, sympy.Or)  # the value one argument decides it with
+        if decisive in states:
+            return decisive
+        if None in states:
+            raise _UndecidedError(cond)
+        return not decisive
+    if isinstance(cond, sympy.Not):
+        return not _holds_at(cond.args[0], values)
+    if isinstance(cond, sympy.core.relational.Relational) and cond.rel_op in (
+            "<", "<=", ">", ">=", "==", "!="):
+        s = _sign_at(_value_at(cond.lhs, values) - _value_at(cond.rhs, values), {})
+        if s is None:
+            raise _UndecidedError(cond)
+        return {"<": s < 0, "<=": s <= 0, ">": s > 0, ">=": s >= 0, "==": s == 0,
+                "!=": s != 0}[cond.rel_op]
+    raise _UndecidedError(cond)
+
+
+def _value_at(expr: sympy.Expr, values: Mapping[str, Any]) -> sympy.Expr:
+    """``expr`` at a point (exact values by name) as a closed sympy expression, with every
+    branch -- ``Min``, ``Max``, ``Abs``, ``sign``, ``floor``, ``ceiling``, ``Heaviside``,
+    ``Piecewise`` -- chosen by :func:`_sign_at`, never by sympy's automatic evaluation
+    (plain ``xreplace`` would let sympy compare the numbers by a low-precision evalf).
+
+    Raises:
+        _UndecidedError: when a branch cannot be chosen rigorously.
+    """
+    if expr.is_Symbol:
+        return values[expr.name]
+    if not expr.args:
+        return expr
+    if isinstance(expr, sympy.Piecewise):
+        for value, cond in expr.args:
+            if _holds_at(cond, values):
+                return _value_at(value, values)
+        raise _UndecidedError(expr)
+    args = [_value_at(a, values) for a in expr.args]
+    if isinstance(expr, (sympy.Min, sympy.Max)):
+        best = args[0]
+        for a in args[1:]:
+            s = _sign_at(a - best, {})
+            if s is None:
+                raise _UndecidedError(expr)
+            if s == (-1 if isinstance(expr, sympy.Min) else 1):
+                best = a
+        return best
+    if isinstance(expr, (sympy.Abs, sympy.sign, sympy.Heaviside)):
+        s = _sign_at(args[0], {})
+        if s is None or (s == 0 and isinstance(expr, sympy.Heaviside)):
+            raise _UndecidedError(expr)
+        if isinstance(expr, sympy.Abs):
+            return args[0] if s >= 0 else -args[0]
+        return sympy.Integer(s) if isinstance(expr, sympy.sign) else sympy.Integer(int(s > 0))
+    if isinstance(expr, (sympy.floor, sympy.ceiling)):
+        return _integer_part(expr.func, args[0])
+    return expr.func(*args)
+
+
+def _integer_part(func: Any, arg: sympy.Expr) -> sympy.Integer:
+    """``floor(arg)`` or ``ceiling(arg)`` of a closed expression, decided rigorously.
+
+    Raises:
+        _UndecidedError: when ``arg`` is too close to an integer to decide.
+    """
+    rnd = mpmath.floor if func is sympy.floor else mpmath.ceil
+    for prec in POINT_LADDER:
+        try:
+            lo, hi = endpoints(interval(arg, prec=prec))
+        except (EvaluationError, ValueError, ZeroDivisionError, TypeError):
+            raise _UndecidedError(arg) from None
+        if not (mpmath.isfinite(lo) and mpmath.isfinite(hi)):
+            continue
+        with mpmath.workprec(prec + max(int(abs(lo)).bit_length(),
+                                        int(abs(hi)).bit_length()) + 8):
+            a, b = rnd(lo), rnd(hi)
+        if a == b:
+            return sympy.Integer(int(a))
+    # an integer value (such as log(8)/log(2)) is its own floor and ceiling
+    if not mpmath.isfinite(hi):
+        raise _UndecidedError(arg)
+    k = sympy.Integer(int(mpmath.nint(hi)))
+    if _sign_at(arg - k, {}) == 0:
+        return k
+    raise _UndecidedError(arg)
+
+
+# ------------------------------------------------------------------------------------------
+# Constraint propagation: side constraints shrink a box before it is evaluated (HC4)
+# ------------------------------------------------------------------------------------------
+
+#: Rounds of HC4-revise over all side constraints per box.
+CONTRACTION_ROUNDS = 3
+
+
+class _InfeasibleError(Exception):
+    """No point of the box satisfies a side constraint."""
+
+
+def _meet(a: Any, b: Any) -> Any:
+    """The intersection of two enclosures (NaN ends count as unbounded).
+
+    Raises:
+        _InfeasibleError: when it is empty.
+    """
+    (alo, ahi), (blo, bhi) = endpoints(a), endpoints(b)
+    lo = max(x for x in (alo, blo, -_INF) if not mpmath.isnan(x))
+    hi = min(x for x in (ahi, bhi, _INF) if not mpmath.isnan(x))
+    if lo > hi:
+        raise _InfeasibleError
+    return mpmath.iv.mpf([lo, hi])
+
+
+def _hc4_forward(e: sympy.Expr, env: Mapping[str, Any], out: dict[Any, Any]) -> Any:
+    """Enclose every node of ``e`` bottom-up (each node's enclosure recorded in ``out``)."""
+    if e.is_Symbol:
+        value = env[e.name]
+    elif e.is_Add or e.is_Mul:
+        parts = [_hc4_forward(a, env, out) for a in e.args]
+        value = parts[0]
+        for p in parts[1:]:
+            value = value + p if e.is_Add else value * p
+    elif (isinstance(e, (sympy.exp, sympy.log)) or (e.is_Pow and e.exp == -1)) \
+            and e.args[0].free_symbols:
+        inner = _hc4_forward(e.args[0], env, out)
+        try:
+            value = (mpmath.iv.exp(inner) if isinstance(e, sympy.exp) else
+                     mpmath.iv.log(inner) if endpoints(inner)[0] >= 0 else None) \
+                if not e.is_Pow else (1 / inner if not _has_zero(inner) else None)
+        except (ValueError, ZeroDivisionError):
+            value = None
+        if value is None:
+            value = _eval(e, env)
+    else:
+        value = _eval(e, env)
+    lo, hi = endpoints(value)
+    if mpmath.isnan(lo) or mpmath.isnan(hi):
+        value = mpmath.iv.mpf([-_INF, _INF])
+    out[e] = value
+    return value
+
+
+def _has_zero(v: Any) -> bool:
+    lo, hi = endpoints(v)
+    return not (lo > 0 or hi < 0)
+
+
+def _hc4_backward(e: sympy.Expr, target: Any, env: dict[str, Any],
+                  nodes: Mapping[Any, Any]) -> None:
+    """Narrow the symbols of ``e`` to the values compatible with ``e`` in ``target``:
+    projections through +, *, 1/x, exp and log (inverse operations in outward-rounded
+    interval arithmetic); other nodes pass nothing down (sound, only weaker).
+
+    Raises:
+        _InfeasibleError: when no value of the box is compatible.
+    """
+    value = _meet(nodes[e], target)
+    if e.is_Symbol:
+        env[e.name] = _meet(env[e.name], value)
+        return
+    if e.is_Add or e.is_Mul:
+        args = e.args
+        for i, a in enumerate(args):
+            if not a.free_symbols:
+                continue
+            rest = [nodes[b] for j, b in enumerate(args) if j != i]
+            if e.is_Add:
+                total = mpmath.iv.mpf(0)
+                for r in rest:
+                    total = total + r
+                _hc4_backward(a, value - total, env, nodes)
+            else:
+                total = mpmath.iv.mpf(1)
+                for r in rest:
+                    total = total * r
+                if not _has_zero(total) and all(mpmath.isfinite(x) for x in endpoints(total)):
+                    _hc4_backward(a, value / total, env, nodes)
+        return
+    if not e.args or not e.args[0].free_symbols:
+        return
+    inner = e.args[0]
+    if isinstance(e, sympy.exp):
+        lo, hi = endpoints(value)
+        if hi <= 0:
+            raise _InfeasibleError
+        pre = mpmath.iv.log(mpmath.iv.mpf([max(lo, 0), hi]))
+    elif isinstance(e, sympy.log):
+        pre = mpmath.iv.exp(value)
+    elif e.is_Pow and e.exp == -1 and not _has_zero(value):
+        pre = 1 / value
+    else:
+        return
+    if not any(mpmath.isnan(x) for x in endpoints(pre)):
+        _hc4_backward(inner, pre, env, nodes)
+
+
+def _contract(constraints: Sequence[tuple[Any, sympy.Expr, str]],
+              box: Mapping[str, tuple[Any, Any]],
+              integers: frozenset[str] = frozenset()) -> dict[str, tuple[Any, Any]] | None:
+    """Shrink a box (name -> (lo, hi), Fractions or +-inf) to a sub-box holding every point
+    of it that satisfies the side constraints ``(relation, lhs - rhs, op)``, or None when
+    none does: HC4-revise (Benhamou et al. 1999) -- enclose each constraint's expression
+    tree bottom-up, intersect the root with ``(-oo, 0]`` or ``[0, oo)``, and project back
+    down to the symbols -- in outward-rounded interval arithmetic, with strict constraints
+    relaxed to non-strict ones and integer parameters rounded inwards to integers.
+
+    Sound: a point of the box that satisfies every constraint lies in the returned box
+    (each projection keeps every value it could take).
+    """
+    half = {"<": (-_INF, 0), "<=": (-_INF, 0), ">": (0, _INF), ">=": (0, _INF)}
+    saved = mpmath.iv.prec
+    mpmath.iv.prec = BOX_PRECISION
+    env = {n: _iv(x) for n, x in box.items()}
+    try:
+        for _ in range(CONTRACTION_ROUNDS):
+            before = dict(env)
+            for _, diff, op in constraints:
+                if op not in half or not diff.free_symbols <= {
+                        sympy.Symbol(n) for n in env}:
+                    continue
+                nodes: dict[Any, Any] = {}
+                _hc4_forward(diff, env, nodes)
+                _hc4_backward(diff, mpmath.iv.mpf(list(half[op])), env, nodes)
+                for n in integers & set(env):
+                    lo, hi = endpoints(env[n])
+                    a = lo if _is_inf(lo) else Fraction(math.ceil(_mpf_fraction(lo)))
+                    b = hi if _is_inf(hi) else Fraction(math.floor(_mpf_fraction(hi)))
+                    if not _is_inf(a) and not _is_inf(b) and a > b:
+                        raise _InfeasibleError
+                    env[n] = _iv((a, b))
+            if all(endpoints(env[n]) == endpoints(before[n]) for n in env):
+                break
+    except _InfeasibleError:
+        return None
+    finally:
+        mpmath.iv.prec = saved
+    out: dict[str, tuple[Any, Any]] = {}
+    for n, (a, b) in box.items():
+        lo, hi = endpoints(env[n])
+        na = a if _is_inf(lo) or (not _is_inf(a) and _mpf_fraction(lo) <= a) else \
+            _mpf_fraction(lo)
+        nb = b if _is_inf(hi) or (not _is_inf(b) and _mpf_fraction(hi) >= b) else \
+            _mpf_fraction(hi)
+        if (_is_inf(na) and na > 0) or (_is_inf(nb) and nb < 0):
+            return None
+        if not _is_inf(na) and not _is_inf(nb) and na > nb:
+            return None
+        out[n] = (na, nb)
+    return out
+
+
+# ------------------------------------------------------------------------------------------
 # The verifier
 # ------------------------------------------------------------------------------------------
 
@@ -647,7 +1040,7 @@ def _light_simplify(expr: sympy.Expr) -> sympy.Expr:
     """Cheap, always-terminating simplification: expand and cancel, keeping the result only
     when it is no larger (``sympy.simplify`` can run for minutes, e.g. in logcombine)."""
     try:
-        if sympy.count_ops(expr) > 300 or not _small_exponents(expr):
+        if not _affordable(expr, 300):
             return expr
         out = _bounded(lambda: sympy.cancel(sympy.expand(expr)), expr)
     except (TypeError, ValueError, NotImplementedError, RecursionError,
@@ -684,16 +1077,22 @@ def verify_inequality(
     max_boxes: int = MAX_BOXES,
     time_limit: float = TIME_LIMIT,
     symbolic: bool = True,
+    max_work: int = MAX_WORK,
     _depth: int = 0,
 ) -> Verdict:
     """Decide ``lhs <= rhs`` (or ``<``, ``>=``, ``>``) at every point of ``domain``.
+
+    The outcome is determined by the deterministic budgets (``max_boxes``, ``max_work``),
+    so that it does not depend on the machine or its load; ``time_limit`` is a safety net
+    whose firing (in the search, a side proof or a sympy call) the verdict's text names.
 
     Args:
         relation: a sympy inequality, or a string sympy parses (decimals read exactly).
         domain: the parameter domain; every symbol of ``relation`` must have a range.
         max_boxes: the branch-and-bound budget (boxes examined).
-        time_limit: seconds before giving up with ``unknown``.
+        time_limit: the safety net: CPU seconds before giving up with ``unknown``.
         symbolic: try sympy simplification first.
+        max_work: the budget of expensive operations (see :data:`MAX_WORK`).
 
     Returns:
         A :class:`Verdict`: proved (and how), refuted (with a certified counterexample point
@@ -702,6 +1101,20 @@ def verify_inequality(
     Raises:
         ValueError: for a relation that is not an inequality, or a symbol with no range.
     """
+    hits = SAFETY_NET_HITS[0]
+    verdict = _decide(relation, domain, max_boxes=max_boxes, time_limit=time_limit,
+                      symbolic=symbolic, max_work=max_work, _depth=_depth)
+    fired = SAFETY_NET_HITS[0] - hits
+    if fired and _depth == 0:
+        verdict = dataclasses.replace(verdict, method=(
+            f"{verdict.method} [the CPU-time safety net fired {fired} time(s) in side proofs "
+            "or sympy calls: this verdict may depend on the machine]"))
+    return verdict
+
+
+def _decide(relation: Any, domain: Domain, *, max_boxes: int, time_limit: float,
+            symbolic: bool, max_work: int, _depth: int) -> Verdict:
+    """:func:`verify_inequality` without the safety-net note."""
     if not isinstance(domain, Domain):
         raise ValueError(f"domain must be a Domain, got {domain!r}")
     decided = sympy.sympify(relation) if not isinstance(relation, str) else None
@@ -730,7 +1143,8 @@ def verify_inequality(
         sym_method, g = _symbolic(g, domain, strict)
     names = sorted(set(by_name(g)) | {n for c in domain.constraints for n in by_name(c)})
     axes = [_Axis(n, domain.range(n)) for n in names]
-    search = _Search(lhs, rhs, g, strict, domain, axes, start, max_boxes, time_limit)
+    search = _Search(lhs, rhs, g, strict, domain, axes, start, max_boxes, time_limit,
+                     max_work=max_work)
     if sym_method is not None:
         # sympy's assumption system is trusted only together with a sample check
         bad = search.probe_points(12)
@@ -741,30 +1155,74 @@ def verify_inequality(
     search.rel = rel
     if bad is not None:
         return search.refutation(bad, "probe point")
-    # the reformulation's side proofs may use the whole time limit, its search 60% of it
-    # afterwards, and a branch-and-bound of the original problem half of it after that
-    reform = _reformulate(lhs, rhs, strict, domain, _depth, start + time_limit)
+    branch = _finite_branch(lhs)
+    if branch is not None:
+        verdict = _verify_finite_branch(branch, rhs, rel, search, max_boxes, time_limit,
+                                        symbolic, _depth)
+        if verdict is not None:
+            return verdict
+    # the reformulation's side proofs and its search, then a branch-and-bound of the
+    # original problem, each with the full deterministic budgets; one time safety net for all
+    reform = _reformulate(lhs, rhs, strict, domain, _depth, start + time_limit,
+                          budget=(max(max_boxes // SIDE_PROOF_SHARE, 1),
+                                  max(max_work // SIDE_PROOF_SHARE, 1)))
     if reform is not None:
-        verdict = _run_reformulated(reform, search, rel, max_boxes, time_limit * 0.6,
-                                    symbolic)
+        verdict = _run_reformulated(reform, search, rel, max_boxes, time_limit, symbolic)
         if verdict.status != "unknown":
             return verdict
-        search.start, search.time_limit = _clock(), time_limit / 2
     return search.run(rel)
+
+
+def _finite_branch(lhs: sympy.Expr) -> tuple[sympy.Expr, Any] | None:
+    """``(a, C)`` when ``lhs`` is ``Piecewise((a, C), (oo, True))`` with ``C`` a relation:
+    the accountant's form of a bound that holds only under a condition (e.g. the
+    exponential mechanism's stability bound of 003 Lemma 7); else None."""
+    if isinstance(lhs, sympy.Piecewise) and len(lhs.args) == 2:
+        (a, cond), (b, rest) = lhs.args
+        if b is sympy.oo and rest is sympy.true and not a.has(sympy.oo, -sympy.oo) and \
+                isinstance(cond, sympy.core.relational.Relational):
+            return a, cond
+    return None
+
+
+def _verify_finite_branch(branch: tuple[sympy.Expr, Any], rhs: sympy.Expr, rel: Any,
+                          search: _Search, max_boxes: int, time_limit: float,
+                          symbolic: bool, depth: int) -> Verdict | None:
+    """``Piecewise((a, C), (oo, True)) <= rhs`` holds exactly where ``C`` holds and
+    ``a <= rhs``: the proved verdict when both are proved on the domain (each a smooth
+    inequality the reformulations can work on, where the Piecewise is not), else None."""
+    value, cond = branch
+    notes = []
+    for sub in (cond, (sympy.Lt if search.strict else sympy.Le)(value, rhs)):
+        if sub is sympy.true:
+            continue
+        if sub is sympy.false:
+            return None
+        v = verify_inequality(sub, search.domain, max_boxes=max_boxes,
+                              time_limit=time_limit - (_clock() - search.start),
+                              symbolic=symbolic, max_work=search.max_work, _depth=depth + 1)
+        if not v.proved:
+            return None
+        notes.append(f"{sub} ({v.method})")
+    return Verdict("proved", rel, search.domain,
+                   "the bound is finite exactly where its condition holds: "
+                   + "; ".join(notes), boxes=search.boxes, seconds=_clock() - search.start)
 
 
 def _run_reformulated(reform: _Reformulated, search: _Search, rel: Any, max_boxes: int,
                       time_limit: float, symbolic: bool) -> Verdict:
-    """Decide a reformulation within ``time_limit``; a counterexample is certified
-    in the original problem, a proof's method names the reformulation."""
+    """Decide a reformulation (the time safety net ``time_limit`` counted from the start of
+    the original search); a counterexample is certified in the original problem, a proof's
+    method names the reformulation."""
     how = f"reformulated ({'; '.join(reform.notes)})"
     method, g = (_symbolic(reform.g, reform.domain, search.strict) if symbolic
                  else (None, reform.g))
     names = sorted(set(by_name(g)) | {n for c in reform.domain.constraints
                                       for n in by_name(c)})
     axes = [_Axis(n, reform.domain.range(n)) for n in names]
-    sub = _Search(search.lhs, search.rhs, g, search.strict, reform.domain, axes, _clock(),
-                  max_boxes, time_limit, origin=search, back=reform.back)
+    sub = _Search(search.lhs, search.rhs, g, search.strict, reform.domain, axes,
+                  search.start, max_boxes, time_limit, origin=search, back=reform.back,
+                  max_work=search.max_work)
     sub.rel = rel
     bad = sub.probe_points(12 if method is not None else 40)
     if bad is not None:
@@ -785,13 +1243,14 @@ class _Search:
     def __init__(self, lhs: sympy.Expr, rhs: sympy.Expr, g: sympy.Expr, strict: bool,
                  domain: Domain, axes: list[_Axis], start: float, max_boxes: int,
                  time_limit: float, origin: _Search | None = None,
-                 back: Any = None) -> None:
+                 back: Any = None, max_work: int = MAX_WORK) -> None:
         self.lhs, self.rhs, self.g, self.strict = lhs, rhs, g, strict
         # a reformulated problem: its points map back to the original's through ``back``,
         # and a counterexample counts only once certified in the original
         self.origin, self.back = origin, back
         self.domain, self.axes = domain, axes
         self.start, self.max_boxes, self.time_limit = start, max_boxes, time_limit
+        self.max_work, self.work = max_work, 0
         self.factors = _factors(g)
         self.cache: dict[tuple, Any] = {}
         self.constraints = [(_plain(c), _plain(c.lhs - c.rhs), c.rel_op)
@@ -819,6 +1278,41 @@ class _Search:
             out[axis.name] = x
         return out
 
+    def contract(self, ubox: tuple[tuple[Fraction, Fraction], ...],
+                 xbox: dict[str, tuple[Any, Any]]
+                 ) -> tuple[tuple[tuple[Fraction, Fraction], ...],
+                            dict[str, tuple[Any, Any]]] | None:
+        """The box shrunk by the side constraints (:func:`_contract`), in both coordinates,
+        or None when no point of it satisfies them.  A coordinate is narrowed only when it
+        loses at least 1/64 of its width, to a grid of 2^-48 of its initial range (rounded
+        outwards, so the box still holds every feasible point)."""
+        ints = frozenset(a.name for a in self.axes if a.range.integer)
+        shrunk = _contract(self.constraints, xbox, ints)
+        if shrunk is None:
+            return None
+        new_u = list(ubox)
+        changed = False
+        for i, axis in enumerate(self.axes):
+            (u0, u1), (a, b) = ubox[i], shrunk[axis.name]
+            if (a, b) == xbox[axis.name] or u0 == u1:
+                continue
+            if axis.kind == "down":
+                a, b = b, a
+            r0, r1 = axis.initial()
+            grid = (r1 - r0) / 2**48
+            v0 = max(u0, r0 + grid * math.floor((axis.u_of(a) - r0) / grid))
+            v1 = min(u1, r0 + grid * math.ceil((axis.u_of(b) - r0) / grid))
+            if v0 > v1:
+                return None
+            if (v1 - v0) * 64 <= (u1 - u0) * 63:
+                new_u[i] = (v0, v1)
+                changed = True
+        if not changed:
+            return ubox, xbox
+        out = tuple(new_u)
+        x = self.x_box(out)
+        return None if x is None else (out, x)
+
     def constraints_state(self, xbox: Mapping[str, tuple[Any, Any]]) -> bool | None:
         """True: every side constraint holds on the whole box; False: one fails on all of
         it; None: undecided."""
@@ -838,25 +1332,34 @@ class _Search:
 
     def exact_at(self, xbox: Mapping[str, tuple[Any, Any]]
                  ) -> tuple[dict[str, Any], sympy.Expr | None]:
-        """At a single point, the exact value of g when sympy reduces it to a rational (an
-        equality such as 2^4 = 4^2 defeats interval arithmetic), else None."""
+        """At a single point, the sign of g (-1, 0 or 1) when it is decided rigorously, else
+        None: by interval enclosures at increasing precision, and a zero (an equality such
+        as 2^4 = 4^2 defeats interval arithmetic) by exact algebra once every branch of a
+        Min, Max or Piecewise was chosen rigorously (:func:`_sign_at`)."""
         point = {n: sympy.Rational(a.numerator, a.denominator) for n, (a, _) in xbox.items()}
         for n in self.domain.names:
             point.setdefault(n, _any_point(self.domain.range(n)))
         try:
-            value = _light_simplify(self.g.xreplace({sympy.Symbol(n): v
-                                                     for n, v in point.items()}))
-        except (TypeError, ValueError, NotImplementedError):
+            sign = _sign_at(self.g, point)
+        except (TypeError, ValueError, NotImplementedError, KeyError):
             return point, None
-        return point, (value if value.is_Rational else None)
+        return point, (None if sign is None else sympy.Integer(sign))
 
     def decided(self, lo: Any) -> bool:
         return lo > 0 if self.strict else lo >= 0
 
     # ---- monotonicity from a face, recursively -------------------------------------------
 
+    def _cost(self, expr: sympy.Expr) -> int:
+        """Work units of handling ``expr`` once: 1 + its operations / :data:`WORK_OPS`."""
+        key = ("cost", expr)
+        if key not in self.cache:
+            self.cache[key] = 1 + int(sympy.count_ops(expr)) // WORK_OPS
+        return self.cache[key]
+
     def _cached(self, key: tuple, make: Any) -> Any:
         if key not in self.cache:
+            self.work += WORK_SYMBOLIC * self._cost(key[1])
             try:
                 self.cache[key] = make()
             except (TypeError, ValueError, NotImplementedError, RecursionError,
@@ -884,12 +1387,14 @@ class _Search:
     def _reciprocal(self, expr: sympy.Expr, names: tuple[str, ...]) -> sympy.Expr | None:
         """``expr`` in the coordinates ``w = 1/x`` for each name (symbols ``1/x``),
         simplified so that infinity-over-infinity forms such as ``t/(t + c)`` cancel."""
-        def make() -> sympy.Expr:
+        def make() -> sympy.Expr | None:
             # w > 0 at every point (w = 0 is x = oo); powers of a common exponent are merged
             # (a^p b^p = (a b)^p, exact where the expression is real: a, b >= 0 or p an
             # integer) so that sqrt(t)/sqrt(t + c) becomes 1/sqrt(1 + c w)
             ws = {n: sympy.Symbol(f"1/{n}", positive=True) for n in names}
             out = expr.xreplace({sympy.Symbol(n): 1 / w for n, w in ws.items()})
+            if not _affordable(out, 300):
+                return None
             out = sympy.powsimp(out, combine="base", force=True)
             return _plain(_light_simplify(_deep_cancel(out)))
         return self._cached(("recip", expr, names), make)
@@ -970,6 +1475,7 @@ class _Search:
         vanishes on two faces of a corner (``e^eps - 1 - eps alpha/4`` type) is decided by
         a mixed second derivative.
         """
+        self.work += WORK_CHECK * self._cost(expr)
         names = [n for n in by_name(expr) if n in box]
         far = []
         for n in names:
@@ -1113,13 +1619,20 @@ class _Search:
         undecided: list[tuple[tuple[Fraction, Fraction], ...]] = []
         proved_boxes = 0
         while heap:
-            if self.boxes >= self.max_boxes or _clock() - self.start > self.time_limit:
+            if self.boxes >= self.max_boxes or self.work >= self.max_work or \
+                    _clock() - self.start > self.time_limit:
                 break
             _, _, ubox = heapq.heappop(heap)
             self.boxes += 1
+            self.work += sum(self._cost(f.expr) for f in self.factors)
             xbox = self.x_box(ubox)
             if xbox is None:
                 continue
+            if self.constraints:
+                contracted = self.contract(ubox, xbox)
+                if contracted is None:
+                    continue
+                ubox, xbox = contracted
             cstate = self.constraints_state(xbox) if self.constraints else True
             if cstate is False:
                 continue
@@ -1170,7 +1683,9 @@ class _Search:
                               else "") + ")", boxes=self.boxes, seconds=elapsed)
         left = [*undecided, *(b for _, _, b in heap)]
         reason = ("box budget exhausted" if self.boxes >= self.max_boxes else
-                  "time limit reached" if heap else "boxes too small to split further")
+                  "work budget exhausted" if self.work >= self.max_work else
+                  "time safety net reached (this verdict may depend on the machine)" if heap
+                  else "boxes too small to split further")
         texts = tuple(self.describe(b) for b in sorted(left, key=self._volume,
                                                        reverse=True)[:5])
         return Verdict("unknown", rel, self.domain,
@@ -1262,6 +1777,7 @@ def _separated(lhs: sympy.Expr, rhs: sympy.Expr, point: Mapping[str, Any]) -> tu
     subs = {sympy.Symbol(n): v for n, v in point.items()}
     lhs_s = {s: subs[sympy.Symbol(s.name)] for s in sympy.sympify(lhs).free_symbols}
     rhs_s = {s: subs[sympy.Symbol(s.name)] for s in sympy.sympify(rhs).free_symbols}
+    texts = None
     for digits in (8, 15, 30, 60, 120):
         prec = int(digits * 3.33) + 20
         try:
@@ -1269,12 +1785,15 @@ def _separated(lhs: sympy.Expr, rhs: sympy.Expr, point: Mapping[str, Any]) -> tu
             b = interval(rhs, rhs_s, prec=prec)
         except EvaluationError:
             break
-        a_lo, a_hi = endpoints(a)
-        b_lo, b_hi = endpoints(b)
-        sa = mpmath.nstr(mpmath.mpf(a_lo + a_hi) / 2, digits)
-        sb = mpmath.nstr(mpmath.mpf(b_lo + b_hi) / 2, digits)
-        if sa != sb:
+        # each side's text is one its whole enclosure rounds to (a midpoint of a wide
+        # enclosure would print digits the value does not have)
+        (a_lo, a_hi), (b_lo, b_hi) = endpoints(a), endpoints(b)
+        sa, sb = mpmath.nstr(a_lo, digits), mpmath.nstr(b_lo, digits)
+        texts = (sa, sb)
+        if sa == mpmath.nstr(a_hi, digits) and sb == mpmath.nstr(b_hi, digits) and sa != sb:
             return sa, sb
+    if texts is not None:
+        return texts
     return str(sympy.N(lhs.xreplace(lhs_s), 40)), str(sympy.N(rhs.xreplace(rhs_s), 40))
 
 
@@ -1441,8 +1960,8 @@ def _linear_bound(c: Any, name: str) -> tuple[sympy.Expr, str] | None:
     return bound, "upper" if upper else "lower"
 
 
-def _eliminate(g: sympy.Expr, strict: bool, domain: Domain, depth: int, deadline: float
-               ) -> _Reformulated | None:
+def _eliminate(g: sympy.Expr, strict: bool, domain: Domain, depth: int, deadline: float,
+               budget: tuple[int, int] = (MAX_BOXES, MAX_WORK)) -> _Reformulated | None:
     """Monotone elimination of one parameter x: where the sign of dg/dx is *proved* on the
     domain (x relaxed to the reals), g is smallest at the end of x's admissible interval
     towards which it decreases -- the range's end, or a side constraint's bound
@@ -1485,11 +2004,12 @@ def _eliminate(g: sympy.Expr, strict: bool, domain: Domain, depth: int, deadline
                 else:
                     continue
                 left = deadline - _clock()
-                if left <= 0.2:
+                if left <= 0:
+                    SAFETY_NET_HITS[0] += 1
                     return None
                 rel = sympy.Ge(d, 0) if direction == 1 else sympy.Le(d, 0)
-                v = verify_inequality(rel, relaxed, time_limit=min(left, 4.0),
-                                      _depth=depth + 1)
+                v = verify_inequality(rel, relaxed, time_limit=left, max_boxes=budget[0],
+                                      max_work=budget[1], _depth=depth + 1)
                 if not v.proved:
                     continue
                 return _substitute_end(g, domain, name, at, used, side)
@@ -1545,7 +2065,8 @@ def _substitute_end(g: sympy.Expr, domain: Domain, name: str, at: sympy.Expr, us
 
 
 def _reformulate(lhs: sympy.Expr, rhs: sympy.Expr, strict: bool, domain: Domain, depth: int,
-                 deadline: float) -> _Reformulated | None:
+                 deadline: float, budget: tuple[int, int] = (MAX_BOXES, MAX_WORK)
+                 ) -> _Reformulated | None:
     """Rewrite ``lhs <= rhs`` on ``domain`` into ``g >= 0`` on a simpler domain, each step
     implying the previous one:
 
@@ -1566,9 +2087,11 @@ def _reformulate(lhs: sympy.Expr, rhs: sympy.Expr, strict: bool, domain: Domain,
         ok = True
         for a in args:
             left = deadline - _clock()
-            if left <= 0.2 or not verify_inequality(sympy.Gt(a, 0), domain,
-                                                    time_limit=min(left / 2, 4.0),
-                                                    _depth=depth + 1).proved:
+            if left <= 0:
+                SAFETY_NET_HITS[0] += 1
+            if left <= 0 or not verify_inequality(sympy.Gt(a, 0), domain, time_limit=left,
+                                                  max_boxes=budget[0], max_work=budget[1],
+                                                  _depth=depth + 1).proved:
                 ok = False
                 break
         if ok:
@@ -1582,7 +2105,7 @@ def _reformulate(lhs: sympy.Expr, rhs: sympy.Expr, strict: bool, domain: Domain,
         notes += step.notes
         backs.append(step.back)
     for _ in range(3):
-        step = _eliminate(g, strict, dom, depth, deadline)
+        step = _eliminate(g, strict, dom, depth, deadline, budget)
         if step is None:
             break
         g, dom = step.g, step.domain

@@ -29,6 +29,7 @@ from dpaudit.accountant import Accountant, Guarantee, UnsupportedEventError
 from dpaudit.verify.claims import Claim
 from dpaudit.verify.engine import (
     MAX_BOXES,
+    MAX_WORK,
     TIME_LIMIT,
     Verdict,
     check_point,
@@ -80,13 +81,17 @@ def _accountant_bound(claim: Claim) -> tuple[Guarantee | None, str]:
 
 
 def verify_claim(claim: Claim, *, max_boxes: int = MAX_BOXES,
-                 time_limit: float = TIME_LIMIT, check_steps: bool = True) -> ClaimVerdict:
+                 time_limit: float = TIME_LIMIT, check_steps: bool = True,
+                 max_work: int = MAX_WORK) -> ClaimVerdict:
     """Decide a claim over its domain.
 
     Args:
         claim: the claim.
         max_boxes: branch-and-bound budget per inequality.
-        time_limit: seconds per inequality.
+        time_limit: the CPU-seconds safety net per inequality (the box and work budgets
+            decide the verdict, so that it is the same on every machine and under any
+            load; a verdict the safety net cut short says so).
+        max_work: work budget per inequality (see :data:`dpaudit.verify.engine.MAX_WORK`).
         check_steps: also check the claim's proof steps.
 
     Returns:
@@ -98,7 +103,7 @@ def verify_claim(claim: Claim, *, max_boxes: int = MAX_BOXES,
         for s in claim.steps:
             steps.append((s.name, verify_inequality(s.relation, s.domain or claim.domain,
                                                     max_boxes=max_boxes,
-                                                    time_limit=time_limit)))
+                                                    time_limit=time_limit, max_work=max_work)))
     step_note = "; ".join(f"proof step '{n}' {v.summary()}" for n, v in steps
                           if v.status == "refuted")
 
@@ -121,7 +126,7 @@ def verify_claim(claim: Claim, *, max_boxes: int = MAX_BOXES,
                 why, g = f"the plan's parameters are invalid ({cond})", None
                 break
             v = verify_inequality(cond, claim.domain, max_boxes=max_boxes,
-                                  time_limit=time_limit)
+                                  time_limit=time_limit, max_work=max_work)
             if v.status != "proved":
                 why = (f"the plan needs {cond}, which is {v.status} on the domain"
                        + (f" ({v.point_text()})" if v.refuted else ""))
@@ -135,7 +140,7 @@ def verify_claim(claim: Claim, *, max_boxes: int = MAX_BOXES,
             bounds.append(g.epsilon)
         for b in bounds:
             v = verify_inequality(sympy.Le(b, claim.epsilon), claim.domain,
-                                  max_boxes=max_boxes, time_limit=time_limit)
+                                  max_boxes=max_boxes, time_limit=time_limit, max_work=max_work)
             if v.proved:
                 return finish("proved", f"accountant: {_theorem_for(g, b)}; {v.method}",
                               g.epsilon, v)
@@ -152,7 +157,8 @@ def verify_claim(claim: Claim, *, max_boxes: int = MAX_BOXES,
                     detail += f"; correct statement: {claim.correction}"
                 return finish("refuted", detail, None if g is None else g.epsilon, v)
         v = verify_inequality(sympy.Le(claim.lower, claim.epsilon), claim.domain,
-                              max_boxes=max_boxes, time_limit=time_limit, symbolic=False)
+                              max_boxes=max_boxes, time_limit=time_limit, symbolic=False,
+                              max_work=max_work)
         if v.refuted:
             detail = (f"at {v.point_text()} the true epsilon is at least {v.lhs_value} "
                       f"({claim.lower_source}) > claimed {v.rhs_value}")

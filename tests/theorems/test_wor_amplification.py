@@ -273,7 +273,7 @@ def test_lemma7_conditional_bound_holds_at_points() -> None:
 def test_lemma7_reduced_inequality_is_proved() -> None:
     """The accountant's stability r + (1 - r) s(gamma), s = (e^g - 1)/(e^g + 1) < 1, grows
     with r = n'/n, so on n' <= gamma n its worst case is r = gamma; that one-variable
-    inequality is proved by the verifier (the three-variable claim is not, see README)."""
+    inequality is proved by the verifier (as the three-variable claim now is, see README)."""
     from dpaudit.verify.domain import Domain
     from dpaudit.verify.engine import verify_inequality
 

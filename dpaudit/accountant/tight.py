@@ -556,6 +556,70 @@ def _poisson(event: ev.PoissonSampled, children: Children,
     return out
 
 
+#: Orders of the RDP curves of leaves (the conversion picks the best; Mironov 2017).
+LEAF_ORDERS: tuple[int, ...] = rdp.DEFAULT_ORDERS[:48]
+
+
+def _leaf_renyi(event: Event, children: Children,
+                budget: sympy.Expr | None) -> list[Statement]:
+    """The RDP curve of a numeric Laplace (exact, Mironov 2017 Table II), Gaussian
+    (Proposition 7) or binary randomized response (Table II) leaf, on :data:`LEAF_ORDERS`; k-fold composition
+    multiplies it (:func:`_renyi_power`) and RDP_CONVERSION resolves it at the target delta.
+    The card's domain is checked at the smallest order (every order used is at least that)."""
+    a0 = LEAF_ORDERS[0]
+    if isinstance(event, ev.Laplace):
+        card, params = rdp.RDP_LAPLACE, {"b": event.scale / event.sensitivity}
+
+        def tau(a: int) -> sympy.Expr:
+            return rdp.laplace_rdp(a, event.scale, event.sensitivity)
+    elif isinstance(event, ev.Gaussian):
+        card, params = rdp.RDP_GAUSSIAN, {"sigma": event.sigma, "Delta": event.sensitivity}
+
+        def tau(a: int) -> sympy.Expr:
+            return rdp.gaussian_rdp(a, event.sigma, event.sensitivity)
+    elif isinstance(event, ev.RandomizedResponse) and event.categories == 2:
+        truth = sympy.exp(event.epsilon) / (1 + sympy.exp(event.epsilon))
+        card, params = rdp.RDP_RANDOMIZED_RESPONSE, {"p": truth}
+
+        def tau(a: int) -> sympy.Expr:
+            return rdp.randomized_response_rdp(a, truth)
+    else:  # a declared eps-DP leaf: its k-fold composition is exact by optimal composition
+        return []
+    if any(_number(v) is None for v in params.values()):
+        return []
+    checks = admit(card, event, {"alpha": a0, **params})
+    if checks is None:
+        return []
+    try:
+        taus = _curve_floats(tau)
+    except (EvaluationError, ValueError, OverflowError, TypeError):
+        return []
+    def tau_upper(a: int) -> sympy.Expr:
+        # a rational rounded up: the conversion increases with tau, and the exact closed
+        # forms (powers of e/(1+e), ...) make sympy's Max in the conversion crawl
+        return sympy.Rational(float_up(tau(a)))
+
+    return [RenyiCurve(Step(card, event, "RDP curve", f"tau(alpha) exact (rounded up), integer "
+                            f"orders {a0}..{LEAF_ORDERS[-1]}", checks=checks),
+                       orders=LEAF_ORDERS, taus=taus, exact_tau=tau, tau_upper=tau_upper)]
+
+
+for _cls in (ev.Laplace, ev.Gaussian, ev.RandomizedResponse):
+    register_rule(_cls)(_leaf_renyi)
+
+
+def _curve_floats(tau: Callable[[Any], sympy.Expr]) -> tuple[float, ...]:
+    """tau at :data:`LEAF_ORDERS` in 30-digit floats, only to choose the order (the chosen
+    order's tau is then bounded rigorously): the closed form at a symbolic order, evaluated
+    with mpmath (an interval evaluation per order takes ~0.1 s)."""
+    import mpmath
+
+    order = sympy.Symbol("alpha", positive=True)
+    fn = sympy.lambdify(order, tau(order), "mpmath")
+    with mpmath.workdps(30):
+        return tuple(float(fn(mpmath.mpf(a))) for a in LEAF_ORDERS)
+
+
 def _renyi_subsampled_gaussian(event: Event, inner: ev.Gaussian, count: int) -> RenyiCurve:
     orders = rdp.DEFAULT_ORDERS[:48]
 

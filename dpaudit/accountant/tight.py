@@ -47,8 +47,8 @@ from dpaudit.theorems import amplification as amp
 from dpaudit.theorems import bounded_range as br
 from dpaudit.theorems.base import Theorem, register
 
-__all__ = ["PLD_ACCOUNTING", "PLD_PAIRS", "AdvancedComposition", "BoundedRangeComposition", "LossDistribution",
-           "OptimalComposition", "RenyiCurve"]
+__all__ = ["LEAF_ORDERS", "PLD_ACCOUNTING", "PLD_PAIRS", "AdvancedComposition",
+           "BoundedRangeComposition", "LossDistribution", "OptimalComposition", "RenyiCurve"]
 
 PLD_ACCOUNTING = register(Theorem(
     key="pld_fft",
@@ -563,9 +563,9 @@ LEAF_ORDERS: tuple[int, ...] = rdp.DEFAULT_ORDERS[:48]
 def _leaf_renyi(event: Event, children: Children,
                 budget: sympy.Expr | None) -> list[Statement]:
     """The RDP curve of a numeric Laplace (exact, Mironov 2017 Table II), Gaussian
-    (Proposition 7) or binary randomized response (Table II) leaf, on :data:`LEAF_ORDERS`; k-fold composition
-    multiplies it (:func:`_renyi_power`) and RDP_CONVERSION resolves it at the target delta.
-    The card's domain is checked at the smallest order (every order used is at least that)."""
+    (Proposition 7) or binary randomized response (Table II) leaf, on :data:`LEAF_ORDERS`;
+    k-fold composition multiplies it (:func:`_renyi_power`) and RDP_CONVERSION resolves it at
+    the target delta.  The card's domain is checked at the smallest order (every order used is at least that)."""
     a0 = LEAF_ORDERS[0]
     if isinstance(event, ev.Laplace):
         card, params = rdp.RDP_LAPLACE, {"b": event.scale / event.sensitivity}

@@ -565,7 +565,8 @@ def _leaf_renyi(event: Event, children: Children,
     """The RDP curve of a numeric Laplace (exact, Mironov 2017 Table II), Gaussian
     (Proposition 7) or binary randomized response (Table II) leaf, on :data:`LEAF_ORDERS`;
     k-fold composition multiplies it (:func:`_renyi_power`) and RDP_CONVERSION resolves it at
-    the target delta.  The card's domain is checked at the smallest order (every order used is at least that)."""
+    the target delta.  The card's domain is checked at the smallest order (every order used
+    is at least that)."""
     a0 = LEAF_ORDERS[0]
     if isinstance(event, ev.Laplace):
         card, params = rdp.RDP_LAPLACE, {"b": event.scale / event.sensitivity}

@@ -39,6 +39,7 @@ from dpaudit.accountant.statements import Approx, Concentrated, Pure, Statement,
 from dpaudit.events.base import Relation
 from dpaudit.events.cover import EMCover
 from dpaudit.numeric import exact
+from dpaudit.theorems import advanced
 from dpaudit.theorems import bounded_range as br
 from dpaudit.theorems import composition as comp
 from dpaudit.theorems import primitives as prim
@@ -175,9 +176,10 @@ def cover_lower_bound(inverse_temperature: Any, delta_: Any, rounds: Any,
 
 
 def compare_with_composition(event: EMCover, delta_: Any) -> dict[str, sympy.Expr]:
-    """Epsilon of an EMCover run at delta by the cover bound, by basic composition of its
-    rounds, and by the tightest composition result the accountant knows for the T rounds as
-    a plain composition (advanced, optimal, zCDP, ... whichever are registered).
+    """Epsilon of an EMCover run at delta by the cover bound and by composing its T rounds as
+    a plain T-fold composition: basic and advanced composition (Dwork, Rothblum, Vadhan 2010,
+    slack delta' = delta), and every other method the accountant compares for the T rounds
+    (optimal, zCDP, bounded range, ...; each an upper bound), plus the tightest of them.
 
     Raises:
         ValueError: when the event's number of rounds is not given.
@@ -188,12 +190,18 @@ def compare_with_composition(event: EMCover, delta_: Any) -> dict[str, sympy.Exp
     rounds = composed.count
     per_round = event.round_event().epsilon
     tightest = Accountant().guarantee(composed, delta_)
-    return {
+    table = {
         "cover (corrected Lemma A.1)": cover_epsilon(event.inverse_temperature, delta_,
                                                      event.score_change),
         "basic composition": comp.self_composition(per_round, sympy.Integer(0), rounds)[0],
-        f"composition: {tightest.theorem.name}": tightest.epsilon,
+        "advanced composition": advanced.advanced_composition(per_round, 0, rounds,
+                                                              exact(delta_, "delta"))[0],
     }
+    for cand in tightest.candidates:
+        if cand.label not in table:
+            table[cand.label] = cand.epsilon
+    table[f"composition: {tightest.theorem.name}"] = tightest.epsilon
+    return table
 
 
 # ------------------------------------------------------------------------------------------

@@ -39,11 +39,10 @@ from dpaudit.accountant.statements import Approx, Concentrated, Pure, Statement,
 from dpaudit.events.base import Relation
 from dpaudit.events.cover import EMCover
 from dpaudit.numeric import exact
-from dpaudit.theorems import advanced
+from dpaudit.theorems import advanced, zcdp
 from dpaudit.theorems import bounded_range as br
 from dpaudit.theorems import composition as comp
 from dpaudit.theorems import primitives as prim
-from dpaudit.theorems import zcdp
 from dpaudit.theorems.base import Theorem, register
 
 __all__ = [

@@ -268,3 +268,20 @@ def _text_of(step: Step) -> str:
     from dpaudit.accountant.render import assumption_lines
 
     return "\n".join(line for _, s in step.walk() for line in assumption_lines(s))
+
+
+@pytest.mark.parametrize(("known", "status"), [
+    ((dlt < 1,), "verified"), ((dlt <= 1,), "unverified"), ((dlt < 2,), "unverified"),
+    ((), "unverified")])
+def test_log_conditions_follow_only_from_a_sufficient_bound(known: tuple, status: str) -> None:
+    """ln(1/delta) > 0 iff delta < 1 (delta > 0): delta <= 1 or delta < 2 do not suffice."""
+    (check,) = cover.COIN_LEMMA.check({"y": sympy.log(1 / dlt)}, known)
+    assert check.status == status
+
+
+def test_log_conditions_respect_the_sign_of_the_coefficient() -> None:
+    x = sympy.Symbol("x", positive=True)
+    card = cover.COIN_LEMMA  # y > 0 at y = -2 ln(x): holds iff x < 1
+    assert card.check({"y": -2 * sympy.log(x)}, (x < 1,))[0].status == "verified"
+    assert card.check({"y": 2 * sympy.log(x)}, (x < 1,))[0].status != "verified"
+    assert card.check({"y": 2 * sympy.log(x)}, (x > 1,))[0].status == "verified"

@@ -308,8 +308,9 @@ class Accountant:
         found = _with_pure_to_zcdp(event, found)
         kept = _keep_best(found)
         if not kept:
+            why = "".join(f"; {r}" for r in domains.rejected_at(event))
             raise UnsupportedEventError(event, whole, "the registered results prove nothing "
-                                        "for it from its parts' guarantees")
+                                        f"for it from its parts' guarantees{why}")
         memo[key] = kept
         return kept
 

@@ -34,7 +34,7 @@ import sympy
 from dpaudit.events.base import Event
 from dpaudit.theorems.base import Check, Theorem
 
-__all__ = ["Rejection", "admit", "context", "unverified"]
+__all__ = ["Rejection", "admit", "context", "rejected_at", "unverified"]
 
 _KNOWN: contextvars.ContextVar[tuple[sympy.Basic, ...]] = contextvars.ContextVar(
     "dpaudit_known_conditions", default=())
@@ -99,6 +99,12 @@ def context(known: Sequence[sympy.Basic]) -> Iterator[list[Rejection]]:
     finally:
         _KNOWN.reset(t_known)
         _LOG.reset(t_log)
+
+
+def rejected_at(event: Event) -> tuple[Rejection, ...]:
+    """The rejections recorded so far (in the current :func:`context`) at ``event``: the
+    reasons a rule named for not applying a theorem there."""
+    return tuple(r for r in _LOG.get() or () if r.event == event)
 
 
 def unverified(steps: Sequence[Any]) -> tuple[sympy.Basic, ...]:

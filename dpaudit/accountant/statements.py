@@ -301,7 +301,10 @@ class GaussianDP(Statement):
         checks = admit(prim.GAUSSIAN_ANALYTIC, self.step.event, {"delta": delta})
         if checks is None:
             return []
-        lower, upper = prim.gdp_epsilon(self.mu, delta)
+        try:
+            lower, upper = prim.gdp_epsilon(self.mu, delta)
+        except EvaluationError:  # mu so large that the bisection finds no bracket: the
+            return []            # other currencies (zCDP, PLD) still give a bound
         step = Step(prim.GAUSSIAN_ANALYTIC, self.step.event,
                     f"({show(upper)}, {show(delta)})-DP",
                     f"smallest eps with delta_mu(eps) <= {show(delta)}, mu = {show(self.mu)}: "
@@ -325,7 +328,8 @@ def conditional(epsilon: sympy.Expr, own: sympy.Expr, delta: sympy.Expr, step: S
     return Candidate(bound, delta, Step(
         step.theorem, step.event, f"({show(epsilon)}, {show(delta)})-DP where "
         f"{show(own)} <= {show(delta)}", f"delta = {show(own)} <= {show(delta)} is needed",
-        (step,), note="the guarantee's delta is compared with the target on the domain"))
+        (step,), note="the guarantee's delta is compared with the target on the domain",
+        checks=step.checks))  # the premise's card at the premise's parameters
 
 
 def as_delta(delta: Any) -> sympy.Expr | None:

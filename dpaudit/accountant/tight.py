@@ -47,8 +47,8 @@ from dpaudit.theorems import amplification as amp
 from dpaudit.theorems import bounded_range as br
 from dpaudit.theorems.base import Theorem, register
 
-__all__ = ["PLD_ACCOUNTING", "AdvancedComposition", "BoundedRangeComposition", "LossDistribution",
-           "OptimalComposition", "RenyiCurve"]
+__all__ = ["LEAF_ORDERS", "PLD_ACCOUNTING", "PLD_PAIRS", "AdvancedComposition",
+           "BoundedRangeComposition", "LossDistribution", "OptimalComposition", "RenyiCurve"]
 
 PLD_ACCOUNTING = register(Theorem(
     key="pld_fft",
@@ -61,7 +61,9 @@ PLD_ACCOUNTING = register(Theorem(
                  "Poisson subsampling under add/remove; both directions are accounted"),
     statement=("delta_lower(eps) <= delta(eps) <= delta_upper(eps) with every discretisation, "
                "truncation and FFT rounding error bounded and added"),
-    domain=("0 < q <= 1", "0 < delta < 1"),
+    # k parts composed (Sommer et al. 2019, Theorem 1); the pairs' own parameters, and the
+    # sampling rate, are checked by the cards of :data:`PLD_PAIRS`
+    domain=("k >= 1", "0 < delta < 1"),
 ))
 
 #: Grid step of the privacy-loss distributions built by the accountant.
@@ -313,41 +315,102 @@ class BoundedRangeComposition(Statement):
 Builder = Callable[[float], "pld.PLDPair | None"]
 
 
-def _leaf_builder(event: Event, rate: float = 1.0) -> tuple[Builder, bool] | None:
+def _pair_card(key: str, mechanism: str, citation: str, domain: tuple[str, ...],
+               limits: str) -> Theorem:
+    return register(Theorem(
+        key=key,
+        name=f"PLD dominating pair of the {mechanism}",
+        citation=(f"{citation}; Poisson subsampling: Zhu, Dong, Wang 2022, Theorem 11 "
+                  "(add/remove)"),
+        assumptions=(f"the {mechanism} as declared; sampling probability q in (0, 1]; grid "
+                     f"limits of dpaudit.pld (outside them the builder refuses): {limits}"),
+        statement=("the pair's privacy profile dominates the mechanism's: "
+                   "H_{e^eps}(M(D) || M(D')) <= H_{e^eps}(P || Q) for every eps, both directions"),
+        domain=(*domain, "0 < q <= 1"),
+    ))
+
+
+#: One card per PLD construction of :mod:`dpaudit.pld.mechanisms`; each domain is the
+#: source's parameter range plus the grid limit the builder enforces (its ValueError).
+PLD_PAIRS: dict[type[Event], Theorem] = {
+    ev.Gaussian: _pair_card(
+        "pld_pair_gaussian", "Gaussian mechanism",
+        "Balle and Wang 2018, Theorem 8 (N(Delta, sigma^2) vs N(0, sigma^2))",
+        ("sigma > 0", "Delta > 0", "sigma >= Delta/1000"), "sigma / Delta >= 1/1000"),
+    ev.Laplace: _pair_card(
+        "pld_pair_laplace", "Laplace mechanism",
+        "Koskela, Jalko, Honkela 2020, Section 6 (Lap(Delta, b) vs Lap(0, b))",
+        ("b > 0", "Delta > 0", "Delta <= 700*b"), "Delta / b <= 700"),
+    ev.RandomizedResponse: _pair_card(
+        "pld_pair_randomized_response", "randomized response",
+        "Warner 1965; Kairouz, Oh, Viswanath 2016 (k-ary: two true values' output laws)",
+        ("0 <= epsilon < 700", "k >= 2"), "epsilon < 700"),
+    ev.PureDP: _pair_card(
+        "pld_pair_generic", "generic (epsilon, delta)-DP mechanism",
+        "Kairouz, Oh, Viswanath 2015, Theorem 2.1; Murtagh and Vadhan 2016",
+        ("0 <= epsilon < 700", "0 <= delta <= 1"), "epsilon < 700"),
+    ev.DiscreteLaplace: _pair_card(
+        "pld_pair_discrete_laplace", "discrete Laplace mechanism",
+        "Canonne, Kamath, Steinke 2020 (integer sensitivity; loss in [-Delta/t, Delta/t])",
+        ("b > 0", "Delta >= 1"), "integer sensitivity"),
+    ev.DiscreteGaussian: _pair_card(
+        "pld_pair_discrete_gaussian", "discrete Gaussian mechanism",
+        "Canonne, Kamath, Steinke 2020 (N_Z(Delta, sigma^2) vs N_Z(0, sigma^2))",
+        ("sigma > 0", "Delta >= 1"), "integer sensitivity"),
+    ev.Exponential: _pair_card(
+        "pld_pair_bounded_range", "eps-bounded-range family (exponential mechanism)",
+        "Dong, Durfee, Rogers 2020 (reduction to generalized randomized response); Zhu, "
+        "Dong, Wang 2022, Theorem 10 (dominating pair of a family: upper bounds only)",
+        ("0 < epsilon < 700",), "epsilon < 700"),
+}
+PLD_PAIRS[ev.ApproxDP] = PLD_PAIRS[ev.PureDP]
+
+
+def _leaf_builder(event: Event, rate: float = 1.0) -> tuple[Builder, bool, Theorem,
+                                                            dict[str, Any]] | None:
     """How to build the PLD of a leaf (optionally Poisson-subsampled) on a grid of step h,
-    and whether it is the event's own PLD (not a dominating pair of a family); None when no
-    PLD construction applies (symbolic parameters, no PLD for the mechanism)."""
+    whether it is the event's own PLD (not a dominating pair of a family), the card of its
+    dominating pair and the card's parameters at this event (for
+    :func:`~dpaudit.accountant.domains.admit`); None when no PLD construction applies
+    (symbolic parameters, no PLD for the mechanism)."""
     make: Callable[[float], pld.PLDPair] | None = None
     own = True
+    params: dict[str, Any] = {}
     if isinstance(event, ev.Gaussian):
         s, d = _number(event.sigma), _number(event.sensitivity)
+        params = {"sigma": event.sigma, "Delta": event.sensitivity}
         if None not in (s, d):
             def make(h: float) -> pld.PLDPair:
                 return pld.gaussian(s, d, sampling_probability=rate, value_discretization=h)
     elif isinstance(event, ev.Laplace):
         b, d = _number(event.scale), _number(event.sensitivity)
+        params = {"b": event.scale, "Delta": event.sensitivity}
         if None not in (b, d):
             def make(h: float) -> pld.PLDPair:
                 return pld.laplace(b, d, sampling_probability=rate, value_discretization=h)
     elif isinstance(event, ev.RandomizedResponse):
         e, k = _number(event.epsilon), _number(event.categories)
+        params = {"epsilon": event.epsilon, "k": event.categories}
         if None not in (e, k):
             def make(h: float) -> pld.PLDPair:
                 return pld.randomized_response(e, int(k), sampling_probability=rate,
                                                value_discretization=h)
     elif isinstance(event, (ev.PureDP, ev.ApproxDP)):
         e, d = _number(event.epsilon), _number(getattr(event, "delta", 0))
+        params = {"epsilon": event.epsilon, "delta": getattr(event, "delta", 0)}
         if None not in (e, d):
             def make(h: float) -> pld.PLDPair:
                 return pld.generic(e, d, sampling_probability=rate, value_discretization=h)
     elif isinstance(event, ev.DiscreteLaplace):
         b, d = _number(event.scale), _number(event.sensitivity)
+        params = {"b": event.scale, "Delta": event.sensitivity}
         if None not in (b, d) and d == int(d):
             def make(h: float) -> pld.PLDPair:
                 return pld.discrete_laplace(b, int(d), sampling_probability=rate,
                                             value_discretization=h)
     elif isinstance(event, ev.DiscreteGaussian):
         s, d = _number(event.sigma), _number(event.sensitivity)
+        params = {"sigma": event.sigma, "Delta": event.sensitivity}
         if None not in (s, d) and d == int(d):
             def make(h: float) -> pld.PLDPair:
                 return pld.discrete_gaussian(s, int(d), sampling_probability=rate,
@@ -355,13 +418,15 @@ def _leaf_builder(event: Event, rate: float = 1.0) -> tuple[Builder, bool] | Non
     elif isinstance(event, ev.Exponential) and rate == 1.0:
         e = _number(event.epsilon)
         own = False
+        params = {"epsilon": event.epsilon}
         if e is not None:
             def make(h: float) -> pld.PLDPair:
                 return pld.bounded_range(e, value_discretization=h)
     if make is None:
         return None
     build = make
-    return (lambda h: _memo(("leaf", event, rate, h), lambda: _safe(lambda: build(h)))), own
+    return ((lambda h: _memo(("leaf", event, rate, h), lambda: _safe(lambda: build(h)))), own,
+            PLD_PAIRS[type(event)], params)
 
 
 _PLD_MEMO: collections.OrderedDict[tuple[Any, ...], Any] = collections.OrderedDict()
@@ -387,9 +452,12 @@ def _memo(key: tuple[Any, ...], build: Any) -> Any:
 
 
 def _pld_statement(event: Event, build: Builder, tight: bool, premises: tuple[Step, ...],
-                   formula: str, checks: Any = ()) -> LossDistribution:
-    """``checks``: of the sampling rate, for a Poisson-sampled pair (building a PLD binds
-    no other parameter of the card; delta is checked where it is converted)."""
+                   formula: str, count: int) -> LossDistribution | None:
+    """The composition of ``count`` PLDs (None outside the card's domain, k >= 1); delta is
+    checked where the PLD is converted (:meth:`LossDistribution.candidates`)."""
+    checks = admit(PLD_ACCOUNTING, event, {"k": count})
+    if checks is None:
+        return None
     return LossDistribution(Step(PLD_ACCOUNTING, event, "privacy loss distribution", formula,
                                  premises, checks=checks),
                             build=build, tight=tight, exact_profile=tight)
@@ -429,12 +497,24 @@ def _sequence(builds: list[Builder]) -> Builder:
     return make
 
 
+def _pair_statement(event: Event, found: tuple[Builder, bool, Theorem, dict[str, Any]],
+                    rate: Any, what: str) -> LossDistribution | None:
+    """The PLD statement of a (sampled) leaf, when its dominating pair's card admits the
+    leaf's parameters and the sampling rate."""
+    build, own, card, params = found
+    checks = admit(card, event, {**params, "q": rate})
+    if checks is None:
+        return None
+    return LossDistribution(Step(card, event, "privacy loss distribution", what, checks=checks),
+                            build=build, tight=own, exact_profile=own)
+
+
 def _leaf_rule(event: Event, children: Children, budget: sympy.Expr | None) -> list[Statement]:
     found = _leaf_builder(event)
     if found is None:
         return []
-    build, own = found
-    return [_pld_statement(event, build, own, (), f"PLD of {type(event).__name__}")]
+    st = _pair_statement(event, found, 1, f"PLD of {type(event).__name__}")
+    return [] if st is None else [st]
 
 
 for _cls in (ev.Gaussian, ev.Laplace, ev.RandomizedResponse, ev.PureDP, ev.ApproxDP,
@@ -462,11 +542,11 @@ def _poisson(event: ev.PoissonSampled, children: Children,
         return []
     out: list[Statement] = []
     found = _leaf_builder(event.event, rate)
-    checks = admit(PLD_ACCOUNTING, event, {"q": event.rate})
-    if found is not None and checks is not None:
-        out.append(_pld_statement(event, found[0], found[1], (),
-                                  f"PLD of Poisson({show(event.rate)})-sampled "
-                                  f"{type(event.event).__name__}", checks))
+    st = None if found is None else _pair_statement(
+        event, found, event.rate,
+        f"PLD of Poisson({show(event.rate)})-sampled {type(event.event).__name__}")
+    if st is not None:
+        out.append(st)
     inner = event.event
     if isinstance(inner, ev.Gaussian) and None not in (_number(inner.sigma),
                                                        _number(inner.sensitivity)):
@@ -474,6 +554,71 @@ def _poisson(event: ev.PoissonSampled, children: Children,
         if curve.step.checks is not None:
             out.append(curve)
     return out
+
+
+#: Orders of the RDP curves of leaves (the conversion picks the best; Mironov 2017).
+LEAF_ORDERS: tuple[int, ...] = rdp.DEFAULT_ORDERS[:48]
+
+
+def _leaf_renyi(event: Event, children: Children,
+                budget: sympy.Expr | None) -> list[Statement]:
+    """The RDP curve of a numeric Laplace (exact, Mironov 2017 Table II), Gaussian
+    (Proposition 7) or binary randomized response (Table II) leaf, on :data:`LEAF_ORDERS`;
+    k-fold composition multiplies it (:func:`_renyi_power`) and RDP_CONVERSION resolves it at
+    the target delta.  The card's domain is checked at the smallest order (every order used
+    is at least that)."""
+    a0 = LEAF_ORDERS[0]
+    if isinstance(event, ev.Laplace):
+        card, params = rdp.RDP_LAPLACE, {"b": event.scale / event.sensitivity}
+
+        def tau(a: int) -> sympy.Expr:
+            return rdp.laplace_rdp(a, event.scale, event.sensitivity)
+    elif isinstance(event, ev.Gaussian):
+        card, params = rdp.RDP_GAUSSIAN, {"sigma": event.sigma, "Delta": event.sensitivity}
+
+        def tau(a: int) -> sympy.Expr:
+            return rdp.gaussian_rdp(a, event.sigma, event.sensitivity)
+    elif isinstance(event, ev.RandomizedResponse) and event.categories == 2:
+        truth = sympy.exp(event.epsilon) / (1 + sympy.exp(event.epsilon))
+        card, params = rdp.RDP_RANDOMIZED_RESPONSE, {"p": truth}
+
+        def tau(a: int) -> sympy.Expr:
+            return rdp.randomized_response_rdp(a, truth)
+    else:  # a declared eps-DP leaf: its k-fold composition is exact by optimal composition
+        return []
+    if any(_number(v) is None for v in params.values()):
+        return []
+    checks = admit(card, event, {"alpha": a0, **params})
+    if checks is None:
+        return []
+    try:
+        taus = _curve_floats(tau)
+    except (EvaluationError, ValueError, OverflowError, TypeError):
+        return []
+    def tau_upper(a: int) -> sympy.Expr:
+        # a rational rounded up: the conversion increases with tau, and the exact closed
+        # forms (powers of e/(1+e), ...) make sympy's Max in the conversion crawl
+        return sympy.Rational(float_up(tau(a)))
+
+    return [RenyiCurve(Step(card, event, "RDP curve", f"tau(alpha) exact (rounded up), integer "
+                            f"orders {a0}..{LEAF_ORDERS[-1]}", checks=checks),
+                       orders=LEAF_ORDERS, taus=taus, exact_tau=tau, tau_upper=tau_upper)]
+
+
+for _cls in (ev.Laplace, ev.Gaussian, ev.RandomizedResponse):
+    register_rule(_cls)(_leaf_renyi)
+
+
+def _curve_floats(tau: Callable[[Any], sympy.Expr]) -> tuple[float, ...]:
+    """tau at :data:`LEAF_ORDERS` in 30-digit floats, only to choose the order (the chosen
+    order's tau is then bounded rigorously): the closed form at a symbolic order, evaluated
+    with mpmath (an interval evaluation per order takes ~0.1 s)."""
+    import mpmath
+
+    order = sympy.Symbol("alpha", positive=True)
+    fn = sympy.lambdify(order, tau(order), "mpmath")
+    with mpmath.workdps(30):
+        return tuple(float(fn(mpmath.mpf(a))) for a in LEAF_ORDERS)
 
 
 def _renyi_subsampled_gaussian(event: Event, inner: ev.Gaussian, count: int) -> RenyiCurve:
@@ -650,13 +795,18 @@ def _advanced_approx(event: Event, inner: list[Statement], k: Any,
     out: list[Statement] = []
     for s in of_currency(inner, Approx):
         slack = sympy.sympify(budget - k * s.delta)
-        if compare(slack, 0) != 1 or (not slack.free_symbols and not slack < 1):
+        if compare(slack, 0) != 1:
+            continue
+        checks = admit(advanced.ADVANCED_COMPOSITION, event,
+                       {"epsilon": s.epsilon, "delta": s.delta, "k": k, "delta'": slack})
+        if checks is None:
             continue
         eps, dlt = advanced.advanced_composition(s.epsilon, s.delta, k, slack)
         out.append(Approx(Step(advanced.ADVANCED_COMPOSITION, event,
                                f"({show(eps)}, {show(dlt)})-DP",
                                f"eps = sqrt(2k ln(1/delta')) eps_0 + k eps_0 (e^eps_0 - 1), "
-                               f"k = {show(k)}, delta' = {show(slack)}", (s.step,)),
+                               f"k = {show(k)}, delta' = {show(slack)}", (s.step,),
+                               checks=checks),
                           epsilon=eps, delta=dlt))
     return out
 
@@ -686,8 +836,9 @@ def _self_composed_tight(event: ev.SelfComposed, children: Children,
     k = int(k)
     out: list[Statement] = []
     for s in [] if _binomial_exact(event.event, k) else of_currency(inner, LossDistribution):
-        out.append(_pld_statement(event, _power(s.build, k, s.step.event), s.tight,
-                                  (s.step,), f"{k}-fold FFT self-composition"))
+        composed = _pld_statement(event, _power(s.build, k, s.step.event), s.tight,
+                                  (s.step,), f"{k}-fold FFT self-composition", k)
+        out += [composed] if composed is not None else []
     out += [r for s in of_currency(inner, RenyiCurve)
             if (r := _renyi_power(event, s, k)) is not None]
     out += _homogeneous_pure(event, inner, k)
@@ -743,14 +894,15 @@ def _composed_tight(event: ev.Composed, children: Children,
         # k at once and k times give the same number
         if _binomial_exact(parts[0], len(parts)):
             return extra
-        return [*extra, _pld_statement(event, _power(plds[0][0].build, len(plds),
-                                                     steps_events[0]), plds[0][0].tight,
-                                       tuple(p[0].step for p in plds),
-                                       f"FFT composition of {len(plds)} identical parts")]
-    tight = all(p[0].tight for p in plds)
-    return [*extra, _pld_statement(event, _sequence([p[0].build for p in plds]), tight,
-                                   tuple(p[0].step for p in plds),
-                                   f"FFT composition of {len(plds)} parts")]
+        composed = _pld_statement(event, _power(plds[0][0].build, len(plds), steps_events[0]),
+                                  plds[0][0].tight, tuple(p[0].step for p in plds),
+                                  f"FFT composition of {len(plds)} identical parts", len(plds))
+    else:
+        tight = all(p[0].tight for p in plds)
+        composed = _pld_statement(event, _sequence([p[0].build for p in plds]), tight,
+                                  tuple(p[0].step for p in plds),
+                                  f"FFT composition of {len(plds)} parts", len(plds))
+    return [*extra, composed] if composed is not None else extra
 
 
 def _binomial_exact(event: Event, count: int) -> bool:

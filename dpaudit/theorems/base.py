@@ -311,8 +311,28 @@ def _symbolic(cond: sympy.Basic, inst: Any, known: tuple[sympy.Basic, ...]) -> C
             return Check(cond, inst, "verified", f"{inst} holds by the symbols' assumptions")
         if d.is_nonnegative if strict else d.is_positive:
             return Check(cond, inst, "refuted", f"{inst} fails by the symbols' assumptions")
-    given = _implied(_plain(inst), tuple(_plain(k) for k in known))
+    plain_known = tuple(_plain(k) for k in known)
+    given = _implied(_plain(inst), plain_known)
+    if given is None and (unlogged := _without_log(inst)) is not None:
+        given = _implied(_plain(unlogged), plain_known)
     here = "" if str(inst) == str(cond) else f"{inst}: "
     if given is not None:
         return Check(cond, inst, "verified", f"{here}follows from the assumption {given}")
     return Check(cond, inst, "unverified", f"{here}not verified")
+
+
+def _without_log(rel: Any) -> Any:
+    """``c log(u) < 0`` (or <=, any sign of the number c) as the equivalent relation on u - 1,
+    for u positive by its symbols' assumptions (log is increasing): a condition such as
+    ``ln(1/delta) > 0`` then follows from a known ``delta < 1``.  None for other relations."""
+    normal = _normal(rel)
+    if normal is None:
+        return None
+    d, strict = normal
+    d = sympy.expand_log(d, force=False)
+    coeff, rest = d.as_coeff_Mul()
+    if not (isinstance(rest, sympy.log) and coeff.is_nonzero and rest.args[0].is_positive):
+        return None
+    u = rest.args[0]
+    diff = (u - 1) if coeff.is_positive else (1 - u)
+    return sympy.Lt(diff, 0) if strict else sympy.Le(diff, 0)

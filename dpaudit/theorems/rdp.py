@@ -61,7 +61,7 @@ RDP_GAUSSIAN = register(Theorem(
     assumptions="L2 sensitivity Delta, N(0, sigma^2) noise; any order alpha > 1",
     statement="M is (alpha, alpha Delta^2 / (2 sigma^2))-RDP",
     bound={"tau": alpha / (2 * sigma**2)},
-    domain=("alpha > 1", "sigma > 0"),
+    domain=("alpha > 1", "sigma > 0", "Delta > 0"),
     latex=r"\tau(\alpha) = \alpha\Delta^2/(2\sigma^2)",
 ))
 

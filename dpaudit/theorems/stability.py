@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import sympy
 
+from dpaudit.accountant.domains import admit
 from dpaudit.accountant.rules import Children, best_candidate, of_currency, register_rule
 from dpaudit.accountant.statements import Approx, Pure, Statement, Step, show
 from dpaudit.events import Exponential
@@ -44,6 +45,7 @@ __all__ = [
     "net_failure_bound",
     "prediction_subsampling_epsilon",
     "randomized_flip_epsilon",
+    "selection_beta",
     "subsampled_candidates_stability",
 ]
 
@@ -89,7 +91,8 @@ SUBSAMPLED_CANDIDATES = register(Theorem(
                  "fixed class; replace-one neighbours"),
     statement="A is (n'/n + (1 - n'/n) s)-uniformly stable",
     bound={"delta": q + (1 - q) * s},
-    domain=("0 < q <= 1", "s >= 0"),
+    # q = n'/n of the source, stated with n' <= n (003, Section 3.1: T is a subset of S)
+    domain=("n' >= 1", "n >= n'", "s >= 0"),
     latex=r"\gamma = \tfrac{n'}{n} + \left(1 - \tfrac{n'}{n}\right) s",
 ))
 
@@ -152,12 +155,14 @@ def randomized_flip_epsilon(flip: sympy.Expr) -> sympy.Expr:
 PREDICTION_SUBSAMPLING = register(Theorem(
     key="prediction_subsampling_df",
     name="private prediction amplified by subsampling (003, Lemma 5)",
-    citation="Dagan and Feldman 2020 (003), Lemma 5 (after Kasiviswanathan et al. 2011)",
+    citation=("Dagan and Feldman 2020 (003), Lemma 5 (after Kasiviswanathan et al. 2011), "
+              "stated for eps and eta = m/n in (0, 1); the closed ends hold too: "
+              "ln(1 + eta (e^eps - 1)) <= eta (e^eps - 1) <= 2 eps eta for eps <= 1"),
     assumptions=("inner eps-private (prediction) with eps <= 1 on a uniform subset of size "
                  "m = eta n without replacement; replace-one neighbours"),
     statement="A is 2 eps m / n-private prediction",
     bound={"epsilon": 2 * eps * q},
-    domain=("0 < epsilon <= 1", "0 < q <= 1"),
+    domain=("0 < epsilon <= 1", "m >= 1", "n >= m"),
 ))
 
 
@@ -205,6 +210,13 @@ def net_failure_bound(sample: sympy.Expr, vc_dimension: sympy.Expr,
     return bound
 
 
+def selection_beta(selection: Exponential) -> sympy.Expr:
+    """beta = eps_EM / (2 Delta) (eps_EM / Delta for a monotone score): the factor of the
+    selection's weights exp(beta q) (003, Section 4.2)."""
+    scale = selection.sensitivity if selection.monotone else 2 * selection.sensitivity
+    return selection.epsilon / scale
+
+
 def lemma8_guarantee(event: RelabeledSubsampleSelection, relabel_epsilon: sympy.Expr
                      ) -> tuple[sympy.Expr, sympy.Expr]:
     """(epsilon, delta) of 003's Section 4.2 algorithm, constants made explicit.
@@ -218,7 +230,7 @@ def lemma8_guarantee(event: RelabeledSubsampleSelection, relabel_epsilon: sympy.
     are not nets contribute delta; Lemma 11 adds eps_EM + eps_R.
     """
     sel = event.selection
-    beta = sel.epsilon / (sel.sensitivity if sel.monotone else 2 * sel.sensitivity)
+    beta = selection_beta(sel)
     n, m = event.population, event.sample
     k = event.net_radius * (n - 1) + 1
     if not sympy.sympify(relabel_epsilon).free_symbols:
@@ -249,8 +261,11 @@ def _candidates(statements: Sequence[Statement], budget: sympy.Expr | None) -> l
 @register_rule(UniformlyStable)
 def _uniformly_stable(event: UniformlyStable, children: Children,
                       budget: sympy.Expr | None) -> list[Statement]:
+    checks = admit(STABILITY_DECLARED, event, {"gamma": event.gamma})
+    if checks is None:
+        return []
     step = Step(STABILITY_DECLARED, event, f"(0, {show(event.gamma)})-private prediction",
-                f"gamma = {show(event.gamma)}")
+                f"gamma = {show(event.gamma)}", checks=checks)
     return [Approx(step, epsilon=sympy.Integer(0), delta=event.gamma)]
 
 
@@ -261,11 +276,20 @@ def _subsampled_candidates(event: SubsampledCandidates, children: Children,
     cand = best_candidate(inner, None)
     best: Statement | None = None
     for c in _candidates(inner, budget) + ([cand] if cand else []):
+        binary = admit(DP_TO_STABILITY, event.event, {"epsilon": c.epsilon, "delta": c.delta})
+        if binary is None:
+            continue
         inner_stab = dp_to_stability(c.epsilon, c.delta)
+        checks = admit(SUBSAMPLED_CANDIDATES, event,
+                       {"n'": event.sample, "n": event.population, "s": inner_stab})
+        if checks is None:
+            continue
         stab = subsampled_candidates_stability(event.sample, event.population, inner_stab)
+        stable = Step(DP_TO_STABILITY, event.event, f"{show(inner_stab)}-uniformly stable",
+                      f"s = (e^eps - 1 + 2 delta)/(e^eps + 1) = {show(inner_stab)}", (c.step,),
+                      checks=binary)
         step = Step(SUBSAMPLED_CANDIDATES, event, f"{show(stab)}-uniformly stable",
-                    f"gamma = n'/n + (1 - n'/n) s, s = (e^eps - 1 + 2 delta)/(e^eps + 1) = "
-                    f"{show(inner_stab)}", (c.step,))
+                    f"gamma = n'/n + (1 - n'/n) s = {show(stab)}", (stable,), checks=checks)
         st = Approx(step, epsilon=sympy.Integer(0), delta=stab)
         if best is None or _smaller(st.delta, best.delta):
             best = st
@@ -288,14 +312,23 @@ def _smaller(x: sympy.Expr, y: sympy.Expr) -> bool:
 def _label_flipped(event: LabelFlipped, children: Children,
                    budget: sympy.Expr | None) -> list[Statement]:
     (inner,) = children
+    rr_checks = admit(RANDOMIZED_FLIP, event, {"a": event.flip})
+    if rr_checks is None:
+        return []
     rr = randomized_flip_epsilon(event.flip)
     out: Statement = Pure(Step(RANDOMIZED_FLIP, event, f"({show(rr)})-private prediction",
-                               f"eps = ln((1 - a)/a) = {show(rr)}"), epsilon=rr)
+                               f"eps = ln((1 - a)/a) = {show(rr)}", checks=rr_checks),
+                          epsilon=rr)
     for c in _candidates(inner, None):
+        checks = admit(LABEL_FLIP, event, {"a": event.flip, "epsilon": c.epsilon,
+                                           "delta": c.delta})
+        if checks is None:
+            continue
         e = flipped_epsilon(c.epsilon, c.delta, event.flip)
         if _smaller(e, out.epsilon) or (e.free_symbols and not out.epsilon.free_symbols):
             out = Pure(Step(LABEL_FLIP, event, f"({show(e)})-private prediction",
-                            f"eps = ln(e^eps + (1 - 2a) delta / a) = {show(e)}", (c.step,)),
+                            f"eps = ln(e^eps + (1 - 2a) delta / a) = {show(e)}", (c.step,),
+                            checks=checks),
                        epsilon=e)
         elif out.epsilon.free_symbols and _undecided(e, out.epsilon):
             # symbolic and neither is always smaller: both hold, so their minimum does (the
@@ -303,7 +336,7 @@ def _label_flipped(event: LabelFlipped, children: Children,
             both = sympy.Min(e, out.epsilon)
             out = Pure(Step(LABEL_FLIP, event, f"({show(both)})-private prediction",
                             f"eps = min(ln(e^eps + (1 - 2a) delta / a), {show(out.epsilon)}) "
-                            f"= {show(both)}", (c.step,)), epsilon=both)
+                            f"= {show(both)}", (c.step,), checks=checks), epsilon=both)
     return [out]
 
 
@@ -316,9 +349,17 @@ def _relabeled(event: RelabeledSubsampleSelection, children: Children,
     pures = of_currency(relabel, Pure)
     if not pures:
         return []
+    sel = event.selection
+    checks = admit(LEMMA8_PREDICTION, event, {
+        "n'": event.sample, "n": event.population, "epsilon_R": pures[0].epsilon,
+        "epsilon_EM": sel.epsilon, "beta": selection_beta(sel), "eta": event.net_radius,
+        "d": event.vc_dimension})
+    if checks is None:
+        return []
     e, d = lemma8_guarantee(event, pures[0].epsilon)
     step = Step(LEMMA8_PREDICTION, event, f"({show(e)}, {show(d)})-private prediction",
-                f"eps = {show(e)}, delta = (n'/n) p_fail = {show(d)}", (pures[0].step,))
+                f"eps = {show(e)}, delta = (n'/n) p_fail = {show(d)}", (pures[0].step,),
+                checks=checks)
     return [Approx(step, epsilon=e, delta=d)]
 
 
@@ -333,11 +374,16 @@ def _wor_prediction_rule() -> None:
         if not pures:
             return []
         e0 = pures[0].epsilon
-        if e0.free_symbols or not bool(e0 <= 1):
+        if e0.free_symbols:
+            return []  # a conditional eps <= 1 would burden every symbolic claim
+        checks = admit(PREDICTION_SUBSAMPLING, event,
+                       {"epsilon": e0, "m": event.sample, "n": event.population})
+        if checks is None:
             return []
         e = prediction_subsampling_epsilon(e0, event.sample, event.population)
         return [Pure(Step(PREDICTION_SUBSAMPLING, event, f"({show(e)})-DP",
-                          f"eps = 2 eps_0 m/n = {show(e)}", (pures[0].step,)), epsilon=e)]
+                          f"eps = 2 eps_0 m/n = {show(e)}", (pures[0].step,), checks=checks),
+                     epsilon=e)]
 
 
 _wor_prediction_rule()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import pytest
@@ -59,6 +60,11 @@ def test_comparison_with_composition() -> None:
     table = compare_with_composition(EMCover("0.05", 100), "1e-6")
     values = {k: float_up(v) for k, v in table.items()}
     assert values["basic composition"] == pytest.approx(10.0)
+    # advanced composition of the 100 rounds (each 0.1-DP), slack delta' = 1e-6: closed form
+    eps0 = 0.1
+    assert values["advanced composition"] == pytest.approx(
+        math.sqrt(2 * 100 * math.log(1e6)) * eps0 + 100 * eps0 * math.expm1(eps0), rel=1e-12)
+    assert {"optimal composition", "privacy loss distribution"} <= set(values)
     assert values["cover (corrected Lemma A.1)"] < min(
         v for k, v in values.items() if k != "cover (corrected Lemma A.1)")
 

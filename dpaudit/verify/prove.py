@@ -34,6 +34,7 @@ from dpaudit.verify.engine import (
     check_point,
     verify_inequality,
 )
+from dpaudit.verify.relax import RELAX_SECONDS, prove_by_relaxation
 
 __all__ = ["ClaimVerdict", "verify_claim"]
 
@@ -130,6 +131,13 @@ def verify_claim(claim: Claim, *, max_boxes: int = MAX_BOXES,
     # 2. upper bound: any one candidate below the claim proves it
     main: Verdict | None = None
     if g is not None:
+        # proof by relaxation first: it settles nested minima and log-ratio asymptotics
+        # the branch-and-bound cannot enclose, and gives up quickly otherwise
+        v = prove_by_relaxation(sympy.Le(g.epsilon, claim.epsilon), claim.domain,
+                                time_limit=min(time_limit, RELAX_SECONDS))
+        if v is not None:
+            return finish("proved", f"accountant: {_theorem_for(g, g.epsilon)}; {v.method}",
+                          g.epsilon, v)
         bounds = list(g.epsilon.args) if isinstance(g.epsilon, sympy.Min) else [g.epsilon]
         if len(bounds) > 1:
             bounds.append(g.epsilon)

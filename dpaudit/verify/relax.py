@@ -68,7 +68,7 @@ from dpaudit.verify.engine import (
     verify_inequality,
 )
 
-__all__ = ["RULES", "prove_by_relaxation"]
+__all__ = ["RELAX_SECONDS", "RULES", "prove_by_relaxation", "verify_with_relaxation"]
 
 _clock = time.process_time
 _INF = mpmath.inf
@@ -83,6 +83,9 @@ RULES = {
 
 #: Rule sets tried after the Min/Max choices, most relaxed first.
 _RULE_SETS: tuple[tuple[str, ...], ...] = (("log", "expm1"), ("log",), ())
+
+#: CPU seconds :func:`~dpaudit.verify.prove.verify_claim` gives a relaxation attempt.
+RELAX_SECONDS = 6.0
 
 #: A reduced problem goes to the engine only with at most this many parameters left.
 ENGINE_PARAMETERS = 1
@@ -327,13 +330,13 @@ def _logs_of(expr: Any, rep: Mapping[sympy.Symbol, sympy.Expr],
 
 def _change_variables(p: _Problem) -> _Problem:
     """Step 2: ``x = e^-t`` for x in (0, b], b <= 1, and ``x = e^s`` for x in [a, oo),
-    a > 0, when x occurs only inside logs (of g and of the side constraints)."""
-    exprs = [p.g, *p.constraints]
+    a > 0, when x occurs in g only inside logs (an exact reparametrization; side
+    constraints between positive monomials are taken to logs, an equivalence)."""
     new_ranges: dict[str, Range] = {}
     rep: dict[sympy.Symbol, sympy.Expr] = {}
     notes = []
     for name, r in p.ranges.items():
-        if not all(_only_in_logs(e, name) for e in exprs) or name not in by_name(p.g):
+        if name not in by_name(p.g) or not _only_in_logs(p.g, name):
             continue
         x = sympy.Symbol(name)
         if (r.low == 0 and r.low_open and r.high is not None and r.high <= 1):
@@ -612,7 +615,7 @@ def _reduce(p: _Problem) -> _Problem:
 def _decide_constant(g: sympy.Expr, strict: bool) -> bool:
     try:
         lo, _ = endpoints(interval(g, prec=120))
-    except Exception:  # noqa: BLE001 -- an expression interval() cannot enclose is undecided
+    except Exception:  # an expression interval() cannot enclose is undecided
         return False
     return lo > 0 if strict else lo >= 0
 
@@ -654,14 +657,14 @@ def _screen_for(domain: Domain, strict: bool) -> Any:
         names = sorted(by_name(g))
         try:
             f = sympy.lambdify([sympy.Symbol(n) for n in names], g, modules="mpmath")
-        except Exception:  # noqa: BLE001 -- cannot be screened: keep it
+        except Exception:  # cannot be screened: keep it
             return True
         with mpmath.workdps(30):
             for pt in points:
                 try:
                     v = f(*(mpmath.mpf(sympy.Rational(pt[n]).p) / sympy.Rational(pt[n]).q
                             for n in names))
-                except Exception:  # noqa: BLE001 -- undefined at the sample: no verdict
+                except Exception:  # undefined at the sample: no verdict
                     continue
                 if isinstance(v, mpmath.mpc) or not mpmath.isfinite(v):
                     continue
@@ -736,3 +739,13 @@ def _proved(rel: Any, domain: Domain, p: _Problem, last: str, start: float) -> V
     return Verdict("proved", rel, domain,
                    "by relaxation: " + "; ".join([*p.notes, last]),
                    seconds=_clock() - start)
+
+
+def verify_with_relaxation(relation: Any, domain: Domain, *, time_limit: float = 20.0,
+                           max_boxes: int = 3000) -> Verdict:
+    """:func:`prove_by_relaxation` (at most :data:`RELAX_SECONDS`), then, if it proved
+    nothing, :func:`~dpaudit.verify.engine.verify_inequality` (which alone refutes)."""
+    r = prove_by_relaxation(relation, domain, time_limit=min(time_limit, RELAX_SECONDS))
+    if r is not None:
+        return r
+    return verify_inequality(relation, domain, time_limit=time_limit, max_boxes=max_boxes)

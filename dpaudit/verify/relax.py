@@ -692,6 +692,8 @@ def prove_by_relaxation(relation: Any, domain: Domain, *, time_limit: float = 10
         None when no candidate could be proved (this never refutes).
     """
     start = _clock()
+    if sympy.sympify(relation) in (sympy.true, sympy.false):
+        return None  # already decided by sympy: nothing to relax
     rel = parse_relation(relation)
     rel = _plain(rel)
     strict = rel.rel_op in ("<", ">")

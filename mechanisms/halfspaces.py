@@ -539,8 +539,9 @@ register_claim(Claim(
     domain=Domain({"epsilon": "(0, 1]", "delta": "(0, 1/10]", "n": "[10, oo)"},
                   integers=["n"]),
     note=("margin gamma = 1/2 fixed (the loss's Lipschitz constant enters sigma); the "
-          "selection's budget is a correction (000 leaves it unstated). Proved only once the "
-          "accountant has amplification rules for SampledWithoutReplacement(Gaussian)."),
+          "selection's budget is a correction (000 leaves it unstated). Proved by relaxation "
+          "(dpaudit.verify.relax) from the accountant's amplification rules for "
+          "SampledWithoutReplacement(Gaussian)."),
 ))
 
 

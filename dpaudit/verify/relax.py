@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -61,16 +60,19 @@ from dpaudit.verify.domain import Domain, Range, by_name
 from dpaudit.verify.engine import (
     BOX_PRECISION,
     Verdict,
+    _clock,
     _eval,
+    _Factor,
     _guards,
     _linear_bound,
+    _plain,
     parse_relation,
     verify_inequality,
 )
+from dpaudit.verify.engine import _continuous as _guards_hold
 
 __all__ = ["RELAX_SECONDS", "RULES", "prove_by_relaxation", "verify_with_relaxation"]
 
-_clock = time.process_time
 _INF = mpmath.inf
 
 #: The bounds step 1 may use, as they appear in method texts.
@@ -287,7 +289,8 @@ def _relax(g: sympy.Expr, rules: tuple[str, ...], env: Mapping[str, Any],
             break
         else:
             break
-    return g, [f"{RULES[r]} ({k} times)" for r, k in used.items()]
+    return g, [f"{RULES[r]} at {k} occurrence{'s' if k > 1 else ''}"
+               for r, k in used.items()]
 
 
 # ------------------------------------------------------------------------------------------
@@ -371,11 +374,6 @@ def _change_variables(p: _Problem) -> _Problem:
                              sympy.expand_log(sympy.log(b), deep=True))
         cons.append(_plain(c2))
     return _Problem(g, ranges, cons, [*p.notes, *notes])
-
-
-def _plain(expr: Any) -> Any:
-    expr = sympy.sympify(expr)
-    return expr.xreplace({s: sympy.Symbol(s.name) for s in expr.free_symbols})
 
 
 def _linear_form(e: sympy.Expr) -> bool:
@@ -483,16 +481,8 @@ def _monotone(expr: sympy.Expr, name: str, env: Mapping[str, Any]) -> int | None
 
 def _continuous(g: sympy.Expr, env: Mapping[str, Any]) -> bool:
     """Every singularity of g is certainly avoided on the closed box (so g is continuous
-    there, up to its faces)."""
-    for sub, need in _guards(g):
-        lo, hi = _bounds(sub, env)
-        if need == "nonzero" and not (lo > 0 or hi < 0):
-            return False
-        if need == "positive" and not lo > 0:
-            return False
-        if need == "nonnegative" and not lo >= 0:
-            return False
-    return True
+    there, up to its faces): the engine's guard check on g as one factor."""
+    return _guards_hold(_Factor(g, 1, False, _guards(g)), env)
 
 
 def _fold_constant_bounds(p: _Problem, name: str) -> _Problem:

@@ -236,6 +236,11 @@ def _bound_for(node: sympy.Expr, pol: int, rule: str, env: Mapping[str, Any]
     return []
 
 
+def _brief(expr: sympy.Expr, width: int = 48) -> str:
+    text = str(expr)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def _choices(g: sympy.Expr, env: Mapping[str, Any]) -> list[tuple[sympy.Expr, list[str]]]:
     """Every way (up to :data:`MAX_CHOICES`) of replacing each Min (Max) of the right
     polarity by one of its arguments, with a note per choice."""
@@ -252,8 +257,8 @@ def _choices(g: sympy.Expr, env: Mapping[str, Any]) -> list[tuple[sympy.Expr, li
                 for k, arg in enumerate(options):
                     new = _replace(expr, path, arg, env)
                     if new is not None:
-                        walk(new, [*notes, f"{RULES[rule]}: argument {k + 1} of "
-                                           f"{len(options)} of a {type(node).__name__}"])
+                        walk(new, [*notes, f"{RULES[rule]}: {_brief(node)} replaced by "
+                                           f"its argument {k + 1}, {_brief(arg)}"])
                 return
         out.append((expr, notes))
 

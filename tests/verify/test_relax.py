@@ -172,3 +172,15 @@ def test_never_proved_below_the_numerical_supremum(factor: str) -> None:
         assert v is None, (factor, sup)
     elif v is not None:
         assert v.proved
+
+
+@pytest.mark.parametrize("c", ["1/2", "9/10", "99/100", "999/1000", "1", "101/100", "3/2"])
+def test_textbook_perturbations_proved_only_when_true(c: str) -> None:
+    """n log(1 + x/n) <= c x on n >= 1, 0 < x <= 1 holds iff c >= 1 (the ratio tends to 1
+    as n -> oo, and log(1 + u) < u for u > 0): proved only then."""
+    rel = n * sympy.log(1 + x / n) <= sympy.Rational(c) * x
+    v = prove_by_relaxation(rel, Domain.parse("n >= 1, 0 < x <= 1"), time_limit=3.0)
+    if sympy.Rational(c) < 1:
+        assert v is None
+    else:
+        assert v is not None and v.proved

@@ -5,8 +5,10 @@ A claim (plan, epsilon, delta, domain) is
 
 * **proved** when the accountant's guarantee for the plan at the claimed delta -- an upper
   bound on the true epsilon, symbolic in the parameters -- is at most the claimed epsilon on
-  the whole domain (:func:`~dpaudit.verify.engine.verify_inequality`), and the plan's own
-  parameter constraints hold on the domain;
+  the whole domain -- first by relaxation (:func:`~dpaudit.verify.relax.prove_by_relaxation`:
+  Min choices, textbook bounds, delta = e^-t, monotone elimination), then by
+  :func:`~dpaudit.verify.engine.verify_inequality` -- and the plan's own parameter
+  constraints hold on the domain;
 * **refuted** when a certified lower bound on the true epsilon (the claim's ``lower``, with
   its source) exceeds the claimed epsilon at a point of the domain;
 * **unknown** otherwise -- including when only a step of the document's *proof* fails

@@ -39,7 +39,11 @@ step in the verdict's method text:
    enclosed away from its singularity on the closed box); a positive factor (a parameter
    with a range in (0, oo), or an enclosure > 0) is divided out first when that helps.
 5. What is left is decided by a rigorous interval enclosure (no parameters left) or by
-   :func:`~dpaudit.verify.engine.verify_inequality` on the reduced problem.
+   :func:`~dpaudit.verify.engine.verify_inequality` on the reduced problem (one parameter
+   left).
+6. When no single choice of Min (Max) arguments proves the whole domain, the domain is
+   bisected along one parameter (the two closed halves cover it) and each half may choose
+   its own arguments.
 
 Soundness: steps 1-4 only ever replace the problem by one that implies it; nothing is
 refuted here (a counterexample must come from the engine, in the original problem).
@@ -673,7 +677,9 @@ def _screen_for(domain: Domain, strict: bool) -> Any:
 def prove_by_relaxation(relation: Any, domain: Domain, *, time_limit: float = 10.0,
                         max_boxes: int = 1500) -> Verdict | None:
     """Try to prove ``lhs <= rhs`` (``<``, ``>=``, ``>``) on ``domain`` by relaxation,
-    change of variables and monotone elimination (see the module docstring).
+    change of variables and monotone elimination (see the module docstring).  When no
+    choice of Min arguments works on the whole domain, the domain is bisected (at most
+    :data:`SPLIT_DEPTH` levels, one parameter per level) and each piece may choose its own.
 
     Args:
         relation: the inequality.
@@ -689,11 +695,78 @@ def prove_by_relaxation(relation: Any, domain: Domain, *, time_limit: float = 10
     start = _clock()
     if sympy.sympify(relation) in (sympy.true, sympy.false):
         return None  # already decided by sympy: nothing to relax
-    rel = parse_relation(relation)
-    rel = _plain(rel)
+    rel = _plain(parse_relation(relation))
     strict = rel.rel_op in ("<", ">")
     lhs, rhs = (rel.lhs, rel.rhs) if rel.rel_op in ("<", "<=") else (rel.rhs, rel.lhs)
-    g = rhs - lhs
+    deadline = start + time_limit
+    method = _prove_split(rhs - lhs, strict, domain, deadline, max_boxes, SPLIT_DEPTH)
+    if method is None:
+        return None
+    return Verdict("proved", rel, domain, f"by relaxation: {method}",
+                   seconds=_clock() - start)
+
+
+#: Levels of domain bisection when no single choice proves the whole domain.
+SPLIT_DEPTH = 1
+
+
+def _halves(domain: Domain, name: str) -> tuple[Domain, Domain, str] | None:
+    """The domain cut in two along ``name`` (a superset of it: the cut is in both)."""
+    r = domain.range(name)
+    if r.low is not None and r.high is not None:
+        mid = (r.low + r.high) / 2
+        if r.low == 0 and r.low_open:
+            mid = r.high / 2
+    elif r.low is not None:
+        mid = 2 * r.low + 1 if r.low >= 0 else sympy.Integer(0)
+    elif r.high is not None:
+        mid = 2 * r.high - 1 if r.high <= 0 else sympy.Integer(0)
+    else:
+        mid = sympy.Integer(0)
+    if r.integer:
+        mid = sympy.floor(mid)
+        if (r.low is not None and mid < r.first_integer()) or (
+                r.high is not None and mid >= r.last_integer()):
+            return None
+        upper = dataclasses.replace(r, low=mid + 1, low_open=False)
+    else:
+        upper = dataclasses.replace(r, low=mid, low_open=False)
+    lower = dataclasses.replace(r, high=mid, high_open=False)
+    pieces = []
+    for piece in (lower, upper):
+        ranges = {**dict(domain.ranges), name: piece}
+        try:
+            pieces.append(Domain(ranges, constraints=list(domain.constraints)))
+        except ValueError:  # an empty piece: the cut is at an open end
+            return None
+    return pieces[0], pieces[1], f"{name} <= {mid} and {name} >= {upper.low}"
+
+
+def _prove_split(g: sympy.Expr, strict: bool, domain: Domain, deadline: float,
+                 max_boxes: int, depth: int) -> str | None:
+    """A proof method for ``g >= 0`` (``> 0``) on ``domain``, or None."""
+    method = _prove_whole(g, strict, domain, deadline, max_boxes)
+    if method is not None or depth <= 0 or _clock() > deadline:
+        return method
+    if not g.has(sympy.Min, sympy.Max):
+        return None  # pieces help by choosing Min/Max arguments differently
+    for name in sorted(by_name(g)):
+        cut = _halves(domain, name)
+        if cut is None:
+            continue
+        low, high, where = cut
+        m1 = _prove_split(g, strict, low, deadline, max_boxes, depth - 1)
+        if m1 is None:
+            continue
+        m2 = _prove_split(g, strict, high, deadline, max_boxes, depth - 1)
+        if m2 is not None:
+            return f"domain split into {where}: [{m1}] and [{m2}]"
+    return None
+
+
+def _prove_whole(g: sympy.Expr, strict: bool, domain: Domain, deadline: float,
+                 max_boxes: int) -> str | None:
+    """One choice of Min arguments and relaxations for the whole domain."""
     base = _Problem(g, dict(domain.ranges), [_plain(c) for c in domain.constraints], [])
     env = base.env()
     tried: set[sympy.Expr] = set()
@@ -701,7 +774,7 @@ def prove_by_relaxation(relation: Any, domain: Domain, *, time_limit: float = 10
     partial: list[_Problem] = []
     for choice, notes in _choices(g, env):
         for rules in _RULE_SETS:
-            if _clock() - start > time_limit:
+            if _clock() > deadline:
                 return None
             relaxed, rnotes = _relax(choice, rules, env, screen)
             if relaxed in tried or not screen(relaxed):
@@ -715,27 +788,24 @@ def prove_by_relaxation(relation: Any, domain: Domain, *, time_limit: float = 10
                 continue
             if _decide_constant(p.g, strict):
                 lo = mpmath.nstr(endpoints(interval(p.g, prec=80))[0], 6)
-                return _proved(rel, domain, p, f"what is left is a number >= {lo} "
-                               "(interval arithmetic)", start)
+                return _steps(p, f"what is left is a number >= {lo} (interval arithmetic)")
     # no candidate reduced to a number: the engine on the reduced problems, fewest
     # parameters first
     for p in sorted(partial, key=lambda q: len(q.ranges)):
         if len(by_name(p.g)) > ENGINE_PARAMETERS:
             continue
-        left = time_limit - (_clock() - start)
+        left = deadline - _clock()
         if left < 0.5:
             return None
         v = verify_inequality(sympy.Gt(p.g, 0) if strict else sympy.Ge(p.g, 0), p.domain(),
                               time_limit=left / 2, max_boxes=max_boxes)
         if v.proved:
-            return _proved(rel, domain, p, f"the reduced inequality: {v.method}", start)
+            return _steps(p, f"the reduced inequality: {v.method}")
     return None
 
 
-def _proved(rel: Any, domain: Domain, p: _Problem, last: str, start: float) -> Verdict:
-    return Verdict("proved", rel, domain,
-                   "by relaxation: " + "; ".join([*p.notes, last]),
-                   seconds=_clock() - start)
+def _steps(p: _Problem, last: str) -> str:
+    return "; ".join([*p.notes, last])
 
 
 def verify_with_relaxation(relation: Any, domain: Domain, *, time_limit: float = 20.0,

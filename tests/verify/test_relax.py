@@ -184,3 +184,14 @@ def test_textbook_perturbations_proved_only_when_true(c: str) -> None:
         assert v is None
     else:
         assert v is not None and v.proved
+
+
+def test_min_argument_chosen_per_piece_of_the_domain() -> None:
+    """Min(x, 2 - x) <= 1 on [0, 2]: neither argument is <= 1 everywhere, each is on one
+    half; a slightly lower target (false at x = 1) is never proved."""
+    dom = Domain.parse("0 <= x <= 2")
+    v = prove_by_relaxation("Min(x, 2 - x) <= 1", dom)
+    assert v is not None and "domain split into x <= 1 and x >= 1" in v.method
+    assert "argument 1, x" in v.method and "argument 2, 2 - x" in v.method
+    assert prove_by_relaxation("Min(x, 2 - x) <= 99/100", dom) is None
+    assert verify_with_relaxation("Min(x, 2 - x) <= 99/100", dom, **ALL).refuted

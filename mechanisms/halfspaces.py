@@ -572,7 +572,8 @@ register_claim(Claim(
           "each uniformly sampled Gaussian step by amplification by sampling without "
           "replacement (Balle, Barthe, Gaboardi 2018, Thm 9, replace-one) and composes the "
           "steps (advanced composition, DRV10; WBK19 RDP as a second route); the verifier's "
-          "outcome over the whole domain is what `dpaudit verify --claim 000/theorem-3` shows."),
+          "outcome over the whole domain is what `dpaudit verify --claim 000/theorem-3` "
+          "shows: proved by relaxation (dpaudit.verify.relax)."),
 ))
 
 

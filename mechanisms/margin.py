@@ -525,5 +525,6 @@ register_claim(Claim(
           "boosting with m^2 steps per run, 2 runs. The accountant bounds each sampled "
           "Gaussian step by amplification by sampling without replacement (Balle, Barthe, "
           "Gaboardi 2018, Thm 9) and composes the steps (DRV10 advanced composition, WBK19 "
-          "RDP); `dpaudit verify --claim 001/theorem-3.2` shows the verifier's outcome."),
+          "RDP); `dpaudit verify --claim 001/theorem-3.2` shows the verifier's "
+          "outcome: proved by relaxation (dpaudit.verify.relax)."),
 ))

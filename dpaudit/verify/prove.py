@@ -5,8 +5,10 @@ A claim (plan, epsilon, delta, domain) is
 
 * **proved** when the accountant's guarantee for the plan at the claimed delta -- an upper
   bound on the true epsilon, symbolic in the parameters -- is at most the claimed epsilon on
-  the whole domain (:func:`~dpaudit.verify.engine.verify_inequality`), and the plan's own
-  parameter constraints hold on the domain;
+  the whole domain -- first by relaxation (:func:`~dpaudit.verify.relax.prove_by_relaxation`:
+  Min choices, textbook bounds, delta = e^-t, monotone elimination), then by
+  :func:`~dpaudit.verify.engine.verify_inequality` -- and the plan's own parameter
+  constraints hold on the domain;
 * **refuted** when a certified lower bound on the true epsilon (the claim's ``lower``, with
   its source) exceeds the claimed epsilon at a point of the domain;
 * **unknown** otherwise -- including when only a step of the document's *proof* fails
@@ -35,6 +37,7 @@ from dpaudit.verify.engine import (
     check_point,
     verify_inequality,
 )
+from dpaudit.verify.relax import RELAX_SECONDS, prove_by_relaxation
 
 __all__ = ["ClaimVerdict", "verify_claim"]
 
@@ -135,6 +138,13 @@ def verify_claim(claim: Claim, *, max_boxes: int = MAX_BOXES,
     # 2. upper bound: any one candidate below the claim proves it
     main: Verdict | None = None
     if g is not None:
+        # proof by relaxation first: it settles nested minima and log-ratio asymptotics
+        # the branch-and-bound cannot enclose, and gives up quickly otherwise
+        v = prove_by_relaxation(sympy.Le(g.epsilon, claim.epsilon), claim.domain,
+                                time_limit=min(time_limit, RELAX_SECONDS))
+        if v is not None:
+            return finish("proved", f"accountant: {_theorem_for(g, g.epsilon)}; {v.method}",
+                          g.epsilon, v)
         bounds = list(g.epsilon.args) if isinstance(g.epsilon, sympy.Min) else [g.epsilon]
         if len(bounds) > 1:
             bounds.append(g.epsilon)

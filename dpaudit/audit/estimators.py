@@ -20,7 +20,6 @@ import math
 import mpmath
 import numpy as np
 from scipy.special import ndtri
-from statsmodels.stats.proportion import proportion_confint
 
 from dpaudit.numeric import mpf_to_float
 
@@ -87,6 +86,10 @@ def clopper_pearson(
     """
     if not 0.0 < level < 0.5:
         raise ValueError(f"level must be in (0, 0.5), got {level!r}")
+    # imported here: statsmodels takes about a second to import, and `import dpaudit.audit`
+    # (every CLI command that audits) should not pay it before the first interval
+    from statsmodels.stats.proportion import proportion_confint
+
     # statsmodels' two-sided interval at 2*level has one-sided tails of `level` each.
     lower, upper = proportion_confint(
         np.asarray(hits, dtype=float), np.asarray(n, dtype=float), alpha=2 * level, method="beta"

@@ -84,15 +84,16 @@ def dp_to_stability(epsilon: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
 
 
 def _rational_up(x: sympy.Expr) -> sympy.Expr:
-    """A numeric ``x`` that is not rational, replaced by a rational upper bound (its float
-    rounded up); rationals and symbolic expressions are returned unchanged.
+    """A numeric ``x`` containing a logarithm, replaced by a rational upper bound (its float
+    rounded up); other values (rationals, closed forms without log, symbolic expressions)
+    are returned unchanged, so that derivations keep their exact form where it is cheap.
 
     For the bounds of this module that increase in their input.  Without it, sympy's exp of
     a closed-form epsilon such as the optimal zCDP conversion's (terms c log(N) with a large
     rational N from a float delta) is rewritten as N**c, whose exact roots sympy then
     searches for: minutes per query where the rounded input takes milliseconds.
     """
-    if x.free_symbols or x.is_Rational:
+    if x.free_symbols or not x.has(sympy.log):
         return x
     return sympy.Rational(float_up(x))
 

@@ -1,5 +1,5 @@
-"""The stability conversions round a closed-form numeric input up to a rational before
-exponentiating it (003 bounds; see dpaudit.theorems.stability._rational_up): the result must
+"""The stability conversions round a numeric input containing a logarithm up to a rational
+before exponentiating it (003 bounds; see dpaudit.theorems.stability._rational_up): the result must
 stay an upper bound, equal the exact value for rational inputs, and not leave sympy a
 closed form whose exp it rewrites into huge exact roots (minutes per curve point)."""
 
@@ -56,3 +56,6 @@ def test_rational_and_symbolic_inputs_are_exact() -> None:
         (sympy.exp(sympy.Rational(1, 4)) - 1) / (sympy.exp(sympy.Rational(1, 4)) + 1))
     assert st.dp_to_stability(e, d) == (sympy.exp(e) - 1 + 2 * d) / (sympy.exp(e) + 1)
     assert st.flipped_epsilon(e, d, sympy.Rational(1, 4)) == sympy.log(sympy.exp(e) + 2 * d)
+    # a closed form without a logarithm keeps its exact form (shown in derivations)
+    x = sympy.tanh(sympy.Rational(1, 8))
+    assert st.flipped_epsilon(0, x, sympy.Rational(1, 4)) == sympy.log(1 + 2 * x)

@@ -112,19 +112,22 @@ _TARGETS = ("001/margin-selection", "003/lemma-7", "003/corollary-1",
             "catalogue/laplace-count", "broken/broken-laplace-too-little-noise")
 
 
-def _generate(out: Path, hash_seed: str) -> None:
+def _generate(run: Path, hash_seed: str) -> Path:
+    """Reports of :data:`_TARGETS` in ``run/reports`` (a relative --out: the index and the
+    manifest name the output directory)."""
+    run.mkdir()
     env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(ROOT)}
-    subprocess.run([sys.executable, "-c", _GENERATE, str(out), ",".join(_TARGETS)],
-                   check=True, env=env, cwd=ROOT, timeout=1800)
+    subprocess.run([sys.executable, "-c", _GENERATE, "reports", ",".join(_TARGETS)],
+                   check=True, env=env, cwd=run, timeout=1800)
+    return run / "reports"
 
 
 @pytest.mark.slow
 def test_reports_are_identical_under_load_and_another_hash_seed(tmp_path: Path) -> None:
-    quiet, loaded = tmp_path / "quiet", tmp_path / "loaded"
-    _generate(quiet, "1")
+    quiet = _generate(tmp_path / "quiet", "1")
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
-        _generate(loaded, "4242")
+        loaded = _generate(tmp_path / "loaded", "4242")
     finally:
         for h in hogs:
             h.kill()

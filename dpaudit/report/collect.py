@@ -42,9 +42,11 @@ from dpaudit.report.target import Target
 __all__ = [
     "AUDIT_CONFIDENCE",
     "CURVE_DELTAS",
+    "CURVE_POINT_CPU_SECONDS",
     "FORMAT_VERSION",
     "GROWTH_FRACTIONS",
     "VERIFY_MAX_BOXES",
+    "CurveTooSlowError",
     "collect",
     "describe",
     "plan_tree",
@@ -64,10 +66,10 @@ CURVE_DELTAS = tuple(float(d) for d in np.logspace(-12, -1, 12))
 #: Branch-and-bound budget of the claim verification (boxes, and a generous time limit so
 #: that the box budget, not the machine's speed, decides the outcome).
 VERIFY_MAX_BOXES = 1200
-#: Time limit of one accountant call on the privacy curve (see :func:`_curve`).
-CURVE_POINT_SECONDS = 8.0
-#: After this many slow points, the rest of the curve is left out.
-CURVE_MAX_TIMEOUTS = 2
+#: CPU-time safety net of one accountant call on the privacy curve (see :func:`_curve`):
+#: not a budget that shapes the report (every point is computed to the end), an alarm that
+#: stops a runaway computation.  Points take well under a second.
+CURVE_POINT_CPU_SECONDS = 120.0
 VERIFY_TIME_LIMIT = 60.0
 
 
@@ -168,8 +170,38 @@ def _up(x: Any) -> float | str | None:
         return str(x)
 
 
+def _expected_exclusion(r: Any) -> bool:
+    """Whether a rejection only says that a conversion needing a positive delta was asked
+    for delta = 0 (every failing condition is ``0 < delta...`` on a delta of the card), which
+    every pure-DP query produces and a reader learns nothing from."""
+    for c in r.checks:
+        cond = c.condition
+        if c.status != "refuted" or not isinstance(cond, sympy.core.relational.Relational):
+            return False
+        small, big = ((cond.lhs, cond.rhs) if cond.rel_op == "<" else
+                      (cond.rhs, cond.lhs) if cond.rel_op == ">" else (None, None))
+        if small != 0 or not (isinstance(big, sympy.Symbol) and big.name.startswith("delta")):
+            return False
+    return bool(r.checks)
+
+
+def _rejections(g: Guarantee) -> tuple[Guarantee, str | None]:
+    """``g`` keeping only the rejections a reader learns from (a domain condition failing
+    for these parameters), and a one-line summary of the expected ones (or None).  All of
+    them remain in ``dpaudit explain``."""
+    expected = [r for r in g.rejected if _expected_exclusion(r)]
+    if not expected:
+        return g, None
+    kept = tuple(r for r in g.rejected if r not in expected)
+    names = ", ".join(dict.fromkeys(r.theorem.name for r in expected))
+    summary = (f"{len(expected)} result(s) not applicable only because they need delta > 0 "
+               f"({names}); `dpaudit explain` lists them")
+    return dataclasses.replace(g, rejected=kept), summary
+
+
 def _guarantee_dict(g: Guarantee) -> dict[str, Any]:
     chosen = g.theorem.name
+    g, expected = _rejections(g)
     return {
         "epsilon_upper": g.epsilon_upper,
         "epsilon_exact": str(g.epsilon),
@@ -182,6 +214,7 @@ def _guarantee_dict(g: Guarantee) -> dict[str, Any]:
                             g.epsilon_upper is not None and _up(c.epsilon) == g.epsilon_upper)}
                        for c in g.candidates],
         "derivation": g.text(),
+        **({"expected_exclusions": expected} if expected else {}),
     }
 
 
@@ -295,61 +328,76 @@ def _verify(claim: Any) -> dict[str, Any]:
             "steps": [f"{name}: {sv.summary()}" for name, sv in v.steps]}
 
 
-class _PointTimeoutError(Exception):
-    """A curve point took longer than :data:`CURVE_POINT_SECONDS`."""
+class CurveTooSlowError(BaseException):
+    """The accountant exceeded :data:`CURVE_POINT_CPU_SECONDS` on one curve point.
+
+    Raised, never turned into a report line: a report whose content depended on the
+    machine's speed would not be reproducible, so none is written.  A BaseException, so that
+    no ``except Exception`` inside sympy swallows it."""
 
 
 @contextlib.contextmanager
-def _time_limit(seconds: float) -> Iterator[None]:
-    """Interrupt the block after ``seconds`` (main thread on POSIX only; else no limit)."""
+def _cpu_safety_net(seconds: float, what: str) -> Iterator[None]:
+    """Raise :class:`CurveTooSlowError` if the block uses more than ``seconds`` of CPU time
+    (main thread on POSIX only; elsewhere no limit).  An enclosing CPU timer is restored."""
     if not hasattr(signal, "setitimer") or threading.current_thread() is not \
             threading.main_thread():
         yield
         return
 
     def expire(_signum: int, _frame: Any) -> None:
-        raise _PointTimeoutError
+        raise CurveTooSlowError(
+            f"{what}: the accountant used more than {seconds:g} s of CPU time (its own "
+            "refinement budgets normally end in well under a second); a performance bug, "
+            "reported instead of writing a report that would depend on the machine")
 
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGPROF, expire)
+    # re-fires every second after the first expiry, in case one raise is lost in a callback
+    outer = signal.setitimer(signal.ITIMER_PROF, seconds, 1.0)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+        if outer[0] > 0:
+            signal.setitimer(signal.ITIMER_PROF, *outer)
+
+
+def _no_bound_reason(d: float) -> str:
+    return ("no pure-DP guarantee (delta = 0)" if d == 0
+            else "no guarantee at this delta")
 
 
 def _curve(plan: Event) -> dict[str, Any]:
-    """The accountant's privacy curve: for each delta, the epsilon upper bound (and the
-    certified lower bound where the chosen method is exact).  A point the accountant needs
-    more than :data:`CURVE_POINT_SECONDS` for is left out and listed under ``failures`` (the
-    only way the machine's speed can change a report; it never happens for a healthy
-    accountant)."""
-    points = []
-    failures = []
+    """The accountant's privacy curve: for each delta of :data:`CURVE_DELTAS` (and 0), the
+    epsilon upper bound (and the certified lower bound where the chosen method is exact).
+
+    Deterministic: every point is computed to the end (the accountant's own work is bounded
+    by fixed budgets, e.g. the PLD grid refinement), so the curve does not depend on the
+    machine.  A delta the accountant proves no guarantee at is listed under ``unbounded``, an
+    accountant error under ``failures``; neither is plotted, both are shown.  A point that
+    runs past :data:`CURVE_POINT_CPU_SECONDS` of CPU raises :class:`CurveTooSlowError`.
+    """
+    points: list[dict[str, Any]] = []
+    unbounded: list[dict[str, Any]] = []
+    failures: list[str] = []
     acc = Accountant()
-    timeouts = 0
     for d in (0.0, *CURVE_DELTAS):
-        if timeouts >= CURVE_MAX_TIMEOUTS:
-            failures.append(f"delta={d:g}: skipped after {CURVE_MAX_TIMEOUTS} slow points")
-            continue
         try:
-            with _time_limit(CURVE_POINT_SECONDS):
+            with _cpu_safety_net(CURVE_POINT_CPU_SECONDS, f"curve point delta={d:g}"):
                 g = acc.guarantee(plan, sympy.Rational(0) if d == 0 else exact(d, "delta"))
                 upper, lower = g.epsilon_upper, g.epsilon_lower_float
-        except _PointTimeoutError:
-            timeouts += 1
-            failures.append(f"delta={d:g}: the accountant took over {CURVE_POINT_SECONDS:g} s")
-            continue
         except ValueError:
-            continue  # no guarantee at this delta (e.g. no pure-DP one at delta = 0)
+            unbounded.append({"delta": d, "reason": _no_bound_reason(d)})
+            continue
         except (TypeError, ArithmeticError, EvaluationError) as err:  # an accountant bug
             failures.append(f"delta={d:g}: {type(err).__name__}: {str(err).splitlines()[0]}")
             continue
         if upper is None:
+            unbounded.append({"delta": d, "reason": "symbolic guarantee"})
             continue
         points.append({"delta": d, "epsilon_upper": upper, "epsilon_lower": lower})
-    return {"points": points, "failures": failures}
+    return {"points": points, "unbounded": unbounded, "failures": failures}
 
 
 def _audit_dict(r: Any) -> dict[str, Any]:

@@ -93,6 +93,8 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
                            [(c["method"], up(c["epsilon_upper"], 6), _g(c["delta"]),
                              "yes" if c["chosen"] else "") for c in g["candidates"]]))
         blocks.append(("pre", g["derivation"]))
+        if g.get("expected_exclusions"):
+            blocks.append(("p", f"Also not applicable, as expected: {g['expected_exclusions']}."))
 
     blocks.append(("h2", "Verification of the claim"))
     ver = report.get("verification")
@@ -132,10 +134,7 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
             ("confidence correction", a["correction"]),
             ("seed", str(a["seed"])),
         ]))
-    curve = report.get("curve") or {}
-    if curve.get("failures"):
-        blocks.append(("p", "The accountant failed at some deltas of the privacy curve "
-                            "(left out of the plot): " + "; ".join(curve["failures"])))
+    blocks += _curve_gaps(report.get("curve") or {})
     blocks.append(("h2", "Plots"))
     if images.get("curve"):
         blocks.append(("img", images["curve"], f"privacy curve of {t['title']}"))
@@ -313,3 +312,21 @@ def to_html(blocks: Sequence[Block], title: str) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<title>{html.escape(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
             + "\n".join(body) + "\n</body>\n</html>\n")
+
+
+def _curve_gaps(curve: dict[str, Any]) -> list[Block]:
+    """What the privacy curve's plot leaves out: the deltas without a bound (grouped by
+    reason) and the accountant's errors."""
+    blocks: list[Block] = []
+    by_reason: dict[str, list[str]] = {}
+    for u in curve.get("unbounded") or []:
+        by_reason.setdefault(u["reason"], []).append(f"{u['delta']:g}")
+    if by_reason:
+        blocks.append(("p", "Privacy curve: the accountant proves no bound at delta = "
+                            + "; ".join(f"{', '.join(ds)} ({why})"
+                                        for why, ds in by_reason.items())
+                            + " (not plotted; `dpaudit explain` shows why)."))
+    if curve.get("failures"):
+        blocks.append(("p", "The accountant failed at some deltas of the privacy curve "
+                            "(left out of the plot): " + "; ".join(curve["failures"])))
+    return blocks

@@ -78,9 +78,26 @@ def dp_to_stability(epsilon: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
 
     Privacy: the worst P' in P <= e^eps P' + delta, 1-P' <= e^eps (1-P) + delta gives
     P - P' <= (e^eps - 1 + 2 delta)/(e^eps + 1) (equality at P' = (1-delta)/(e^eps+1)).
+    The bound increases in eps and delta, so numeric inputs are first rounded up by
+    :func:`_rational_up` (exact for rational or symbolic inputs).
     """
-    e = sympy.exp(exact(epsilon, "epsilon"))
-    return (e - 1 + 2 * exact(delta_, "delta")) / (e + 1)
+    e = sympy.exp(_rational_up(exact(epsilon, "epsilon")))
+    return (e - 1 + 2 * _rational_up(exact(delta_, "delta"))) / (e + 1)
+
+
+def _rational_up(x: sympy.Expr) -> sympy.Expr:
+    """A numeric ``x`` containing a logarithm, replaced by a rational upper bound (its float
+    rounded up); other values (rationals, closed forms without log, symbolic expressions)
+    are returned unchanged, so that derivations keep their exact form where it is cheap.
+
+    For the bounds of this module that increase in their input.  Without it, sympy's exp of
+    a closed-form epsilon such as the optimal zCDP conversion's (terms c log(N) with a large
+    rational N from a float delta) is rewritten as N**c, whose exact roots sympy then
+    searches for: minutes per query where the rounded input takes milliseconds.
+    """
+    if x.free_symbols or not x.has(sympy.log):
+        return x
+    return sympy.Rational(float_up(x))
 
 
 SUBSAMPLED_CANDIDATES = register(Theorem(
@@ -129,10 +146,11 @@ def flipped_epsilon(epsilon: sympy.Expr, delta_: sympy.Expr, flip: sympy.Expr) -
     p'_S <= e^eps p'_{S'} + (1-2a) delta <= (e^eps + (1-2a) delta/a) p'_{S'}.  With
     epsilon = 0 (a gamma-stable learner) this is ln(1 + (1-2a) gamma / a) <= gamma / a,
     003's Corollary 1 step (gamma = eps alpha / 2, a = alpha gives <= eps / 2).
+    Increasing in epsilon and delta: numeric inputs are rounded up by :func:`_rational_up`.
     """
     f = exact(flip, "flip")
-    return sympy.log(sympy.exp(exact(epsilon, "epsilon")) + (1 - 2 * f) * exact(delta_, "delta")
-                     / f)
+    e = sympy.exp(_rational_up(exact(epsilon, "epsilon")))
+    return sympy.log(e + (1 - 2 * f) * _rational_up(exact(delta_, "delta")) / f)
 
 
 RANDOMIZED_FLIP = register(Theorem(

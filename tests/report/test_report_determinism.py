@@ -1,0 +1,138 @@
+"""Reports are a function of their inputs and seed: the privacy curve is computed to the end
+(no wall-clock limit), points without a bound are shown, expected rejections are summarised,
+and (slow) two generations -- one beside a CPU hog, under another hash seed -- agree byte for
+byte.  The verifier's part is stubbed in the slow test: its budgets are CPU-time based (being
+made deterministic separately); everything else must already agree."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import sympy
+
+from dpaudit.accountant import Accountant
+from dpaudit.accountant.domains import Rejection
+from dpaudit.events import Exponential, Laplace
+from dpaudit.events.stability import LabelFlipped, SubsampledCandidates
+from dpaudit.report.collect import (
+    CURVE_DELTAS,
+    CurveTooSlowError,
+    _cpu_safety_net,
+    _curve,
+    _guarantee_dict,
+)
+from dpaudit.report.render import _curve_gaps, to_markdown
+from dpaudit.theorems.base import Check
+from dpaudit.theorems.stability import DP_TO_STABILITY
+
+ROOT = Path(__file__).resolve().parents[2]
+R = "replace_one"
+
+
+def test_curve_lists_every_delta_without_a_bound() -> None:
+    # 003 Lemma 7's instance: (0, 0.343)-stable, so no bound at any curve delta <= 0.1
+    curve = _curve(SubsampledCandidates(Exponential("1/4", relation=R), 2, 8))
+    assert curve["points"] == [] and curve["failures"] == []
+    assert [u["delta"] for u in curve["unbounded"]] == [0.0, *CURVE_DELTAS]
+    assert curve["unbounded"][0]["reason"] == "no pure-DP guarantee (delta = 0)"
+    assert {u["reason"] for u in curve["unbounded"][1:]} == {"no guarantee at this delta"}
+
+
+def test_curve_of_label_flipped_stable_learner_is_complete() -> None:
+    # 003 Corollary 1's instance: these points used to time out (> 20 s CPU each)
+    plan = LabelFlipped(SubsampledCandidates(Exponential("3/400", relation=R), 1, 134),
+                        "1/20")
+    curve = _curve(plan)
+    assert [p["delta"] for p in curve["points"]] == [0.0, *CURVE_DELTAS]
+    assert curve["unbounded"] == [] and curve["failures"] == []
+    for p in curve["points"]:
+        assert p["epsilon_upper"] >= Accountant().guarantee(
+            plan, sympy.Rational(0) if p["delta"] == 0 else p["delta"]).epsilon_upper
+
+
+def test_unbounded_points_are_rendered() -> None:
+    curve = {"points": [], "failures": [], "unbounded": [
+        {"delta": 0.0, "reason": "no pure-DP guarantee (delta = 0)"},
+        {"delta": 1e-12, "reason": "no guarantee at this delta"},
+        {"delta": 0.1, "reason": "no guarantee at this delta"}]}
+    text = to_markdown(_curve_gaps(curve))
+    assert ("no bound at delta = 0 (no pure-DP guarantee (delta = 0)); 1e-12, 0.1 "
+            "(no guarantee at this delta)") in text
+    assert _curve_gaps({"points": [], "failures": [], "unbounded": []}) == []
+
+
+def test_expected_exclusions_are_summarised_informative_ones_kept() -> None:
+    g = Accountant().guarantee(Laplace(1), 0)
+    assert g.rejected, "the zCDP conversion is rejected at delta = 0"
+    d = _guarantee_dict(g)
+    assert "not applicable" not in d["derivation"]
+    assert "zCDP to (eps, delta)" in d["expected_exclusions"]
+    assert "dpaudit explain" in d["expected_exclusions"]
+    assert "not applicable" in g.text()  # explain's view keeps everything
+    # a domain condition failing for these parameters is kept in the derivation
+    bad = Check(sympy.Symbol("epsilon") >= 0, sympy.false, "refuted", "checked: epsilon = -1")
+    kept = Rejection(DP_TO_STABILITY, Laplace(1), (bad,))
+    d = _guarantee_dict(dataclasses.replace(g, rejected=(*g.rejected, kept)))
+    assert "assumption epsilon >= 0 fails" in d["derivation"]
+    assert d["expected_exclusions"].startswith("1 result(s)")
+
+
+def test_cpu_safety_net_stops_a_runaway_point() -> None:
+    start = time.process_time()
+    with pytest.raises(CurveTooSlowError, match=r"more than 0\.2 s of CPU"), \
+            _cpu_safety_net(0.2, "test point"):
+        while time.process_time() - start < 30:
+            pass
+    assert time.process_time() - start < 10
+    with _cpu_safety_net(5, "fast point"):
+        sum(range(1000))
+
+
+_GENERATE = textwrap.dedent("""
+    import importlib
+    import sys
+    # the module, not the function dpaudit.report re-exports under the same name
+    collect = importlib.import_module("dpaudit.report.collect")
+    collect._verify = lambda claim: {"status": "stubbed", "detail": "", "steps": []}
+    from dpaudit.report import generate, load_builtin_targets, resolve_targets
+    load_builtin_targets()
+    generate(resolve_targets(sys.argv[2].split(",")), sys.argv[1], seed=2024, progress=False)
+""")
+
+#: Targets covering a PLD curve, a stability curve with unbounded points, label flipping,
+#: an exponential-mechanism audit and a broken mechanism's audit.
+_TARGETS = ("001/margin-selection", "003/lemma-7", "003/corollary-1",
+            "catalogue/laplace-count", "broken/broken-laplace-too-little-noise")
+
+
+def _generate(run: Path, hash_seed: str) -> Path:
+    """Reports of :data:`_TARGETS` in ``run/reports`` (a relative --out: the index and the
+    manifest name the output directory)."""
+    run.mkdir()
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-c", _GENERATE, "reports", ",".join(_TARGETS)],
+                   check=True, env=env, cwd=run, timeout=1800)
+    return run / "reports"
+
+
+@pytest.mark.slow
+def test_reports_are_identical_under_load_and_another_hash_seed(tmp_path: Path) -> None:
+    quiet = _generate(tmp_path / "quiet", "1")
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        loaded = _generate(tmp_path / "loaded", "4242")
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    files = sorted(p.relative_to(quiet) for p in quiet.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(loaded) for p in loaded.rglob("*") if p.is_file())
+    differ = [str(p) for p in files if (quiet / p).read_bytes() != (loaded / p).read_bytes()]
+    assert not differ, f"reports differ between the two runs: {differ}"

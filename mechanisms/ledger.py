@@ -213,7 +213,8 @@ def recorded_as_one(event: Event,
 
 
 @contextlib.contextmanager
-def recorded_jointly(parts: tuple[Event, ...], joint: Event) -> Iterator[None]:
+def recorded_jointly(parts: tuple[Event, ...], joint: Event, times: int = 1
+                     ) -> Iterator[None]:
     """Record one run of each event of ``parts`` inside the block as the one event ``joint``.
 
     For an algorithm whose privacy is proved for a combination of primitives rather than by
@@ -221,20 +222,25 @@ def recorded_jointly(parts: tuple[Event, ...], joint: Event) -> Iterator[None]:
     relabeled by its output).  Inside the block primitives record into a private ledger
     (outer transforms suspended); on exit, if every event of ``parts`` ran, one run of each
     is replaced by ``joint``, recorded through the outer ledgers and transforms; every other
-    run (or all of them, if a part did not run) is passed through unchanged.
+    run (or all of them, if a part did not run) is passed through unchanged.  A block that
+    runs a batch of ``times`` independent runs has up to ``times`` runs of each part
+    replaced by as many runs of ``joint``.
     """
     with _privately() as inner:
         yield
-    runs = [(e.event, e.label) for e in inner.entries for _ in range(e.count)]
-    found: list[int] = []
-    for part in parts:
-        i = next((i for i, (event, _) in enumerate(runs) if event == part and i not in found),
-                 None)
-        if i is None:
-            break
-        found.append(i)
-    if len(found) == len(parts):
-        record(joint, 1, "joint")
-        runs = [r for i, r in enumerate(runs) if i not in found]
-    for event, label in runs:
-        record(event, 1, label)
+    entries = [[e.event, e.label, e.count] for e in inner.entries]
+    need = {part: parts.count(part) for part in parts}
+    joints = min([times] + [sum(c for event, _, c in entries if event == part) // k
+                            for part, k in need.items()])
+    if joints > 0:
+        record(joint, joints, "joint")
+        for part, k in need.items():
+            left = joints * k
+            for entry in entries:
+                if entry[0] == part and left:
+                    used = min(entry[2], left)
+                    entry[2] -= used
+                    left -= used
+    for event, label, count in entries:
+        for _ in range(count):
+            record(event, 1, label)

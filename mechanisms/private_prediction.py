@@ -175,10 +175,17 @@ def _predictions(X: np.ndarray, y: np.ndarray, q: np.ndarray, sample: int, epsil
                  transform: Callable[[ev.Event], ev.Event], runs: int,
                  rng: np.random.Generator) -> np.ndarray:
     """``runs`` independent draws of the stable learner's prediction h(q) (steps 1-3, then
-    predict), grouped by subsample: each distinct I draws its runs' selections together
-    (the same law run by run as :func:`_subsample_select`; randomness drawn in another
-    order; with at most :data:`ENUMERATED_SUBSETS` possible subsets, as multinomial counts
-    over all of them).  For audits, which need many runs."""
+    predict): :func:`_selections`, then predict.  For audits, which need many runs."""
+    return predict_halfspaces(_selections(X, y, sample, epsilon, transform, runs, rng), q)[:, 0]
+
+
+def _selections(X: np.ndarray, y: np.ndarray, sample: int, epsilon: Any,
+                transform: Callable[[ev.Event], ev.Event], runs: int,
+                rng: np.random.Generator) -> np.ndarray:
+    """``runs`` independent draws of the selected hypothesis (steps 1-3; one row each),
+    grouped by subsample: each distinct I draws its runs' selections together (the same law
+    run by run as :func:`_subsample_select`; randomness drawn in another order; with at most
+    :data:`ENUMERATED_SUBSETS` possible subsets, as multinomial counts over all of them)."""
     n = len(X)
     if math.comb(n, sample) <= ENUMERATED_SUBSETS:
         # i.i.d. uniform subsets = multinomial counts over all subsets, placed at uniformly
@@ -193,13 +200,13 @@ def _predictions(X: np.ndarray, y: np.ndarray, q: np.ndarray, sample: int, epsil
         inverse = inverse.ravel()
         order = np.argsort(inverse, kind="stable")
         counts = np.bincount(inverse, minlength=len(keys))
-    out = np.empty(runs, dtype=np.int64)
+    out = np.empty((runs, 2))
     start = 0
     for g, count in enumerate(counts):
         if count == 0:
             continue
-        h = _select_in(X, y, keys[g], epsilon, transform, rng, size=int(count))
-        out[order[start:start + count]] = predict_halfspaces(h, q)[:, 0]
+        out[order[start:start + count]] = _select_in(X, y, keys[g], epsilon, transform, rng,
+                                                     size=int(count))
         start += count
     return out
 
@@ -404,12 +411,23 @@ class RealizableLearner:
         if self.parts > len(X):
             raise ValueError(f"parts must be in [1, {len(X)}] (at most one block per record), "
                              f"got {self.parts}")
+        return self._votes(X, labels, q, rng, {})
+
+    def _votes(self, X: np.ndarray, labels: np.ndarray, q: np.ndarray,
+               rng: np.random.Generator, known: dict[bytes, int]) -> int:
+        """:meth:`votes`, remembering each block's vote in ``known`` by the block's records
+        (the vote is a deterministic function of them)."""
         blocks = np.array_split(rng.permutation(len(X)), self.parts)
         v = 0
         for block in blocks:
-            candidates = halfspace_labelings_2d(X[block])
-            errors = np.sum(predict_halfspaces(candidates, X[block]) != labels[block], axis=1)
-            v += int(predict_halfspaces(candidates[int(np.argmin(errors))], q)[0, 0])
+            key = X[block].tobytes() + labels[block].tobytes()
+            if key not in known:
+                candidates = halfspace_labelings_2d(X[block])
+                errors = np.sum(predict_halfspaces(candidates, X[block]) != labels[block],
+                                axis=1)
+                known[key] = int(predict_halfspaces(candidates[int(np.argmin(errors))],
+                                                    q)[0, 0])
+            v += known[key]
         return v
 
     def predict_with(self, X: np.ndarray, labels: np.ndarray, q: np.ndarray,
@@ -418,6 +436,22 @@ class RealizableLearner:
         v = self.votes(X, labels, q, rng)
         em = _selection_mechanism(exact(self.epsilon, "epsilon"))
         return int(em.select(np.array([self.parts - v, v], dtype=float), rng))
+
+    def predict_many(self, X: np.ndarray, labels: np.ndarray, q: np.ndarray,
+                     rng: np.random.Generator) -> np.ndarray:
+        """Independent runs of :meth:`predict_with`, one per row of ``labels`` (runs with
+        the same labels share the block-vote memo; the votes' exponential mechanisms are
+        drawn together per vote count: the same law run by run)."""
+        known: dict[bytes, dict[bytes, int]] = {}
+        votes = np.array([self._votes(X, row, q, rng, known.setdefault(row.tobytes(), {}))
+                          for row in labels])
+        em = _selection_mechanism(exact(self.epsilon, "epsilon"))
+        out = np.empty(len(labels), dtype=np.int64)
+        for v in np.unique(votes):
+            where = np.flatnonzero(votes == v)
+            out[where] = em.select(np.array([self.parts - v, v], dtype=float), rng,
+                                   size=where.size)
+        return out
 
     def predict(self, X: Any, y: Any, x: Any, rng: np.random.Generator) -> int:
         """The randomised prediction at ``x`` (data realizable by H for its utility)."""
@@ -480,6 +514,36 @@ class Theorem2Learner:
             relabeled = predict_halfspaces(h, X)[0]
             label = relabel.predict_with(X, relabeled, q, rng)
         return _flip(label, float(exact(self.flip, "flip")), rng)
+
+    def mechanism(self, x: Any) -> Callable[..., Any]:
+        """The auditable form: ``mechanism((X, y), rng)`` is :meth:`predict` at ``x``; its
+        ``.batch`` draws the selections grouped by subsample (:func:`_selections`), A^R's
+        votes with a per-relabeling memo of the block votes and the votes' exponential
+        mechanisms and the flips together (the same law run by run), recorded as ``runs``
+        runs of :meth:`plan`'s event."""
+        q = _query(x)
+        flip = float(exact(self.flip, "flip"))
+
+        def mechanism(dataset: Any, rng: np.random.Generator) -> int:
+            return self.predict(*dataset, q, rng)
+
+        def batch(dataset: Any, runs: int, rng: np.random.Generator) -> np.ndarray:
+            X, y = _data(*dataset)
+            n = len(X)
+            _sample_size("sample", self.sample, n)
+            rng = _check_rng(rng)
+            relabel = self.relabel(n)
+            selection = ev.Exponential(self.selection_epsilon(n), 1, relation=REPLACE)
+            with recorded_jointly((selection, relabel.plan()),
+                                  self._event(selection, relabel.plan(), n), times=runs):
+                hypotheses = _selections(X, y, self.sample, self.selection_epsilon(n),
+                                         lambda e: e, runs, rng)
+                labels = relabel.predict_many(X, predict_halfspaces(hypotheses, X), q, rng)
+            return _flips(labels, flip, rng)
+
+        mechanism.batch = batch  # type: ignore[attr-defined]
+        mechanism.name = "003 Theorem 2 prediction"  # type: ignore[attr-defined]
+        return mechanism
 
 
 @dataclasses.dataclass(frozen=True)

@@ -183,31 +183,32 @@ def _selections(X: np.ndarray, y: np.ndarray, sample: int, epsilon: Any,
                 transform: Callable[[ev.Event], ev.Event], runs: int,
                 rng: np.random.Generator) -> np.ndarray:
     """``runs`` independent draws of the selected hypothesis (steps 1-3; one row each),
-    grouped by subsample: each distinct I draws its runs' selections together (the same law
-    run by run as :func:`_subsample_select`; randomness drawn in another order; with at most
-    :data:`ENUMERATED_SUBSETS` possible subsets, as multinomial counts over all of them)."""
+    grouped by subsample content: steps 2-3 read the subsample I only through its records
+    X_I (in index order), so the runs whose subsamples hold the same records draw their
+    selections together (the same law run by run as :func:`_subsample_select`; randomness
+    drawn in another order; with at most :data:`ENUMERATED_SUBSETS` possible subsets, as
+    multinomial counts over all of them)."""
     n = len(X)
     if math.comb(n, sample) <= ENUMERATED_SUBSETS:
         # i.i.d. uniform subsets = multinomial counts over all subsets, placed at uniformly
         # random positions (O(runs), not O(runs n))
         keys = np.array(list(itertools.combinations(range(n), sample)))
         counts = rng.multinomial(runs, np.full(len(keys), 1 / len(keys)))
-        order = rng.permutation(runs)
+        run_key = np.empty(runs, dtype=np.int64)
+        run_key[rng.permutation(runs)] = np.repeat(np.arange(len(keys)), counts)
     else:
         subsets = np.sort(np.argpartition(rng.random((runs, n)), sample - 1, axis=1)[:, :sample],
                           axis=1)
-        keys, inverse = np.unique(subsets, axis=0, return_inverse=True)
-        inverse = inverse.ravel()
-        order = np.argsort(inverse, kind="stable")
-        counts = np.bincount(inverse, minlength=len(keys))
+        keys, run_key = np.unique(subsets, axis=0, return_inverse=True)
+        run_key = run_key.ravel()
+    _, first, content = np.unique(X[keys].reshape(len(keys), -1), axis=0, return_index=True,
+                                  return_inverse=True)
+    run_content = content.ravel()[run_key]
     out = np.empty((runs, 2))
-    start = 0
-    for g, count in enumerate(counts):
-        if count == 0:
-            continue
-        out[order[start:start + count]] = _select_in(X, y, keys[g], epsilon, transform, rng,
-                                                     size=int(count))
-        start += count
+    for c, g in enumerate(first):
+        where = np.flatnonzero(run_content == c)
+        if where.size:
+            out[where] = _select_in(X, y, keys[g], epsilon, transform, rng, size=where.size)
     return out
 
 
@@ -372,6 +373,27 @@ class FlippedStableLearner:
         return mechanism
 
 
+def _row_groups(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first index of each distinct row of a non-negative integer array and each row's
+    group (``np.unique(rows, axis=0)``'s index and inverse, up to the groups' order), by a
+    base-(max + 1) code of the rows when it fits in an int64."""
+    base = int(rows.max()) + 1 if rows.size else 1
+    if base ** rows.shape[1] < 2 ** 62:
+        code = rows @ (base ** np.arange(rows.shape[1], dtype=np.int64))
+        _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    return first, inverse.ravel()
+
+
+def _block_vote(X: np.ndarray, labels: np.ndarray, q: np.ndarray) -> int:
+    """One block's vote at ``q`` in A^R: the hypothesis of H_{block} with the fewest errors on
+    the block (the first of them), evaluated at ``q``."""
+    candidates = halfspace_labelings_2d(X)
+    errors = np.sum(predict_halfspaces(candidates, X) != labels, axis=1)
+    return int(predict_halfspaces(candidates[int(np.argmin(errors))], q)[0, 0])
+
+
 @dataclasses.dataclass(frozen=True)
 class RealizableLearner:
     """003's realizable learner with pure private prediction, A^R of Lemma 6 (= [DF18,
@@ -411,42 +433,48 @@ class RealizableLearner:
         if self.parts > len(X):
             raise ValueError(f"parts must be in [1, {len(X)}] (at most one block per record), "
                              f"got {self.parts}")
-        return self._votes(X, labels, q, rng, {})
-
-    def _votes(self, X: np.ndarray, labels: np.ndarray, q: np.ndarray,
-               rng: np.random.Generator, known: dict[bytes, int]) -> int:
-        """:meth:`votes`, remembering each block's vote in ``known`` by the block's records
-        (the vote is a deterministic function of them)."""
         blocks = np.array_split(rng.permutation(len(X)), self.parts)
-        v = 0
-        for block in blocks:
-            key = X[block].tobytes() + labels[block].tobytes()
-            if key not in known:
-                candidates = halfspace_labelings_2d(X[block])
-                errors = np.sum(predict_halfspaces(candidates, X[block]) != labels[block],
-                                axis=1)
-                known[key] = int(predict_halfspaces(candidates[int(np.argmin(errors))],
-                                                    q)[0, 0])
-            v += known[key]
-        return v
+        return sum(_block_vote(X[block], labels[block], q) for block in blocks)
 
-    def predict_with(self, X: np.ndarray, labels: np.ndarray, q: np.ndarray,
-                     rng: np.random.Generator) -> int:
-        """The prediction at ``q`` of the learner trained on (X, labels)."""
-        v = self.votes(X, labels, q, rng)
-        em = _selection_mechanism(exact(self.epsilon, "epsilon"))
-        return int(em.select(np.array([self.parts - v, v], dtype=float), rng))
+    def vote_counts(self, X: np.ndarray, labels: np.ndarray, q: np.ndarray, runs: int,
+                    rng: np.random.Generator) -> np.ndarray:
+        """``runs`` independent draws of :meth:`votes` (a uniformly random partition each,
+        cut as ``np.array_split`` cuts it), vectorised: a block's vote is a deterministic
+        function of its records in order, so the blocks of all runs are written as
+        sequences of record classes (records equal in point and label), and each distinct
+        sequence is voted once."""
+        if self.parts > len(X):
+            raise ValueError(f"parts must be in [1, {len(X)}] (at most one block per record), "
+                             f"got {self.parts}")
+        n = len(X)
+        _, first, classes = np.unique(np.column_stack([X, labels]), axis=0,
+                                      return_index=True, return_inverse=True)
+        shuffled = classes.ravel()[np.argsort(rng.random((runs, n)), axis=1)]
+        small, extra = divmod(n, self.parts)  # array_split: `extra` blocks of small + 1
+        total = np.zeros(runs, dtype=np.int64)
+        for lo, hi, size in ((0, extra * (small + 1), small + 1), (extra * (small + 1), n,
+                                                                   small)):
+            if hi == lo:
+                continue
+            blocks = shuffled[:, lo:hi].reshape(-1, size)
+            distinct, inverse = _row_groups(blocks)
+            votes = np.array([_block_vote(X[first[blocks[i]]], labels[first[blocks[i]]], q)
+                              for i in distinct])
+            total += votes[inverse].reshape(runs, -1).sum(axis=1)
+        return total
 
-    def predict_many(self, X: np.ndarray, labels: np.ndarray, q: np.ndarray,
-                     rng: np.random.Generator) -> np.ndarray:
-        """Independent runs of :meth:`predict_with`, one per row of ``labels`` (runs with
-        the same labels share the block-vote memo; the votes' exponential mechanisms are
-        drawn together per vote count: the same law run by run)."""
-        known: dict[bytes, dict[bytes, int]] = {}
-        votes = np.array([self._votes(X, row, q, rng, known.setdefault(row.tobytes(), {}))
-                          for row in labels])
+    def predict_many(self, X: np.ndarray, labelings: np.ndarray, which: np.ndarray,
+                     q: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Independent runs of :meth:`predict_with`, run i trained on the labels
+        ``labelings[which[i]]``: the votes by :meth:`vote_counts` per labeling, the votes'
+        exponential mechanisms drawn together per vote count (the same law run by run)."""
+        votes = np.empty(len(which), dtype=np.int64)
+        for g, row in enumerate(labelings):
+            where = np.flatnonzero(which == g)
+            if where.size:
+                votes[where] = self.vote_counts(X, row, q, where.size, rng)
         em = _selection_mechanism(exact(self.epsilon, "epsilon"))
-        out = np.empty(len(labels), dtype=np.int64)
+        out = np.empty(len(which), dtype=np.int64)
         for v in np.unique(votes):
             where = np.flatnonzero(votes == v)
             out[where] = em.select(np.array([self.parts - v, v], dtype=float), rng,
@@ -538,7 +566,9 @@ class Theorem2Learner:
                                   self._event(selection, relabel.plan(), n), times=runs):
                 hypotheses = _selections(X, y, self.sample, self.selection_epsilon(n),
                                          lambda e: e, runs, rng)
-                labels = relabel.predict_many(X, predict_halfspaces(hypotheses, X), q, rng)
+                distinct, which = np.unique(hypotheses, axis=0, return_inverse=True)
+                labels = relabel.predict_many(X, predict_halfspaces(distinct, X),
+                                              which.ravel(), q, rng)
             return _flips(labels, flip, rng)
 
         mechanism.batch = batch  # type: ignore[attr-defined]

@@ -313,6 +313,66 @@ def _winnow() -> tuple[Callable[[], Any], Callable[[], Any]]:
     return lambda: DPWinnow(4, params), lambda: [winnow_neighbouring_pair(4)]
 
 
+#: 003 Theorem 2 at toy size: n records (odd, for the balanced pair), n' = 2 (Lemma 8 needs
+#: n' >= 2), net radius eta, flip alpha, A^R with ``parts`` blocks.  Theorem 2 has no
+#: registered claim (its privacy is O(eps) only asymptotically), so its target is a
+#: reconstructed claim: the accountant's own bound for the plan at this point.
+THEOREM2_INSTANCE: dict[str, Any] = {"n": 301, "n_prime": 2, "eta": "1/10", "alpha": "1/10",
+                                     "parts": 100}
+
+
+def theorem2_audited() -> tuple[Any, Any, Any]:
+    """003 Theorem 2 at :data:`THEOREM2_INSTANCE`: the learner, its query point and the
+    neighbouring pair :func:`mechanisms.private_prediction.balanced_query_pair` (n copies of
+    the query point, labels balanced, one flipped).  Relabeling by the selected h erases the
+    labels, so the pair moves only the selection (scores +-1 between h = +x and -x, log-odds
+    2 beta = 2/(eta n)); A^R's vote (log-odds eps_R parts / 2 on unanimous votes) carries
+    that shift to the answer, and the flip caps it.  Exact loss of the pair: ln(P / (1 - P)),
+    P = alpha + (1 - 2 alpha)(sigma(2 beta) v + sigma(-2 beta)(1 - v)), beta = 1/(eta n),
+    v = sigma(eps_R parts / 2), eps_R = 1/(eta n) -- 0.036 here, against the accountant's
+    0.592.  A selection run with a
+    too-large privacy parameter (less noise) moves the answer almost by the vote's accuracy:
+    the pair catches it (tests/algorithms_part2/test_theorem2_audit.py)."""
+    from mechanisms.private_prediction import Theorem2Learner, balanced_query_pair
+
+    p = THEOREM2_INSTANCE
+    learner = Theorem2Learner(int(p["n_prime"]), _exact(p["eta"], "eta"),
+                              _exact(p["alpha"], "alpha"), int(p["parts"]))
+    return learner, np.array(_QUERY), balanced_query_pair(int(p["n"]), np.array(_QUERY))
+
+
+def _exact(value: Any, name: str) -> Any:
+    from dpaudit.numeric import exact
+
+    return exact(value, name)
+
+
+def _theorem2_target() -> Target:
+    """003 Theorem 2 as a report target without a source claim (a reconstructed one: the
+    claimed epsilon is the accountant's explicit-constant Lemma 8 bound, then the label-flip
+    rule, for :meth:`Theorem2Learner.plan` at :data:`THEOREM2_INSTANCE`, rounded up)."""
+    from dpaudit.accountant import Accountant
+
+    learner, q, pair = theorem2_audited()
+    plan = learner.plan(int(THEOREM2_INSTANCE["n"]))
+    epsilon = Accountant().guarantee(plan).epsilon_upper
+    return Target(
+        name="003/theorem-2", title="003 Dagan, Feldman 2020: Theorem 2 (reconstructed claim)",
+        group="source documents", epsilon=float(epsilon), delta=0.0,
+        summary=("subsample n' records, exponential mechanism with privacy 2/(eta n) over "
+                 "H_{S_I}, relabel S by the selection, realizable learner A^R with "
+                 "1/(eta n)-private prediction, flip with probability alpha.  003 states "
+                 "O(eps)-private prediction asymptotically, with no constants: the claim "
+                 "audited here is reconstructed, the accountant's explicit-constant Lemma 8 "
+                 "bound then the label-flip rule at the stated instance"),
+        plan=plan, parameters=dict(THEOREM2_INSTANCE),
+        mechanism=lambda: learner.mechanism(q), pairs=lambda: [pair], samples=100_000,
+        source=("mechanisms.private_prediction:Theorem2Learner.mechanism (the prediction at "
+                "x = (0, 0.3); pair: 301 records at x, labels balanced, one flipped; n' = 2, "
+                "eta = 1/10, alpha = 1/10, A^R with 100 blocks)"),
+    )
+
+
 #: Audited forms of the source-document claims: (builder, samples, what is audited).
 _AUDITED: dict[str, tuple[Callable[[], tuple[Callable[[], Any], Callable[[], Any]]], int,
                           str]] = {
@@ -421,6 +481,7 @@ def load_builtin_targets() -> list[Target]:
 
     load_claim_modules()
     out = [register_target(_claim_target(key)) for key in sorted(CLAIMS)]
+    out.append(register_target(_theorem2_target()))
     out += [register_target(_catalogue_target(m, "catalogue")) for m in correct_mechanisms()]
     out += [register_target(_catalogue_target(m, "broken")) for m in broken_mechanisms()]
     return out

@@ -463,6 +463,13 @@ class RealizableLearner:
             total += votes[inverse].reshape(runs, -1).sum(axis=1)
         return total
 
+    def predict_with(self, X: np.ndarray, labels: np.ndarray, q: np.ndarray,
+                     rng: np.random.Generator) -> int:
+        """The prediction at ``q`` of the learner trained on (X, labels)."""
+        v = self.votes(X, labels, q, rng)
+        em = _selection_mechanism(exact(self.epsilon, "epsilon"))
+        return int(em.select(np.array([self.parts - v, v], dtype=float), rng))
+
     def predict_many(self, X: np.ndarray, labelings: np.ndarray, which: np.ndarray,
                      q: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Independent runs of :meth:`predict_with`, run i trained on the labels

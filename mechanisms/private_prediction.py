@@ -18,7 +18,11 @@ The hypothesis class is H = homogeneous halfspaces of R^2, x -> [<w, x> >= 0] (V
   response (an eps-DP algorithm) on a uniform n'-subset.
 
 Auditable forms (``mechanism(x)``: the prediction at a query point x) batch their runs by
-subsample (:func:`_predictions`): the same law as separate runs, far fewer EM set-ups.
+subsample content (:func:`_selections`): the same law as separate runs, far fewer EM
+set-ups; the Theorem 2 learner's batch also vectorises A^R's votes over runs
+(:meth:`RealizableLearner.vote_counts`).  Its audit (report target ``003/theorem-2``) is of a
+reconstructed claim, the accountant's bound at a toy instance
+(:func:`dpaudit.report.builtin.theorem2_audited`): Theorem 2 itself has no constants.
 
 Each learner's :meth:`plan` is its prediction mechanism at one query point as an event tree
 (see :mod:`dpaudit.events.stability`); the run records that same tree through

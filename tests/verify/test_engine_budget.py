@@ -9,6 +9,8 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import pytest
+
 from dpaudit.verify import Domain, get_claim, load_claim_modules
 from dpaudit.verify.engine import verify_inequality
 from dpaudit.verify.prove import verify_claim
@@ -54,6 +56,7 @@ def test_time_safety_net_names_itself() -> None:
     assert "time safety net" in v.method and "may depend on the machine" in v.method
 
 
+@pytest.mark.slow  # ~30-70 s of CPU: verifier runs repeated under load
 def test_claim_verdict_identical_twice_one_run_under_load() -> None:
     load_claim_modules()
     claim = get_claim("003/corollary-1")
@@ -68,6 +71,7 @@ def test_claim_verdict_identical_twice_one_run_under_load() -> None:
     assert " s)" not in first.detail and "seconds" not in first.detail
 
 
+@pytest.mark.slow  # ~30-70 s of CPU: verifier runs repeated under load
 def test_unknown_claim_names_the_work_or_box_budget() -> None:
     # a claim cut short by a small budget says which deterministic budget ran out
     load_claim_modules()

@@ -88,12 +88,11 @@ def test_net_failure_bound_is_trivial_below_8_over_eta_and_decays() -> None:
 def test_df_lemma5_rule_and_requirement_eps_le_1() -> None:
     e = _eps(SampledWithoutReplacement(PureDP("1/2", relation=R), 10, 100))
     assert e <= 2 * 0.5 * 10 / 100 + 1e-12
-    # eps > 1: Lemma 5 does not apply; other (issue-3) rules may, else unsupported
-    try:
-        e2 = _eps(SampledWithoutReplacement(PureDP(2, relation=R), 10, 100))
-    except ValueError:
-        return
+    # eps > 1: Lemma 5 does not apply; BBG18 Theorem 9 (sampling without replacement) does,
+    # and no bound can beat the exact amplified value log(1 + (m/n)(e^eps - 1))
+    e2 = _eps(SampledWithoutReplacement(PureDP(2, relation=R), 10, 100))
     assert e2 >= math.log(1 + 0.1 * (math.exp(2) - 1)) - 1e-12
+    assert e2 < 2
 
 
 @pytest.mark.parametrize("build,match", [

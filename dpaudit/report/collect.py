@@ -37,6 +37,7 @@ import sympy
 from dpaudit.accountant import Accountant, Guarantee, substitute
 from dpaudit.events import Event
 from dpaudit.numeric import EvaluationError, exact
+from dpaudit.report.numbers import for_people
 from dpaudit.report.target import Target
 
 __all__ = [
@@ -308,7 +309,7 @@ def describe(target: Target, seed: int = 0) -> dict[str, Any]:
                                   f"{str(err).splitlines()[0]}"}
     out["guarantee"] = guarantee
     out["fingerprint"] = fingerprint(target, seed, plan, claim)
-    return out
+    return for_people(out)
 
 
 def _finite(x: float | None) -> float | str | None:
@@ -486,5 +487,6 @@ def collect(target: Target, seed: int = 0, *, audit: bool = True,
             out["audit"] = _audit(target, seed)
         except (ValueError, TypeError, RuntimeError) as err:
             out["audit"] = {"error": f"{type(err).__name__}: {str(err).splitlines()[0]}"}
+    out = for_people(out)  # machine-independent digits, bounds rounded the safe way
     out["verdict"] = verdict(out)
     return out

@@ -134,7 +134,9 @@ def test_a_reason_with_a_mechanism_is_refused() -> None:
 @pytest.mark.parametrize("sampling", ["uniform", "poisson"])
 def test_vectorised_noisy_sgd_is_the_single_run_code(sampling: str) -> None:
     """One batched run consumes the generator exactly as :meth:`PrivateERM.fit` does, so it
-    returns the same weights bit for bit (the batch advances its runs in lock step)."""
+    returns the same weights (the batch advances its runs in lock step).  Equal to rounding
+    only: the batch multiplies matrices where the single run multiplies vectors, and BLAS
+    builds sum those in different orders; another draw of the noise would differ by O(1)."""
     from mechanisms.halfspaces import MarginLoss, PrivateERM
     from mechanisms.synthetic_part2 import margin_sample
 
@@ -142,7 +144,8 @@ def test_vectorised_noisy_sgd_is_the_single_run_code(sampling: str) -> None:
     erm = PrivateERM(50, sympy.Rational(1, 10**5), MarginLoss(0.5), 3, 40, sampling=sampling)
     single = erm.fit(X, y, np.random.default_rng(3))
     batched = erm.fit_batch(X, y, 1, np.random.default_rng(3))
-    assert batched.shape == (1, 5) and np.array_equal(batched[0], single)
+    assert batched.shape == (1, 5)
+    np.testing.assert_allclose(batched[0], single, rtol=1e-9, atol=1e-12)
     many = erm.fit_batch(X, y, 50, np.random.default_rng(3))
     assert len({tuple(w) for w in many}) == 50  # independent runs, not copies
 

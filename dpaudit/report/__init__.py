@@ -25,7 +25,7 @@ from typing import Any
 from dpaudit.report.builtin import load_builtin_targets
 from dpaudit.report.collect import FORMAT_VERSION, collect, describe
 from dpaudit.report.plots import growth_plot, privacy_curve_plot
-from dpaudit.report.render import index_blocks, report_blocks, to_html, to_markdown
+from dpaudit.report.render import index_blocks, png_data_uri, report_blocks, to_html, to_markdown
 from dpaudit.report.target import (
     TARGETS,
     Target,
@@ -126,12 +126,14 @@ def generate(targets: Sequence[Target], out: str | Path, *, fmt: str = "md", see
             images: dict[str, str] = {}
             written: list[Path] = []
             curve = out / "plots" / f"{target.slug}-curve.png"
+            # HTML pages embed their plots (a standalone file); Markdown links them
             if privacy_curve_plot(report, curve):
-                images["curve"] = f"plots/{curve.name}"
+                images["curve"] = png_data_uri(curve) if fmt == "html" else f"plots/{curve.name}"
                 written.append(curve)
             growth = out / "plots" / f"{target.slug}-growth.png"
             if growth_plot(report, growth):
-                images["growth"] = f"plots/{growth.name}"
+                images["growth"] = (png_data_uri(growth) if fmt == "html"
+                                    else f"plots/{growth.name}")
                 written.append(growth)
             blocks = report_blocks(report, images)
             page = out / f"{target.slug}.{fmt}"

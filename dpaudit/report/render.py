@@ -7,13 +7,15 @@ formats always say the same thing.
 
 from __future__ import annotations
 
+import base64
 import html
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from dpaudit.report.verdict import down, up
 
-__all__ = ["index_blocks", "report_blocks", "to_html", "to_markdown"]
+__all__ = ["index_blocks", "png_data_uri", "report_blocks", "to_html", "to_markdown"]
 
 Block = tuple[Any, ...]
 
@@ -48,7 +50,8 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
 
     Args:
         report: a collected report (:func:`dpaudit.report.collect.collect`).
-        images: ``{"curve": relative path, "growth": relative path}`` of the plots written.
+        images: ``{"curve": src, "growth": src}`` of the plots written: a relative path
+            (Markdown) or a ``data:`` URI (HTML, see :func:`png_data_uri`).
 
     Returns:
         The blocks, in reading order.
@@ -258,6 +261,24 @@ img { max-width: 100%; border: 1px solid #ddd; margin: 0.5rem 0; }
 .verdict.consistent { border-color: #2e7d32; background: #edf7ed; }
 .verdict.unsupported, .verdict.not-audited { border-color: #b7791f; background: #fff8e6; }
 """
+
+
+def png_data_uri(path: str | Path) -> str:
+    """A PNG file as a ``data:`` URI, so that an HTML page embeds its plots.
+
+    Args:
+        path: the PNG file.
+
+    Returns:
+        ``data:image/png;base64,...``.
+
+    Raises:
+        ValueError: when the file is not a PNG.
+    """
+    data = Path(path).read_bytes()
+    if not data.startswith(b"\x89PNG\r\n\x1a\n"):
+        raise ValueError(f"path must name a PNG file, got {str(path)!r}")
+    return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
 def _inline(text: str) -> str:

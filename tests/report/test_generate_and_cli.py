@@ -63,7 +63,7 @@ def test_html_report_is_standalone_and_escaped(tmp_path: Path, broken_target: Ta
     page = (tmp_path / "test--broken.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and "<script" not in page
     assert 'class="verdict violation"' in page
-    assert '<img src="plots/test--broken-curve.png"' in page
+    assert '<img src="data:image/png;base64,' in page  # embedded: test_html_standalone.py
     assert "<a href=\"test--broken.html\">" in (tmp_path / "index.html").read_text()
 
 

@@ -1,0 +1,326 @@
+"""Every code block of ``README.md`` and ``docs/**/*.md`` runs, as the docs say it does.
+
+The convention (also in the contributors' notes):
+
+* ```` ```python ```` blocks run in order, in one namespace per file (a later block may use
+  names an earlier one defined), in a temporary working directory of that file.
+* ```` ```bash ```` blocks: every line starting with ``dpaudit `` is split like a shell line
+  (:func:`shlex.split`, ``#`` comments dropped, ``\\`` continuations joined) and run as
+  ``sys.executable -m dpaudit ...`` (so the checkout's code is tested, not a ``dpaudit`` found
+  on ``PATH``), in the file's temporary directory.  It must exit 0, unless the block is
+  directly preceded by a line ``<!-- expect-exit: N -->``: then every such line must exit N.
+  Lines containing ``pip install``, ``pytest`` or ``dpaudit report all`` are not run (they
+  install, run the whole suite, or take minutes); other lines (``dask worker``, ...) neither.
+* ```` ```text ````, ```` ```console ```` and the data languages below are shown, not run.
+
+A block with any other language tag fails :func:`test_every_block_has_a_known_language`, so no
+code escapes the test by a typo (```` ```py ````, ```` ```sh ````).  Tests are parametrized
+per file and block, named ``<file>:<line>-<language>``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shlex
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+#: Languages whose blocks run.
+RUN = ("python", "bash")
+#: Languages shown only: console transcripts, program output, configuration and data files.
+SHOWN = ("text", "console", "yaml", "toml", "json", "ini", "html", "markdown")
+#: Substrings that keep a ``dpaudit`` line of a bash block from running.
+NOT_RUN = ("pip install", "pytest", "dpaudit report all")
+#: Shell operators the harness does not emulate (a docs line must be one plain command).
+SHELL_OPERATORS = {"|", "||", "&", "&&", ";", ">", ">>", "<", "<<", "(", ")"}
+#: Wall-clock limit of one command: far above what a docs block should take (< 5 s), so
+#: only a hang trips it.
+COMMAND_TIMEOUT = 300
+
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\s]*)[^`]*$")
+_EXPECT = re.compile(r"^\s*<!--\s*expect-exit:\s*(?P<code>\d+)\s*-->\s*$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Block:
+    """One fenced code block of a Markdown file."""
+
+    path: Path
+    line: int  # 1-based line of the first line of code (after the opening fence)
+    language: str
+    code: str
+    expect_exit: int | None  # from a preceding <!-- expect-exit: N --> line
+
+    @property
+    def name(self) -> str:
+        return f"{self.path.relative_to(ROOT).as_posix()}:{self.line}-{self.language or 'none'}"
+
+
+def parse_blocks(path: Path) -> list[Block]:
+    """The fenced code blocks of a Markdown file, in order.
+
+    Args:
+        path: the Markdown file.
+
+    Returns:
+        The blocks; the code is dedented by the opening fence's indentation (blocks inside
+        list items).
+
+    Raises:
+        ValueError: on a fence that is never closed.
+    """
+    lines = path.read_text(encoding="utf-8").splitlines()
+    blocks: list[Block] = []
+    i = 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        indent, fence, language = len(m["indent"]), m["fence"], m["info"].lower()
+        before = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()), "")
+        expect = _EXPECT.match(before)
+        body: list[str] = []
+        j = i + 1
+        while j < len(lines):
+            stripped = lines[j].strip()
+            if stripped.startswith(fence[0] * len(fence)) and not stripped.strip(fence[0]):
+                break
+            text = lines[j]
+            body.append(text[min(indent, len(text) - len(text.lstrip())) :])
+            j += 1
+        else:
+            raise ValueError(f"{path}:{i + 1}: code fence never closed")
+        blocks.append(
+            Block(
+                path,
+                i + 2,
+                language,
+                "\n".join(body) + "\n",
+                int(expect["code"]) if expect else None,
+            )
+        )
+        i = j + 1
+    return blocks
+
+
+ALL_BLOCKS = [b for p in DOC_FILES if p.exists() for b in parse_blocks(p)]
+PYTHON_BLOCKS = [b for b in ALL_BLOCKS if b.language == "python"]
+BASH_BLOCKS = [b for b in ALL_BLOCKS if b.language == "bash"]
+
+
+def command_lines(block: Block) -> list[tuple[int, str]]:
+    """The ``dpaudit`` lines of a bash block that run, with their line numbers.
+
+    Args:
+        block: a bash block.
+
+    Returns:
+        ``(line number, command line)`` pairs, continuations joined.
+    """
+    out: list[tuple[int, str]] = []
+    pending, start = "", 0
+    for k, raw in enumerate(block.code.splitlines()):
+        if not pending:
+            start = block.line + k
+        line = pending + raw.strip()
+        if line.endswith("\\"):
+            pending = line[:-1].rstrip() + " "
+            continue
+        pending = ""
+        if line.startswith("dpaudit ") and not any(s in line for s in NOT_RUN):
+            out.append((start, line))
+    return out
+
+
+def shell_argv(line: str) -> list[str]:
+    """A docs command line as the argv of ``sys.executable -m dpaudit``.
+
+    Args:
+        line: a line starting with ``dpaudit ``.
+
+    Returns:
+        The argv.
+
+    Raises:
+        ValueError: when the line uses a shell operator (pipe, redirection, ``&&``, ...) the
+            harness does not emulate.
+    """
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer.commenters = "#"
+    operators = [t for t in lexer if t in SHELL_OPERATORS]
+    if operators:
+        raise ValueError(
+            f"line must be one plain dpaudit command, got operators {operators} in {line!r}"
+        )
+    return [sys.executable, "-m", "dpaudit", *shlex.split(line, comments=True)[1:]]
+
+
+# ---- one namespace and one working directory per file ----------------------------------
+
+
+@dataclasses.dataclass
+class _FileState:
+    cwd: Path
+    namespace: dict[str, object]
+    done: int = 0  # python blocks of the file already run
+    failed: str | None = None  # the block that failed, if any
+
+
+_STATES: dict[Path, _FileState] = {}
+
+
+def _state(path: Path, factory: pytest.TempPathFactory) -> _FileState:
+    if path not in _STATES:
+        cwd = factory.mktemp(re.sub(r"\W+", "-", path.relative_to(ROOT).as_posix()))
+        _STATES[path] = _FileState(cwd, {"__name__": "__docs__"})
+    return _STATES[path]
+
+
+def _run_python(block: Block, namespace: dict[str, object]) -> None:
+    # pad with newlines: a traceback names the Markdown file and the line in it
+    code = compile("\n" * (block.line - 1) + block.code, str(block.path), "exec")
+    exec(code, namespace)  # the project's own documentation, not user input
+
+
+def _ids(blocks: list[Block]) -> list[str]:
+    return [b.name for b in blocks]
+
+
+@pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=_ids(PYTHON_BLOCKS))
+def test_python_block_runs(
+    block: Block, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The block runs after the file's earlier python blocks, in their namespace."""
+    state = _state(block.path, tmp_path_factory)
+    monkeypatch.chdir(state.cwd)
+    mine = [b for b in PYTHON_BLOCKS if b.path == block.path]
+    index = mine.index(block)
+    while state.done <= index:
+        current = mine[state.done]
+        if state.failed is not None:
+            pytest.fail(
+                f"an earlier python block of this file failed: {state.failed}", pytrace=False
+            )
+        try:
+            _run_python(current, state.namespace)
+        except BaseException:
+            state.failed = current.name
+            if current is block:
+                raise
+            pytest.fail(
+                f"an earlier python block of this file failed: {current.name}\n"
+                + traceback.format_exc(),
+                pytrace=False,
+            )
+        state.done += 1
+
+
+@pytest.mark.parametrize("block", BASH_BLOCKS, ids=_ids(BASH_BLOCKS))
+def test_bash_block_commands_exit_as_documented(
+    block: Block, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Every ``dpaudit`` line of the block exits 0 (or the documented code)."""
+    cwd = _state(block.path, tmp_path_factory).cwd
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
+        MPLBACKEND="Agg",
+    )
+    expected = 0 if block.expect_exit is None else block.expect_exit
+    for line_no, line in command_lines(block):
+        done = subprocess.run(
+            shell_argv(line),
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT,
+            check=False,
+        )
+        assert done.returncode == expected, (
+            f"{block.path.relative_to(ROOT)}:{line_no}: `{line}` exited {done.returncode}, "
+            f"the docs say {expected}\n--- stdout ---\n{done.stdout[-3000:]}"
+            f"\n--- stderr ---\n{done.stderr[-3000:]}"
+        )
+
+
+def test_every_block_has_a_known_language() -> None:
+    unknown = [b.name for b in ALL_BLOCKS if b.language not in RUN + SHOWN]
+    assert not unknown, f"blocks neither run nor declared shown-only ({SHOWN}): {unknown}"
+
+
+def test_expect_exit_marks_only_bash_blocks() -> None:
+    wrong = [b.name for b in ALL_BLOCKS if b.expect_exit is not None and b.language != "bash"]
+    assert not wrong, f"<!-- expect-exit: N --> before a block that does not run: {wrong}"
+
+
+def test_a_bash_block_with_expect_exit_has_a_command_to_run() -> None:
+    empty = [b.name for b in BASH_BLOCKS if b.expect_exit is not None and not command_lines(b)]
+    assert not empty, f"<!-- expect-exit: N --> but no dpaudit line runs: {empty}"
+
+
+# ---- the harness itself -------------------------------------------------------------------
+
+
+def test_parser_reads_fences_languages_indentation_and_expect_exit(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "text\n\n```python\nx = 1\n```\n\n- item\n\n  ```python\n  y = x + 1\n  ```\n\n"
+        "<!-- expect-exit: 2 -->\n```bash\ndpaudit account 'Nope(' \\\n  --json\n"
+        "pip install dpaudit\ndpaudit report all --out r\npython -m pytest\n```\n"
+        "````text\n```\nnot a fence end\n````\n",
+        encoding="utf-8",
+    )
+    blocks = parse_blocks(doc)
+    assert [(b.line, b.language, b.expect_exit) for b in blocks] == [
+        (4, "python", None),
+        (10, "python", None),
+        (15, "bash", 2),
+        (22, "text", None),
+    ]
+    assert blocks[1].code == "y = x + 1\n"
+    assert command_lines(blocks[2]) == [(15, "dpaudit account 'Nope(' --json")]
+    assert shell_argv("dpaudit account 'Nope(' --json  # a comment")[1:] == [
+        "-m",
+        "dpaudit",
+        "account",
+        "Nope(",
+        "--json",
+    ]
+    assert "```" in blocks[3].code
+    namespace: dict[str, object] = {}
+    for b in blocks[:2]:
+        _run_python(b, namespace)
+    assert namespace["y"] == 2
+
+
+def test_harness_refuses_shell_operators_and_unclosed_fences(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="one plain dpaudit command"):
+        shell_argv("dpaudit account 'Laplace(1)' > out.txt")
+    with pytest.raises(ValueError, match="one plain dpaudit command"):
+        shell_argv("dpaudit demo | head")
+    doc = tmp_path / "doc.md"
+    doc.write_text("```python\nx = 1\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="never closed"):
+        parse_blocks(doc)
+
+
+def test_a_failing_python_block_points_at_its_markdown_line(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "# t\n\n```python\nx = 1\nraise RuntimeError('docs broken')\n```\n", encoding="utf-8"
+    )
+    (block,) = parse_blocks(doc)
+    with pytest.raises(RuntimeError, match="docs broken") as info:
+        _run_python(block, {})
+    assert info.traceback[-1].path == doc and info.traceback[-1].lineno + 1 == 5

@@ -20,6 +20,7 @@ from typing import Any
 
 from dpaudit.audit import audit as run_audit
 from dpaudit.audit import exact_audit, query_pairs
+from dpaudit.cli.exit_codes import dumps
 
 #: Default samples per dataset on the command line.
 DEFAULT_SAMPLES = 1_000_000
@@ -128,5 +129,5 @@ def run(args: argparse.Namespace) -> int:
             executor=args.scheduler,
             progress=False if args.no_progress else None,
         )
-    print(result.to_json(indent=2) if args.json else result, file=sys.stdout)
+    print(dumps(result.to_dict(), indent=2) if args.json else result, file=sys.stdout)
     return 1 if result.violation else 0

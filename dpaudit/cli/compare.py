@@ -11,9 +11,9 @@ bound rounded up.
 from __future__ import annotations
 
 import argparse
-import json
 
 from dpaudit.accountant import Accountant
+from dpaudit.cli.exit_codes import dumps
 from dpaudit.events import SelfComposed
 from dpaudit.numeric import EvaluationError, float_up
 from dpaudit.parse import parse_event, parse_number
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--k must be comma-separated integers, got {args.k!r}") from None
     table = compare(args.mechanism, ks, args.delta)
     if args.json:
-        print(json.dumps({m: {str(k): v for k, v in col.items()} for m, col in table.items()},
+        print(dumps({m: {str(k): v for k, v in col.items()} for m, col in table.items()},
                          indent=2))
     else:
         methods = sorted(table)

@@ -8,10 +8,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
+from dpaudit.cli.exit_codes import dumps
 from dpaudit.verify.claims import CLAIMS, get_claim, load_claim_modules
 from dpaudit.verify.domain import Domain
 from dpaudit.verify.engine import MAX_WORK, TIME_LIMIT
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     domain = Domain.parse(args.domain)
     v = verify_with_relaxation(args.inequality, domain, time_limit=args.time_limit or TIME_LIMIT)
     if args.json:
-        print(json.dumps({"status": v.status, "summary": v.summary(),
+        print(dumps({"status": v.status, "summary": v.summary(),
                           "counterexample": {k: str(x) for k, x in
                                              (v.counterexample or {}).items()}}, indent=2))
     else:
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _print(rows: list[dict], as_json: bool, seconds: float) -> None:
     if as_json:
-        print(json.dumps(rows, indent=2))
+        print(dumps(rows, indent=2))
         return
     print(f"{'document':<34} {'theorem':<26} {'status':<8} domain / detail")
     for r in rows:

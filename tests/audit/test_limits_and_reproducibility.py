@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from _audit_mechanisms import (  # tests/audit is on sys.path
     GlobalBatch,
     ShiftedLaplace,
@@ -21,6 +20,7 @@ from _audit_mechanisms import (  # tests/audit is on sys.path
     own_generator_laplace,
     python_random_laplace,
 )
+
 from dpaudit.audit import audit
 from dpaudit.audit.errors import MechanismError
 from dpaudit.audit.limits import MAX_OUTPUT_DIMENSION, MAX_SAMPLES, worker_limit

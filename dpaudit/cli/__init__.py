@@ -112,10 +112,24 @@ def _one_line(err: BaseException) -> str:
 
 
 def _fail(code: ExitCode, message: str, command: str | None, as_json: bool) -> int:
-    print(f"dpaudit{' ' + command if command else ''}: error: {message}", file=sys.stderr)
-    if as_json:
-        print(dumps(error_object(code, message, command), indent=2))
+    try:
+        print(f"dpaudit{' ' + command if command else ''}: error: {message}", file=sys.stderr)
+        if as_json:
+            print(dumps(error_object(code, message, command), indent=2))
+    except OSError:  # a closed stdout or stderr: the exit code still tells
+        pass
     return int(code)
+
+
+def _stdout_closed() -> int:
+    """The reader of stdout went away (``dpaudit ... | head``): end quietly."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return int(ExitCode.OK)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -149,6 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dpaudit: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _stdout_closed()
     except Exception as err:  # the last line of defence: no traceback leaks
         if debug:
             raise

@@ -43,8 +43,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+#: Largest ``--time-limit`` accepted (CPU seconds per inequality).
+MAX_TIME_LIMIT = 3600.0
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``dpaudit verify``; exit status 1 when something is refuted."""
+    if args.time_limit is not None and not 0 < args.time_limit <= MAX_TIME_LIMIT:
+        raise ValueError(f"--time-limit must be a number of seconds in (0, {MAX_TIME_LIMIT:g}], "
+                         f"got {args.time_limit!r}")
     if args.all or args.claim:
         loads = load_claim_modules()
         errors = [m for m in loads if m.status == "error"]

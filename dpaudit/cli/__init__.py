@@ -123,12 +123,11 @@ def _fail(code: ExitCode, message: str, command: str | None, as_json: bool) -> i
 
 def _stdout_closed() -> int:
     """The reader of stdout went away (``dpaudit ... | head``): end quietly."""
+    import contextlib
     import os
 
-    try:
+    with contextlib.suppress(OSError, ValueError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
     return int(ExitCode.OK)
 
 

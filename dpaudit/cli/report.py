@@ -62,6 +62,10 @@ def run(args: argparse.Namespace) -> int:
     """Run ``dpaudit report``; see the module docstring for the exit status."""
     load_builtin_targets()
     if args.list:
+        if args.json:
+            print(dumps([{"target": t.name, "group": t.group, "title": t.title}
+                         for t in TARGETS.values()], indent=2))
+            return 0
         for t in TARGETS.values():
             print(f"{t.name:<48} {t.group:<18} {t.title}")
         return 0

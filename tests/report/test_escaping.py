@@ -105,7 +105,7 @@ class HostileMechanism:
     def batch(self, d: float, n: int, rng: np.random.Generator) -> np.ndarray:
         return d + rng.laplace(0.0, 1.0, n)
 
-    pairs = [(0.0, 1.0)]
+    pairs = ((0.0, 1.0),)
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,10 @@ shrinking it.
 
 Large arguments (the mechanism, the datasets, the events) are sent to the cluster once per
 audit as small *recomputable* tasks rather than with every batch, so a worker that dies
-holding them does not lose them.
+holding them does not lose them.  They travel as pickled bytes that a worker unpickles in a
+task (:func:`_loads`): the scheduler never needs the user's modules, and a worker that cannot
+import the mechanism's module fails that task with an ``ImportError`` naming the module,
+which the runner reports in one line (:class:`~dpaudit.audit.errors.MechanismError`).
 
 Dask is an optional dependency (``pip install 'dpaudit[dask]'``); it is imported only when a
 Dask executor is made.
@@ -63,9 +66,24 @@ def is_dask_target(executor: Any) -> bool:
     return distributed is not None and isinstance(executor, distributed.Client)
 
 
-def _identity(value: Any) -> Any:
-    """Task body that holds a shared argument on the cluster (recomputable if lost)."""
-    return value
+def _loads(payload: bytes) -> Any:
+    """Task body that holds a shared argument on the cluster (recomputable if lost).
+
+    Raises:
+        ImportError: if this worker cannot rebuild the object (its module is missing, or
+            differs from the client's).
+    """
+    import cloudpickle
+
+    try:
+        return cloudpickle.loads(payload)
+    except ImportError:
+        raise
+    except (AttributeError, TypeError, EOFError) as err:  # a module other than the client's
+        raise ImportError(
+            f"a worker cannot rebuild an argument of the audit ({type(err).__name__}: {err}); "
+            "the worker's modules differ from the client's"
+        ) from err
 
 
 def _import_distributed() -> Any:
@@ -150,7 +168,10 @@ class DaskExecutor:
         held = self._shared.get(id(value))
         if held is None:
             key = f"dpaudit-data-{self._token}-{len(self._shared)}"
-            future = self.client.submit(_identity, value, key=key, retries=self.retries)
+            import cloudpickle
+
+            payload = cloudpickle.dumps(value)
+            future = self.client.submit(_loads, payload, key=key, retries=self.retries)
             # Keep ``value`` alive with its future so that its id() is never reused.
             held = self._shared[id(value)] = (value, future)
         return held[1]

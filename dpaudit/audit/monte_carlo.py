@@ -17,14 +17,23 @@ from dpaudit.audit.estimators import (
     point_estimate,
     predicted_bounds,
 )
+from dpaudit.audit.limits import (
+    DEFAULT_MAX_MEMORY_BYTES,
+    MAX_OUTPUT_DIMENSION,
+    MAX_SAMPLES,
+    MAX_WORKERS,
+    estimate_memory,
+    worker_limit,
+)
 from dpaudit.audit.pairs import NeighbouringPair, resolve_pairs
+from dpaudit.audit.probe import Probe, probe
 from dpaudit.audit.result import AuditResult
-from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, PROGRESS_THRESHOLD, Runner
+from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, PROGRESS_THRESHOLD, Runner, seed_sequence
 from dpaudit.audit.selection import FAMILIES, Candidate, search_events
 
 __all__ = ["audit"]
 
-_SELECTION, _CERTIFICATION, _MODELS, _SCREENING = 0, 1, 2, 3
+_SELECTION, _CERTIFICATION, _MODELS, _SCREENING, _PROBE = 0, 1, 2, 3, 4
 #: With several candidate pairs, each is first screened on this many samples per dataset;
 #: event selection then uses the full selection budget on the most promising pair only.
 SCREENING_SAMPLES = 200_000
@@ -39,12 +48,41 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
+def _is_number(v: Any) -> bool:
+    """An int or float that converts to a float (huge integers do not)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        return False
+    try:
+        float(v)
+    except OverflowError:
+        return False
+    return True
+
+
 def _name(mechanism: Any) -> str:
     return str(
         getattr(mechanism, "name", None)
         or getattr(mechanism, "__name__", None)
         or type(mechanism).__name__
     )
+
+
+def _check_size(probed: Probe, n_sel: int, batch: int, max_memory: int, samples: int) -> None:
+    """Refuse outputs too wide, or samples too many for ``max_memory`` bytes."""
+    width = probed.schema.width
+    if width > MAX_OUTPUT_DIMENSION:
+        raise ValueError(
+            f"output dimension must be at most {MAX_OUTPUT_DIMENSION} (MAX_OUTPUT_DIMENSION), "
+            f"got vector outputs of {width} coordinates"
+        )
+    need = estimate_memory(probed.schema, probed.outputs, n_sel, batch)
+    if need > max_memory:
+        raise ValueError(
+            f"max_memory_bytes: the audit's samples need about {need:,} bytes ({samples:,} "
+            f"samples per dataset of {probed.schema.kind} outputs of width {width}), over the "
+            f"limit of {max_memory:,} bytes; lower samples or raise max_memory_bytes "
+            "(--max-memory)"
+        )
 
 
 def audit(
@@ -66,6 +104,7 @@ def audit(
     executor: Any = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: bool | None = None,
+    max_memory_bytes: int = DEFAULT_MAX_MEMORY_BYTES,
 ) -> AuditResult:
     """Certify a lower bound on the epsilon of ``mechanism``'s actual code.
 
@@ -89,7 +128,8 @@ def audit(
         d1: its neighbour.
         epsilon: the claimed epsilon (>= 0); the verdict compares against it.
         delta: the claimed delta, in [0, 1).
-        samples: samples per dataset for the certified pair (selection + certification), >= 10.
+        samples: samples per dataset for the certified pair (selection + certification), in
+            [10, MAX_SAMPLES] (:mod:`dpaudit.audit.limits`).
         confidence: family-wise confidence of the bound, in (0, 1).
         seed: int, ``SeedSequence`` or None (fresh entropy, recorded in the result).
         pairs: further candidate pairs to search (e.g. :func:`dpaudit.audit.query_pairs`).
@@ -101,25 +141,42 @@ def audit(
         selection_fraction: share of ``samples`` used for selection, in (0, 1).
         certify_top: events certified per direction (tests = 2 * certify_top), >= 1.
         max_outcomes: largest number of distinct outcomes searched as outcome sets, >= 1.
-        workers: local worker processes (the mechanism must then be picklable), >= 1.
+        workers: local worker processes (the mechanism must then be picklable), in
+            [1, worker_limit()] (the machine's CPUs, at least 2, at most 64).
         executor: an executor with ``submit(fn, *args)`` (overrides ``workers``).
         batch_size: samples per seeded batch, >= 1. The result depends on seed and batch size.
         progress: show a progress bar; None shows one on a terminal for large audits.
+        max_memory_bytes: refuse an audit whose samples would need more memory than this
+            (estimated from probe runs before sampling; :func:`limits.estimate_memory`),
+            >= 1; default 2 GiB.
 
     Returns:
-        An :class:`AuditResult`.
+        An :class:`AuditResult`. Before sampling, the mechanism runs twice on a few probe
+        samples (:mod:`dpaudit.audit.probe`): a mechanism that draws from NumPy's global
+        random state or Python's ``random``, or whose outputs the seed does not fix, gives a
+        result with ``reproducible=False`` and a warning saying why.
 
     Raises:
-        ValueError: on a parameter outside its admissible range (the message names it).
+        ValueError: on a parameter outside its admissible range or over a documented limit
+            (the message names it, the limit and the value).
+        MechanismError: (a ValueError) if the mechanism raises, returns outputs the auditor
+            cannot handle (the message names the accepted types), or cannot be sent to or
+            imported by worker processes.
+        EngineError: if the engine running the batches fails (a worker process dies, ...).
     """
     _check(
         "epsilon",
         epsilon,
-        isinstance(epsilon, (int, float)) and epsilon >= 0 and not math.isnan(epsilon),
+        _is_number(epsilon) and not math.isnan(epsilon) and epsilon >= 0,
         "a number >= 0",
     )
-    _check("delta", delta, isinstance(delta, (int, float)) and 0.0 <= delta < 1.0, "in [0, 1)")
-    _check("samples", samples, _is_int(samples) and samples >= 10, "an integer >= 10")
+    _check("delta", delta, _is_number(delta) and 0.0 <= delta < 1.0, "in [0, 1)")
+    _check(
+        "samples",
+        samples,
+        _is_int(samples) and 10 <= samples <= MAX_SAMPLES,
+        f"an integer in [10, {MAX_SAMPLES:.0e}] (MAX_SAMPLES)",
+    )
     _check(
         "confidence",
         confidence,
@@ -136,8 +193,21 @@ def audit(
     _check(
         "max_outcomes", max_outcomes, _is_int(max_outcomes) and max_outcomes >= 1, "an integer >= 1"
     )
-    _check("workers", workers, _is_int(workers) and workers >= 1, "an integer >= 1")
+    limit = worker_limit()
+    _check(
+        "workers",
+        workers,
+        _is_int(workers) and 1 <= workers <= limit,
+        f"an integer in [1, {limit}] (each worker is a process; the limit is this machine's "
+        f"CPUs, at least 2, at most {MAX_WORKERS})",
+    )
     _check("batch_size", batch_size, _is_int(batch_size) and batch_size >= 1, "an integer >= 1")
+    _check(
+        "max_memory_bytes",
+        max_memory_bytes,
+        _is_int(max_memory_bytes) and max_memory_bytes >= 1,
+        "an integer >= 1",
+    )
     _check("mechanism", mechanism, callable(mechanism), "callable as mechanism(dataset, rng)")
     candidates_pairs = resolve_pairs(d0, d1, pairs)
     n_sel = max(1, int(samples * selection_fraction))
@@ -166,13 +236,15 @@ def audit(
     show = (
         progress if progress is not None else (total >= PROGRESS_THRESHOLD and sys.stderr.isatty())
     )
+    probed = probe(mechanism, candidates_pairs[0].d0, seed_sequence(root, _PROBE, 0))
+    _check_size(probed, n_sel, min(batch_size, samples), max_memory_bytes, samples)
     with Runner(mechanism, root, batch_size, workers, executor, bool(show), total) as runner:
 
         def select(i: int, n: int, phase: int) -> list[Candidate]:
             pair = candidates_pairs[i]
             x0 = runner.sample(pair.d0, n, (phase, i, 0))
             x1 = runner.sample(pair.d1, n, (phase, i, 1))
-            seed_models = np.random.SeedSequence(root.entropy, spawn_key=(_MODELS, phase, i))
+            seed_models = seed_sequence(root, _MODELS, phase, i)
             found = search_events(
                 x0,
                 x1,
@@ -244,4 +316,6 @@ def audit(
         family=cand.family,
         screening_samples=n_screen if screening else 0,
         samples_drawn=total,
+        reproducible=not probed.warnings,
+        warnings=probed.warnings,
     )

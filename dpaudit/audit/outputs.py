@@ -8,7 +8,12 @@ from the first batch it draws and converts every later batch with it:
 * ``vector``: tuples / 1-D arrays of a fixed length ``d``, as a float array ``(n, d)``;
   ``NaN`` may mark a missing answer;
 * ``categorical``: anything else, as an object array of hashable keys (lists and arrays are
-  turned into tuples).
+  turned into tuples, so ragged sequences are categories too).
+
+Anything else is refused with a :class:`~dpaudit.audit.errors.MechanismError` naming the
+accepted types (:data:`ACCEPTED_OUTPUTS`): unhashable values (dicts, sets, lists holding
+them), arrays of two or more dimensions per output, empty arrays, and objects that compare
+by identity only (two runs could never give the same output).
 """
 
 from __future__ import annotations
@@ -19,7 +24,16 @@ from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["OutputSchema", "infer_schema", "row_keys", "to_array"]
+from dpaudit.audit.errors import MechanismError
+
+__all__ = ["ACCEPTED_OUTPUTS", "OutputSchema", "infer_schema", "row_keys", "to_array"]
+
+#: What a mechanism may return (the mechanism contract of ARCHITECTURE.md).
+ACCEPTED_OUTPUTS = (
+    "a number, a bool, a tuple or 1-D array of numbers (of a fixed length; NaN marks a "
+    "missing answer), or a hashable value that compares by value (str, int, tuple, "
+    "frozenset, None, ...)"
+)
 
 Kind = Literal["scalar", "vector", "categorical"]
 
@@ -66,8 +80,12 @@ def infer_schema(raw: Sequence[Any] | np.ndarray) -> OutputSchema:
     arr = _numeric(raw)
     if arr is not None and arr.ndim == 1:
         return OutputSchema("scalar")
-    if arr is not None and arr.ndim == 2:
+    if arr is not None and arr.ndim == 2 and arr.shape[1] >= 1:
         return OutputSchema("vector", int(arr.shape[1]))
+    if arr is not None:
+        per = "empty arrays" if arr.ndim == 2 else f"arrays of shape {arr.shape[1:]}"
+        raise MechanismError(f"mechanism outputs must be {ACCEPTED_OUTPUTS}; got {per}")
+    to_array(raw, OutputSchema("categorical"))  # refuses unhashable or identity-only outputs
     return OutputSchema("categorical")
 
 
@@ -79,6 +97,31 @@ def _key(value: Any) -> Hashable:
     if isinstance(value, np.generic):
         return value.item()
     return value
+
+
+def _check_keys(keys: list[Any]) -> None:
+    try:
+        hash(tuple(keys))  # hashes every key
+    except TypeError as err:
+        bad = next(type(k).__name__ for k in keys if not isinstance(k, Hashable)
+                   or _unhashable(k))
+        raise MechanismError(
+            f"mechanism outputs must be {ACCEPTED_OUTPUTS}; got an unhashable {bad} ({err})"
+        ) from None
+    for t in {type(k) for k in keys}:
+        if t is not type(None) and t.__hash__ is object.__hash__ and t.__eq__ is object.__eq__:
+            raise MechanismError(
+                f"mechanism outputs must be {ACCEPTED_OUTPUTS}; got {t.__name__} objects, "
+                "which compare by identity (no two runs could give the same output)"
+            )
+
+
+def _unhashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return True
+    return False
 
 
 def to_array(raw: Sequence[Any] | np.ndarray, schema: OutputSchema) -> np.ndarray:
@@ -93,9 +136,11 @@ def to_array(raw: Sequence[Any] | np.ndarray, schema: OutputSchema) -> np.ndarra
 
     Raises:
         ValueError: if the batch does not fit the schema (e.g. the output length changed).
+        MechanismError: (a ValueError) if an output is not of an accepted type.
     """
     if schema.kind == "categorical":
         keys = [_key(v) for v in raw]
+        _check_keys(keys)
         out = np.empty(len(keys), dtype=object)
         out[:] = keys
         return out
@@ -107,7 +152,7 @@ def to_array(raw: Sequence[Any] | np.ndarray, schema: OutputSchema) -> np.ndarra
         or (schema.kind == "vector" and arr.shape[1] != schema.width)
     ):
         shape = "not numeric" if arr is None else f"shape {arr.shape}"
-        raise ValueError(
+        raise MechanismError(
             f"mechanism output changed between batches: expected {schema.kind} outputs"
             f" of width {schema.width}, got a batch that is {shape}"
         )

@@ -44,6 +44,11 @@ def _short(data: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+#: Most query answers :func:`query_pairs` builds patterns for (each pattern is two arrays of
+#: ``length`` floats).
+MAX_QUERIES = 1_000_000
+
+
 def query_pairs(
     length: int, *, base: float = 0.0, sensitivity: float = 1.0
 ) -> tuple[NeighbouringPair, ...]:
@@ -61,8 +66,10 @@ def query_pairs(
     Raises:
         ValueError: if ``length < 1`` or ``sensitivity <= 0``.
     """
-    if not isinstance(length, int) or length < 1:
-        raise ValueError(f"length must be an integer >= 1, got {length!r}")
+    if isinstance(length, bool) or not isinstance(length, int) or not 1 <= length <= MAX_QUERIES:
+        raise ValueError(
+            f"length must be an integer in [1, {MAX_QUERIES}] (MAX_QUERIES), got {length!r}"
+        )
     if not sensitivity > 0:
         raise ValueError(f"sensitivity must be > 0, got {sensitivity!r}")
     d0 = np.full(length, float(base))

@@ -43,6 +43,11 @@ class AuditResult:
         screening_samples: samples per dataset used to screen each candidate pair (0: the
             pairs were not screened separately).
         samples_drawn: mechanism runs over the whole audit, both datasets, every phase.
+        reproducible: False when the probe runs found that the audit's seed does not fix the
+            mechanism's outputs (it draws from NumPy's global random state or Python's
+            ``random``, or returns different outputs for one seed); the bound still holds at
+            its confidence, but the audit cannot be repeated from its seed.
+        warnings: why the audit is not reproducible (empty when it is).
     """
 
     epsilon_lower: float
@@ -70,6 +75,8 @@ class AuditResult:
     family: str = ""
     screening_samples: int = 0
     samples_drawn: int = 0
+    reproducible: bool = True
+    warnings: tuple[str, ...] = ()
 
     @property
     def samples_d1(self) -> int:
@@ -114,6 +121,7 @@ class AuditResult:
             f"  seed                : {self.seed}",
             f"  wall time           : {self.wall_time:.2f} s",
         ]
+        lines += [f"  warning             : {w}" for w in self.warnings]
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -121,6 +129,7 @@ class AuditResult:
         data = asdict(self)
         data["verdict"] = self.verdict
         data["samples_d1"] = self.samples_d1
+        data["warnings"] = list(self.warnings)
         for key, value in data.items():
             if isinstance(value, float) and not math.isfinite(value):
                 data[key] = str(value)

@@ -5,6 +5,19 @@ from the audit's root seed and the batch's *position* (phase, pair, dataset, bat
 never from the worker that runs it, so an audit's result depends on its seed (and batch size)
 only, not on the number of workers or on the engine that runs the batches.
 
+Every batch has its own position, so no two batches share a seed, however many workers run
+them: the seeds are the nodes of one ``SeedSequence`` spawn tree (``seed_sequence(root, *key)``
+is the child ``root.spawn`` would give at that position). A mechanism that ignores its rng and
+draws from NumPy's *global* state or Python's ``random`` escapes this; the auditor detects it
+(:func:`dpaudit.audit.monte_carlo.audit` reports such an audit as not reproducible) and the
+local worker processes reseed their global states from fresh entropy when they start, so
+that forked workers never repeat each other's draws.
+
+Failures: an exception raised by the mechanism becomes a
+:class:`~dpaudit.audit.errors.MechanismError` (a ValueError; so does a mechanism that cannot
+be pickled for, or imported by, the workers); any other failure of an engine becomes an
+:class:`~dpaudit.audit.errors.EngineError`, one line naming the engine and the batch.
+
 Engines: in-process (``workers=1``), a local process pool (``workers>1``), or any executor
 offering ``submit(fn, *args) -> future`` with ``future.result()`` (a
 ``concurrent.futures.Executor``). A Dask ``distributed.Client`` or scheduler address is
@@ -14,9 +27,11 @@ wrapped in :class:`dpaudit.audit.distributed.DaskExecutor` (retries, one task pe
 from __future__ import annotations
 
 import math
+import random
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +39,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from dpaudit.audit.distributed import DaskExecutor, is_dask_target
+from dpaudit.audit.errors import EngineError, MechanismError
 from dpaudit.audit.outputs import OutputSchema, infer_schema, to_array
 
 __all__ = ["DEFAULT_BATCH_SIZE", "PROGRESS_THRESHOLD", "Runner", "draw", "seed_sequence"]
@@ -54,16 +70,38 @@ def draw(
         The raw outputs.
 
     Raises:
-        ValueError: if ``batch`` returns a number of outputs other than ``n``.
+        MechanismError: (a ValueError) if the mechanism raises, or ``batch`` returns a number
+            of outputs other than ``n``.
     """
     rng = np.random.default_rng(seed)
     batch = getattr(mechanism, "batch", None)
-    if callable(batch):
-        out = batch(dataset, n, rng)
-        if len(out) != n:
-            raise ValueError(f"mechanism.batch(dataset, n={n}, rng) returned {len(out)} outputs")
-        return out
-    return [mechanism(dataset, rng) for _ in range(n)]
+    try:
+        if callable(batch):
+            out = batch(dataset, n, rng)
+            count = len(out)
+        else:
+            return [mechanism(dataset, rng) for _ in range(n)]
+    except MechanismError:
+        raise
+    except Exception as err:
+        what = "mechanism.batch(dataset, n, rng)" if callable(batch) else "the mechanism"
+        raise MechanismError(
+            f"{what} raised {type(err).__name__}: {' '.join(str(err).split())[:500]}"
+        ) from err
+    if count != n:
+        raise MechanismError(f"mechanism.batch(dataset, n={n}, rng) returned {count} outputs")
+    return out
+
+
+def _reseed_globals() -> None:
+    """Worker-process initializer: fresh global NumPy and ``random`` states (forked workers
+    would otherwise all start from the parent's state and repeat each other's draws)."""
+    np.random.seed(np.random.SeedSequence().generate_state(4))
+    random.seed()
+
+
+def _pickling_failure(err: BaseException) -> bool:
+    return "pickl" in f"{type(err).__name__} {err}".lower()
 
 
 def _sample_task(
@@ -82,6 +120,28 @@ def _count_task(
 ) -> np.ndarray:
     x = to_array(draw(mechanism, dataset, n, seed), schema)
     return np.array([int(np.count_nonzero(e.contains(x))) for e in events], dtype=np.int64)
+
+
+def _engine_failure(err: BaseException, engine: Any) -> BaseException:
+    """The error to raise for a batch that failed on ``engine``: the mechanism's own error,
+    a MechanismError for a mechanism the workers cannot receive, else an EngineError."""
+    if isinstance(err, (MechanismError, KeyboardInterrupt, SystemExit)):
+        return err
+    message = " ".join(str(err).split())[:500]
+    name = type(engine).__name__
+    if isinstance(err, ImportError):
+        return MechanismError(
+            f"the workers of {name} cannot import the mechanism ({type(err).__name__}: "
+            f"{message}); install its module on the workers or put it on their PYTHONPATH"
+        )
+    if _pickling_failure(err):
+        return MechanismError(
+            f"the mechanism and datasets must be picklable to run on {name} workers (a "
+            f"module-level function or an instance of a module-level class): {message}"
+        )
+    if isinstance(err, BrokenProcessPool):
+        return EngineError(f"a worker process of {name} died while running a batch: {message}")
+    return EngineError(f"{name} failed running a batch: {type(err).__name__}: {message}")
 
 
 @dataclass
@@ -110,7 +170,8 @@ class Runner:
     def __enter__(self) -> Runner:
         self._own = None
         if self.executor is None and self.workers > 1:
-            self._own = ProcessPoolExecutor(max_workers=self.workers)
+            self._own = ProcessPoolExecutor(max_workers=self.workers,
+                                            initializer=_reseed_globals)
         elif is_dask_target(self.executor):  # a distributed.Client or a scheduler address
             self._own = DaskExecutor(self.executor)
         self._bar = tqdm(
@@ -142,11 +203,21 @@ class Runner:
                 results.append(fn(*job))
                 self._bar.update(size)
             return results
-        futures = [engine.submit(fn, *job) for job in jobs]
-        results = []
-        for fut, size in zip(futures, sizes, strict=True):
-            results.append(fut.result())
-            self._bar.update(size)
+        futures: list[Any] = []
+        try:
+            for job in jobs:
+                futures.append(engine.submit(fn, *job))
+            results = []
+            for fut, size in zip(futures, sizes, strict=True):
+                results.append(fut.result())
+                self._bar.update(size)
+        except BaseException as err:
+            for fut in futures:
+                fut.cancel()
+            failure = _engine_failure(err, engine)
+            if failure is err:
+                raise
+            raise failure from err
         return results
 
     def sample(self, dataset: Any, n: int, key: tuple[int, ...]) -> np.ndarray:

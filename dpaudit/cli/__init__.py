@@ -2,9 +2,10 @@
 
 Each subcommand lives in its own module ``dpaudit/cli/<name>.py`` exposing
 ``register(subparsers)``, which adds its parser and sets ``func`` (called with the parsed
-arguments, returning the exit status).  Exit statuses: 0 success, 1 a privacy finding
-(violation, refuted claim), 2 bad input (one clear line on stderr; the full trace with
-``--debug``).
+arguments, returning the exit status).  Exit statuses (:mod:`dpaudit.cli.exit_codes`): 0
+success, 1 a privacy finding (violation, refuted claim), 2 bad input, 3 an internal error or
+engine failure; each error is one clear line on stderr (and a JSON object on stdout under
+``--json``); the full trace with ``--debug``.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from dpaudit import __version__
+from dpaudit.cli.exit_codes import BUG_HINT, EPILOG, ExitCode, dumps, error_object
 
 #: Subcommand modules, in the order ``dpaudit --help`` lists them, with a one-line summary.
 #: A command's module is imported only when that command runs (start-up stays fast).
@@ -28,9 +31,28 @@ COMMANDS = {
     "report": "write audit reports (Markdown/HTML) for mechanisms and algorithms",
 }
 
-EXIT_OK = 0
-EXIT_FINDING = 1
-EXIT_INPUT = 2
+EXIT_OK = ExitCode.OK
+EXIT_FINDING = ExitCode.FINDING
+EXIT_INPUT = ExitCode.BAD_INPUT
+EXIT_INTERNAL = ExitCode.INTERNAL
+
+#: Exceptions that mean bad input (exit code 2): a ValueError names the parameter, its
+#: admissible range and the value received (ExpressionError, MechanismError and the auditor's
+#: limits are ValueErrors); KeyError an unknown name; OSError a file or address that cannot
+#: be used; MemoryError an input too large for this machine.
+BAD_INPUT_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, OSError, MemoryError)
+
+
+class UsageError(Exception):
+    """A command line that argparse refuses (exit code 2, JSON under ``--json``)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors raise :class:`UsageError` instead of exiting,
+    so that :func:`main` reports them like every other error (one line; JSON under --json)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
 def _module(name: str) -> object | None:
@@ -51,10 +73,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             ``--help`` lists them all without importing them; ``""``: placeholders only);
             None registers all fully.
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="dpaudit",
         description="Formal privacy accounting and Monte Carlo auditing of differentially "
                     "private algorithms.",
+        epilog=EPILOG,
     )
     parser.add_argument("--version", action="version", version=f"dpaudit {__version__}")
     parser.add_argument("--debug", action="store_true",
@@ -67,26 +90,92 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         module = _module(name)
         if module is not None:
             module.register(sub)  # type: ignore[attr-defined]
+    for p in sub.choices.values():
+        if p.epilog is None:
+            p.epilog = EPILOG
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    command = next((a for a in args_list if not a.startswith("-")), None)
-    # only the command that runs is imported; for --help alone none is
-    parser = build_parser(only=command if command in COMMANDS else "")
-    args = parser.parse_args(args_list)
-    if not hasattr(args, "func"):  # a placeholder: that command is not installed
-        parser.error(f"the {args.command} command is not available in this installation")
+def _wants(args_list: list[str], flag: str) -> bool:
+    """Whether ``flag`` (or an abbreviation argparse would accept) is on the command line."""
+    return any(len(a.split("=")[0]) >= 4 and flag.startswith(a.split("=")[0])
+               for a in args_list if a.startswith("--"))
+
+
+def _one_line(err: BaseException) -> str:
+    text = " ".join(str(err).split())
+    if isinstance(err, KeyError) and len(err.args) == 1 and isinstance(err.args[0], str):
+        text = " ".join(err.args[0].split())  # not the repr KeyError's str() gives
+    if len(text) > 1000:
+        text = text[:1000] + "... (message cut at 1000 characters)"
+    return text or type(err).__name__
+
+
+def _fail(code: ExitCode, message: str, command: str | None, as_json: bool) -> int:
     try:
+        print(f"dpaudit{' ' + command if command else ''}: error: {message}", file=sys.stderr)
+        if as_json:
+            print(dumps(error_object(code, message, command), indent=2))
+    except OSError:  # a closed stdout or stderr: the exit code still tells
+        pass
+    return int(code)
+
+
+def _stdout_closed() -> int:
+    """The reader of stdout went away (``dpaudit ... | head``): end quietly."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return int(ExitCode.OK)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (:class:`ExitCode`).
+
+    No exception escapes for any input: usage errors and bad input give 2, a finding 1, an
+    engine failure or a bug in dpaudit 3, each as one line on stderr (and a JSON object on
+    stdout under ``--json``); ``--debug`` re-raises instead, with the traceback.
+    """
+    args_list = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
+    as_json = _wants(args_list, "--json")
+    debug = "--debug" in args_list
+    command = next((a for a in args_list if not a.startswith("-")), None)
+    if command not in COMMANDS:
+        command = None
+    try:
+        # only the command that runs is imported; for --help alone none is
+        parser = build_parser(only=command if command is not None else "")
+        args = parser.parse_args(args_list)
+        command, debug = args.command, args.debug
+        as_json = bool(getattr(args, "json", as_json))
+        if not hasattr(args, "func"):  # a placeholder: that command is not installed
+            raise UsageError(f"the {args.command} command is not available in this installation")
         return int(args.func(args) or EXIT_OK)
-    except (ValueError, KeyError, FileNotFoundError) as err:
-        if args.debug:
+    except SystemExit as exc:  # --help and --version exit 0 through argparse
+        if isinstance(exc.code, int) or exc.code is None:
+            return int(exc.code or 0)
+        return _fail(ExitCode.BAD_INPUT, str(exc.code), command, as_json)
+    except UsageError as err:
+        return _fail(ExitCode.BAD_INPUT, _one_line(err), command, as_json)
+    except KeyboardInterrupt:
+        print("dpaudit: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return _stdout_closed()
+    except Exception as err:  # the last line of defence: no traceback leaks
+        if debug:
             raise
-        message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        print(f"dpaudit {args.command}: error: {message}", file=sys.stderr)
-        return EXIT_INPUT
+        errors = sys.modules.get("dpaudit.audit.errors")  # not imported for its own sake
+        if errors is not None and isinstance(err, errors.EngineError):
+            return _fail(ExitCode.INTERNAL, f"engine failure: {_one_line(err)}", command,
+                         as_json)
+        if isinstance(err, BAD_INPUT_ERRORS):
+            return _fail(ExitCode.BAD_INPUT, _one_line(err), command, as_json)
+        return _fail(ExitCode.INTERNAL,
+                     f"internal error: {type(err).__name__}: {_one_line(err)} ({BUG_HINT})",
+                     command, as_json)
 
 
 def entry() -> None:  # pragma: no cover - console script shim

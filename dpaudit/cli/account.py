@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from dpaudit.accountant import Accountant
+from dpaudit.cli.exit_codes import dumps
 from dpaudit.parse import parse_event, parse_number
 
 
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     delta = None if args.delta is None else parse_number(args.delta)
     guarantee = Accountant().guarantee(event, delta)
     if args.json:
-        print(json.dumps(guarantee.to_dict(), indent=2))
+        print(dumps(guarantee.to_dict(), indent=2))
     elif args.latex:
         print(guarantee.latex())
     else:

@@ -20,6 +20,8 @@ from typing import Any
 
 from dpaudit.audit import audit as run_audit
 from dpaudit.audit import exact_audit, query_pairs
+from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES
+from dpaudit.cli.exit_codes import dumps
 
 #: Default samples per dataset on the command line.
 DEFAULT_SAMPLES = 1_000_000
@@ -39,7 +41,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--epsilon", type=float, help="claimed epsilon (default: OBJECT.epsilon)")
     p.add_argument("--delta", type=float, help="claimed delta (default: OBJECT.delta or 0)")
-    p.add_argument("--samples", type=int, default=DEFAULT_SAMPLES, help="samples per dataset")
+    p.add_argument(
+        "--samples",
+        type=int,
+        default=DEFAULT_SAMPLES,
+        help=f"samples per dataset, in [10, {MAX_SAMPLES:.0e}] (default {DEFAULT_SAMPLES})",
+    )
     p.add_argument("--confidence", type=float, default=0.95)
     p.add_argument("--seed", type=int, default=None, help="seed (default: fresh, reported)")
     p.add_argument("--d0", help="first dataset as JSON")
@@ -50,7 +57,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="K",
         help="search the standard neighbouring patterns of K query answers",
     )
-    p.add_argument("--workers", type=int, default=1, help="local worker processes")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="local worker processes, at most the machine's CPUs (at least 2, at most 64)",
+    )
+    p.add_argument(
+        "--max-memory",
+        type=int,
+        default=DEFAULT_MAX_MEMORY_BYTES,
+        metavar="BYTES",
+        help=f"refuse an audit whose samples need more memory (default {DEFAULT_MAX_MEMORY_BYTES})",
+    )
     p.add_argument(
         "--scheduler",
         metavar="ADDRESS",
@@ -81,11 +100,23 @@ def _load(target: str) -> Any:
     return obj() if isinstance(obj, type) else obj
 
 
+#: Longest ``--d0``/``--d1`` text accepted (characters).
+MAX_DATASET_TEXT = 10_000_000
+
+
 def _json(text: str, name: str) -> Any:
+    if len(text) > MAX_DATASET_TEXT:
+        raise ValueError(
+            f"{name} must be JSON of at most {MAX_DATASET_TEXT:,} characters, got {len(text):,}"
+        )
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
-        raise ValueError(f"{name} must be JSON (e.g. '[1, 0, 1]'), got {text!r}: {err}") from err
+        raise ValueError(
+            f"{name} must be JSON (e.g. '[1, 0, 1]'), got {text[:80]!r}: {err}"
+        ) from err
+    except RecursionError:
+        raise ValueError(f"{name} must be JSON nested less deeply, got {text[:80]!r}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -127,6 +158,9 @@ def run(args: argparse.Namespace) -> int:
             workers=args.workers,
             executor=args.scheduler,
             progress=False if args.no_progress else None,
+            max_memory_bytes=args.max_memory,
         )
-    print(result.to_json(indent=2) if args.json else result, file=sys.stdout)
+    for warning in getattr(result, "warnings", ()):
+        print(f"dpaudit audit: warning: {warning}", file=sys.stderr)
+    print(dumps(result.to_dict(), indent=2) if args.json else result, file=sys.stdout)
     return 1 if result.violation else 0

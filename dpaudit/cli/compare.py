@@ -11,14 +11,17 @@ bound rounded up.
 from __future__ import annotations
 
 import argparse
-import json
 
 from dpaudit.accountant import Accountant
+from dpaudit.cli.exit_codes import dumps
 from dpaudit.events import SelfComposed
 from dpaudit.numeric import EvaluationError, float_up
 from dpaudit.parse import parse_event, parse_number
 
 DEFAULT_K = "1,2,5,10,20,50,100,200,500,1000"
+#: Most k values in one table, and the largest k.
+MAX_K_VALUES = 100
+MAX_K = 10**12
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,9 +48,11 @@ def compare(mechanism: str, ks: list[int], delta: str) -> dict[str, dict[int, fl
     event = parse_event(mechanism)
     d = parse_number(delta)
     table: dict[str, dict[int, float]] = {}
+    if not 1 <= len(ks) <= MAX_K_VALUES:
+        raise ValueError(f"--k must list between 1 and {MAX_K_VALUES} values, got {len(ks)}")
     for k in ks:
-        if k < 1:
-            raise ValueError(f"k must be an integer in [1, oo), got {k}")
+        if not 1 <= k <= MAX_K:
+            raise ValueError(f"k must be an integer in [1, {MAX_K:.0e}], got {k}")
         g = Accountant().guarantee(SelfComposed(event, k), d)
         for c in g.candidates:
             try:
@@ -64,10 +69,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         ks = [int(x) for x in args.k.split(",") if x.strip()]
     except ValueError:
-        raise ValueError(f"--k must be comma-separated integers, got {args.k!r}") from None
+        raise ValueError(f"--k must be comma-separated integers, got {args.k[:80]!r}") from None
     table = compare(args.mechanism, ks, args.delta)
     if args.json:
-        print(json.dumps({m: {str(k): v for k, v in col.items()} for m, col in table.items()},
+        print(dumps({m: {str(k): v for k, v in col.items()} for m, col in table.items()},
                          indent=2))
     else:
         methods = sorted(table)

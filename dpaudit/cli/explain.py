@@ -8,9 +8,11 @@ numbered from the leaves up, in the order a reader would prove them.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from dpaudit.accountant import Accountant, Guarantee, Step
 from dpaudit.accountant.render import assumption_lines, tex_mixed
+from dpaudit.cli.exit_codes import dumps
 from dpaudit.parse import parse_event, parse_number
 
 
@@ -25,6 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--delta", help="target delta in [0, 1) (default: the natural guarantee)")
     p.add_argument("--symbols", default="", help="comma-separated names allowed as symbols")
     p.add_argument("--latex", action="store_true", help="print LaTeX instead of text")
+    p.add_argument("--json", action="store_true",
+                   help="print a JSON object: the guarantee (as `account --json`) and the steps")
     p.set_defaults(func=run)
 
 
@@ -72,6 +76,29 @@ def explain_text(g: Guarantee) -> str:
     return "\n".join(lines)
 
 
+def explain_dict(g: Guarantee) -> dict[str, Any]:
+    """The derivation as a JSON-ready object: ``{"guarantee": ..., "steps": [...]}``.
+
+    ``guarantee`` is :meth:`Guarantee.to_dict` (the object ``dpaudit account --json``
+    prints); each step names its theorem, citation, event, formula, conclusion and the
+    alternatives it beat, in the order of :func:`explain_text`.
+    """
+    steps = []
+    for n, s in enumerate(_ordered(g.derivation), 1):
+        t = s.theorem
+        steps.append({
+            "step": n, "theorem": t.name, "statement": str(t.statement),
+            "assumptions": str(t.assumptions) if t.assumptions else None,
+            "citation": t.citation, "event": str(s.event), "formula": s.formula or None,
+            "domain": [line.removeprefix("assumptions: ") for line in assumption_lines(s)],
+            "concludes": str(s.conclusion),
+            "beat": [str(a) for a in s.alternatives if not a.chosen],
+            "note": s.note or None,
+        })
+    return {"guarantee": g.to_dict(), "steps": steps,
+            "not_applicable": [str(r) for r in g.rejected]}
+
+
 def _tex(text: str) -> str:
     for a, b in (("\\", r"\textbackslash{}"), ("_", r"\_"), ("%", r"\%"), ("&", r"\&"),
                  ("#", r"\#"), ("^", r"\^{}"), ("~", r"\~{}")):
@@ -111,5 +138,8 @@ def run(args: argparse.Namespace) -> int:
     event = parse_event(args.expression, symbols=symbols)
     delta = None if args.delta is None else parse_number(args.delta)
     g = Accountant().guarantee(event, delta)
-    print(explain_latex(g) if args.latex else explain_text(g))
+    if args.json:
+        print(dumps(explain_dict(g), indent=2))
+    else:
+        print(explain_latex(g) if args.latex else explain_text(g))
     return 0

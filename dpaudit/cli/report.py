@@ -15,10 +15,10 @@ reports), 2 on bad input.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
+from dpaudit.cli.exit_codes import dumps
 from dpaudit.report import (
     REGENERATE_COMMAND,
     REPORTS_SEED,
@@ -62,6 +62,10 @@ def run(args: argparse.Namespace) -> int:
     """Run ``dpaudit report``; see the module docstring for the exit status."""
     load_builtin_targets()
     if args.list:
+        if args.json:
+            print(dumps([{"target": t.name, "group": t.group, "title": t.title}
+                         for t in TARGETS.values()], indent=2))
+            return 0
         for t in TARGETS.values():
             print(f"{t.name:<48} {t.group:<18} {t.title}")
         return 0
@@ -72,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     if args.check:
         problems = check_up_to_date(args.check, targets if args.targets else None)
         if args.json:
-            print(json.dumps({"up_to_date": not problems, "problems": problems}, indent=2))
+            print(dumps({"up_to_date": not problems, "problems": problems}, indent=2))
         else:
             for line in problems:
                 print(line)
@@ -102,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
                 "epsilon_lower": a.get("epsilon_lower"), "confidence": a.get("confidence"),
                 "report": f"{args.out}/{r['target']['name'].replace('/', '--')}.{args.format}",
             })
-        print(json.dumps(rows, indent=2, default=str))
+        print(dumps(rows, indent=2, default=str))
     else:
         for r in reports:
             mark = "!" if r["verdict"]["finding"] else " "

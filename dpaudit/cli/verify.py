@@ -8,10 +8,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
+from dpaudit.cli.exit_codes import dumps
 from dpaudit.verify.claims import CLAIMS, get_claim, load_claim_modules
 from dpaudit.verify.domain import Domain
 from dpaudit.verify.engine import MAX_WORK, TIME_LIMIT
@@ -43,8 +43,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+#: Largest ``--time-limit`` accepted (CPU seconds per inequality).
+MAX_TIME_LIMIT = 3600.0
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``dpaudit verify``; exit status 1 when something is refuted."""
+    if args.time_limit is not None and not 0 < args.time_limit <= MAX_TIME_LIMIT:
+        raise ValueError(f"--time-limit must be a number of seconds in (0, {MAX_TIME_LIMIT:g}], "
+                         f"got {args.time_limit!r}")
     if args.all or args.claim:
         loads = load_claim_modules()
         errors = [m for m in loads if m.status == "error"]
@@ -77,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     domain = Domain.parse(args.domain)
     v = verify_with_relaxation(args.inequality, domain, time_limit=args.time_limit or TIME_LIMIT)
     if args.json:
-        print(json.dumps({"status": v.status, "summary": v.summary(),
+        print(dumps({"status": v.status, "summary": v.summary(),
                           "counterexample": {k: str(x) for k, x in
                                              (v.counterexample or {}).items()}}, indent=2))
     else:
@@ -87,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _print(rows: list[dict], as_json: bool, seconds: float) -> None:
     if as_json:
-        print(json.dumps(rows, indent=2))
+        print(dumps(rows, indent=2))
         return
     print(f"{'document':<34} {'theorem':<26} {'status':<8} domain / detail")
     for r in rows:

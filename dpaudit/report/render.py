@@ -3,21 +3,91 @@
 A report is first laid out as a list of blocks (heading, paragraph, preformatted text,
 table, image); :func:`to_markdown` and :func:`to_html` print the same blocks, so the two
 formats always say the same thing.
+
+Text in blocks is a small subset of Markdown: `code` spans, **bold** and backslash escapes.
+Every piece of text that comes from a user (target names and titles, summaries, claims,
+mechanism names, events, error messages, ...) enters a block only through :func:`md_escape`
+(or :func:`md_code` inside a code span), so it can never open a link, an image, an HTML tag,
+emphasis or a table cell; :func:`to_html` reads the same subset and escapes everything else
+with ``html.escape``. Link targets are percent-encoded (:func:`_href`).
 """
 
 from __future__ import annotations
 
 import base64
 import html
+import re
+import string
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from dpaudit.report.verdict import down, up
 
-__all__ = ["index_blocks", "png_data_uri", "report_blocks", "to_html", "to_markdown"]
+__all__ = [
+    "index_blocks",
+    "md_code",
+    "md_escape",
+    "png_data_uri",
+    "report_blocks",
+    "to_html",
+    "to_markdown",
+]
 
 Block = tuple[Any, ...]
+
+#: Characters escaped with a backslash anywhere in user text (links, images, HTML tags and
+#: entities, emphasis, code, table cells, strikethrough).
+_MD_ANYWHERE = frozenset("\\`*_[]<&|~")
+#: Characters escaped at the start of user text (headings, quotes, lists, setext lines).
+_MD_AT_START = frozenset("#>-+=")
+_PUNCT = frozenset(string.punctuation)
+
+
+def md_escape(text: Any) -> str:
+    """User text made inert in Markdown (and in the HTML :func:`to_html` makes of it).
+
+    Line breaks become spaces; ``\\ ` * _ [ ] < & | ~`` are backslash-escaped everywhere,
+    and ``# > - + =`` and an ordered-list marker (``1.``) at the start.
+
+    Args:
+        text: the text (any object; ``str()`` is taken).
+
+    Returns:
+        Markdown that renders as exactly ``text`` (line breaks aside).
+    """
+    flat = " ".join(str(text).splitlines())
+    out = "".join("\\" + c if c in _MD_ANYWHERE else c for c in flat)
+    if out[:1] in _MD_AT_START:
+        out = "\\" + out
+    elif m := re.match(r"\d+([.)])", out):
+        out = out[: m.end() - 1] + "\\" + out[m.end() - 1 :]
+    return out
+
+
+def md_code(text: Any) -> str:
+    """A Markdown code span showing ``text`` literally (the fence is longer than any run of
+    backticks inside it)."""
+    flat = " ".join(str(text).splitlines())
+    fence = "`" * (max((len(r) for r in re.findall("`+", flat)), default=0) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+_PNG_DATA_URI = re.compile(r"data:image/png;base64,[A-Za-z0-9+/]*={0,2}")
+
+
+def _href(link: str) -> str:
+    """A link target percent-encoded: a relative path, never a scheme such as javascript:.
+    The one exception is an embedded PNG (:func:`png_data_uri`), checked to be exactly
+    base64 data."""
+    if _PNG_DATA_URI.fullmatch(str(link)):
+        return str(link)
+    return quote(str(link), safe="/-._~")
+
+
+_u = md_escape
 
 
 def _fmt_claim(report: dict[str, Any]) -> list[Block]:
@@ -27,15 +97,16 @@ def _fmt_claim(report: dict[str, Any]) -> list[Block]:
         blocks.append(("p", f"No claim: the target declares ({t['epsilon']:g}, "
                             f"{t['delta']:g})-DP."))
         return blocks
-    rows = [("statement", c["statement"]), ("source", f"{c['document']}, {c['theorem']}"),
-            ("claimed epsilon", c["epsilon"]), ("claimed delta", c["delta"]),
-            ("domain", c["domain"] or "(a single point)")]
+    rows = [("statement", _u(c["statement"])),
+            ("source", _u(f"{c['document']}, {c['theorem']}")),
+            ("claimed epsilon", _u(c["epsilon"])), ("claimed delta", _u(c["delta"])),
+            ("domain", _u(c["domain"]) if c["domain"] else "(a single point)")]
     if t["parameters"]:
-        rows.append(("audited instance", ", ".join(f"{k} = {v}" for k, v in
-                                                   t["parameters"].items())))
+        rows.append(("audited instance", _u(", ".join(f"{k} = {v}" for k, v in
+                                                      t["parameters"].items()))))
     rows.append(("claim at the instance", f"({t['epsilon']:g}, {t['delta']:g})-DP"))
     if c.get("note"):
-        rows.append(("note", c["note"]))
+        rows.append(("note", _u(c["note"])))
     blocks.append(("table", ("", ""), rows))
     return blocks
 
@@ -58,17 +129,17 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
     """
     t = report["target"]
     v = report["verdict"]
-    blocks: list[Block] = [("h1", t["title"]),
-                           ("verdict", v["kind"], f"Verdict: {v['line']}")]
+    blocks: list[Block] = [("h1", _u(t["title"])),
+                           ("verdict", v["kind"], f"Verdict: {_u(v['line'])}")]
     if t["summary"]:
-        blocks.append(("p", t["summary"]))
-    meta = [("target", t["name"]), ("group", t["group"]),
+        blocks.append(("p", _u(t["summary"])))
+    meta = [("target", _u(t["name"])), ("group", _u(t["group"])),
             ("expected", {"broken": "deliberately broken", "private": "private",
                           "refuted": "a claim known not to hold as stated"}[t["expect"]])]
     if t["source"]:
-        meta.append(("code", t["source"]))
+        meta.append(("code", _u(t["source"])))
     if t["true_epsilon"] is not None:
-        meta.append(("true epsilon (known analytically)", str(t["true_epsilon"])))
+        meta.append(("true epsilon (known analytically)", _u(t["true_epsilon"])))
     blocks.append(("table", ("", ""), meta))
     blocks += _fmt_claim(report)
 
@@ -81,11 +152,11 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
     if not g:
         blocks.append(("p", "No plan to account."))
     elif "error" in g:
-        blocks.append(("p", f"The accountant cannot bound the plan: {g['error']}"))
+        blocks.append(("p", f"The accountant cannot bound the plan: {_u(g['error'])}"))
     else:
         lines = [f"epsilon <= {up(g['epsilon_upper'], 6)} (upper bound, rounded up; exact "
-                 f"{g['epsilon_exact']}) at delta = {g['delta']:g}, by {g['theorem']} "
-                 f"[{g['citation']}]."]
+                 f"{_u(g['epsilon_exact'])}) at delta = {g['delta']:g}, by {_u(g['theorem'])} "
+                 f"\\[{_u(g['citation'])}\\]."]
         if g.get("epsilon_lower") is not None:
             lines.append(f" The true epsilon of the plan at this delta is at least "
                          f"{down(g['epsilon_lower'], 6)} (certified, rounded down).")
@@ -93,60 +164,64 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
         if g["candidates"]:
             blocks.append(("p", "Every method compared (the smallest valid upper bound wins):"))
             blocks.append(("table", ("method", "epsilon (upper bound)", "delta", "chosen"),
-                           [(c["method"], up(c["epsilon_upper"], 6), _g(c["delta"]),
+                           [(_u(c["method"]), up(c["epsilon_upper"], 6), _u(_g(c["delta"])),
                              "yes" if c["chosen"] else "") for c in g["candidates"]]))
         blocks.append(("pre", g["derivation"]))
         if g.get("expected_exclusions"):
-            blocks.append(("p", f"Also not applicable, as expected: {g['expected_exclusions']}."))
+            blocks.append(("p", "Also not applicable, as expected: "
+                                f"{_u(g['expected_exclusions'])}."))
 
     blocks.append(("h2", "Verification of the claim"))
     ver = report.get("verification")
     if not ver:
         blocks.append(("p", "No claim to verify."))
     else:
-        blocks.append(("p", f"Status: **{ver['status']}**. {ver['detail']}"))
+        blocks.append(("p", f"Status: **{_u(ver['status'])}**. {_u(ver['detail'])}"))
         if (report.get("claim") or {}).get("correction"):
-            blocks.append(("p", f"Correct statement: {report['claim']['correction']}"))
+            blocks.append(("p", f"Correct statement: {_u(report['claim']['correction'])}"))
         for s in ver.get("steps") or []:
-            blocks.append(("p", f"Proof step: {s}"))
+            blocks.append(("p", f"Proof step: {_u(s)}"))
 
     blocks.append(("h2", "Audit of the code"))
     a = report.get("audit")
     if not a:
-        blocks.append(("p", f"Not audited: {t['not_audited']}" if t.get("not_audited") else
+        blocks.append(("p", f"Not audited: {_u(t['not_audited'])}" if t.get("not_audited") else
                             "Not audited: this algorithm has no auditable form wired to the "
                             "report yet."))
     elif "error" in a:
-        blocks.append(("p", f"The audit could not run: {a['error']}"))
+        blocks.append(("p", f"The audit could not run: {_u(a['error'])}"))
     else:
         blocks.append(("table", ("", ""), [
             ("certified lower bound", f"epsilon >= {down(a['epsilon_lower'])} (rounded down, "
                                       f"confidence {a['confidence']:.0%})"),
             ("point estimate", f"{down(a['epsilon_estimate'])} (an estimate, not a bound)"
-             if isinstance(a["epsilon_estimate"], float) else str(a["epsilon_estimate"])),
-            ("verdict of the audit", a["verdict"]),
-            ("neighbouring pair", a["pair"]),
-            ("pairs searched", str(a["pairs_searched"])),
-            ("event", a["event"]),
-            ("direction", a["direction"]),
+             if isinstance(a["epsilon_estimate"], float) else _u(a["epsilon_estimate"])),
+            ("verdict of the audit", _u(a["verdict"])),
+            ("neighbouring pair", _u(a["pair"])),
+            ("pairs searched", _u(a["pairs_searched"])),
+            ("event", _u(a["event"])),
+            ("direction", _u(a["direction"])),
             ("samples", f"{a['selection_samples']:,} per dataset to choose the event and pair, "
                         f"then {a['samples_d0']:,} fresh per dataset to certify"),
             ("hits in the event", f"{a['hits_d0']:,} on d0, {a['hits_d1']:,} on d1"),
             ("probability bounds", f"P_lower(numerator) = {down(a['p_numerator_lower'], 6)}, "
                                    f"P_upper(denominator) = {up(a['p_denominator_upper'], 6)}"),
-            ("confidence correction", a["correction"]),
-            ("seed", str(a["seed"])),
+            ("confidence correction", _u(a["correction"])),
+            ("seed", _u(a["seed"])),
+            *[("warning", _u(w)) for w in a.get("warnings") or []],
         ]))
     blocks += _curve_gaps(report.get("curve") or {})
     blocks.append(("h2", "Plots"))
     if images.get("curve"):
-        blocks.append(("img", images["curve"], f"privacy curve of {t['title']}"))
+        blocks.append(("img", images["curve"], f"privacy curve of {_u(t['title'])}"))
     if images.get("growth"):
-        blocks.append(("img", images["growth"], f"audit lower bound vs samples, {t['title']}"))
+        blocks.append(("img", images["growth"],
+                       f"audit lower bound vs samples, {_u(t['title'])}"))
     if not images:
         blocks.append(("p", "No numeric curve and no audit to plot."))
-    blocks.append(("p", f"Regenerate: `dpaudit report {t['name']} --out DIR --seed SEED` "
-                        f"(audit seed {t['seed']} derives from SEED and the target's name)."))
+    regenerate = md_code(f"dpaudit report {t['name']} --out DIR --seed SEED")
+    blocks.append(("p", f"Regenerate: {regenerate} "
+                        f"(audit seed {_u(t['seed'])} derives from SEED and the target's name)."))
     return blocks
 
 
@@ -170,8 +245,8 @@ def index_blocks(reports: Sequence[dict[str, Any]], links: dict[str, str], seed:
     findings = sum(r["verdict"]["finding"] for r in reports)
     conf = next((r["audit"]["confidence"] for r in reports
                  if r.get("audit") and "confidence" in r["audit"]), None)
-    intro = (f"{len(reports)} targets, seed {seed}. Regenerate with `{command}`. Accountant "
-             "epsilons are upper bounds rounded up")
+    intro = (f"{len(reports)} targets, seed {seed}. Regenerate with {md_code(command)}. "
+             "Accountant epsilons are upper bounds rounded up")
     if conf is not None:
         intro += f"; audit epsilons are certified lower bounds rounded down, at {conf:.0%} " \
                  "confidence each"
@@ -193,17 +268,17 @@ def index_blocks(reports: Sequence[dict[str, Any]], links: dict[str, str], seed:
 
     for group in sorted(groups, key=group_key):
         items = sorted(groups[group], key=lambda r: r["target"]["name"])
-        blocks.append(("h2", group))
+        blocks.append(("h2", _u(group)))
         rows = []
         for r in items:
             t, a, g = r["target"], r.get("audit") or {}, r.get("guarantee") or {}
             rows.append((
-                ("link", t["name"], links[t["name"]]),
+                ("link", _u(t["name"]), links[t["name"]]),
                 f"({t['epsilon']:g}, {t['delta']:g})",
                 up(g.get("epsilon_upper")),
-                (r.get("verification") or {}).get("status", "n/a"),
+                _u((r.get("verification") or {}).get("status", "n/a")),
                 down(a["epsilon_lower"]) if "epsilon_lower" in a else "n/a",
-                ("verdict", r["verdict"]["kind"], r["verdict"]["line"]),
+                ("verdict", r["verdict"]["kind"], _u(r["verdict"]["line"])),
             ))
         blocks.append(("table", ("target", "claim (eps, delta)", "accountant upper",
                                  "claim status", "audit lower", "verdict"), rows))
@@ -214,10 +289,11 @@ def index_blocks(reports: Sequence[dict[str, Any]], links: dict[str, str], seed:
 
 def _md_cell(cell: Any) -> str:
     if isinstance(cell, tuple) and cell[0] == "link":
-        return f"[{cell[1]}]({cell[2]})"
+        return f"[{cell[1]}]({_href(cell[2])})"
     if isinstance(cell, tuple) and cell[0] == "verdict":
         return _md_cell(cell[2])
-    return str(cell).replace("|", "\\|").replace("\n", " ")
+    # a pipe not already escaped would end the cell (user text arrives escaped)
+    return re.sub(r"(?<!\\)\|", r"\\|", " ".join(str(cell).splitlines()))
 
 
 def to_markdown(blocks: Sequence[Block]) -> str:
@@ -234,9 +310,10 @@ def to_markdown(blocks: Sequence[Block]) -> str:
         elif kind == "verdict":
             out.append(f"> **{b[2]}**")
         elif kind == "pre":
-            out.append(f"```\n{b[1]}\n```")
+            fence = "`" * max([3, *(len(r) + 1 for r in re.findall("`+", b[1]))])
+            out.append(f"{fence}\n{b[1]}\n{fence}")
         elif kind == "img":
-            out.append(f"![{b[2]}]({b[1]})")
+            out.append(f"![{b[2]}]({_href(b[1])})")
         elif kind == "table":
             header, rows = b[1], b[2]
             out.append("| " + " | ".join(_md_cell(h) or " " for h in header) + " |")
@@ -282,22 +359,49 @@ def png_data_uri(path: str | Path) -> str:
 
 
 def _inline(text: str) -> str:
-    """Escape, then render `code` and **bold** spans."""
-    parts = html.escape(text).split("`")
-    for i in range(1, len(parts), 2):
-        parts[i] = f"<code>{parts[i]}</code>"
-    joined = "".join(parts)
-    bold = joined.split("**")
-    for i in range(1, len(bold), 2):
-        bold[i] = f"<strong>{bold[i]}</strong>"
-    return "".join(bold)
+    """The blocks' Markdown subset as HTML: backslash escapes, `code` spans (any fence
+    length) and **bold**; everything else escaped with ``html.escape``."""
+    out: list[str] = []
+    i, bold, n = 0, False, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\" and i + 1 < n and text[i + 1] in _PUNCT:
+            out.append(html.escape(text[i + 1]))
+            i += 2
+        elif c == "`":
+            run = len(re.match("`+", text[i:]).group())  # type: ignore[union-attr]
+            close = re.compile(f"(?<!`){'`' * run}(?!`)").search(text, i + run)
+            if close is None:
+                out.append(html.escape("`" * run))
+                i += run
+                continue
+            code = text[i + run : close.start()]
+            if len(code) > 1 and code[0] == code[-1] == " " and code.strip():
+                code = code[1:-1]
+            out.append(f"<code>{html.escape(code)}</code>")
+            i = close.end()
+        elif text.startswith("**", i):
+            out.append("</strong>" if bold else "<strong>")
+            bold = not bold
+            i += 2
+        else:
+            out.append(html.escape(c))
+            i += 1
+    if bold:
+        out.append("</strong>")
+    return "".join(out)
+
+
+def _plain(text: str) -> str:
+    """The text a Markdown-subset string shows (backslash escapes removed), for attributes."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
 
 
 def _html_cell(cell: Any) -> str:
     if isinstance(cell, tuple) and cell[0] == "link":
-        return f'<a href="{html.escape(cell[2])}">{html.escape(cell[1])}</a>'
+        return f'<a href="{html.escape(_href(cell[2]))}">{_inline(cell[1])}</a>'
     if isinstance(cell, tuple) and cell[0] == "verdict":
-        cls = cell[1].replace(" ", "-")
+        cls = re.sub(r"[^a-z-]", "", cell[1].replace(" ", "-"))
         return f'<span class="verdict-cell {cls}">{_inline(cell[2])}</span>'
     return _inline(str(cell))
 
@@ -308,17 +412,17 @@ def to_html(blocks: Sequence[Block], title: str) -> str:
     for b in blocks:
         kind = b[0]
         if kind in ("h1", "h2"):
-            body.append(f"<{kind}>{html.escape(b[1])}</{kind}>")
+            body.append(f"<{kind}>{_inline(b[1])}</{kind}>")
         elif kind == "p":
             body.append(f"<p>{_inline(b[1])}</p>")
         elif kind == "verdict":
-            cls = b[1].replace(" ", "-")
+            cls = re.sub(r"[^a-z-]", "", b[1].replace(" ", "-"))
             body.append(f'<p class="verdict {cls}" id="verdict"><strong>'
-                        f"{html.escape(b[2])}</strong></p>")
+                        f"{_inline(b[2])}</strong></p>")
         elif kind == "pre":
             body.append(f"<pre>{html.escape(b[1])}</pre>")
         elif kind == "img":
-            body.append(f'<img src="{html.escape(b[1])}" alt="{html.escape(b[2])}">')
+            body.append(f'<img src="{html.escape(_href(b[1]))}" alt="{html.escape(_plain(b[2]))}">')
         elif kind == "table":
             header, rows = b[1], b[2]
             lines = ["<table>"]
@@ -331,7 +435,7 @@ def to_html(blocks: Sequence[Block], title: str) -> str:
             lines.append("</table>")
             body.append("\n".join(lines))
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            f"<title>{html.escape(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
+            f"<title>{html.escape(str(title))}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
             + "\n".join(body) + "\n</body>\n</html>\n")
 
 
@@ -341,7 +445,7 @@ def _curve_gaps(curve: dict[str, Any]) -> list[Block]:
     blocks: list[Block] = []
     by_reason: dict[str, list[str]] = {}
     for u in curve.get("unbounded") or []:
-        by_reason.setdefault(u["reason"], []).append(f"{u['delta']:g}")
+        by_reason.setdefault(_u(u["reason"]), []).append(f"{u['delta']:g}")
     if by_reason:
         blocks.append(("p", "Privacy curve: the accountant proves no bound at delta = "
                             + "; ".join(f"{', '.join(ds)} ({why})"
@@ -349,5 +453,6 @@ def _curve_gaps(curve: dict[str, Any]) -> list[Block]:
                             + " (not plotted; `dpaudit explain` shows why)."))
     if curve.get("failures"):
         blocks.append(("p", "The accountant failed at some deltas of the privacy curve "
-                            "(left out of the plot): " + "; ".join(curve["failures"])))
+                            "(left out of the plot): " + "; ".join(_u(f) for f in
+                                                                  curve["failures"])))
     return blocks

@@ -34,3 +34,37 @@ def leaky_pattern(d: int, rng: np.random.Generator) -> tuple[int, int]:
     """A pair whose second coordinate is (1, 1) only under d = 1: infinite epsilon."""
     a = int(rng.random() < 0.5)
     return (a, a & d)
+
+
+def global_numpy_laplace(d: float, rng: np.random.Generator) -> float:
+    """Laplace(1) drawn from NumPy's *global* state (ignores its rng): not reproducible."""
+    return float(d + np.random.laplace(0.0, 1.0))
+
+
+def python_random_laplace(d: float, rng: np.random.Generator) -> float:
+    """Laplace(1) drawn from Python's ``random`` module (ignores its rng)."""
+    import random
+
+    return float(d + random.expovariate(1.0) - random.expovariate(1.0))
+
+
+def own_generator_laplace(d: float, rng: np.random.Generator) -> float:
+    """Laplace(1) from a fresh unseeded generator of its own (ignores its rng)."""
+    return float(d + np.random.default_rng().laplace(0.0, 1.0))
+
+
+class GlobalBatch:
+    """Batched Laplace(1) from NumPy's global state (for the worker-process tests)."""
+
+    name = "global-batch"
+
+    def __call__(self, d: float, rng: np.random.Generator) -> float:
+        return float(d + np.random.laplace(0.0, 1.0))
+
+    def batch(self, d: float, n: int, rng: np.random.Generator) -> np.ndarray:
+        return d + np.random.laplace(0.0, 1.0, n)
+
+
+def failing(d: float, rng: np.random.Generator) -> float:
+    """A mechanism with a bug: it always raises."""
+    raise ZeroDivisionError("division by zero in the user's code")

@@ -116,10 +116,10 @@ def test_result_serialises():
     [
         (dict(epsilon=-1.0), r"epsilon must be a number >= 0, got -1.0"),
         (dict(delta=1.0), r"delta must be in \[0, 1\), got 1.0"),
-        (dict(samples=5), r"samples must be an integer >= 10, got 5"),
+        (dict(samples=5), r"samples must be an integer in \[10, 1e\+09\] \(MAX_SAMPLES\), got 5"),
         (dict(confidence=1.0), r"confidence must be a float in \(0, 1\), got 1.0"),
         (dict(selection_fraction=1.5), r"selection_fraction must be a float in \(0, 1\)"),
-        (dict(workers=0), r"workers must be an integer >= 1, got 0"),
+        (dict(workers=0), r"workers must be an integer in \[1, \d+\] .*, got 0"),
         (dict(batch_size=0), r"batch_size must be an integer >= 1, got 0"),
         (dict(families=("nope",)), r"families must be a subset of"),
     ],

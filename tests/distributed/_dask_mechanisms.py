@@ -74,3 +74,21 @@ class AlwaysFailing(Laplace):
         if _in_worker():
             raise RuntimeError("injected permanent failure")
         return super().batch(d, n, rng)
+
+
+#: A module that exists nowhere: unpickling :class:`UnimportableOnWorkers` imports it.
+MISSING_MODULE = "dpaudit_test_module_missing_on_workers"
+
+
+class UnimportableOnWorkers(Laplace):
+    """Works in the client process; a worker that receives it cannot import its module (as
+    when a user's module is not installed on the cluster)."""
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        import importlib
+
+        return importlib.import_module, (MISSING_MODULE,)
+
+
+#: The object ``dpaudit audit _dask_mechanisms:UNIMPORTABLE`` loads.
+UNIMPORTABLE = UnimportableOnWorkers(1.0)

@@ -17,6 +17,7 @@ import pytest
 
 from dpaudit.audit import audit
 from dpaudit.audit.distributed import DaskExecutor, is_dask_target
+from dpaudit.audit.errors import MechanismError
 
 distributed = pytest.importorskip("distributed")
 
@@ -82,7 +83,7 @@ def test_failed_task_is_retried_and_counted_once(
 
 def test_task_failing_every_time_fails_the_audit(client: Any) -> None:
     with DaskExecutor(client, retries=1) as executor, pytest.raises(
-        RuntimeError, match="injected permanent failure"
+        MechanismError, match="raised RuntimeError: injected permanent failure"
     ):
         audit(mech.AlwaysFailing(1.0), 0.0, 1.0, executor=executor, **CONFIG)
     assert client.status == "running"  # a client passed in is never closed

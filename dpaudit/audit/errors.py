@@ -1,0 +1,21 @@
+"""Errors of the auditor that name who failed: the mechanism under audit or the engine.
+
+* :class:`MechanismError` (a ``ValueError``): the mechanism under audit raised, returned
+  outputs the auditor cannot handle, cannot be sent to worker processes (not picklable) or
+  cannot be imported there.  The command line reports it as bad input (exit code 2).
+* :class:`EngineError` (a ``RuntimeError``): the execution engine failed (a worker process
+  died, a Dask task failed for a reason other than the mechanism).  The command line reports
+  it as an engine failure (exit code 3).
+"""
+
+from __future__ import annotations
+
+__all__ = ["EngineError", "MechanismError"]
+
+
+class MechanismError(ValueError):
+    """The mechanism under audit failed or returned something the auditor cannot handle."""
+
+
+class EngineError(RuntimeError):
+    """The engine running the audit's batches (process pool, Dask) failed."""

@@ -1,0 +1,112 @@
+"""A few probe runs of a mechanism before an audit samples: output type, size and
+reproducibility.
+
+:func:`probe` draws :data:`PROBE_SAMPLES` outputs twice with one seed, and watches NumPy's
+global random state (``np.random.get_state()``) and Python's ``random.getstate()`` around
+the first draw.  It learns the output schema (refusing outputs the auditor cannot handle)
+and finds mechanisms whose results the audit's seed does not fix:
+
+* a mechanism that draws from NumPy's global state (``np.random.laplace(...)`` and the other
+  module functions) or from Python's ``random`` instead of the ``rng`` it is given;
+* a mechanism that returns different outputs for the same seed (another source of
+  randomness: the clock, ``os.urandom``, a generator of its own).
+
+Such an audit is still a valid audit of the code (its bound holds at its confidence), but it
+is not reproducible from its seed, and worker processes that share a global state could
+repeat each other's draws; the result says so (``reproducible=False`` and a warning).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpaudit.audit.outputs import OutputSchema, infer_schema, to_array
+from dpaudit.audit.runner import draw
+
+__all__ = ["PROBE_SAMPLES", "Probe", "probe"]
+
+#: Outputs drawn by each of the two probe runs.
+PROBE_SAMPLES = 2
+
+GLOBAL_NUMPY = (
+    "the mechanism draws from NumPy's global random state (np.random.* functions) instead of "
+    "the rng it is given: the audit is not reproducible from its seed"
+)
+GLOBAL_PYTHON = (
+    "the mechanism draws from Python's random module instead of the rng it is given: the "
+    "audit is not reproducible from its seed"
+)
+UNSEEDED = (
+    "the mechanism returned different outputs for the same seed (it uses randomness other "
+    "than the rng it is given): the audit is not reproducible from its seed"
+)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What the probe runs learnt.
+
+    Attributes:
+        schema: the output schema.
+        outputs: the first probe run's outputs, converted with ``schema``.
+        warnings: why the audit is not reproducible from its seed (empty when it is).
+    """
+
+    schema: OutputSchema
+    outputs: np.ndarray
+    warnings: tuple[str, ...]
+
+
+def _numpy_state_equal(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    return all(
+        np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.dtype == object or b.dtype == object:
+        return a.shape == b.shape and all(x == y for x, y in zip(a.tolist(), b.tolist(),
+                                                                strict=True))
+    return np.array_equal(a, b, equal_nan=True)
+
+
+def probe(mechanism: Any, dataset: Any, seed: np.random.SeedSequence) -> Probe:
+    """Run ``mechanism`` on ``dataset`` twice with ``seed`` and report what was learnt.
+
+    Args:
+        mechanism: the mechanism under audit.
+        dataset: a dataset of the audit.
+        seed: the probe's seed (apart from every batch's seed).
+
+    Returns:
+        The :class:`Probe`.
+
+    Raises:
+        MechanismError: (a ValueError) if the mechanism raises or returns outputs the
+            auditor cannot handle.
+    """
+    numpy_before, python_before = np.random.get_state(), random.getstate()
+    first = draw(mechanism, dataset, PROBE_SAMPLES, seed)
+    numpy_changed = not _numpy_state_equal(numpy_before, np.random.get_state())
+    python_changed = random.getstate() != python_before
+    second = draw(mechanism, dataset, PROBE_SAMPLES, seed)
+    schema = infer_schema(first)
+    outputs = to_array(first, schema)
+    warnings = []
+    if numpy_changed:
+        warnings.append(GLOBAL_NUMPY)
+    if python_changed:
+        warnings.append(GLOBAL_PYTHON)
+    if not warnings:
+        try:
+            again = to_array(second, schema)
+        except ValueError:
+            again = None
+        if again is None or not _same(outputs, again):
+            warnings.append(UNSEEDED)
+    return Probe(schema, outputs, tuple(warnings))

@@ -35,6 +35,7 @@ the parent only for steps that it, the parent and every further ancestor all adm
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -55,6 +56,7 @@ class BudgetExceededError(StepRefusedError):
     """A privacy filter refused a step: running it could exceed the budget."""
 
 
+@functools.lru_cache(maxsize=1024)
 def _pure_epsilon(event: Event) -> sympy.Expr | None:
     for s in Accountant().statements(event):
         if isinstance(s, Pure):
@@ -62,6 +64,7 @@ def _pure_epsilon(event: Event) -> sympy.Expr | None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)
 def _rho(event: Event) -> sympy.Expr | None:
     for s in Accountant().statements(event):
         if isinstance(s, Concentrated):
@@ -69,6 +72,7 @@ def _rho(event: Event) -> sympy.Expr | None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)
 def _approx(event: Event, delta_share: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
     eps = _pure_epsilon(event)
     if eps is not None:

@@ -146,7 +146,7 @@ class PrimitiveConformance:
         raise NotImplementedError
 
     def test_each_run_is_recorded_once(self) -> None:
-        from mechanisms.ledger import Ledger
+        from dpaudit.ledger import Ledger
 
         prim = self.make()
         with Ledger() as ledger:
@@ -155,7 +155,7 @@ class PrimitiveConformance:
         assert ledger.entries[0].count == 1
 
     def test_a_batch_is_recorded_as_its_size(self) -> None:
-        from mechanisms.ledger import Ledger
+        from dpaudit.ledger import Ledger
 
         prim = self.make()
         with Ledger() as ledger:

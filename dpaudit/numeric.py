@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
 from numbers import Integral, Rational
@@ -379,7 +380,8 @@ def interval(
     subs = subs or {}
     token = _EXTENDED.set(extended)
     try:
-        return _interval(expr, subs, rel_width, prec)
+        with PRECISION_LOCK:
+            return _interval(expr, subs, rel_width, prec)
     finally:
         _EXTENDED.reset(token)
 
@@ -574,12 +576,20 @@ def bracket_decreasing(
     return lower, upper
 
 
+#: mpmath's working precisions (``mp.prec``, ``iv.prec``) are process-global, not per thread.
+#: Code that changes them (:func:`interval`, :func:`iv_precision`, the accountant) holds this
+#: reentrant lock, so threads never compute at, or restore, one another's precision.
+PRECISION_LOCK = threading.RLock()
+
+
 @contextlib.contextmanager
 def iv_precision(bits: int) -> Iterator[None]:
-    """Run a block with mpmath's interval context at ``bits`` of precision (restored after)."""
-    old = mpmath.iv.prec
-    mpmath.iv.prec = bits
-    try:
-        yield
-    finally:
-        mpmath.iv.prec = old
+    """Run a block with mpmath's interval context at ``bits`` of precision (restored after;
+    holds :data:`PRECISION_LOCK` meanwhile)."""
+    with PRECISION_LOCK:
+        old = mpmath.iv.prec
+        mpmath.iv.prec = bits
+        try:
+            yield
+        finally:
+            mpmath.iv.prec = old

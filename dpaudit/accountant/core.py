@@ -12,9 +12,11 @@ parameter constraints and the conditions passed as ``Accountant(assume=...)``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
-from collections.abc import Iterable, Mapping
-from typing import Any
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 import sympy
 
@@ -34,11 +36,13 @@ from dpaudit.accountant.statements import (
     upper_float,
 )
 from dpaudit.events import Composed, Event, SelfComposed
-from dpaudit.numeric import EvaluationError, float_down, float_up
+from dpaudit.numeric import PRECISION_LOCK, EvaluationError, float_down, float_up
 from dpaudit.theorems import zcdp
 from dpaudit.theorems.base import Theorem, register
 
 __all__ = ["Accountant", "Guarantee", "UnsupportedEventError", "account"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 TIGHTEST = register(Theorem(
     key="tightest_candidate",
@@ -181,6 +185,18 @@ def _safe_up(expr: sympy.Expr) -> float | str:
         return str(expr)
 
 
+def _serialized(method: _F) -> _F:
+    """Run ``method`` holding :data:`~dpaudit.numeric.PRECISION_LOCK`: the theorems and PLDs
+    it applies set mpmath's process-global precision, which threads must not share."""
+
+    @functools.wraps(method)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with PRECISION_LOCK:
+            return method(*args, **kwargs)
+
+    return run  # type: ignore[return-value]
+
+
 class Accountant:
     """Turns event trees into guarantees, applying every registered rule at every node.
 
@@ -198,6 +214,7 @@ class Accountant:
 
     def __init__(self, assume: Iterable[Any] = ()) -> None:
         self._recorded: list[Event] = []
+        self._lock = threading.Lock()  # compose: check and append as one step
         self._assume = tuple(sympy.sympify(a) for a in assume)
 
     # ---- recording ---------------------------------------------------------------------
@@ -210,20 +227,22 @@ class Accountant:
             ValueError: for a count that is not a positive integer.
         """
         item: Event = event if count == 1 else SelfComposed(event, count)
-        if self._recorded:
-            Composed([*self._recorded, item])  # relation check before anything is recorded
         self.check(item)
-        self._recorded.append(item)
+        with self._lock:
+            if self._recorded:
+                Composed([*self._recorded, item])  # relation check before anything is recorded
+            self._recorded.append(item)
         return self
 
     @property
     def recorded(self) -> Event | None:
         """Everything recorded so far, as one event (None if nothing is)."""
-        if not self._recorded:
+        recorded = list(self._recorded)
+        if not recorded:
             return None
-        if len(self._recorded) == 1:
-            return self._recorded[0]
-        return Composed(self._recorded)
+        if len(recorded) == 1:
+            return recorded[0]
+        return Composed(recorded)
 
     # ---- interpretation ----------------------------------------------------------------
 
@@ -234,12 +253,14 @@ class Accountant:
                 raise UnsupportedEventError(node, event, "no rule is registered for "
                                             f"{node.kind} events")
 
+    @_serialized
     def statements(self, event: Event, delta: Any = None) -> list[Statement]:
         """Every statement proved for ``event`` (the best of each currency)."""
         self.check(event)
         with domains.context((*event.constraints(), *self._assume)):
             return self._evaluate(event, as_delta(delta), event, {})
 
+    @_serialized
     def guarantee(self, event: Event | None = None, delta: Any = None) -> Guarantee:
         """The tightest guarantee the registered results prove for ``event``.
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import math
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -433,21 +434,29 @@ _PLD_MEMO: collections.OrderedDict[tuple[Any, ...], Any] = collections.OrderedDi
 _PLD_MEMO_SIZE = 48
 
 
+_PLD_MEMO_LOCK = threading.Lock()  # get/move/evict race between threads without it
+
+
 def _memo(key: tuple[Any, ...], build: Any) -> Any:
     """``build()`` memoised on ``key`` (an event, what is done to it, and the grid step): a PLD
-    is a function of its event, and the same sub-events recur across queries."""
+    is a function of its event, and the same sub-events recur across queries.  Thread-safe:
+    the memo is read and updated under a lock (``build`` runs outside it; two threads may
+    both build the same PLD, and either result is the same)."""
     try:
-        hit = _PLD_MEMO.get(key)
+        with _PLD_MEMO_LOCK:
+            hit = _PLD_MEMO.get(key)
+            if hit is not None:
+                _PLD_MEMO.move_to_end(key)
     except TypeError:  # unhashable parameters: no memo
         return build()
     if hit is not None:
-        _PLD_MEMO.move_to_end(key)
         return hit
     value = build()
     if value is not None:
-        _PLD_MEMO[key] = value
-        if len(_PLD_MEMO) > _PLD_MEMO_SIZE:
-            _PLD_MEMO.popitem(last=False)
+        with _PLD_MEMO_LOCK:
+            _PLD_MEMO[key] = value
+            while len(_PLD_MEMO) > _PLD_MEMO_SIZE:
+                _PLD_MEMO.popitem(last=False)
     return value
 
 

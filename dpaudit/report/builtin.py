@@ -332,7 +332,7 @@ def theorem2_audited() -> tuple[Any, Any, Any]:
     v = sigma(eps_R parts / 2), eps_R = 1/(eta n) -- 0.036 here, against the accountant's
     0.592.  A selection run with a
     too-large privacy parameter (less noise) moves the answer almost by the vote's accuracy:
-    the pair catches it (tests/algorithms_part2/test_theorem2_audit.py)."""
+    the pair catches it (tests/mechanisms/learners/test_theorem2_audit.py)."""
     from mechanisms.private_prediction import Theorem2Learner, balanced_query_pair
 
     p = THEOREM2_INSTANCE

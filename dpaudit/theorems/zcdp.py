@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import sympy
 
-from dpaudit.numeric import exact
+from dpaudit.numeric import endpoints, exact, interval
 from dpaudit.theorems.base import Theorem, register
 
 eps, delta, rho, k = sympy.symbols("epsilon delta rho k", positive=True)
@@ -102,6 +102,9 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
     (eps, delta)-DP with the returned eps (never larger than Bun-Steinke's rho + 2 sqrt(rho
     log(1/delta)) at the optimal order).
 
+    Returns:
+        max(eps, 0) at the chosen order (epsilon is never negative).
+
     Raises:
         ValueError: if delta is not in (0, 1) or rho is not positive.
     """
@@ -136,4 +139,14 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
     order = sympy.Rational(round(best * 10**6), 10**6)
     if order <= 1:
         order = sympy.Rational(101, 100)
-    return value(order)
+    eps = value(order)
+    # For delta near 1 the formula goes negative (e.g. -8.52 for rho = 9/2 at delta
+    # 1 - 1e-12).  (eps, delta)-DP implies (eps', delta)-DP for every eps' >= eps, so the
+    # guarantee stated is (max(eps, 0), delta): epsilon is never negative.  The sign is
+    # decided rigorously (interval arithmetic), not by a float.
+    lo, hi = endpoints(interval(eps))
+    if hi < 0:
+        return sympy.Integer(0)
+    if lo >= 0:
+        return eps
+    return sympy.Max(sympy.Integer(0), eps, evaluate=False)

@@ -35,7 +35,8 @@ import dpaudit.parse
 from dpaudit.accountant import account
 from dpaudit.audit import audit
 from dpaudit.cli import main
-from dpaudit.events import Gaussian, Laplace, SelfComposed
+from dpaudit.events import ZCDP, Gaussian, Laplace, RandomizedResponse, SelfComposed
+from dpaudit.numeric import float_down
 
 CASES = 300
 SLOW_CASES = 3000
@@ -438,15 +439,18 @@ def test_gaussian_composition_with_large_k_is_bounded() -> None:
         account(SelfComposed(Gaussian(1), 10**6), 1e-6)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the zCDP optimal conversion returns a negative "
-    "epsilon near delta = 1 and the accountant keeps it (issue 15 part 2); the "
-    "fuzz run found it (delta 0.999999999999 is left out of its numbers)",
-)
-def test_account_never_returns_a_negative_epsilon() -> None:
-    g = account(Laplace(sympy.Rational(1, 3)), sympy.Rational(999999999999, 10**12))
+@pytest.mark.parametrize("event", [Laplace(sympy.Rational(1, 3)), Gaussian(1), ZCDP(1),
+                                   RandomizedResponse(1), SelfComposed(Laplace(1), 10)],
+                         ids=str)
+@pytest.mark.parametrize("delta", [sympy.Rational(999999999999, 10**12),
+                                   1 - sympy.Rational(1, 2**52), sympy.Rational(9, 10)])
+def test_account_never_returns_a_negative_epsilon(event: object, delta: sympy.Expr) -> None:
+    # the fuzz run found the zCDP optimal conversion (CKS20 Cor. 13) at -8.52 for Laplace(1/3)
+    # at delta = 1 - 1e-12; (eps, delta)-DP implies (max(eps, 0), delta)-DP
+    g = account(event, delta)
     assert g.epsilon_upper >= 0, g.epsilon_upper
+    assert g.epsilon_lower_float is None or 0 <= g.epsilon_lower_float <= g.epsilon_upper
+    assert float_down(g.epsilon) >= 0, g.epsilon  # the exact epsilon too, not only its float
 
 
 def test_fuzz_mechanisms_module_is_importable() -> None:

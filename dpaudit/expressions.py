@@ -139,23 +139,29 @@ def _bits(q: sympy.Rational) -> int:
 def _tokenize(text: str, primes: bool) -> list[_Token]:
     n = len(text)
     if n > LIMITS["length"]:
-        raise ExpressionError(f"expression too long: {n} characters, the limit is "
-                              f"{LIMITS['length']} (text starts {_short(text)!r})")
+        raise ExpressionError(
+            f"expression too long: {n} characters, the limit is "
+            f"{LIMITS['length']} (text starts {_short(text)!r})"
+        )
     tokens: list[_Token] = []
     i = 0
     while i < n:
         c = text[i]
         if len(tokens) > LIMITS["tokens"]:
-            raise ExpressionError(f"expression has too many tokens: more than "
-                                  f"{LIMITS['tokens']}, the limit (text starts "
-                                  f"{_short(text)!r})")
+            raise ExpressionError(
+                f"expression has too many tokens: more than "
+                f"{LIMITS['tokens']}, the limit (text starts "
+                f"{_short(text)!r})"
+            )
         if c in _SPACE:
             i += 1
             continue
         if not c.isascii():
-            raise ExpressionError(f"non-ASCII character {c!r} (U+{ord(c):04X}) at column "
-                                  f"{i + 1}: only ASCII letters, digits and operators are "
-                                  f"allowed")
+            raise ExpressionError(
+                f"non-ASCII character {c!r} (U+{ord(c):04X}) at column "
+                f"{i + 1}: only ASCII letters, digits and operators are "
+                f"allowed"
+            )
         if c.isdigit() or (c == "." and i + 1 < n and text[i + 1].isdigit()):
             i = _number(text, i, tokens)
             continue
@@ -168,11 +174,15 @@ def _tokenize(text: str, primes: bool) -> list[_Token]:
                     j += 1
             word = text[i:j]
             if word.startswith("_"):
-                raise ExpressionError(f"name {_short(word)!r} at column {i + 1} starts with "
-                                      f"'_': such names are not allowed")
+                raise ExpressionError(
+                    f"name {_short(word)!r} at column {i + 1} starts with "
+                    f"'_': such names are not allowed"
+                )
             if j < n and not text[j].isascii() and text[j].isalnum():
-                raise ExpressionError(f"non-ASCII character {text[j]!r} (U+{ord(text[j]):04X})"
-                                      f" at column {j + 1}: names must be ASCII")
+                raise ExpressionError(
+                    f"non-ASCII character {text[j]!r} (U+{ord(text[j]):04X})"
+                    f" at column {j + 1}: names must be ASCII"
+                )
             tokens.append(_Token("name", word, i))
             i = j
             continue
@@ -182,26 +192,31 @@ def _tokenize(text: str, primes: bool) -> list[_Token]:
                 if text[j] not in _STRING_CHARS:
                     raise ExpressionError(
                         f"character {text[j]!r} at column {j + 1} is not allowed in a string "
-                        f"(plain printable ASCII only, no escapes)")
+                        f"(plain printable ASCII only, no escapes)"
+                    )
                 j += 1
             if j >= n:
-                raise ExpressionError(f"syntax error: unterminated string starting at column {i + 1}")
-            tokens.append(_Token("str", text[i:j + 1], i, text[i + 1:j]))
+                raise ExpressionError(
+                    f"syntax error: unterminated string starting at column {i + 1}"
+                )
+            tokens.append(_Token("str", text[i : j + 1], i, text[i + 1 : j]))
             i = j + 1
             continue
-        if text[i:i + 2] in _TWO_CHAR:
-            tokens.append(_Token("op", text[i:i + 2], i))
+        if text[i : i + 2] in _TWO_CHAR:
+            tokens.append(_Token("op", text[i : i + 2], i))
             i += 2
             continue
         if c in _ONE_CHAR:
             tokens.append(_Token("op", c, i))
             i += 1
             continue
-        raise ExpressionError(f"syntax error: character {c!r} at column {i + 1} is not allowed "
-                              f"in an expression")
+        raise ExpressionError(
+            f"syntax error: character {c!r} at column {i + 1} is not allowed in an expression"
+        )
     if len(tokens) > LIMITS["tokens"]:
-        raise ExpressionError(f"expression has too many tokens: {len(tokens)}, the limit is "
-                              f"{LIMITS['tokens']}")
+        raise ExpressionError(
+            f"expression has too many tokens: {len(tokens)}, the limit is {LIMITS['tokens']}"
+        )
     tokens.append(_Token("end", "", n))
     return tokens
 
@@ -221,12 +236,13 @@ def _number(text: str, i: int, tokens: list[_Token]) -> int:
     frac_part = ""
     if j < len(text) and text[j] == ".":
         k = _digits(text, j + 1)
-        frac_part = text[j + 1:k]
+        frac_part = text[j + 1 : k]
         j = k
     ndigits = len(int_part) + len(frac_part)
     if ndigits > LIMITS["digits"]:
-        raise ExpressionError(f"number at column {start + 1} has {ndigits} digits, the limit "
-                              f"is {LIMITS['digits']}")
+        raise ExpressionError(
+            f"number at column {start + 1} has {ndigits} digits, the limit is {LIMITS['digits']}"
+        )
     exponent = 0
     if j < len(text) and text[j] in "eE":
         k = j + 1
@@ -234,28 +250,39 @@ def _number(text: str, i: int, tokens: list[_Token]) -> int:
             k += 1
         m = _digits(text, k)
         if m == k:
-            raise ExpressionError(f"syntax error: malformed number {text[start:m + 1]!r} at column "
-                                  f"{start + 1}: the exponent has no digits")
+            raise ExpressionError(
+                f"syntax error: malformed number {text[start : m + 1]!r} at column "
+                f"{start + 1}: the exponent has no digits"
+            )
         if m - k > 6 or int(text[k:m]) > LIMITS["exponent"]:
-            raise ExpressionError(f"number at column {start + 1} has the exponent "
-                                  f"{_short(text[j + 1:m])}, the limit is "
-                                  f"+-{LIMITS['exponent']}")
-        exponent = int(text[j + 1:m])
+            raise ExpressionError(
+                f"number at column {start + 1} has the exponent "
+                f"{_short(text[j + 1 : m])}, the limit is "
+                f"+-{LIMITS['exponent']}"
+            )
+        exponent = int(text[j + 1 : m])
         j = m
     if j < len(text) and (text[j].isalnum() or text[j] in "._"):
-        raise ExpressionError(f"syntax error: malformed number {_short(text[start:j + 1])!r} at column "
-                              f"{start + 1}")
+        raise ExpressionError(
+            f"syntax error: malformed number {_short(text[start : j + 1])!r} at column {start + 1}"
+        )
     mantissa = Fraction(int(int_part + frac_part or "0"), 10 ** len(frac_part))
     value = mantissa * Fraction(10) ** exponent
-    tokens.append(_Token("num", text[start:j], start,
-                         sympy.Rational(value.numerator, value.denominator)))
+    tokens.append(
+        _Token("num", text[start:j], start, sympy.Rational(value.numerator, value.denominator))
+    )
     return j
 
 
 class _Parser:
-    def __init__(self, text: str, tokens: list[_Token], symbols: Any,
-                 make_symbol: Callable[[str], sympy.Symbol],
-                 callables: Mapping[str, Callable[..., Any]]) -> None:
+    def __init__(
+        self,
+        text: str,
+        tokens: list[_Token],
+        symbols: Any,
+        make_symbol: Callable[[str], sympy.Symbol],
+        callables: Mapping[str, Callable[..., Any]],
+    ) -> None:
         self.text = text
         self.tokens = tokens
         self.i = 0
@@ -289,8 +316,9 @@ class _Parser:
     def enter(self) -> None:
         self.depth += 1
         if self.depth > LIMITS["depth"]:
-            raise self.fail(f"expression nested too deeply: more than {LIMITS['depth']} "
-                            f"levels, the limit")
+            raise self.fail(
+                f"expression nested too deeply: more than {LIMITS['depth']} levels, the limit"
+            )
 
     def number(self, value: Any, tok: _Token, what: str) -> sympy.Basic:
         if isinstance(value, sympy.Expr):
@@ -361,8 +389,9 @@ class _Parser:
     def check_size(self, operands: list[sympy.Basic]) -> None:
         bits = sum(_bits(x) for x in operands if isinstance(x, sympy.Rational))
         if bits > LIMITS["bits"]:
-            raise self.fail(f"exact number too large: about {bits} bits, the limit is "
-                            f"{LIMITS['bits']}")
+            raise self.fail(
+                f"exact number too large: about {bits} bits, the limit is {LIMITS['bits']}"
+            )
 
     def unary(self) -> Any:
         if self.tok.kind == "op" and self.tok.text in ("-", "+"):
@@ -390,9 +419,12 @@ class _Parser:
         if isinstance(base, sympy.Rational) and isinstance(exponent, sympy.Rational):
             bits = abs(int(exponent.p)) * max(_log2(base.p), _log2(base.q))
             if bits > LIMITS["bits"] and base not in (0, 1, -1):
-                raise self.fail(f"power too large: {_short(str(base))}**{_short(str(exponent))}"
-                                f" would need about {bits} bits, the limit is "
-                                f"{LIMITS['bits']}", op)
+                raise self.fail(
+                    f"power too large: {_short(str(base))}**{_short(str(exponent))}"
+                    f" would need about {bits} bits, the limit is "
+                    f"{LIMITS['bits']}",
+                    op,
+                )
             if base == 0 and exponent < 0:
                 raise self.fail("division by zero (0 to a negative power)", op)
         return sympy.Pow(base, exponent)
@@ -438,16 +470,19 @@ class _Parser:
 
     def name(self, tok: _Token) -> Any:
         word = tok.text
+        if word in _CONSTANTS:
+            return _CONSTANTS[word]
         if self.symbols is True or (self.symbols and word in self.symbols):
             if isinstance(self.symbols, Mapping):
                 return self.symbols[word]
             return self.make_symbol(word)
-        if word in _CONSTANTS:
-            return _CONSTANTS[word]
         if word in FUNCTIONS or word in self.callables:
             raise self.fail(f"{word} must be called with its arguments, e.g. {word}(...)", tok)
-        allowed = "" if not self.symbols else \
-            f" (parameters allowed here: {', '.join(sorted(self.symbols))})"
+        allowed = (
+            ""
+            if not self.symbols
+            else f" (parameters allowed here: {', '.join(sorted(self.symbols))})"
+        )
         raise self.fail(f"unknown name {_short(word)!r}{allowed}", tok)
 
     def call(self, name_tok: _Token) -> Any:
@@ -457,16 +492,20 @@ class _Parser:
         if not self.accept(")"):
             while True:
                 tok = self.tok
-                if (tok.kind == "name" and self.tokens[self.i + 1].kind == "op"
-                        and self.tokens[self.i + 1].text == "="):
+                if (
+                    tok.kind == "name"
+                    and self.tokens[self.i + 1].kind == "op"
+                    and self.tokens[self.i + 1].text == "="
+                ):
                     self.i += 2
                     if tok.text in kwargs:
                         raise self.fail(f"{name}: argument {tok.text!r} given twice", tok)
                     kwargs[tok.text] = self.comparison()
                 else:
                     if kwargs:
-                        raise self.fail(f"{name}: a positional argument follows a keyword "
-                                        f"argument", tok)
+                        raise self.fail(
+                            f"{name}: a positional argument follows a keyword argument", tok
+                        )
                     args.append((self.comparison(), tok))
                 if self.accept(")"):
                     break
@@ -485,22 +524,23 @@ class _Parser:
             if kwargs:
                 raise self.fail(f"{name} takes no keyword arguments", name_tok)
             if len(args) < lo or (hi is not None and len(args) > hi):
-                want = f"{lo}" if lo == hi else (f"{lo} or more" if hi is None
-                                                 else f"{lo} to {hi}")
+                want = f"{lo}" if lo == hi else (f"{lo} or more" if hi is None else f"{lo} to {hi}")
                 raise self.fail(f"{name} takes {want} argument(s), got {len(args)}", name_tok)
             values = [self.number(a, t, name) for a, t in args]
             if name in ("factorial", "gamma", "binomial"):
                 for v in values:
                     if v.is_number and v.is_finite and abs(v) > LIMITS["factorial"]:
-                        raise self.fail(f"{name} argument too large: {_short(str(v))}, the "
-                                        f"limit is {LIMITS['factorial']}", name_tok)
+                        raise self.fail(
+                            f"{name} argument too large: {_short(str(v))}, the "
+                            f"limit is {LIMITS['factorial']}",
+                            name_tok,
+                        )
             try:
                 return func(*values)
             except (TypeError, ValueError, ArithmeticError) as err:
                 raise self.fail(f"{name}: {err}", name_tok) from None
         known = sorted(set(FUNCTIONS) | set(self.callables))
-        raise self.fail(f"unknown function {_short(name)!r} (known: {', '.join(known)})",
-                        name_tok)
+        raise self.fail(f"unknown function {_short(name)!r} (known: {', '.join(known)})", name_tok)
 
 
 def _neg(value: sympy.Basic) -> sympy.Basic:
@@ -510,7 +550,7 @@ def _neg(value: sympy.Basic) -> sympy.Basic:
 def _describe(value: Any) -> str:
     if isinstance(value, str):
         return f"the string {_short(value)!r}"
-    if isinstance(value, bool) or isinstance(value, sympy.logic.boolalg.BooleanAtom):
+    if isinstance(value, (bool, sympy.logic.boolalg.BooleanAtom)):
         return f"the boolean {value}"
     if isinstance(value, (list, tuple)):
         return "a list"
@@ -519,10 +559,14 @@ def _describe(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def parse(text: str, *, symbols: Iterable[str] | Mapping[str, sympy.Symbol] | bool = False,
-          callables: Mapping[str, Callable[..., Any]] | None = None,
-          make_symbol: Callable[[str], sympy.Symbol] = sympy.Symbol,
-          primes: bool = False) -> Any:
+def parse(
+    text: str,
+    *,
+    symbols: Iterable[str] | Mapping[str, sympy.Symbol] | bool = False,
+    callables: Mapping[str, Callable[..., Any]] | None = None,
+    make_symbol: Callable[[str], sympy.Symbol] = sympy.Symbol,
+    primes: bool = False,
+) -> Any:
     """Parse ``text`` with the restricted grammar of this module.
 
     Args:
@@ -552,8 +596,13 @@ def parse(text: str, *, symbols: Iterable[str] | Mapping[str, sympy.Symbol] | bo
     return _Parser(text, tokens, symbols, make_symbol, dict(callables or {})).parse()
 
 
-def parse_expression(text: str, symbols: Iterable[str] | Mapping[str, sympy.Symbol] | bool = True,
-                     *, name: str = "expression", primes: bool = False) -> sympy.Expr:
+def parse_expression(
+    text: str,
+    symbols: Iterable[str] | Mapping[str, sympy.Symbol] | bool = True,
+    *,
+    name: str = "expression",
+    primes: bool = False,
+) -> sympy.Expr:
     """Parse a numeric expression such as ``"exp(epsilon) - 1"`` (no relations, no events).
 
     Args:
@@ -570,13 +619,18 @@ def parse_expression(text: str, symbols: Iterable[str] | Mapping[str, sympy.Symb
     """
     value = parse(text, symbols=symbols, primes=primes)
     if not isinstance(value, sympy.Expr):
-        raise ExpressionError(f"{name} must be a numeric expression such as 'exp(epsilon) - 1',"
-                              f" got {_short(text)!r}")
+        raise ExpressionError(
+            f"{name} must be a numeric expression such as 'exp(epsilon) - 1', got {_short(text)!r}"
+        )
     return value
 
 
-def parse_relation(text: str, symbols: Iterable[str] | Mapping[str, sympy.Symbol] | bool = True,
-                   *, name: str = "relation") -> sympy.Basic:
+def parse_relation(
+    text: str,
+    symbols: Iterable[str] | Mapping[str, sympy.Symbol] | bool = True,
+    *,
+    name: str = "relation",
+) -> sympy.Basic:
     """Parse a relation such as ``"delta < epsilon"`` or ``"0 < x < 1"`` (a chain is a sympy
     ``And``).  Sympy may decide it at once (``"1 < 2"`` is ``sympy.true``).
 
@@ -584,10 +638,12 @@ def parse_relation(text: str, symbols: Iterable[str] | Mapping[str, sympy.Symbol
         ExpressionError: if the text is not a comparison.
     """
     value = parse(text, symbols=symbols)
-    if not isinstance(value, (sympy.core.relational.Relational, sympy.And,
-                              sympy.logic.boolalg.BooleanAtom)):
-        raise ExpressionError(f"{name} must be a comparison such as 'delta < epsilon', "
-                              f"got {_short(text)!r}")
+    if not isinstance(
+        value, (sympy.core.relational.Relational, sympy.And, sympy.logic.boolalg.BooleanAtom)
+    ):
+        raise ExpressionError(
+            f"{name} must be a comparison such as 'delta < epsilon', got {_short(text)!r}"
+        )
     return value
 
 
@@ -619,5 +675,7 @@ def as_expr(value: Any, name: str = "value") -> Any:
     try:
         return sympy.sympify(value, strict=True)
     except (sympy.SympifyError, TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, a sympy expression or text, got "
-                         f"{type(value).__name__} {_short(repr(value))}") from None
+        raise ValueError(
+            f"{name} must be a number, a sympy expression or text, got "
+            f"{type(value).__name__} {_short(repr(value))}"
+        ) from None

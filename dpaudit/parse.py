@@ -17,16 +17,16 @@ import sympy
 from dpaudit.events import EVENT_TYPES, Event
 from dpaudit.expressions import ExpressionError, parse, parse_expression, parse_relation
 
-__all__ = ["ExpressionError", "parse_event", "parse_expression", "parse_number",
-           "parse_relation"]
+__all__ = ["ExpressionError", "parse_event", "parse_expression", "parse_number", "parse_relation"]
 
 
 def _positive(name: str) -> sympy.Symbol:
     return sympy.Symbol(name, positive=True)
 
 
-def parse_event(text: str, symbols: Iterable[str] | Mapping[str, sympy.Symbol] | bool = False
-                ) -> Event:
+def parse_event(
+    text: str, symbols: Iterable[str] | Mapping[str, sympy.Symbol] | bool = False
+) -> Event:
     """Parse an event expression.
 
     Args:
@@ -47,8 +47,9 @@ def parse_event(text: str, symbols: Iterable[str] | Mapping[str, sympy.Symbol] |
         raise ExpressionError("the event expression is empty")
     value: Any = parse(text, symbols=symbols, callables=EVENT_TYPES, make_symbol=_positive)
     if not isinstance(value, Event):
-        raise ExpressionError(f"the expression must be an event such as Laplace(1), got "
-                              f"{text[:60]!r}")
+        raise ExpressionError(
+            f"the expression must be an event such as Laplace(1), got {text[:60]!r}"
+        )
     return value
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import sympy
 
+from dpaudit.expressions import as_expr
 from dpaudit.numeric import EvaluationError, decide_relation, endpoints, exact, interval
 
 __all__ = ["Domain", "Range", "by_name"]
@@ -41,7 +42,7 @@ def _end(value: Any, name: str) -> sympy.Expr | None:
         return None
     if isinstance(value, str):
         try:
-            expr = exact(sympy.sympify(value.strip(), rational=True), name)
+            expr = exact(as_expr(value.strip(), name), name)
         except (sympy.SympifyError, TypeError):
             raise ValueError(f"{name} must be a number such as 0, 1/2 or log(2), "
                              f"got {value!r}") from None
@@ -167,7 +168,7 @@ class Range:
 
 def by_name(expr: Any) -> dict[str, sympy.Symbol]:
     """The free symbols of a sympy expression (or relation) keyed by name."""
-    return {s.name: s for s in sympy.sympify(expr).free_symbols}
+    return {s.name: s for s in as_expr(expr).free_symbols}
 
 
 _CHAIN = re.compile(r"^(.*?)(<=|>=|<|>)(.*?)(?:(<=|>=|<|>)(.*))?$")
@@ -217,7 +218,7 @@ class Domain:
         items = tuple(sorted((n, _as_range(v, n, n in ints)) for n, v in names.items()))
         cons: list[sympy.Basic] = []
         for c in constraints:
-            rel = sympy.sympify(c, rational=True) if isinstance(c, str) else sympy.sympify(c)
+            rel = as_expr(c, "constraints")
             if rel is sympy.true:
                 continue
             if not isinstance(rel, (sympy.core.relational.Relational, sympy.And)):
@@ -264,7 +265,7 @@ class Domain:
             bound = _parse_chain(part)
             if bound is None:
                 try:
-                    constraints.append(sympy.sympify(part, rational=True))
+                    constraints.append(as_expr(part, "domain part"))
                 except (sympy.SympifyError, TypeError, SyntaxError):
                     raise ValueError(f"cannot read the domain part {raw.strip()!r}") from None
                 continue
@@ -355,7 +356,7 @@ class Domain:
 
 def _plain(expr: Any) -> Any:
     """``expr`` with every symbol replaced by the plain symbol of the same name."""
-    expr = sympy.sympify(expr)
+    expr = as_expr(expr)
     return expr.xreplace({s: sympy.Symbol(s.name) for s in expr.free_symbols})
 
 
@@ -365,7 +366,7 @@ def decide(relation: Any, values: Mapping[str, Any]) -> bool | None:
     Returns:
         True, False, or None when interval arithmetic cannot separate the two sides.
     """
-    rel = sympy.sympify(relation)
+    rel = as_expr(relation)
     if rel is sympy.true:
         return True
     if rel is sympy.false:

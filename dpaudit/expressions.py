@@ -50,9 +50,11 @@ __all__ = [
     "LIMITS",
     "ExpressionError",
     "as_expr",
+    "check_text",
     "parse",
     "parse_expression",
     "parse_relation",
+    "shorten",
 ]
 
 #: The documented limits of the parser.
@@ -123,8 +125,15 @@ class _Token:
     value: Any = None
 
 
-def _short(text: str, limit: int = 40) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
+def shorten(text: Any, limit: int = 60) -> Any:
+    """``text`` cut to ``limit`` characters (with "...") for an error message; other values
+    unchanged."""
+    if not isinstance(text, str) or len(text) <= limit:
+        return text
+    return text[:limit] + "..."
+
+
+_short = shorten
 
 
 def _log2(n: Any) -> int:
@@ -136,13 +145,26 @@ def _bits(q: sympy.Rational) -> int:
     return int(q.p).bit_length() + int(q.q).bit_length()
 
 
-def _tokenize(text: str, primes: bool) -> list[_Token]:
-    n = len(text)
-    if n > LIMITS["length"]:
+def check_text(text: Any, name: str = "expression") -> str:
+    """Check that ``text`` is a string within the length limit, before any other work on it
+    (regular expressions included).
+
+    Raises:
+        ExpressionError: naming ``name``, the limit and the length received.
+    """
+    if not isinstance(text, str):
+        raise ExpressionError(f"{name} must be text, got {type(text).__name__}")
+    if len(text) > LIMITS["length"]:
         raise ExpressionError(
-            f"expression too long: {n} characters, the limit is "
+            f"{name} too long: {len(text)} characters, the limit is "
             f"{LIMITS['length']} (text starts {_short(text)!r})"
         )
+    return text
+
+
+def _tokenize(text: str, primes: bool) -> list[_Token]:
+    n = len(text)
+    check_text(text)
     tokens: list[_Token] = []
     i = 0
     while i < n:

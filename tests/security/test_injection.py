@@ -42,6 +42,7 @@ def payloads(canary: pathlib.Path) -> dict[str, str]:
         "tower": "9**9**9**9",
         "parens": "(" * 100_000,
         "megabyte": "1" * 1_000_000,
+        "long": "1+" * 50_000 + "1",  # fits one command-line argument (128 KiB), over the limit
         "digits": "7" * 5_000,
         "attribute": "Laplace(1).__class__",
         "dunder-name": "__builtins__",
@@ -135,7 +136,7 @@ COMMANDS = {
     "verify --domain": lambda p: ["verify", "x <= 1", "--domain", p],
 }
 #: a representative subset per command (each subprocess costs an interpreter start-up)
-CLI_KINDS = ("import-call", "subclasses", "lambda", "cyrillic", "tower", "digits", "megabyte")
+CLI_KINDS = ("import-call", "subclasses", "lambda", "cyrillic", "tower", "digits", "long")
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))

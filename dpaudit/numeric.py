@@ -29,6 +29,8 @@ from typing import Any, Literal
 import mpmath
 import sympy
 
+from dpaudit.expressions import ExpressionError, as_expr, parse_expression
+
 Direction = Literal["up", "down"]
 
 #: Starting and maximal working precision (bits) of the interval evaluator.
@@ -70,7 +72,8 @@ def exact(value: Any, name: str = "value") -> sympy.Expr:
     """Convert ``value`` to an exact sympy expression.
 
     Args:
-        value: an ``int``, ``fractions.Fraction``, decimal or fraction string (``"0.1"``,
+        value: an ``int``, ``fractions.Fraction``, numeric string read by the restricted
+            parser of :mod:`dpaudit.expressions` (``"0.1"``,
             ``"1/3"``, ``"1e-6"``), finite ``float`` (converted to its exact binary value),
             or a sympy expression (sympy ``Float`` atoms inside it are replaced by their exact
             binary values).
@@ -85,7 +88,7 @@ def exact(value: Any, name: str = "value") -> sympy.Expr:
     if isinstance(value, bool):
         raise ValueError(f"{name} must be a real number, got the boolean {value!r}")
     if isinstance(value, sympy.Basic):
-        expr = sympy.sympify(value)
+        expr = as_expr(value)
         if expr.has(sympy.nan, sympy.zoo) or expr in (sympy.oo, -sympy.oo):
             raise ValueError(f"{name} must be a finite real number, got {value!r}")
         floats = expr.atoms(sympy.Float)
@@ -105,14 +108,15 @@ def exact(value: Any, name: str = "value") -> sympy.Expr:
         num, den = f.as_integer_ratio()
         return sympy.Rational(num, den)
     if isinstance(value, str):
-        text = value.strip()
+        # the restricted parser (never Fraction(text): "1e999999999" would hang it)
         try:
-            frac = Fraction(text)
-        except (ValueError, ZeroDivisionError):
-            raise ValueError(
-                f"{name} must be a decimal or fraction such as '0.1' or '1/3', got {value!r}"
+            expr = parse_expression(value, symbols=False, name=name)
+        except ExpressionError as err:
+            raise ExpressionError(
+                f"{name} must be a number such as '0.1', '1/3' or 'log(2)', got "
+                f"{value[:60]!r} ({err})"
             ) from None
-        return sympy.Rational(frac.numerator, frac.denominator)
+        return exact(expr, name)
     if hasattr(value, "item") and callable(value.item):  # numpy scalars
         return exact(value.item(), name)
     raise ValueError(f"{name} must be a real number, got {_describe(value)}")

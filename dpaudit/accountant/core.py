@@ -36,6 +36,7 @@ from dpaudit.accountant.statements import (
     upper_float,
 )
 from dpaudit.events import Composed, Event, SelfComposed
+from dpaudit.expressions import as_expr
 from dpaudit.numeric import PRECISION_LOCK, EvaluationError, float_down, float_up
 from dpaudit.theorems import zcdp
 from dpaudit.theorems.base import Theorem, register
@@ -105,8 +106,8 @@ class Guarantee:
     @property
     def symbolic(self) -> bool:
         """True when the guarantee depends on symbols."""
-        return bool(sympy.sympify(self.epsilon).free_symbols
-                    or sympy.sympify(self.delta).free_symbols)
+        return bool(as_expr(self.epsilon).free_symbols
+                    or as_expr(self.delta).free_symbols)
 
     @property
     def epsilon_upper(self) -> float | None:
@@ -121,7 +122,7 @@ class Guarantee:
     @property
     def epsilon_lower_float(self) -> float | None:
         """The certified lower bound as a float rounded *down* (None if there is none)."""
-        if self.epsilon_lower is None or sympy.sympify(self.epsilon_lower).free_symbols:
+        if self.epsilon_lower is None or as_expr(self.epsilon_lower).free_symbols:
             return None
         return float_down(self.epsilon_lower)
 
@@ -177,7 +178,7 @@ class Guarantee:
 
 
 def _safe_up(expr: sympy.Expr) -> float | str:
-    if sympy.sympify(expr).free_symbols:
+    if as_expr(expr).free_symbols:
         return str(expr)
     try:
         return float_up(expr)
@@ -215,7 +216,7 @@ class Accountant:
     def __init__(self, assume: Iterable[Any] = ()) -> None:
         self._recorded: list[Event] = []
         self._lock = threading.Lock()  # compose: check and append as one step
-        self._assume = tuple(sympy.sympify(a) for a in assume)
+        self._assume = tuple(as_expr(a) for a in assume)
 
     # ---- recording ---------------------------------------------------------------------
 
@@ -410,7 +411,7 @@ def _keep_best(found: list[Statement]) -> list[Statement]:
 
 
 def _choose(event: Event, candidates: list[Candidate], target: sympy.Expr | None) -> Guarantee:
-    numeric = all(not sympy.sympify(c.epsilon).free_symbols for c in candidates)
+    numeric = all(not as_expr(c.epsilon).free_symbols for c in candidates)
     if numeric:
         chosen = candidates[0]
         for c in candidates[1:]:

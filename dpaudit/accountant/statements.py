@@ -19,6 +19,7 @@ import sympy
 
 from dpaudit.accountant.domains import admit
 from dpaudit.events.base import Event
+from dpaudit.expressions import as_expr
 from dpaudit.numeric import EvaluationError, endpoints, exact, float_down, float_up, interval
 from dpaudit.theorems import primitives as prim
 from dpaudit.theorems import zcdp
@@ -56,7 +57,7 @@ def upper_float(expr: sympy.Expr) -> float:
 
 def show(expr: Any) -> str:
     """An exact value as text, with a decimal approximation when it is not an integer."""
-    expr = sympy.sympify(expr)
+    expr = as_expr(expr)
     try:
         return _show(expr)
     except TypeError:  # unhashable: not cached
@@ -96,7 +97,7 @@ def _larger_than(expr: sympy.Expr, limit: int) -> bool:
 def compare(a: sympy.Expr, b: sympy.Expr) -> int | None:
     """-1, 0 or 1 as exact ``a`` is below, equal to or above ``b``; None if undecided
     (symbolic, or too close to separate with interval arithmetic)."""
-    a, b = sympy.sympify(a), sympy.sympify(b)
+    a, b = as_expr(a), as_expr(b)
     if a == b:
         return 0
     if a.free_symbols or b.free_symbols:
@@ -246,7 +247,7 @@ class Approx(Statement):
         order = compare(self.delta, delta)
         if order in (-1, 0):
             return [Candidate(self.epsilon, self.delta, self.step)]
-        if order is None and (sympy.sympify(delta).free_symbols or self.delta.free_symbols):
+        if order is None and (as_expr(delta).free_symbols or self.delta.free_symbols):
             return [conditional(self.epsilon, self.delta, delta, self.step)]
         return []
 

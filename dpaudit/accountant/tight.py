@@ -42,6 +42,7 @@ from dpaudit.accountant.statements import (
     show,
 )
 from dpaudit.events.base import Event
+from dpaudit.expressions import as_expr
 from dpaudit.numeric import EvaluationError, float_down, float_up
 from dpaudit.theorems import advanced, optimal, rdp
 from dpaudit.theorems import amplification as amp
@@ -73,7 +74,7 @@ VALUE_DISCRETIZATION = 1e-4
 
 def _number(value: Any) -> float | None:
     """A float for a numeric exact value, None for a symbolic one."""
-    expr = sympy.sympify(value)
+    expr = as_expr(value)
     if expr.free_symbols:
         return None
     try:
@@ -220,7 +221,7 @@ class AdvancedComposition(Statement):
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
         if delta is None or _number(delta) is None or _number(self.epsilon0) is None:
             return []
-        slack = sympy.sympify(delta) - self.count * self.delta0
+        slack = as_expr(delta) - self.count * self.delta0
         checks = admit(advanced.ADVANCED_COMPOSITION, self.step.event,
                        {"epsilon": self.epsilon0, "delta": self.delta0, "k": self.count,
                         "delta'": slack})
@@ -803,7 +804,7 @@ def _advanced_approx(event: Event, inner: list[Statement], k: Any,
         return []
     out: list[Statement] = []
     for s in of_currency(inner, Approx):
-        slack = sympy.sympify(budget - k * s.delta)
+        slack = as_expr(budget - k * s.delta)
         if compare(slack, 0) != 1:
             continue
         checks = admit(advanced.ADVANCED_COMPOSITION, event,

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import sympy
 
+from dpaudit.expressions import as_expr
 from dpaudit.numeric import EvaluationError, decide_relation, exact, interval
 from dpaudit.numeric import endpoints as _endpoints
 
@@ -49,7 +50,7 @@ def as_relation(value: Any) -> Relation:
 
 def _truth(relational: Any) -> bool | None:
     """Decide a sympy relational exactly when possible: True, False or None (undecided)."""
-    rel = sympy.sympify(relational)
+    rel = as_expr(relational)
     if rel is sympy.true:
         return True
     if rel is sympy.false:

@@ -33,6 +33,7 @@ from typing import Any
 
 import mpmath
 
+from dpaudit.expressions import as_expr
 from dpaudit.numeric import endpoints, iv_precision, mpf_to_float
 
 __all__ = ["binomial_delta_bounds", "binomial_epsilon_bounds"]
@@ -59,7 +60,6 @@ def _enclose(value: Any, name: str) -> Any:
     """An interval holding ``value`` (a float, int, Fraction or exact sympy number)."""
     from fractions import Fraction
 
-    import sympy
 
     if isinstance(value, bool):
         raise ValueError(f"{name} must be a number, got {value!r}")
@@ -69,7 +69,7 @@ def _enclose(value: Any, name: str) -> Any:
         return _iv.mpf(value)
     if isinstance(value, Fraction):
         return _iv.mpf(value.numerator) / value.denominator
-    expr = sympy.sympify(value)
+    expr = as_expr(value)
     if expr.free_symbols:
         raise ValueError(f"{name} must be numeric, got {value!r}")
     if expr.is_Rational:

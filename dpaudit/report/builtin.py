@@ -26,6 +26,7 @@ import numpy as np
 import sympy
 
 import dpaudit.events as ev
+from dpaudit.expressions import as_expr
 from dpaudit.report.target import Target, register_target
 
 __all__ = ["CLAIM_INSTANCES", "NO_FORM_YET", "audit_status", "load_builtin_targets"]
@@ -446,8 +447,8 @@ def _claim_target(key: str) -> Target:
     values = {sympy.Symbol(k): exact(v, k) for k, v in params.items()}
 
     def at(expr: Any) -> float:
-        value = sympy.sympify(expr).xreplace(
-            {s: values[sympy.Symbol(s.name)] for s in sympy.sympify(expr).free_symbols
+        value = as_expr(expr).xreplace(
+            {s: values[sympy.Symbol(s.name)] for s in as_expr(expr).free_symbols
              if sympy.Symbol(s.name) in values})
         return float(value) if not value.free_symbols else 0.0
 

@@ -38,6 +38,7 @@ from typing import Any
 
 import sympy
 
+from dpaudit.expressions import as_expr, parse_expression
 from dpaudit.numeric import EvaluationError, endpoints, float_up, interval
 from dpaudit.numeric import decide_relation as _decide
 
@@ -45,8 +46,6 @@ __all__ = ["THEOREMS", "Check", "Theorem", "conditions", "get", "register"]
 
 _OPS = ("<=", ">=", "<", ">")
 _SPLIT = re.compile(r"(<=|>=|<|>)")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*'*")
-_FUNCTIONS = {"exp": sympy.exp, "log": sympy.log, "sqrt": sympy.sqrt, "oo": sympy.oo}
 
 
 def _plain(expr: Any) -> Any:
@@ -59,18 +58,8 @@ def _plain(expr: Any) -> Any:
 
 
 def _parse_side(text: str) -> sympy.Expr:
-    names: dict[str, Any] = {}
-
-    def rename(m: re.Match[str]) -> str:
-        token = m.group(0)
-        if token in _FUNCTIONS:
-            names[token] = _FUNCTIONS[token]
-            return token
-        alias = f"_v{len(names)}"
-        names[alias] = sympy.Symbol(token)
-        return alias
-
-    return sympy.sympify(_NAME.sub(rename, text), locals=names, rational=True)
+    # the restricted parser (never sympify of text); card names may carry primes (delta')
+    return parse_expression(text, symbols=True, primes=True, name="a domain condition's side")
 
 
 def _parse(condition: str) -> list[sympy.Basic]:
@@ -173,7 +162,7 @@ class Theorem:
         Raises:
             ValueError: when ``params`` binds some but not all symbols of a condition.
         """
-        values = tuple(sorted((str(k), sympy.sympify(v)) for k, v in params.items()))
+        values = tuple(sorted((str(k), as_expr(v)) for k, v in params.items()))
         return _check(self.key, self.domain or (), values, tuple(known))
 
     def __str__(self) -> str:
@@ -183,7 +172,7 @@ class Theorem:
         """The symbols of the symbolic bound."""
         found: set[sympy.Symbol] = set()
         for expr in self.bound.values():
-            found |= sympy.sympify(expr).free_symbols
+            found |= as_expr(expr).free_symbols
         return frozenset(found)
 
 

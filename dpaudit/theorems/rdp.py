@@ -14,6 +14,7 @@ import numpy as np
 import sympy
 from scipy.special import gammaln, logsumexp
 
+from dpaudit.expressions import as_expr
 from dpaudit.numeric import exact, float_up
 from dpaudit.theorems.base import Theorem, register
 
@@ -273,7 +274,7 @@ def without_replacement_rdp(order: int, sampling_ratio: sympy.Expr,
     g = exact(sampling_ratio, "sampling_ratio")
     if not g.free_symbols and not (0 < g <= 1):
         raise ValueError(f"sampling_ratio must be in (0, 1], got {g}")
-    inf_tau = sympy.sympify(base_rdp_infinity)
+    inf_tau = as_expr(base_rdp_infinity)
 
     def cap(power: int) -> sympy.Expr:
         if inf_tau is sympy.oo:

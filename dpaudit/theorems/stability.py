@@ -28,6 +28,7 @@ from dpaudit.events.stability import (
     SubsampledCandidates,
     UniformlyStable,
 )
+from dpaudit.expressions import as_expr
 from dpaudit.numeric import exact, float_up
 from dpaudit.theorems.base import Theorem, register
 
@@ -251,7 +252,7 @@ def lemma8_guarantee(event: RelabeledSubsampleSelection, relabel_epsilon: sympy.
     beta = selection_beta(sel)
     n, m = event.population, event.sample
     k = event.net_radius * (n - 1) + 1
-    if not sympy.sympify(relabel_epsilon).free_symbols:
+    if not as_expr(relabel_epsilon).free_symbols:
         # a rational upper bound (rounded up): exp(k log r) would otherwise become the exact
         # rational r^k, whose digits grow with n (k ~ eta n)
         relabel_epsilon = sympy.Rational(float_up(relabel_epsilon))

@@ -37,6 +37,7 @@ from typing import Any
 import sympy
 
 from dpaudit.events import Event
+from dpaudit.expressions import as_expr
 from dpaudit.numeric import exact
 from dpaudit.verify.domain import Domain, by_name
 
@@ -69,7 +70,7 @@ class Step:
     domain: Domain | None = None
 
     def __post_init__(self) -> None:
-        rel = sympy.sympify(self.relation)
+        rel = as_expr(self.relation)
         if not isinstance(rel, sympy.core.relational.Relational) or rel.rel_op not in (
                 "<", "<=", ">", ">="):
             raise ValueError(f"Step {self.name!r}: relation must be an inequality such as "

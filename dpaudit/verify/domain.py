@@ -24,6 +24,7 @@ from typing import Any
 
 import sympy
 
+from dpaudit.expressions import as_expr, check_text, shorten
 from dpaudit.numeric import EvaluationError, decide_relation, endpoints, exact, interval
 
 __all__ = ["Domain", "Range", "by_name"]
@@ -41,10 +42,10 @@ def _end(value: Any, name: str) -> sympy.Expr | None:
         return None
     if isinstance(value, str):
         try:
-            expr = exact(sympy.sympify(value.strip(), rational=True), name)
+            expr = exact(as_expr(value.strip(), name), name)
         except (sympy.SympifyError, TypeError):
             raise ValueError(f"{name} must be a number such as 0, 1/2 or log(2), "
-                             f"got {value!r}") from None
+                             f"got {shorten(value)!r}") from None
     else:
         expr = exact(value, name)
     if expr.free_symbols:
@@ -97,10 +98,11 @@ class Range:
         Raises:
             ValueError: naming the accepted form and the text received.
         """
+        check_text(text, "range")
         m = re.fullmatch(r"\s*([\(\[])\s*([^,]+?)\s*,\s*([^,]+?)\s*([\)\]])\s*", text)
         if not m:
             raise ValueError(f"range must be interval notation such as '(0, 1)' or '[1, oo)', "
-                             f"got {text!r}")
+                             f"got {shorten(text)!r}")
         return cls(m.group(2), m.group(3), low_open=m.group(1) == "(",
                    high_open=m.group(4) == ")", integer=integer)
 
@@ -167,7 +169,7 @@ class Range:
 
 def by_name(expr: Any) -> dict[str, sympy.Symbol]:
     """The free symbols of a sympy expression (or relation) keyed by name."""
-    return {s.name: s for s in sympy.sympify(expr).free_symbols}
+    return {s.name: s for s in as_expr(expr).free_symbols}
 
 
 _CHAIN = re.compile(r"^(.*?)(<=|>=|<|>)(.*?)(?:(<=|>=|<|>)(.*))?$")
@@ -181,7 +183,7 @@ def _as_range(value: Any, name: str, integer: bool) -> Range:
     if isinstance(value, str):
         return Range.parse(value, integer=integer)
     raise ValueError(f"the range of {name} must be a Range or interval notation such as "
-                     f"'(0, 1)', got {value!r}")
+                     f"'(0, 1)', got {shorten(value)!r}")
 
 
 @dataclasses.dataclass(frozen=True, init=False)
@@ -217,12 +219,12 @@ class Domain:
         items = tuple(sorted((n, _as_range(v, n, n in ints)) for n, v in names.items()))
         cons: list[sympy.Basic] = []
         for c in constraints:
-            rel = sympy.sympify(c, rational=True) if isinstance(c, str) else sympy.sympify(c)
+            rel = as_expr(c, "constraints")
             if rel is sympy.true:
                 continue
             if not isinstance(rel, (sympy.core.relational.Relational, sympy.And)):
                 raise ValueError(f"constraints must be relations such as 'delta < epsilon', "
-                                 f"got {c!r}")
+                                 f"got {shorten(c)!r}")
             rel = rel.xreplace({f: sympy.Rational(f) for f in rel.atoms(sympy.Float)})
             unknown = set(by_name(rel)) - set(names)
             if unknown:
@@ -245,6 +247,7 @@ class Domain:
         Raises:
             ValueError: naming the part that could not be read.
         """
+        check_text(text, "domain")
         ranges: dict[str, dict[str, Any]] = {}
         integers: list[str] = []
         constraints: list[Any] = []
@@ -257,16 +260,17 @@ class Domain:
                 is_int, part = True, part[: -len(" integer")].strip()
             if re.fullmatch(r"[A-Za-z_]\w*", part):
                 if not is_int:
-                    raise ValueError(f"domain part {raw.strip()!r} is a bare name; write e.g. "
-                                     f"'{part} >= 1' or '{part} integer'")
+                    raise ValueError(f"domain part {shorten(raw.strip())!r} is a bare name; "
+                                     f"write e.g. '{part} >= 1' or '{part} integer'")
                 integers.append(part)
                 continue
             bound = _parse_chain(part)
             if bound is None:
                 try:
-                    constraints.append(sympy.sympify(part, rational=True))
+                    constraints.append(as_expr(part, "domain part"))
                 except (sympy.SympifyError, TypeError, SyntaxError):
-                    raise ValueError(f"cannot read the domain part {raw.strip()!r}") from None
+                    raise ValueError(f"cannot read the domain part "
+                                     f"{shorten(raw.strip())!r}") from None
                 continue
             name, spec = bound
             ranges.setdefault(name, {}).update(spec)
@@ -355,7 +359,7 @@ class Domain:
 
 def _plain(expr: Any) -> Any:
     """``expr`` with every symbol replaced by the plain symbol of the same name."""
-    expr = sympy.sympify(expr)
+    expr = as_expr(expr)
     return expr.xreplace({s: sympy.Symbol(s.name) for s in expr.free_symbols})
 
 
@@ -365,7 +369,7 @@ def decide(relation: Any, values: Mapping[str, Any]) -> bool | None:
     Returns:
         True, False, or None when interval arithmetic cannot separate the two sides.
     """
-    rel = sympy.sympify(relation)
+    rel = as_expr(relation)
     if rel is sympy.true:
         return True
     if rel is sympy.false:

@@ -53,6 +53,7 @@ from typing import Any
 import mpmath
 import sympy
 
+from dpaudit.expressions import as_expr
 from dpaudit.numeric import EvaluationError, decide_relation, endpoints, exact, interval
 from dpaudit.verify.domain import Domain, Range, by_name, decide
 
@@ -145,7 +146,7 @@ class Verdict:
 
 
 def _short(value: Any) -> str:
-    v = sympy.sympify(value)
+    v = as_expr(value)
     if v.is_Integer:
         return str(v)
     if v.is_Rational and v.q < 10**6:
@@ -161,8 +162,7 @@ def parse_relation(relation: Any) -> sympy.core.relational.Relational:
     Raises:
         ValueError: if it is not an inequality ``<``, ``<=``, ``>``, ``>=``.
     """
-    rel = sympy.sympify(relation, rational=True) if isinstance(relation, str) else \
-        sympy.sympify(relation)
+    rel = as_expr(relation, "relation")
     if rel in (sympy.true, sympy.false):
         raise ValueError(f"relation must be an inequality with free parameters, got {relation!r}"
                          f" (sympy already decided it: {rel})")
@@ -184,7 +184,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _plain(expr: Any) -> Any:
-    expr = sympy.sympify(expr)
+    expr = as_expr(expr)
     return expr.xreplace({s: sympy.Symbol(s.name) for s in expr.free_symbols})
 
 
@@ -288,7 +288,7 @@ def _mpf_fraction(x: Any) -> Fraction:
 
 def _frac_down(v: sympy.Expr) -> Fraction:
     """A rational at most ``v`` (``v`` itself when it is rational)."""
-    v = sympy.sympify(v)
+    v = as_expr(v)
     if v.is_Rational:
         return Fraction(int(v.p), int(v.q))
     return _mpf_fraction(endpoints(interval(v))[0])
@@ -296,7 +296,7 @@ def _frac_down(v: sympy.Expr) -> Fraction:
 
 def _frac_up(v: sympy.Expr) -> Fraction:
     """A rational at least ``v`` (``v`` itself when it is rational)."""
-    v = sympy.sympify(v)
+    v = as_expr(v)
     if v.is_Rational:
         return Fraction(int(v.p), int(v.q))
     return _mpf_fraction(endpoints(interval(v))[1])
@@ -1117,7 +1117,7 @@ def _decide(relation: Any, domain: Domain, *, max_boxes: int, time_limit: float,
     """:func:`verify_inequality` without the safety-net note."""
     if not isinstance(domain, Domain):
         raise ValueError(f"domain must be a Domain, got {domain!r}")
-    decided = sympy.sympify(relation) if not isinstance(relation, str) else None
+    decided = as_expr(relation) if not isinstance(relation, str) else None
     if decided is sympy.true:
         return Verdict("proved", decided, domain, "symbolic: sympy decides it identically")
     if decided is sympy.false:
@@ -1775,8 +1775,8 @@ def _any_point(r: Range) -> sympy.Expr:
 def _separated(lhs: sympy.Expr, rhs: sympy.Expr, point: Mapping[str, Any]) -> tuple[str, str]:
     """Both sides at a point, to as many digits as it takes to see them apart."""
     subs = {sympy.Symbol(n): v for n, v in point.items()}
-    lhs_s = {s: subs[sympy.Symbol(s.name)] for s in sympy.sympify(lhs).free_symbols}
-    rhs_s = {s: subs[sympy.Symbol(s.name)] for s in sympy.sympify(rhs).free_symbols}
+    lhs_s = {s: subs[sympy.Symbol(s.name)] for s in as_expr(lhs).free_symbols}
+    rhs_s = {s: subs[sympy.Symbol(s.name)] for s in as_expr(rhs).free_symbols}
     texts = None
     for digits in (8, 15, 30, 60, 120):
         prec = int(digits * 3.33) + 20
@@ -1929,7 +1929,7 @@ def _log_substitution(g: sympy.Expr, domain: Domain) -> _Reformulated | None:
     def back(p: dict[str, Any]) -> dict[str, Any]:
         q = {k: v for k, v in p.items() if not k.startswith("log(1/")}
         for n in names:
-            q[n] = _rational_near(sympy.exp(-sympy.sympify(p[f"log(1/{n})"])))
+            q[n] = _rational_near(sympy.exp(-as_expr(p[f"log(1/{n})"])))
         return q
 
     return _Reformulated(g2, new, [f"{n} = exp(-t), t = log(1/{n}) in "

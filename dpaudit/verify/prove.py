@@ -28,6 +28,7 @@ from typing import Any
 import sympy
 
 from dpaudit.accountant import Accountant, Guarantee, UnsupportedEventError
+from dpaudit.expressions import as_expr
 from dpaudit.verify.claims import Claim
 from dpaudit.verify.engine import (
     MAX_BOXES,
@@ -123,9 +124,9 @@ def verify_claim(claim: Claim, *, max_boxes: int = MAX_BOXES,
     #    was not verified on the symbols): both are in the guarantee's assumptions
     if g is not None:
         for cond in g.assumptions:
-            if sympy.sympify(cond) is sympy.true:
+            if as_expr(cond) is sympy.true:
                 continue
-            if sympy.sympify(cond) is sympy.false:
+            if as_expr(cond) is sympy.false:
                 why, g = f"the plan's parameters are invalid ({cond})", None
                 break
             v = verify_inequality(cond, claim.domain, max_boxes=max_boxes,

@@ -59,6 +59,7 @@ from typing import Any
 import mpmath
 import sympy
 
+from dpaudit.expressions import as_expr
 from dpaudit.numeric import endpoints, interval
 from dpaudit.verify.domain import Domain, Range, by_name
 from dpaudit.verify.engine import (
@@ -345,7 +346,7 @@ def _symbol(name: str, r: Range) -> sympy.Symbol:
 
 def _logs_of(expr: Any, rep: Mapping[sympy.Symbol, sympy.Expr],
              assumed: Mapping[sympy.Symbol, sympy.Symbol]) -> sympy.Expr:
-    out = sympy.sympify(expr).xreplace(assumed).xreplace(rep)
+    out = as_expr(expr).xreplace(assumed).xreplace(rep)
     return sympy.expand_log(out, deep=True)
 
 
@@ -702,7 +703,7 @@ def prove_by_relaxation(relation: Any, domain: Domain, *, time_limit: float = 10
         None when no candidate could be proved (this never refutes).
     """
     start = _clock()
-    if sympy.sympify(relation) in (sympy.true, sympy.false):
+    if as_expr(relation) in (sympy.true, sympy.false):
         return None  # already decided by sympy: nothing to relax
     rel = _plain(parse_relation(relation))
     strict = rel.rel_op in ("<", ">")

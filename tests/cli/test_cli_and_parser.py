@@ -26,14 +26,14 @@ def test_parses_nested_expressions_exactly():
 
 
 @pytest.mark.parametrize("text,pattern", [
-    ("__import__('os').system('true')", "only event names can be called"),
-    ("__import__('os')", "unknown event '__import__'"),
-    ("Laplace(1).scale", "Attribute is not allowed"),
+    ("__import__('os').system('true')", "starts with '_'"),
+    ("__import__('os')", "starts with '_'"),
+    ("Laplace(1).scale", "character '.' at column 11 is not allowed"),
     ("Laplace(1", "syntax error"),
     ("Laplace(-1)", r"scale must be in \(0, oo\), got -1"),
     ("Laplace(b)", "unknown name 'b'"),
-    ("lambda: 1", "Lambda is not allowed"),
-    ("Laplace(**{'scale': 1})", r"\*\* arguments are not allowed"),
+    ("lambda: 1", "character ':' at column 7 is not allowed"),
+    ("Laplace(**{'scale': 1})", "syntax error"),
     ("", "empty"),
     ("3", "must be an event"),
 ])

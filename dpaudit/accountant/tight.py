@@ -43,7 +43,7 @@ from dpaudit.accountant.statements import (
 )
 from dpaudit.events.base import Event
 from dpaudit.expressions import as_expr
-from dpaudit.numeric import EvaluationError, float_down, float_up
+from dpaudit.numeric import EvaluationError, float_down, float_up, from_float
 from dpaudit.theorems import advanced, optimal, rdp
 from dpaudit.theorems import amplification as amp
 from dpaudit.theorems import bounded_range as br
@@ -84,7 +84,7 @@ def _number(value: Any) -> float | None:
 
 
 def _rational_up(x: float) -> sympy.Expr:
-    return sympy.nsimplify(x, rational=True) if x == 0 else sympy.Rational(x)
+    return from_float(x)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -258,6 +258,8 @@ class RenyiCurve(Statement):
         if checks is None:
             return []
         tau = (self.tau_upper or self.exact_tau)(order)
+        if tau in (sympy.oo, sympy.zoo, sympy.nan):  # no finite divergence: no (eps, delta)
+            return []
         eps, _ = rdp.rdp_to_approx([order], [tau], delta)
         step = Step(rdp.RDP_CONVERSION, self.step.event, f"({show(eps)}, {show(delta)})-DP",
                     f"order alpha = {order}", (self.step,), checks=checks)
@@ -608,7 +610,7 @@ def _leaf_renyi(event: Event, children: Children,
     def tau_upper(a: int) -> sympy.Expr:
         # a rational rounded up: the conversion increases with tau, and the exact closed
         # forms (powers of e/(1+e), ...) make sympy's Max in the conversion crawl
-        return sympy.Rational(float_up(tau(a)))
+        return from_float(float_up(tau(a)))
 
     return [RenyiCurve(Step(card, event, "RDP curve", f"tau(alpha) exact (rounded up), integer "
                             f"orders {a0}..{LEAF_ORDERS[-1]}", checks=checks),

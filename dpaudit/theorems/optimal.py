@@ -146,8 +146,24 @@ def optimal_epsilon(epsilon: sympy.Expr, delta_: sympy.Expr, count: int,
     return value
 
 
+#: The largest working precision (bits) the optimal-composition search may use.  Its terms
+#: span e^{k eps}, so it needs about 1.5 k eps bits; beyond this the work (and memory) would
+#: be unbounded for huge k eps, where basic composition k eps is the answer anyway.
+MAX_PRECISION_BITS = 200_000
+
+
 def _precision(e: sympy.Expr, count: int) -> int:
-    return 64 + int(count * float(e) * 1.5) + 64
+    """Bits needed to resolve every lattice term (1.5 k eps plus guard bits).
+
+    Raises:
+        ValueError: when that exceeds :data:`MAX_PRECISION_BITS`.
+    """
+    need = 1.5 * count * float_up(e)
+    if not need <= MAX_PRECISION_BITS - 128:
+        raise ValueError(f"optimal composition: k * epsilon must be at most "
+                         f"{(MAX_PRECISION_BITS - 128) / 1.5:g} (the working precision grows "
+                         f"with it), got k = {count}, epsilon = {sympy.N(e, 6)}")
+    return 64 + int(need) + 64
 
 
 def _segment(ee: mpmath.mpf, res: mpmath.mpf, count: int) -> tuple[int, mpmath.mpf]:

@@ -218,7 +218,7 @@ def subsampled_gaussian_rdp_upper(order: int, sigma_: sympy.Expr,
     """
     import mpmath
 
-    from dpaudit.numeric import endpoints, interval, iv_precision, mpf_to_float
+    from dpaudit.numeric import endpoints, from_float, interval, iv_precision, mpf_to_float
 
     n = int(_order(order, integer=True))
     qq = exact(sampling_probability, "sampling_probability")
@@ -236,7 +236,7 @@ def subsampled_gaussian_rdp_upper(order: int, sigma_: sympy.Expr,
             total += (math.comb(n, i) * (1 - qi) ** (n - i) * qi**i
                       * iv.exp((i * i - i) * half))
         _, hi = endpoints(iv.log(total) / (n - 1))
-    return sympy.Rational(mpf_to_float(hi, "up"))
+    return from_float(mpf_to_float(hi, "up"))
 
 
 RDP_WITHOUT_REPLACEMENT = register(Theorem(

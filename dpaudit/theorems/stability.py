@@ -29,7 +29,7 @@ from dpaudit.events.stability import (
     UniformlyStable,
 )
 from dpaudit.expressions import as_expr
-from dpaudit.numeric import exact, float_up
+from dpaudit.numeric import exact, float_up, from_float
 from dpaudit.theorems.base import Theorem, register
 
 __all__ = [
@@ -98,7 +98,7 @@ def _rational_up(x: sympy.Expr) -> sympy.Expr:
     """
     if x.free_symbols or not x.has(sympy.log):
         return x
-    return sympy.Rational(float_up(x))
+    return from_float(float_up(x))
 
 
 SUBSAMPLED_CANDIDATES = register(Theorem(
@@ -255,7 +255,7 @@ def lemma8_guarantee(event: RelabeledSubsampleSelection, relabel_epsilon: sympy.
     if not as_expr(relabel_epsilon).free_symbols:
         # a rational upper bound (rounded up): exp(k log r) would otherwise become the exact
         # rational r^k, whose digits grow with n (k ~ eta n)
-        relabel_epsilon = sympy.Rational(float_up(relabel_epsilon))
+        relabel_epsilon = from_float(float_up(relabel_epsilon))
     c = 4 * sympy.exp(k * (2 * beta + relabel_epsilon))
     epsilon = sympy.log(1 + c * m / (n - m)) + 2 * beta + relabel_epsilon
     delta_ = m / n * net_failure_bound(m, event.vc_dimension, event.net_radius)

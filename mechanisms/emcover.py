@@ -94,6 +94,7 @@ def plan(inverse_temperature: Any, rounds: Any = None,
     :func:`dpaudit.events.cover.check_cover_conditions`.
     """
     from dpaudit.events import cover
+    from dpaudit.theorems import cover as _rule  # noqa: F401  (registers the cover bound)
 
     return cover.EMCover(exact(inverse_temperature, "inverse_temperature"), rounds,
                          relation=relation)

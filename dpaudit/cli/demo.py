@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from dpaudit.demo import run_demo
+from dpaudit.plugins import PluginError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -18,5 +20,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    print(run_demo(include_optional=not args.quick))
+    try:
+        text = run_demo(include_optional=not args.quick)
+    except PluginError as err:  # a broken installed plugin: one line, internal error
+        print(f"dpaudit demo: error: {err}", file=sys.stderr)
+        return 3
+    print(text)
     return 0

@@ -9,7 +9,7 @@
 
 Exit status: 0 when every report matches its expectation, 1 on a finding (a private target
 with a violation or a refuted claim, a broken target not caught; with ``--check``: stale
-reports), 2 on bad input.
+reports), 2 on bad input, 3 when an installed plugin fails to load (one line naming it).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import json
 import sys
 import time
 
+from dpaudit.plugins import PluginError
 from dpaudit.report import (
     REGENERATE_COMMAND,
     REPORTS_SEED,
@@ -26,7 +27,7 @@ from dpaudit.report import (
     UnknownTargetError,
     check_up_to_date,
     generate,
-    load_builtin_targets,
+    load_targets,
     resolve_targets,
 )
 
@@ -60,7 +61,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``dpaudit report``; see the module docstring for the exit status."""
-    load_builtin_targets()
+    try:
+        load_targets()
+    except PluginError as err:  # a broken installed plugin: one line, internal error
+        print(f"dpaudit report: error: {err}", file=sys.stderr)
+        return 3
     if args.list:
         for t in TARGETS.values():
             print(f"{t.name:<48} {t.group:<18} {t.title}")

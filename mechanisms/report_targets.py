@@ -245,17 +245,6 @@ def _noisy_gd(key: str, size: str) -> tuple[Callable[[], Any], Callable[[], Any]
     return lambda: learner.mechanism(A, direction), lambda: [pair]
 
 
-def _plane_pair(n: int) -> tuple[Any, Any]:
-    """``n`` records of the 003 plane data and the neighbour whose first record is moved to
-    its antipode with the other label."""
-    from mechanisms.synthetic_part2 import plane_sample
-
-    X, y = plane_sample(n, np.random.default_rng(2), label_noise=0.0)
-    X1, y1 = X.copy(), y.copy()
-    X1[0], y1[0] = -X[0], 1 - y[0]
-    return (X, y), (X1, y1)
-
-
 #: The query point the 003 prediction audits ask about.
 _QUERY = (0.0, 0.3)
 

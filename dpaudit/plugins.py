@@ -4,8 +4,9 @@ dpaudit never imports the packages that use it.  A package that has privacy clai
 targets or demo sections to offer declares them as entry points in its ``pyproject.toml``,
 one group per kind, and dpaudit loads them when a registry is first needed:
 
-* ``dpaudit.claims`` -- a module whose import registers claims with
-  :func:`dpaudit.verify.register_claim` (read by ``dpaudit verify --all`` and the reports);
+* ``dpaudit.claims`` -- a callable ``register()`` that imports the modules registering claims
+  with :func:`dpaudit.verify.register_claim` (or such a module itself; read by
+  ``dpaudit verify --all`` and the reports);
 * ``dpaudit.report_targets`` -- a callable ``register()`` that registers report targets with
   :func:`dpaudit.report.register_target` (read by ``dpaudit report``);
 * ``dpaudit.demos`` -- a callable ``register()`` that adds sections to the tour with
@@ -14,7 +15,7 @@ one group per kind, and dpaudit loads them when a registry is first needed:
 For example, this repository's ``mechanisms`` package declares::
 
     [project.entry-points."dpaudit.claims"]
-    "mechanisms.winnow" = "mechanisms.winnow"
+    mechanisms = "mechanisms.claims:register"
 
     [project.entry-points."dpaudit.report_targets"]
     mechanisms = "mechanisms.report_targets:register"
@@ -110,12 +111,13 @@ def entry_points(group: str) -> list[importlib.metadata.EntryPoint]:
         group: an entry-point group, e.g. ``"dpaudit.claims"``.
 
     Returns:
-        The entry points, in the order the metadata lists them, one per name.
+        The entry points, one per name, sorted by name (installed metadata is sorted, a
+        ``pyproject.toml`` need not be: the order is the same either way).
     """
     found: dict[str, importlib.metadata.EntryPoint] = {}
     for ep in [*importlib.metadata.entry_points(group=group), *_checkout_entry_points(group)]:
         found.setdefault(ep.name, ep)
-    return list(found.values())
+    return [found[name] for name in sorted(found)]
 
 
 def _one_line(err: BaseException) -> str:

@@ -20,11 +20,11 @@ Algorithm modules register their papers' theorems at import::
     register_claim(Claim(key="004/lemma-a1", document="004 Bun, Fang", theorem="Lemma A.1",
                          statement="...", plan=..., epsilon=..., delta=..., domain=...))
 
-and declare those modules as entry points of the group ``dpaudit.claims`` in their
-package's ``pyproject.toml`` (see :mod:`dpaudit.plugins`)::
+and their package declares an entry point of the group ``dpaudit.claims`` in its
+``pyproject.toml`` that imports those modules (see :mod:`dpaudit.plugins`)::
 
     [project.entry-points."dpaudit.claims"]
-    "mechanisms.winnow" = "mechanisms.winnow"
+    mechanisms = "mechanisms.claims:register"
 
 ``dpaudit verify --all`` imports dpaudit's own claim modules (:data:`CLAIM_MODULES`) and every
 module of that group (:func:`load_claim_modules`), then prints one row per claim.
@@ -251,6 +251,7 @@ def load_claim_modules(modules: Iterable[str] | None = None) -> list[ModuleLoad]
         return [_import(name) for name in modules]
     out = [_import(name) for name in CLAIM_MODULES]
     for load in load_group(GROUPS["claims"]):
-        detail = "" if load.status == "loaded" else load.line()
+        detail = "" if load.status == "loaded" else (
+            f"{load.detail} (plugin {load.name!r} of {load.group})")
         out.append(ModuleLoad(load.value, load.status, detail))
     return out

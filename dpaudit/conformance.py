@@ -22,15 +22,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pytest
+import sympy
 
 from dpaudit.accountant import Accountant
 from dpaudit.events import Composed, Event, SelfComposed
-from dpaudit.numeric import float_down, float_up
 
 __all__ = ["EventConformance", "PrimitiveConformance"]
 
@@ -40,6 +41,10 @@ DELTAS: tuple[Any, ...] = (None, "1e-6")
 COUNTS: tuple[int, ...] = (1, 2, 5)
 #: Relative tolerance between two routes to the same exact value (interval solving).
 REL_TOL = 1e-9
+#: Digits of the independent evaluation an epsilon_upper is checked against, and the
+#: relative slack allowed for that evaluation's own rounding (far below a float's 1e-16).
+EVALF_DIGITS = 60
+EVALF_SLACK_DIGITS = 45
 
 
 @functools.lru_cache(maxsize=4096)
@@ -113,11 +118,25 @@ class EventConformance:
         for event in self.examples():
             for delta in self.deltas:
                 g = Accountant().guarantee(event, delta)
-                assert g.epsilon_upper is not None
-                assert g.epsilon_upper >= float_down(g.epsilon)
-                assert g.epsilon_upper == float_up(g.epsilon)
+                up = g.epsilon_upper
+                assert up is not None
+                if g.epsilon == sympy.oo:
+                    assert up == math.inf
+                    continue
+                # checked against an independent evaluation of the exact epsilon (sympy's
+                # evalf at EVALF_DIGITS digits, not the interval arithmetic behind
+                # epsilon_upper): the smallest float at or above it, i.e. rounded up, not to
+                # nearest and not loosely
+                value = sympy.Rational(sympy.N(g.epsilon, EVALF_DIGITS))
+                slack = sympy.Rational(1, 10**EVALF_SLACK_DIGITS) * abs(value)
+                assert sympy.Rational(up) >= value - slack, (
+                    f"{event} at delta={delta}: epsilon_upper {up!r} < epsilon {value}")
+                below = math.nextafter(up, -math.inf)
+                assert sympy.Rational(below) < value + slack, (
+                    f"{event} at delta={delta}: epsilon_upper {up!r} is not the smallest "
+                    f"float >= epsilon {value}")
                 if g.epsilon_lower is not None:
-                    assert g.epsilon_lower_float <= g.epsilon_upper
+                    assert g.epsilon_lower_float <= up
 
     def test_composition_is_monotone_in_count(self) -> None:
         for event in self.examples():

@@ -1,29 +1,81 @@
-"""``dpaudit demo``: a short, readable tour on built-in examples.
+"""``dpaudit demo``: a short, readable tour.
 
-Sections: an event tree and its guarantee with derivation; a symbolic theorem; a run of
-real primitives recorded in a ledger and compared with its plan; and, when the respective
-parts are installed, a Monte Carlo audit and the source documents' learners end to end.
+dpaudit's own sections account an event tree (with its derivation) and derive a symbolic
+guarantee.  The packages built on dpaudit add the rest -- runs of real primitives recorded in a
+ledger, Monte Carlo audits, learners end to end -- with :func:`register_section`, from a
+``register()`` function they declare as an entry point of the group ``dpaudit.demos`` (see
+:mod:`dpaudit.plugins`; this repository's ``mechanisms`` package does, in
+``mechanisms/demo.py``).
 """
 
 from __future__ import annotations
 
-import importlib
+import dataclasses
 import textwrap
 from collections.abc import Callable
 
-import numpy as np
 import sympy
 
 from dpaudit.accountant import Accountant
 from dpaudit.events import Composed, Exponential, Gaussian, Laplace, SelfComposed
+from dpaudit.plugins import GROUPS, load_group, raise_on_errors
 
-#: Optional sections contributed by other modules: (title, module, function name).
-OPTIONAL_SECTIONS = [
-    ("A learner of Lecture 4 / Bun and Fang, end to end", "mechanisms.exponential_learner",
-     "demo_section"),
-    ("A large-margin / private-prediction learner, end to end", "mechanisms.halfspaces",
-     "demo_section"),
-]
+__all__ = ["SECTIONS", "Section", "load_sections", "register_section", "run_demo"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Section:
+    """One section of the tour.
+
+    Attributes:
+        title: its heading.
+        run: returns the section's text (called when the tour is printed).
+        quick: shown by ``dpaudit demo --quick`` too (cheap: no audit, no training).
+    """
+
+    title: str
+    run: Callable[[], str]
+    quick: bool = False
+
+
+#: The sections registered by plugins, by title, in registration order.
+SECTIONS: dict[str, Section] = {}
+
+
+def register_section(title: str, run: Callable[[], str], *, quick: bool = False) -> Section:
+    """Add a section to the tour after dpaudit's own (re-registering a title replaces it).
+
+    Args:
+        title: the heading.
+        run: a zero-argument callable returning the section's text.
+        quick: also shown by ``dpaudit demo --quick`` (keep such sections under a second).
+
+    Returns:
+        The :class:`Section`.
+
+    Raises:
+        ValueError: for an empty title or a ``run`` that is not callable.
+    """
+    if not isinstance(title, str) or not title.strip():
+        raise ValueError(f"register_section: title must be a non-empty string, got {title!r}")
+    if not callable(run):
+        raise ValueError(f"register_section: run must be callable, got {run!r}")
+    section = Section(title, run, bool(quick))
+    SECTIONS[title] = section
+    return section
+
+
+def load_sections() -> list[Section]:
+    """Call every entry point of the group ``dpaudit.demos`` (each registers its sections).
+
+    Returns:
+        Every registered section, in registration order.
+
+    Raises:
+        dpaudit.plugins.PluginError: naming every plugin that failed to load (one line each).
+    """
+    raise_on_errors(load_group(GROUPS["demos"]))
+    return list(SECTIONS.values())
 
 
 def _rule(title: str) -> str:
@@ -54,68 +106,25 @@ def section_symbolic() -> str:
     ])
 
 
-def section_ledger() -> str:
-    """Real primitives record what they spend; compare with the declared plan."""
-    from mechanisms.ledger import Ledger
-    from mechanisms.primitives import ExponentialMechanism, LaplaceMechanism
-
-    rng = np.random.default_rng(2026)
-    counts = np.array([40.0, 55.0, 31.0])
-    plan = Composed([SelfComposed(Laplace(10), 3), Exponential("0.5")])
-    with Ledger() as ledger:
-        noisy = LaplaceMechanism(10).release(counts, rng)
-        winner = ExponentialMechanism("0.5").select(counts, rng)
-    # the vector release is one Laplace run on an L1-sensitivity-1 histogram; the plan
-    # declared three scalar runs, so the run spends less than planned
-    spent, planned = ledger.check_within(plan)
-    return "\n".join([
-        f"noisy counts {np.round(noisy, 2).tolist()}, exponential mechanism chose index {winner}",
-        f"ledger: {ledger.event()}",
-        f"spent epsilon <= {spent:.6g}; the plan {plan} declares {planned:.6g}: within plan",
-    ])
-
-
-def section_audit() -> str:
-    """The auditor sandwiches the truth: a correct and a broken Laplace count."""
-    from dpaudit.audit import audit
-    from mechanisms.broken import BrokenLaplaceTooLittleNoise
-    from mechanisms.catalogue import LaplaceCount
-
-    lines = ["The auditor runs the real code on neighbouring datasets, picks an output event on a",
-             "quarter of the samples and certifies it on the other, fresh ones (Clopper-Pearson).",
-             ""]
-    for mechanism in (LaplaceCount(1.0), BrokenLaplaceTooLittleNoise(1.0)):
-        result = audit(mechanism, pairs=mechanism.pairs, epsilon=mechanism.epsilon,
-                       samples=200_000, seed=2026, progress=False)
-        lines.append(str(result))
-        lines.append("")
-    return "\n".join(lines).rstrip()
-
-
 def run_demo(include_optional: bool = True) -> str:
-    """The whole tour as text."""
+    """The whole tour as text.
+
+    Args:
+        include_optional: also the plugins' sections that are not marked ``quick`` (audits,
+            learners); False is ``dpaudit demo --quick``.
+
+    Returns:
+        The text.
+
+    Raises:
+        dpaudit.plugins.PluginError: naming every demo plugin that failed to load.
+    """
+    sections = [Section("An event tree and its guarantee", section_event_tree, quick=True),
+                Section("A symbolic guarantee", section_symbolic, quick=True),
+                *load_sections()]
     parts: list[str] = ["dpaudit demo: formal privacy accounting and auditing"]
-    builtin: list[tuple[str, Callable[[], str]]] = [
-        ("An event tree and its guarantee", section_event_tree),
-        ("A symbolic guarantee", section_symbolic),
-        ("A run recorded in a ledger", section_ledger),
-    ]
-    if include_optional:
-        builtin.append(("A Monte Carlo audit: a correct and a broken mechanism", section_audit))
-    for title, fn in builtin:
-        parts.append(_rule(title))
-        parts.append(fn())
-    if include_optional:
-        for title, module_name, fn_name in OPTIONAL_SECTIONS:
-            try:
-                module = importlib.import_module(module_name)
-            except ModuleNotFoundError as err:
-                if err.name == module_name:
-                    continue
-                raise
-            fn = getattr(module, fn_name, None)
-            if fn is None:
-                continue
-            parts.append(_rule(title))
-            parts.append(textwrap.dedent(fn()).strip())
+    for section in sections:
+        if section.quick or include_optional:
+            parts.append(_rule(section.title))
+            parts.append(textwrap.dedent(section.run()).strip())
     return "\n".join(parts)

@@ -34,6 +34,9 @@ __all__ = [
     "register_rule",
     "substitute",
 ]
+# The rule modules register at import, in this order (the order of RULES' lists).
+# isort: off
 from dpaudit.accountant import tight as _tight  # noqa: F401  (registers PLD/optimal/RDP rules)
-from dpaudit.theorems import cover as _cover  # noqa: F401  (registers the EMCover rule)
-from dpaudit.theorems import stability as _stability  # noqa: F401  (registers the 003 rules)
+from dpaudit.accountant import cover as _cover  # noqa: F401  (registers the EMCover rule)
+from dpaudit.accountant import stability as _stability  # noqa: F401  (registers the 003 rules)
+# isort: on

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 import sympy
 
 from dpaudit.accountant import domains
+from dpaudit.accountant.render import render_latex, render_text
 from dpaudit.accountant.rules import RULES, of_currency
 from dpaudit.accountant.statements import (
     Alternative,
@@ -39,21 +40,12 @@ from dpaudit.events import Composed, Event, SelfComposed
 from dpaudit.expressions import as_expr
 from dpaudit.numeric import PRECISION_LOCK, EvaluationError, float_down, float_up
 from dpaudit.theorems import zcdp
-from dpaudit.theorems.base import Theorem, register
+from dpaudit.theorems.accounting import TIGHTEST
+from dpaudit.theorems.base import Theorem
 
 __all__ = ["Accountant", "Guarantee", "UnsupportedEventError", "account"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-
-TIGHTEST = register(Theorem(
-    key="tightest_candidate",
-    name="tightest of the valid candidates",
-    citation="every candidate is a valid upper bound, hence so is their minimum",
-    assumptions="candidates for the same event at a delta no larger than the requested one",
-    statement="M is (min_j eps_j, delta)-DP",
-    domain=(),
-    latex=r"\varepsilon = \min_j \varepsilon_j",
-))
 
 #: How many (epsilon, delta) statements are kept per node (the Pareto front, truncated).
 MAX_APPROX_PER_NODE = 4
@@ -136,14 +128,10 @@ class Guarantee:
 
     def text(self) -> str:
         """The guarantee and its derivation as indented text."""
-        from dpaudit.accountant.render import render_text
-
         return render_text(self)
 
     def latex(self) -> str:
         """The derivation as a LaTeX fragment."""
-        from dpaudit.accountant.render import render_latex
-
         return render_latex(self)
 
     def to_dict(self) -> dict[str, Any]:

@@ -8,20 +8,43 @@ condition was not verified (the bound is then conditional on it, see
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import sympy
 
 from dpaudit.accountant.statements import Step, show
+from dpaudit.events.base import Event
 from dpaudit.theorems.base import Check
 
-if TYPE_CHECKING:
-    from dpaudit.accountant.core import Guarantee
-
-__all__ = ["assumption_lines", "render_latex", "render_text", "tex_mixed"]
+__all__ = ["Derived", "assumption_lines", "render_latex", "render_text", "tex_mixed"]
 
 
-def _headline(g: Guarantee) -> str:
+class Derived(Protocol):
+    """What printing needs of a guarantee (:class:`~dpaudit.accountant.Guarantee` has it):
+    a structural type, so that this module does not import the accountant's core, which
+    imports it."""
+
+    event: Event
+    epsilon: sympy.Expr
+    delta: sympy.Expr
+    derivation: Step
+    assumptions: tuple[sympy.Basic, ...]
+    rejected: tuple[Any, ...]
+
+    @property
+    def symbolic(self) -> bool: ...
+
+    @property
+    def epsilon_upper(self) -> float | None: ...
+
+    @property
+    def delta_upper(self) -> float | None: ...
+
+    @property
+    def epsilon_lower_float(self) -> float | None: ...
+
+
+def _headline(g: Derived) -> str:
     if g.symbolic:
         line = f"{g.event}\n  is ({g.epsilon}, {g.delta})-DP  [upper bound]"
     else:
@@ -35,7 +58,7 @@ def _headline(g: Guarantee) -> str:
     return line
 
 
-def render_text(g: Guarantee) -> str:
+def render_text(g: Derived) -> str:
     """The guarantee, then its derivation tree, one step per line with its citation."""
     lines = [_headline(g), "", "derivation:"]
     _text_step(g.derivation, "", True, lines, top=True)
@@ -120,7 +143,7 @@ def _tex(text: str) -> str:
     return text
 
 
-def render_latex(g: Guarantee) -> str:
+def render_latex(g: Derived) -> str:
     """The derivation as nested ``itemize`` lists, each step with its theorem's formula."""
     eps = sympy.latex(g.epsilon)
     out = [r"\begin{itemize}",

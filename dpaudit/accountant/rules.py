@@ -32,6 +32,7 @@ from dpaudit.events.base import Event
 from dpaudit.theorems import composition as comp
 from dpaudit.theorems import primitives as prim
 from dpaudit.theorems import zcdp
+from dpaudit.theorems.accounting import TIGHTEST
 
 Children = Sequence[Sequence[Statement]]
 Rule = Callable[[Event, Children, "sympy.Expr | None"], list[Statement]]
@@ -79,8 +80,6 @@ def _either(a: Candidate, b: Candidate) -> Candidate:
     """Two symbolic candidates that cannot be ordered without the parameters' range: the
     mechanism is (eps_a, delta_a)- and (eps_b, delta_b)-DP, hence (min, max)-DP, and the
     verifier decides which one is smaller where."""
-    from dpaudit.accountant.core import TIGHTEST
-
     eps, dlt = sympy.Min(a.epsilon, b.epsilon), sympy.Max(a.delta, b.delta)
     premises = (a.step.premises if a.step.theorem is TIGHTEST else (a.step,)) + (b.step,)
     return Candidate(eps, dlt, Step(TIGHTEST, a.step.event, f"({show(eps)}, {show(dlt)})-DP",

@@ -171,6 +171,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if errors is not None and isinstance(err, errors.EngineError):
             return _fail(ExitCode.INTERNAL, f"engine failure: {_one_line(err)}", command,
                          as_json)
+        plugins = sys.modules.get("dpaudit.plugins")
+        if plugins is not None and isinstance(err, plugins.PluginError):
+            # an installed plugin (claims, report targets, demos) failed to load
+            return _fail(ExitCode.INTERNAL, f"plugin failure: {_one_line(err)}", command,
+                         as_json)
         if isinstance(err, BAD_INPUT_ERRORS):
             return _fail(ExitCode.BAD_INPUT, _one_line(err), command, as_json)
         return _fail(ExitCode.INTERNAL,

@@ -9,7 +9,7 @@
 
 Exit status: 0 when every report matches its expectation, 1 on a finding (a private target
 with a violation or a refuted claim, a broken target not caught; with ``--check``: stale
-reports), 2 on bad input.
+reports), 2 on bad input, 3 when an installed plugin fails to load (one line naming it).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dpaudit.report import (
     UnknownTargetError,
     check_up_to_date,
     generate,
-    load_builtin_targets,
+    load_targets,
     resolve_targets,
 )
 
@@ -60,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``dpaudit report``; see the module docstring for the exit status."""
-    load_builtin_targets()
+    load_targets()  # a broken installed plugin: PluginError, exit 3 (dpaudit.cli.main)
     if args.list:
         if args.json:
             print(dumps([{"target": t.name, "group": t.group, "title": t.title}

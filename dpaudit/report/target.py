@@ -2,8 +2,10 @@
 mechanism with the neighbouring pairs to audit it on.
 
 Targets are registered by name (``catalogue/laplace-count``, ``002/private-pac-learner``) in
-:data:`TARGETS`; the built-in ones (every catalogue mechanism, every registered claim of the
-source documents) are added by :func:`load_builtin_targets`.  Users point ``dpaudit report``
+:data:`TARGETS` by the package that owns them: :func:`load_targets` calls every entry point of
+the group ``dpaudit.report_targets`` (see :mod:`dpaudit.plugins`; this repository's
+``mechanisms`` package registers its catalogue and the source documents' claims there), and
+:func:`claim_target` builds the target of a registered claim.  Users point ``dpaudit report``
 at their own with ``MODULE:OBJECT`` (a :class:`Target`, a list of them, or a mechanism object
 that carries ``epsilon``, ``delta``, ``pairs`` and, optionally, ``plan()``).
 """
@@ -14,15 +16,18 @@ import dataclasses
 import fnmatch
 import importlib
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from dpaudit.events import Event
+from dpaudit.plugins import GROUPS, load_group, raise_on_errors
 
 __all__ = [
     "TARGETS",
     "Target",
     "UnknownTargetError",
+    "claim_target",
+    "load_targets",
     "register_target",
     "resolve_targets",
     "target_from_mechanism",
@@ -136,6 +141,74 @@ def register_target(target: Target) -> Target:
         raise ValueError(f"target must be a Target, got {target!r}")
     TARGETS[target.name] = target
     return target
+
+
+def load_targets() -> list[Target]:
+    """Register the targets of every installed plugin: call each entry point of the group
+    ``dpaudit.report_targets`` (a ``register()`` that registers its targets with
+    :func:`register_target` and returns them).
+
+    Returns:
+        The targets the plugins returned, in order.
+
+    Raises:
+        dpaudit.plugins.PluginError: naming every plugin that failed to load (one line each;
+            the other plugins' targets are registered).
+    """
+    loads = load_group(GROUPS["report_targets"])
+    raise_on_errors(loads)
+    return [t for load in loads for t in (load.result or ()) if isinstance(t, Target)]
+
+
+def claim_target(key: str, parameters: Mapping[str, Any] | None = None, *,
+                 group: str = "source documents", mechanism: Callable[[], Any] | None = None,
+                 pairs: Callable[[], Sequence[Any]] | None = None,
+                 samples: int = DEFAULT_SAMPLES, source: str = "",
+                 not_audited: str = "") -> Target:
+    """The target of the registered claim ``key`` at a concrete parameter point.
+
+    Its claimed epsilon and delta are the claim's at ``parameters`` (0.0 where a symbol is
+    left free); it is expected to be refuted when the claim carries a correction.
+
+    Args:
+        key: a key of :data:`dpaudit.verify.CLAIMS` (registered before the call).
+        parameters: values of the claim's symbols, by name (exact: strings such as
+            ``"1/10"``, integers, or sympy numbers).
+        group: the group the target is listed under.
+        mechanism: zero-argument callable returning the auditable form (None: not audited).
+        pairs: zero-argument callable returning the neighbouring pairs.
+        samples: samples per dataset of the audit.
+        source: where the audited code lives, for the reader.
+        not_audited: why there is no audit (only without ``mechanism``).
+
+    Returns:
+        The :class:`Target` named ``key``.
+
+    Raises:
+        KeyError: if no claim ``key`` is registered.
+        ValueError: for a parameter value that is not an exact number.
+    """
+    import sympy
+
+    from dpaudit.numeric import exact
+    from dpaudit.verify import get_claim
+
+    claim = get_claim(key)
+    params = dict(parameters or {})
+    values = {sympy.Symbol(k): exact(v, k) for k, v in params.items()}
+
+    def at(expr: sympy.Expr) -> float:  # the claim's exact expression at the point
+        value = expr.xreplace({s: values[sympy.Symbol(s.name)] for s in expr.free_symbols
+                               if sympy.Symbol(s.name) in values})
+        return float(value) if not value.free_symbols else 0.0
+
+    return Target(
+        name=key, title=f"{claim.document}: {claim.theorem}", group=group,
+        epsilon=at(claim.epsilon), delta=at(claim.delta), summary=claim.statement,
+        claim=key, parameters=params, mechanism=mechanism, pairs=pairs,
+        samples=samples, source=source, not_audited=not_audited,
+        expect="refuted" if claim.correction else "private",
+    )
 
 
 def target_from_mechanism(obj: Any, name: str | None = None, group: str = "user") -> Target:

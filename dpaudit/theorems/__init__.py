@@ -2,7 +2,8 @@
 
 Results are grouped by family: :mod:`~dpaudit.theorems.primitives` (one per primitive
 mechanism), :mod:`~dpaudit.theorems.composition`, :mod:`~dpaudit.theorems.zcdp`, ...
-Importing this package registers them all in :data:`THEOREMS`.
+Each module registers its cards at import; the first read of :data:`THEOREMS` imports
+every module of the package, so the registry is complete whatever was imported first.
 """
 
 from dpaudit.theorems import composition, primitives, zcdp

@@ -32,8 +32,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
+import pkgutil
 import re
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import sympy
@@ -42,7 +46,7 @@ from dpaudit.expressions import as_expr, parse_expression
 from dpaudit.numeric import EvaluationError, endpoints, float_up, interval
 from dpaudit.numeric import decide_relation as _decide
 
-__all__ = ["THEOREMS", "Check", "Theorem", "conditions", "get", "register"]
+__all__ = ["THEOREMS", "Check", "Theorem", "TheoremRegistry", "conditions", "get", "register"]
 
 _OPS = ("<=", ">=", "<", ">")
 _SPLIT = re.compile(r"(<=|>=|<|>)")
@@ -176,16 +180,74 @@ class Theorem:
         return frozenset(found)
 
 
-#: Every registered theorem by key.
-THEOREMS: dict[str, Theorem] = {}
+class TheoremRegistry(Mapping[str, Theorem]):
+    """Every registered theorem by key, complete whatever was imported first.
+
+    The first read (lookup, iteration, length) imports every module of the
+    :mod:`dpaudit.theorems` package, each of which registers its cards at import; so the
+    registry's content never depends on which modules happened to be imported before.
+    :func:`register` adds a card without triggering that load.  Thread-safe: a reader in
+    another thread waits for the load to finish; a module that reads the registry while it is
+    being loaded (on the loading thread) sees the cards registered so far.
+    """
+
+    def __init__(self) -> None:
+        self._cards: dict[str, Theorem] = {}
+        self._loaded = False
+        self._loading = False
+        self._lock = threading.RLock()
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        with self._lock:  # re-entrant: the loading thread passes, others wait
+            if self._loaded or self._loading:
+                return
+            self._loading = True
+            try:
+                for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]),
+                                   key=lambda m: m.name):
+                    importlib.import_module(f"{__package__}.{info.name}")
+            finally:
+                self._loading = False
+            self._loaded = True
+
+    def add(self, theorem: Theorem) -> Theorem:
+        """Add ``theorem`` (see :func:`register`) without loading the package."""
+        existing = self._cards.get(theorem.key)
+        if existing is not None and existing != theorem:
+            raise ValueError(f"a different theorem is already registered as {theorem.key!r}")
+        self._cards[theorem.key] = theorem
+        return theorem
+
+    def __getitem__(self, key: str) -> Theorem:
+        self._load()
+        return self._cards[key]
+
+    def __iter__(self) -> Iterator[str]:
+        self._load()
+        return iter(dict(self._cards))
+
+    def __len__(self) -> int:
+        self._load()
+        return len(self._cards)
+
+    def __repr__(self) -> str:
+        return f"TheoremRegistry({len(self)} cards)"
+
+
+#: Every registered theorem by key (every module of :mod:`dpaudit.theorems` loaded on first
+#: read).
+THEOREMS = TheoremRegistry()
 
 
 def register(theorem: Theorem) -> Theorem:
-    """Add a theorem to :data:`THEOREMS` (its key must be new) and return it."""
-    if theorem.key in THEOREMS and THEOREMS[theorem.key] != theorem:
-        raise ValueError(f"a different theorem is already registered as {theorem.key!r}")
-    THEOREMS[theorem.key] = theorem
-    return theorem
+    """Add a theorem to :data:`THEOREMS` (its key must be new) and return it.
+
+    Raises:
+        ValueError: if a different theorem is already registered under the same key.
+    """
+    return THEOREMS.add(theorem)
 
 
 def get(key: str) -> Theorem:

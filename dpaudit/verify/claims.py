@@ -20,18 +20,22 @@ Algorithm modules register their papers' theorems at import::
     register_claim(Claim(key="004/lemma-a1", document="004 Bun, Fang", theorem="Lemma A.1",
                          statement="...", plan=..., epsilon=..., delta=..., domain=...))
 
-``dpaudit verify --all`` imports every module in :data:`CLAIM_MODULES` (and every module of
-``mechanisms/`` that calls ``register_claim``), then prints one row per claim.
+and their package declares an entry point of the group ``dpaudit.claims`` in its
+``pyproject.toml`` that imports those modules (see :mod:`dpaudit.plugins`)::
+
+    [project.entry-points."dpaudit.claims"]
+    mechanisms = "mechanisms.claims:register"
+
+``dpaudit verify --all`` imports dpaudit's own claim modules (:data:`CLAIM_MODULES`) and every
+module of that group (:func:`load_claim_modules`), then prints one row per claim.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
-import pkgutil
 import re
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import sympy
@@ -39,6 +43,7 @@ import sympy
 from dpaudit.events import Event
 from dpaudit.expressions import as_expr
 from dpaudit.numeric import exact
+from dpaudit.plugins import GROUPS, load_group
 from dpaudit.verify.domain import Domain, by_name
 
 __all__ = [
@@ -203,25 +208,9 @@ def get_claim(key: str) -> Claim:
         raise KeyError(f"no claim {key!r}; known: {', '.join(CLAIMS) or 'none'}") from None
 
 
-#: Modules that register claims at import.  Modules not written yet are reported as absent;
-#: a module that exists but fails to import is reported as an error, never skipped.
-CLAIM_MODULES: tuple[str, ...] = (
-    "dpaudit.verify.cover_claims",
-    "mechanisms.exponential",
-    "mechanisms.pac",
-    "mechanisms.decision_lists",
-    "mechanisms.emcover",
-    "mechanisms.cover",
-    "mechanisms.winnow",
-    "mechanisms.halfspaces",
-    "mechanisms.margin",
-    "mechanisms.kernel",
-    "mechanisms.neural",
-    "mechanisms.label_dp",
-    "mechanisms.model_selection",
-    "mechanisms.stable",
-    "mechanisms.private_prediction",
-)
+#: dpaudit's own modules that register claims at import; the claims of other packages come
+#: from the entry points of the group ``dpaudit.claims`` (:func:`load_claim_modules`).
+CLAIM_MODULES: tuple[str, ...] = ("dpaudit.verify.cover_claims",)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -233,50 +222,37 @@ class ModuleLoad:
     detail: str = ""
 
 
-def _discovered() -> list[str]:
-    """Modules of the ``mechanisms`` package whose source calls ``register_claim``."""
+def _import(name: str) -> ModuleLoad:
     try:
-        import mechanisms
-    except ImportError:
-        return []
-    found = []
-    for path in getattr(mechanisms, "__path__", []):
-        for info in pkgutil.iter_modules([path]):
-            source = Path(path) / f"{info.name}.py"
-            try:
-                text = source.read_text(encoding="utf-8")
-            except OSError:
-                continue
-            if "register_claim" in text:
-                found.append(f"mechanisms.{info.name}")
-    return found
+        importlib.import_module(name)
+    except ModuleNotFoundError as err:
+        if err.name is not None and (name == err.name or name.startswith(err.name + ".")):
+            return ModuleLoad(name, "absent", "no such module")
+        return ModuleLoad(name, "error", f"{type(err).__name__}: {err}")
+    except Exception as err:  # reported as an error row, never skipped
+        return ModuleLoad(name, "error", f"{type(err).__name__}: {err}")
+    return ModuleLoad(name, "loaded")
 
 
 def load_claim_modules(modules: Iterable[str] | None = None) -> list[ModuleLoad]:
-    """Import every claim module so that its claims are registered.
+    """Import claim modules so that their claims are registered.
 
     Args:
-        modules: the modules to import (default: :data:`CLAIM_MODULES` plus every module of
-            ``mechanisms/`` whose source calls ``register_claim``).
+        modules: the modules to import (default: :data:`CLAIM_MODULES`, then every entry
+            point of the group ``dpaudit.claims``, see :mod:`dpaudit.plugins`).
 
     Returns:
-        One :class:`ModuleLoad` per module.  A module that does not exist (yet) is
-        ``"absent"``; one that exists but raises on import is ``"error"`` with the
-        exception, so a broken module is never mistaken for a missing one.
+        One :class:`ModuleLoad` per module.  A module named in ``modules`` that does not
+        exist is ``"absent"``; one that exists but raises on import is ``"error"`` with the
+        exception, so a broken module is never mistaken for a missing one.  An entry point
+        that fails to load (its module missing included: the metadata promised it) is an
+        ``"error"`` whose detail names the plugin.
     """
-    names = list(modules) if modules is not None else list(
-        dict.fromkeys([*CLAIM_MODULES, *_discovered()]))
-    out: list[ModuleLoad] = []
-    for name in names:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as err:
-            if err.name is not None and (name == err.name or name.startswith(err.name + ".")):
-                out.append(ModuleLoad(name, "absent", "not written yet"))
-            else:
-                out.append(ModuleLoad(name, "error", f"{type(err).__name__}: {err}"))
-        except Exception as err:  # reported as an error row, never skipped
-            out.append(ModuleLoad(name, "error", f"{type(err).__name__}: {err}"))
-        else:
-            out.append(ModuleLoad(name, "loaded"))
+    if modules is not None:
+        return [_import(name) for name in modules]
+    out = [_import(name) for name in CLAIM_MODULES]
+    for load in load_group(GROUPS["claims"]):
+        detail = "" if load.status == "loaded" else (
+            f"{load.detail} (plugin {load.name!r} of {load.group})")
+        out.append(ModuleLoad(load.value, load.status, detail))
     return out

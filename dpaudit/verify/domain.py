@@ -108,11 +108,6 @@ class Range:
 
     # ---- queries -----------------------------------------------------------------------
 
-    @property
-    def bounded(self) -> bool:
-        """True when both ends are finite."""
-        return self.low is not None and self.high is not None
-
     def first_integer(self) -> int | None:
         """The smallest integer in the range (None when unbounded below)."""
         if self.low is None:
@@ -305,10 +300,6 @@ class Domain:
         self.range(name)
         return sympy.Symbol(name)
 
-    def integer_names(self) -> tuple[str, ...]:
-        """The names of the integer parameters."""
-        return tuple(n for n, r in self.ranges if r.integer)
-
     def conditions(self) -> list[sympy.Basic]:
         """Every condition of the domain as sympy relations on plain symbols."""
         out: list[sympy.Basic] = []
@@ -342,10 +333,6 @@ class Domain:
             if inside is None:
                 state = None
         return state
-
-    def with_constraints(self, *extra: Any) -> Domain:
-        """This domain with more side constraints."""
-        return Domain(dict(self.ranges), constraints=(*self.constraints, *extra))
 
     def text(self) -> str:
         """A one-line description, e.g. ``epsilon in (0, 1), k in [1, oo) integer``."""

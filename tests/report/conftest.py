@@ -15,7 +15,7 @@ QUICK = 20_000
 def quick_target(mechanism: object, name: str, expect: str = "private",
                  epsilon: float | None = None) -> Target:
     """A target around a catalogue mechanism object, audited with few samples."""
-    from dpaudit.report.builtin import _declared_plan
+    from mechanisms.report_targets import _declared_plan
 
     pairs = tuple(mechanism.pairs)  # type: ignore[attr-defined]
     return Target(name=name, title=name, group="test",

@@ -97,8 +97,8 @@ def test_cpu_safety_net_stops_a_runaway_point() -> None:
 
 _GENERATE = textwrap.dedent("""
     import sys
-    from dpaudit.report import generate, load_builtin_targets, resolve_targets
-    load_builtin_targets()
+    from dpaudit.report import generate, load_targets, resolve_targets
+    load_targets()
     generate(resolve_targets(sys.argv[2].split(",")), sys.argv[1], seed=2024, progress=False)
 """)
 

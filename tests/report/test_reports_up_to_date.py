@@ -20,14 +20,14 @@ from dpaudit.report import (
     TARGETS,
     check_up_to_date,
     generate,
-    load_builtin_targets,
+    load_targets,
 )
 
 REPORTS = Path(__file__).resolve().parents[2] / "reports"
 
 
 def test_committed_reports_are_up_to_date() -> None:
-    load_builtin_targets()
+    load_targets()
     problems = check_up_to_date(REPORTS)
     assert not problems, (f"reports/ is stale; regenerate with `{REGENERATE_COMMAND}`:\n"
                           + "\n".join(problems))
@@ -35,7 +35,7 @@ def test_committed_reports_are_up_to_date() -> None:
 
 @pytest.mark.slow
 def test_full_regeneration_matches_the_committed_reports(tmp_path: Path) -> None:
-    load_builtin_targets()
+    load_targets()
     generate(list(TARGETS.values()), tmp_path, seed=REPORTS_SEED, progress=False,
              command=REGENERATE_COMMAND)
     differ = [p.name for p in sorted(tmp_path.glob("*.*"))

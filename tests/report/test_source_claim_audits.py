@@ -17,11 +17,11 @@ import sympy
 
 from dpaudit.accountant import Accountant
 from dpaudit.audit import audit
-from dpaudit.report import TARGETS, Target, collect, load_builtin_targets
-from dpaudit.report.builtin import CLAIM_INSTANCES, NO_FORM_YET, audit_status
+from dpaudit.report import TARGETS, Target, collect, load_targets
 from dpaudit.report.collect import AUDIT_CONFIDENCE, target_plan, target_seed
 from dpaudit.report.render import report_blocks, to_markdown
 from dpaudit.verify import CLAIMS, load_claim_modules
+from mechanisms.report_targets import CLAIM_INSTANCES, NO_FORM_YET, audit_status
 
 #: Samples per dataset of the sandwich audits (the reports use 5,000-200,000).
 SANDWICH_SAMPLES = 4_000
@@ -32,7 +32,7 @@ CLAIM_KEYS = sorted(CLAIMS)
 
 def _target(key: str) -> Target:
     if key not in TARGETS:
-        load_builtin_targets()
+        load_targets()
     return TARGETS[key]
 
 

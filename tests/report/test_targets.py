@@ -8,7 +8,7 @@ from dpaudit.report import (
     TARGETS,
     Target,
     UnknownTargetError,
-    load_builtin_targets,
+    load_targets,
     resolve_targets,
     target_from_mechanism,
 )
@@ -31,7 +31,7 @@ def test_builtin_targets_cover_catalogue_broken_and_every_claim() -> None:
     from mechanisms.broken import broken_mechanisms
     from mechanisms.catalogue import correct_mechanisms
 
-    load_builtin_targets()
+    load_targets()
     groups = [t.group for t in TARGETS.values()]
     assert groups.count("catalogue") == len(correct_mechanisms())
     assert groups.count("broken") == len(broken_mechanisms())
@@ -40,7 +40,7 @@ def test_builtin_targets_cover_catalogue_broken_and_every_claim() -> None:
 
 
 def test_resolve_by_name_group_glob_and_order() -> None:
-    load_builtin_targets()
+    load_targets()
     assert [t.name for t in resolve_targets(["catalogue/laplace-count"])] == [
         "catalogue/laplace-count"]
     assert {t.group for t in resolve_targets(["broken"])} == {"broken"}

@@ -189,7 +189,7 @@ def test_lemma5_is_proved() -> None:
     assert "Balle, Barthe, Gaboardi" in v.detail
 
 
-#: The report's concrete points (dpaudit/report/builtin.py) and the previous bound there
+#: The report's concrete points (mechanisms/report_targets.py) and the previous bound there
 #: (WBK19 RDP only): 2.27 and 2.04, both above the claimed 1.
 CONCRETE = {"000/theorem-3": ({"epsilon": 1, "delta": "1/100000", "n": 100}, 2.27),
             "001/theorem-3.2": ({"epsilon": 1, "delta": "1/100000", "m": 100}, 2.04)}

@@ -9,10 +9,10 @@ import pytest
 import sympy
 
 from dpaudit.accountant import Accountant
+from dpaudit.accountant.cover import compare_with_composition
 from dpaudit.events.cover import EMCover, check_cover_conditions
 from dpaudit.numeric import float_up
 from dpaudit.theorems.cover import (
-    compare_with_composition,
     cover_epsilon,
     cover_lower_bound,
     stated_cover_epsilon,

@@ -1,5 +1,5 @@
-"""Designed neighbouring pairs of the reports' audits (dpaudit/report/builtin.py): on the pair
-the report uses, the shipped code certifies a *positive* lower bound, and a deliberately
+"""Designed neighbouring pairs of the reports' audits (mechanisms/report_targets.py): on the
+pair the report uses, the shipped code certifies a *positive* lower bound, and a deliberately
 broken variant of it (the noise scale of one primitive divided) is caught by the same pair
 (certified lower bound above the claimed epsilon).
 
@@ -20,7 +20,7 @@ import sympy
 import dpaudit.events as ev
 from dpaudit.audit import audit
 from dpaudit.numeric import exact
-from dpaudit.report import TARGETS, load_builtin_targets
+from dpaudit.report import TARGETS, load_targets
 from mechanisms.halfspaces import (
     NoisyGDMarginLearner,
     PrivateERM,
@@ -41,7 +41,7 @@ CONFIDENCE = 0.95
 
 def _target(key: str):
     if key not in TARGETS:
-        load_builtin_targets()
+        load_targets()
     return TARGETS[key]
 
 

@@ -165,14 +165,14 @@ def test_lower_bound_construction_and_the_papers_agreement_error() -> None:
 
 
 def test_demo_shows_a_part2_learner_end_to_end_next_to_part1() -> None:
-    """`dpaudit demo` (dpaudit/demo.py) runs the part-1 learner's section and this one; this
-    one trains, accounts, verifies and audits 000's Algorithm 2."""
-    from dpaudit.demo import OPTIONAL_SECTIONS
+    """`dpaudit demo` runs the part-1 learner's section and this one (registered by
+    mechanisms/demo.py); this one trains, accounts, verifies and audits 000's Algorithm 2."""
+    from dpaudit.demo import load_sections
     from mechanisms.halfspaces import demo_section
 
-    modules = [module for _, module, _ in OPTIONAL_SECTIONS]
-    assert modules.index("mechanisms.exponential_learner") < modules.index(
-        "mechanisms.halfspaces")
+    titles = [section.title for section in load_sections()]
+    assert titles.index("A learner of Lecture 4 / Bun and Fang, end to end") < titles.index(
+        "A large-margin / private-prediction learner, end to end")
     text = demo_section()
     for line in ("train:", "learned: test error", "ledger spent 1 of 1",
                  "verify: claim 000/theorem-5 (Theorem 5): proved", "certified epsilon >="):

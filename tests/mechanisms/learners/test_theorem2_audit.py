@@ -1,5 +1,5 @@
 """003 (Dagan, Feldman) Theorem 2: the auditable form of :class:`Theorem2Learner` and its
-designed pair (the report target ``003/theorem-2``, :func:`dpaudit.report.builtin.
+designed pair (the report target ``003/theorem-2``, :func:`mechanisms.report_targets.
 theorem2_audited`): the batch has the law of the shipped single run (exact probabilities on
 the pair; single runs on generic data), it records runs of the plan, and the audit sandwich
 holds for the correct code and fails for a selection with too little noise."""
@@ -13,9 +13,9 @@ import sympy
 
 from dpaudit.accountant import Accountant
 from dpaudit.audit import audit
-from dpaudit.report.builtin import THEOREM2_INSTANCE, theorem2_audited
 from mechanisms.ledger import Ledger
 from mechanisms.private_prediction import RealizableLearner, Theorem2Learner
+from mechanisms.report_targets import THEOREM2_INSTANCE, theorem2_audited
 from mechanisms.synthetic_part2 import plane_sample
 
 #: Samples per dataset of the audits below; confidence 95% (the audit's default: alpha = 0.05,

@@ -1,5 +1,9 @@
-"""The built-in report targets: every mechanism of the catalogue (correct and broken), and
-every privacy claim of the source documents, at one concrete parameter point each.
+"""The report targets of this package: every mechanism of the catalogue (correct and broken),
+and every privacy claim of the source documents, at one concrete parameter point each.
+
+dpaudit finds them through the entry point ``mechanisms`` of the group
+``dpaudit.report_targets`` (``pyproject.toml``), which names :func:`register`; see
+:mod:`dpaudit.plugins`.
 
 A catalogue mechanism's *declared plan* is the event its claim rests on (what its author
 declares the code does): for a broken mechanism it is the plan the buggy code *claims*, so the
@@ -26,10 +30,10 @@ import numpy as np
 import sympy
 
 import dpaudit.events as ev
-from dpaudit.expressions import as_expr
-from dpaudit.report.target import Target, register_target
+from dpaudit.report import Target, claim_target, register_target
 
-__all__ = ["CLAIM_INSTANCES", "NO_FORM_YET", "audit_status", "load_builtin_targets"]
+__all__ = ["CLAIM_INSTANCES", "NO_FORM_YET", "THEOREM2_INSTANCE", "audit_status", "register",
+           "theorem2_audited"]
 
 #: Samples per dataset for the catalogue audits (sparse-vector outputs are 10-dimensional
 #: and their event search is slower, so they get fewer).
@@ -241,17 +245,6 @@ def _noisy_gd(key: str, size: str) -> tuple[Callable[[], Any], Callable[[], Any]
     return lambda: learner.mechanism(A, direction), lambda: [pair]
 
 
-def _plane_pair(n: int) -> tuple[Any, Any]:
-    """``n`` records of the 003 plane data and the neighbour whose first record is moved to
-    its antipode with the other label."""
-    from mechanisms.synthetic_part2 import plane_sample
-
-    X, y = plane_sample(n, np.random.default_rng(2), label_noise=0.0)
-    X1, y1 = X.copy(), y.copy()
-    X1[0], y1[0] = -X[0], 1 - y[0]
-    return (X, y), (X1, y1)
-
-
 #: The query point the 003 prediction audits ask about.
 _QUERY = (0.0, 0.3)
 
@@ -428,7 +421,7 @@ _NOT_AUDITED: dict[str, str] = {}
 
 #: The reason given for a claim registered without an entry in either table.
 NO_FORM_YET = ("no auditable form is wired for this claim yet (add one to _AUDITED in "
-               "dpaudit/report/builtin.py, or its reason to _NOT_AUDITED)")
+               "mechanisms/report_targets.py, or its reason to _NOT_AUDITED)")
 
 
 def audit_status(key: str) -> tuple[str, str]:
@@ -439,48 +432,25 @@ def audit_status(key: str) -> tuple[str, str]:
 
 
 def _claim_target(key: str) -> Target:
-    from dpaudit.numeric import exact
-    from dpaudit.verify import CLAIMS
-
-    claim = CLAIMS[key]
-    params = CLAIM_INSTANCES.get(key, {})
-    values = {sympy.Symbol(k): exact(v, k) for k, v in params.items()}
-
-    def at(expr: Any) -> float:
-        value = as_expr(expr).xreplace(
-            {s: values[sympy.Symbol(s.name)] for s in as_expr(expr).free_symbols
-             if sympy.Symbol(s.name) in values})
-        return float(value) if not value.free_symbols else 0.0
-
-    mechanism = pairs = None
-    samples, source, reason = 200_000, "", ""
     if key in _AUDITED:
         builder, samples, source = _AUDITED[key]
         mechanism, pairs = builder()
-    else:
-        reason = audit_status(key)[1]
-    return Target(
-        name=key, title=f"{claim.document}: {claim.theorem}", group="source documents",
-        epsilon=at(claim.epsilon), delta=at(claim.delta), summary=claim.statement,
-        claim=key, parameters=dict(params), mechanism=mechanism, pairs=pairs,
-        samples=samples, source=source, not_audited=reason,
-        expect="refuted" if claim.correction else "private",
-    )
+        return claim_target(key, CLAIM_INSTANCES.get(key, {}), mechanism=mechanism, pairs=pairs,
+                            samples=samples, source=source)
+    return claim_target(key, CLAIM_INSTANCES.get(key, {}), not_audited=audit_status(key)[1])
 
 
-def load_builtin_targets() -> list[Target]:
-    """Register (and return) every built-in target: the source documents' claims (after
+def register() -> list[Target]:
+    """Register (and return) this package's targets: the source documents' claims (after
     :func:`dpaudit.verify.load_claim_modules`), then the catalogue, then the broken
-    mechanisms.
-
-    Raises:
-        ImportError: if the ``mechanisms`` package is not importable.
-    """
+    mechanisms.  The entry point of the group ``dpaudit.report_targets``."""
     from dpaudit.verify import CLAIMS, load_claim_modules
     from mechanisms.broken import broken_mechanisms
     from mechanisms.catalogue import correct_mechanisms
 
-    load_claim_modules()
+    failed = [f"{m.module}: {m.detail}" for m in load_claim_modules() if m.status == "error"]
+    if failed:  # a claim whose module failed would silently lose its report
+        raise RuntimeError(f"claim modules failed to import: {'; '.join(failed)}")
     out = [register_target(_claim_target(key)) for key in sorted(CLAIMS)]
     out.append(register_target(_theorem2_target()))
     out += [register_target(_catalogue_target(m, "catalogue")) for m in correct_mechanisms()]

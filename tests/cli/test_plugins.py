@@ -91,7 +91,9 @@ def test_a_broken_plugin_is_one_line_and_exit_3(
     out, err = capsys.readouterr()
     assert out == ""
     (line,) = err.strip().splitlines()
-    assert line.startswith(f"dpaudit {argv[0]}: error: plugin 'broken' ({group} = {BROKEN}:")
+    assert line.startswith(
+        f"dpaudit {argv[0]}: error: plugin failure: plugin 'broken' ({group} = {BROKEN}:"
+    )
     assert "ModuleNotFoundError" in line
 
 

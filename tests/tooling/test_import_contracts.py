@@ -22,7 +22,7 @@ import tomllib
 
 import dpaudit
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 LINT = (
     "import sys; from importlinter.cli import lint_imports; "

@@ -91,8 +91,11 @@ def _dp_accounting(index: int) -> tuple[float | None, float]:
     if event is None:
         return None, 0.0
     # dp_accounting accepts randomized response only under replace-one
-    relation = (dp_accounting.NeighboringRelation.REPLACE_ONE if index == 2
-                else dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
+    relation = (
+        dp_accounting.NeighboringRelation.REPLACE_ONE
+        if index == 2
+        else dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
+    )
     start = time.perf_counter()
     try:
         acc = pld_privacy_accountant.PLDAccountant(neighboring_relation=relation)

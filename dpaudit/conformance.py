@@ -112,7 +112,8 @@ class EventConformance:
                     assert one_by_one is not None
                     assert at_once == pytest.approx(one_by_one, rel=REL_TOL), (
                         f"SelfComposed({event}, {k}) = {at_once} but composing it {k} times "
-                        f"gives {one_by_one} at delta={delta}")
+                        f"gives {one_by_one} at delta={delta}"
+                    )
 
     def test_epsilon_is_rounded_up_and_above_certified_lower_bound(self) -> None:
         for event in self.examples():
@@ -130,11 +131,13 @@ class EventConformance:
                 value = sympy.Rational(sympy.N(g.epsilon, EVALF_DIGITS))
                 slack = sympy.Rational(1, 10**EVALF_SLACK_DIGITS) * abs(value)
                 assert sympy.Rational(up) >= value - slack, (
-                    f"{event} at delta={delta}: epsilon_upper {up!r} < epsilon {value}")
+                    f"{event} at delta={delta}: epsilon_upper {up!r} < epsilon {value}"
+                )
                 below = math.nextafter(up, -math.inf)
                 assert sympy.Rational(below) < value + slack, (
                     f"{event} at delta={delta}: epsilon_upper {up!r} is not the smallest "
-                    f"float >= epsilon {value}")
+                    f"float >= epsilon {value}"
+                )
                 if g.epsilon_lower is not None:
                     assert g.epsilon_lower_float <= up
 

@@ -84,26 +84,31 @@ def _rule(title: str) -> str:
 
 def section_event_tree() -> str:
     """An event tree, its guarantee and derivation."""
-    tree = Composed([SelfComposed(Laplace(10), 50), SelfComposed(Gaussian(4), 20),
-                     Exponential("0.5")])
+    tree = Composed(
+        [SelfComposed(Laplace(10), 50), SelfComposed(Gaussian(4), 20), Exponential("0.5")]
+    )
     g = Accountant().guarantee(tree, delta="1e-6")
-    return "\n".join([
-        "An algorithm is described as an event tree: 50 Laplace(10) counts, 20 Gaussian(4)",
-        "means, and one exponential-mechanism selection with epsilon 0.5.",
-        "",
-        g.text(),
-    ])
+    return "\n".join(
+        [
+            "An algorithm is described as an event tree: 50 Laplace(10) counts, 20 Gaussian(4)",
+            "means, and one exponential-mechanism selection with epsilon 0.5.",
+            "",
+            g.text(),
+        ]
+    )
 
 
 def section_symbolic() -> str:
     """The same accountant on a symbolic tree gives a theorem."""
     b, k = sympy.symbols("b k", positive=True)
     g = Accountant().guarantee(SelfComposed(Laplace(b), k))
-    return "\n".join([
-        "Parameters may be symbols: k runs of Laplace noise of scale b give a formula.",
-        "",
-        g.text(),
-    ])
+    return "\n".join(
+        [
+            "Parameters may be symbols: k runs of Laplace noise of scale b give a formula.",
+            "",
+            g.text(),
+        ]
+    )
 
 
 def run_demo(include_optional: bool = True) -> str:
@@ -119,9 +124,11 @@ def run_demo(include_optional: bool = True) -> str:
     Raises:
         dpaudit.plugins.PluginError: naming every demo plugin that failed to load.
     """
-    sections = [Section("An event tree and its guarantee", section_event_tree, quick=True),
-                Section("A symbolic guarantee", section_symbolic, quick=True),
-                *load_sections()]
+    sections = [
+        Section("An event tree and its guarantee", section_event_tree, quick=True),
+        Section("A symbolic guarantee", section_symbolic, quick=True),
+        *load_sections(),
+    ]
     parts: list[str] = ["dpaudit demo: formal privacy accounting and auditing"]
     for section in sections:
         if section.quick or include_optional:

@@ -83,8 +83,9 @@ def _approx(event: Event, delta_share: sympy.Expr) -> tuple[sympy.Expr, sympy.Ex
 
 def _parent(parent: Any) -> Guard | None:
     if parent is not None and not isinstance(parent, Guard):
-        raise ValueError(f"parent must be a PrivacyFilter, PrivacyOdometer (a Guard) or None, "
-                         f"got {parent!r}")
+        raise ValueError(
+            f"parent must be a PrivacyFilter, PrivacyOdometer (a Guard) or None, got {parent!r}"
+        )
     return parent
 
 
@@ -132,48 +133,55 @@ class PrivacyFilter(Guard):
             raise ValueError(f"delta must be a number in [0, 1), got {self.delta}")
         if self.method in ("advanced", "zcdp") and self.delta == 0:
             raise ValueError(f"delta must be in (0, 1) for the {self.method} filter, got 0")
-        share = self.delta / 100 if self.step_delta is None else exact(self.step_delta,
-                                                                        "step_delta")
+        share = (
+            self.delta / 100 if self.step_delta is None else exact(self.step_delta, "step_delta")
+        )
         self.step_delta = share
         self.parent = _parent(self.parent)
 
     # ---- the stopping rule -------------------------------------------------------------
 
-    def _value(self, eps: list[sympy.Expr], dlt: list[sympy.Expr],
-               rhos: list[sympy.Expr]) -> tuple[float, float]:
+    def _value(
+        self, eps: list[sympy.Expr], dlt: list[sympy.Expr], rhos: list[sympy.Expr]
+    ) -> tuple[float, float]:
         """(the filter's epsilon statistic, delta used), both rounded up."""
         if self.method == "basic":
             return float_up(sympy.Add(*eps)), float_up(sympy.Add(*dlt))
         if self.method == "advanced":
-            total = (sympy.sqrt(2 * sympy.log(1 / self.delta) * sympy.Add(*[e**2 for e in eps]))
-                     + sympy.Add(*[e * (sympy.exp(e) - 1) / 2 for e in eps]))
+            total = sympy.sqrt(
+                2 * sympy.log(1 / self.delta) * sympy.Add(*[e**2 for e in eps])
+            ) + sympy.Add(*[e * (sympy.exp(e) - 1) / 2 for e in eps])
             return float_up(total), float_up(self.delta)
         rho = sympy.Add(*rhos)
-        return float_up(zcdp.zcdp_to_approx(rho, self.delta)) if rho != 0 else 0.0, \
-            float_up(self.delta)
+        return float_up(zcdp.zcdp_to_approx(rho, self.delta)) if rho != 0 else 0.0, float_up(
+            self.delta
+        )
 
-    def _cost(self, event: Event) -> tuple[sympy.Expr | None, sympy.Expr | None,
-                                            sympy.Expr | None]:
+    def _cost(self, event: Event) -> tuple[sympy.Expr | None, sympy.Expr | None, sympy.Expr | None]:
         """What one step adds to (epsilons, deltas, rhos); refuses a step it cannot price."""
         if event.free_symbols:
             raise ValueError(f"a filter step must be a numeric event, got {event}")
         if self.method == "zcdp":
             rho = _rho(event)
             if rho is None:
-                raise BudgetExceededError(f"{event} has no zCDP guarantee; the zcdp filter "
-                                          "cannot admit it")
+                raise BudgetExceededError(
+                    f"{event} has no zCDP guarantee; the zcdp filter cannot admit it"
+                )
             return None, None, rho
         if self.method == "advanced":
             e = _pure_epsilon(event)
             if e is None:
-                raise BudgetExceededError(f"{event} has no pure-DP guarantee; the advanced "
-                                          "filter admits pure-DP steps only")
+                raise BudgetExceededError(
+                    f"{event} has no pure-DP guarantee; the advanced "
+                    "filter admits pure-DP steps only"
+                )
             return e, None, None
         e, d = _approx(event, self.step_delta)
         return e, d, None
 
-    def check(self, events: Sequence[Event]) -> tuple[list[sympy.Expr], list[sympy.Expr],
-                                                      list[sympy.Expr]]:
+    def check(
+        self, events: Sequence[Event]
+    ) -> tuple[list[sympy.Expr], list[sympy.Expr], list[sympy.Expr]]:
         """The spent lists after ``events`` run next, if that keeps within budget.
 
         Every statistic only grows with a step (each eps_i, delta_i, rho_i >= 0), so the
@@ -183,8 +191,7 @@ class PrivacyFilter(Guard):
             BudgetExceededError: if the steps could exceed the budget.
             ValueError: for a step that is not numeric.
         """
-        eps, dlt, rhos = list(self.spent_epsilons), list(self.spent_deltas), list(
-            self.spent_rhos)
+        eps, dlt, rhos = list(self.spent_epsilons), list(self.spent_deltas), list(self.spent_rhos)
         for event in events:
             e, d, rho = self._cost(event)
             if e is not None:
@@ -194,17 +201,20 @@ class PrivacyFilter(Guard):
             if rho is not None:
                 rhos.append(rho)
         e_stat, d_used = self._value(eps, dlt, rhos)
-        if e_stat > float_up(self.epsilon) or d_used > float_up(self.delta) or (
-                e_stat == float_up(self.epsilon) and sympy.Add(*eps) > self.epsilon):
+        if (
+            e_stat > float_up(self.epsilon)
+            or d_used > float_up(self.delta)
+            or (e_stat == float_up(self.epsilon) and sympy.Add(*eps) > self.epsilon)
+        ):
             what = str(events[0]) if len(events) == 1 else f"these {len(events)} steps"
             raise BudgetExceededError(
                 f"{self.method} filter: running {what} would bring the spent privacy to "
                 f"epsilon {e_stat:.6g}, delta {d_used:.3g}, beyond the budget "
-                f"({float_up(self.epsilon):.6g}, {float_up(self.delta):.3g}); halted before it")
+                f"({float_up(self.epsilon):.6g}, {float_up(self.delta):.3g}); halted before it"
+            )
         return eps, dlt, rhos
 
-    def commit(self, pending: tuple[list[sympy.Expr], list[sympy.Expr],
-                                     list[sympy.Expr]]) -> None:
+    def commit(self, pending: tuple[list[sympy.Expr], list[sympy.Expr], list[sympy.Expr]]) -> None:
         """Count the steps :meth:`check` admitted."""
         self.spent_epsilons, self.spent_deltas, self.spent_rhos = pending
 

@@ -57,8 +57,9 @@ __all__ = [
 
 
 #: Extended-real mode of the interval evaluator (see :func:`interval`'s ``extended``).
-_EXTENDED: contextvars.ContextVar[bool] = contextvars.ContextVar("dpaudit_iv_extended",
-                                                                default=False)
+_EXTENDED: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "dpaudit_iv_extended", default=False
+)
 
 
 class EvaluationError(ArithmeticError):
@@ -178,7 +179,7 @@ def _iv_pow(base: Any, exponent: sympy.Expr, env: Mapping[sympy.Symbol, Any]) ->
         n = int(exponent)
         if n >= 0:
             return base**n
-        return mpmath.iv.mpf(1) / base**(-n)
+        return mpmath.iv.mpf(1) / base ** (-n)
     if exponent == sympy.Rational(1, 2):
         return mpmath.iv.sqrt(base)
     if exponent == sympy.Rational(-1, 2):
@@ -391,8 +392,7 @@ def interval(
         _EXTENDED.reset(token)
 
 
-def _interval(expr: sympy.Expr, subs: Mapping[Any, Any], rel_width: float,
-              prec: int | None) -> Any:
+def _interval(expr: sympy.Expr, subs: Mapping[Any, Any], rel_width: float, prec: int | None) -> Any:
     precisions = [prec] if prec is not None else _precision_ladder()
     result = None
     for p in precisions:

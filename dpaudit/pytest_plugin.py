@@ -38,9 +38,18 @@ __all__ = [
     "assert_private",
 ]
 
-def assert_claim_verified(claim: Any = None, *, plan: Any = None, epsilon: Any = None,
-                          delta: Any = 0, domain: Any = None, allow_unknown: bool = False,
-                          time_limit: float = 20.0, max_boxes: int = 4000) -> Any:
+
+def assert_claim_verified(
+    claim: Any = None,
+    *,
+    plan: Any = None,
+    epsilon: Any = None,
+    delta: Any = 0,
+    domain: Any = None,
+    allow_unknown: bool = False,
+    time_limit: float = 20.0,
+    max_boxes: int = 4000,
+) -> Any:
     """Fail unless the verifier proves a privacy claim (over its whole domain).
 
     Give a :class:`dpaudit.verify.Claim`, a registered claim key, or ``plan=``, ``epsilon=``
@@ -79,9 +88,16 @@ def assert_claim_verified(claim: Any = None, *, plan: Any = None, epsilon: Any =
             domain = Domain({})
         elif isinstance(domain, str):
             domain = Domain.parse(domain)
-        claim = Claim(key="test/inline", document="test", theorem="inline claim",
-                      statement=f"{plan} is ({epsilon}, {delta})-DP", plan=plan,
-                      epsilon=epsilon, delta=delta, domain=domain)
+        claim = Claim(
+            key="test/inline",
+            document="test",
+            theorem="inline claim",
+            statement=f"{plan} is ({epsilon}, {delta})-DP",
+            plan=plan,
+            epsilon=epsilon,
+            delta=delta,
+            domain=domain,
+        )
     v = verify_claim(claim, time_limit=time_limit, max_boxes=max_boxes)
     ok = v.status == "proved" or (allow_unknown and v.status == "unknown")
     if not ok:
@@ -95,8 +111,7 @@ class PrivacyAssertions:
 
     seed: int
 
-    def assert_private(self, mechanism: Any, d0: Any = None, d1: Any = None, **kwargs: Any
-                       ) -> Any:
+    def assert_private(self, mechanism: Any, d0: Any = None, d1: Any = None, **kwargs: Any) -> Any:
         """:func:`dpaudit.testing.assert_private` with ``seed`` defaulting to the session's
         seed."""
         kwargs.setdefault("seed", self.seed)
@@ -110,9 +125,12 @@ class PrivacyAssertions:
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Add ``--dpaudit-seed``."""
     group = parser.getgroup("dpaudit", "privacy assertions (dpaudit)")
-    group.addoption("--dpaudit-seed", type=int, default=0,
-                    help="seed handed to privacy tests by the dpaudit_seed/privacy fixtures "
-                         "(default 0)")
+    group.addoption(
+        "--dpaudit-seed",
+        type=int,
+        default=0,
+        help="seed handed to privacy tests by the dpaudit_seed/privacy fixtures (default 0)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -55,8 +55,9 @@ def ball_net_size_bound(dimension: int, radius: float, scale: float) -> int:
     return per_axis**m
 
 
-def ball_net(dimension: int, radius: float, scale: float,
-             max_points: int = MAX_POINTS) -> np.ndarray:
+def ball_net(
+    dimension: int, radius: float, scale: float, max_points: int = MAX_POINTS
+) -> np.ndarray:
     """A ``scale``-net of the closed Euclidean ball of ``radius`` in R^dimension.
 
     Grid points of spacing 2 scale / sqrt(dimension) (so every point of space is within
@@ -81,8 +82,10 @@ def ball_net(dimension: int, radius: float, scale: float,
     s = _positive("scale", scale)
     total = ball_net_size_bound(m, r, s)
     if total > max_points:
-        raise ValueError(f"max_points must be at least the grid size {total} for a {s}-net of "
-                         f"the radius-{r} ball in dimension {m}, got {max_points}")
+        raise ValueError(
+            f"max_points must be at least the grid size {total} for a {s}-net of "
+            f"the radius-{r} ball in dimension {m}, got {max_points}"
+        )
     step = 2 * s / math.sqrt(m)
     k = math.floor((r + s) / step)
     axis = step * np.arange(-k, k + 1)
@@ -95,8 +98,9 @@ def ball_net(dimension: int, radius: float, scale: float,
     return np.unique(np.round(grid, 12), axis=0)
 
 
-def product_net(radii: list[float], dimensions: list[int], scale: float,
-                max_points: int = MAX_POINTS) -> list[np.ndarray]:
+def product_net(
+    radii: list[float], dimensions: list[int], scale: float, max_points: int = MAX_POINTS
+) -> list[np.ndarray]:
     """A cover of a product of balls: one ``scale``-net per factor, enumerated jointly.
 
     Returns the list of per-factor nets; the product is enumerated by the caller with
@@ -108,8 +112,9 @@ def product_net(radii: list[float], dimensions: list[int], scale: float,
     nets = [ball_net(d, r, scale, max_points) for r, d in zip(radii, dimensions, strict=True)]
     size = math.prod(len(n) for n in nets)
     if size > max_points:
-        raise ValueError(f"max_points must be at least the product-net size {size}, got "
-                         f"{max_points}")
+        raise ValueError(
+            f"max_points must be at least the product-net size {size}, got {max_points}"
+        )
     return nets
 
 
@@ -138,8 +143,7 @@ def halfspace_labelings_2d(points: Any) -> np.ndarray:
     """
     pts = np.asarray(points, dtype=float)
     if pts.ndim != 2 or pts.shape[1] != 2 or not np.all(np.isfinite(pts)):
-        raise ValueError(f"points must be a (k, 2) array of finite numbers, got shape "
-                         f"{pts.shape}")
+        raise ValueError(f"points must be a (k, 2) array of finite numbers, got shape {pts.shape}")
     base = np.arctan2(pts[:, 1], pts[:, 0])
     critical = np.sort(np.mod(np.concatenate([base + np.pi / 2, base - np.pi / 2]), 2 * np.pi))
     if critical.size == 0:
@@ -150,8 +154,9 @@ def halfspace_labelings_2d(points: Any) -> np.ndarray:
     w = np.stack([np.cos(angles), np.sin(angles)], axis=1)
     labels = (pts @ w.T >= 0).T
     if labels.shape[1] <= 62:  # one integer code per labeling: fast exact deduplication
-        codes = labels.astype(np.int64) @ (np.int64(1) << np.arange(labels.shape[1],
-                                                                    dtype=np.int64))
+        codes = labels.astype(np.int64) @ (
+            np.int64(1) << np.arange(labels.shape[1], dtype=np.int64)
+        )
         _, keep = np.unique(codes, return_index=True)
     else:
         _, keep = np.unique(labels, axis=0, return_index=True)

@@ -128,8 +128,14 @@ def decision_list_vc_bound(n_features: int) -> float:
     return math.log2(total)
 
 
-def greedy_cover_sample_size(alpha: float, beta: float, epsilon: float, delta: float,
-                             n_features: int, vc_dimension: float | None = None) -> int:
+def greedy_cover_sample_size(
+    alpha: float,
+    beta: float,
+    epsilon: float,
+    delta: float,
+    n_features: int,
+    vc_dimension: float | None = None,
+) -> int:
     """Theorem 3.5's sample complexity of DP-GreedyCover:
     n >= max(64/alpha (VC log(64/alpha) + log(16/beta)),
              8 M log(2M/sqrt(beta)) (2 log(1/delta) + 3/2) / (alpha eps)),
@@ -141,8 +147,11 @@ def greedy_cover_sample_size(alpha: float, beta: float, epsilon: float, delta: f
     a, b = _open_unit("alpha", alpha), _open_unit("beta", beta)
     e, d = _positive("epsilon", epsilon), _open_unit("delta", delta)
     m = _count("n_features", n_features)
-    vc = decision_list_vc_bound(m) if vc_dimension is None else _positive("vc_dimension",
-                                                                           vc_dimension)
+    vc = (
+        decision_list_vc_bound(m)
+        if vc_dimension is None
+        else _positive("vc_dimension", vc_dimension)
+    )
     generalization = 64 / a * (vc * math.log(64 / a) + math.log(16 / b))
     privacy = 8 * m * math.log(2 * m / math.sqrt(b)) * (2 * math.log(1 / d) + 1.5) / (a * e)
     return math.ceil(max(generalization, privacy))
@@ -189,8 +198,7 @@ def conjunction_features(x: Any, k: int) -> tuple[np.ndarray, list[tuple[int, ..
             for signs in itertools.product((1, -1), repeat=width):
                 cols = [v if s > 0 else v + d for v, s in zip(variables, signs, strict=True)]
                 columns.append(literals[:, cols].all(axis=1))
-                terms.append(tuple(s * (v + 1) for v, s in zip(variables, signs,
-                                                                strict=True)))
+                terms.append(tuple(s * (v + 1) for v, s in zip(variables, signs, strict=True)))
     return np.array(columns, dtype=bool).T.reshape(n, len(columns)), terms
 
 
@@ -222,7 +230,7 @@ class GreedyCoverProblem:
         mask = np.ones(self.n_candidates, dtype=bool)
         for c in history:
             f = c // 2
-            mask[2 * f:2 * f + 2] = False
+            mask[2 * f : 2 * f + 2] = False
         return mask
 
     def state_key(self, history: Sequence[int]) -> frozenset[int]:
@@ -232,17 +240,16 @@ class GreedyCoverProblem:
     def _with_true(self, data: Any) -> tuple[np.ndarray, np.ndarray]:
         features, labels = data
         f = np.asarray(features, dtype=bool)
-        return np.concatenate([f, np.ones((f.shape[0], 1), dtype=bool)], axis=1), \
-            np.asarray(labels)
+        return np.concatenate([f, np.ones((f.shape[0], 1), dtype=bool)], axis=1), np.asarray(labels)
 
     def scores(self, data: Any, remaining: np.ndarray, history: Sequence[int]) -> np.ndarray:
         f, labels = self._with_true(data)
         f, labels = f[remaining], labels[remaining]
-        ones = f[labels == 1].sum(axis=0)   # #_{f->1}(S^1)
+        ones = f[labels == 1].sum(axis=0)  # #_{f->1}(S^1)
         zeros = f[labels == 0].sum(axis=0)  # #_{f->1}(S^0)
         out = np.empty(self.n_candidates)
-        out[0::2] = -ones    # b = 0 errs on the positives it covers
-        out[1::2] = -zeros   # b = 1 errs on the negatives it covers
+        out[0::2] = -ones  # b = 0 errs on the positives it covers
+        out[1::2] = -zeros  # b = 1 errs on the negatives it covers
         return out
 
     def covered(self, data: Any, candidate: int) -> np.ndarray:
@@ -253,8 +260,9 @@ class GreedyCoverProblem:
         return int(np.asarray(data[0]).shape[0])
 
 
-def plan(epsilon_hat: Any, n_features: Any = None,
-         relation: Any = ev.Relation.ADD_REMOVE) -> ev.Event:
+def plan(
+    epsilon_hat: Any, n_features: Any = None, relation: Any = ev.Relation.ADD_REMOVE
+) -> ev.Event:
     """DP-GreedyCover's declared event: EMCover at inverse temperature eps_hat over at most
     M + 1 rounds (the cover bound does not depend on the number of rounds)."""
     rounds = None if n_features is None else exact(n_features) + 1
@@ -302,8 +310,7 @@ class DPGreedyCover:
         """
         f = _features(features)
         if f.shape[1] != self.n_features:
-            raise ValueError(f"features must have M = {self.n_features} columns, got "
-                             f"{f.shape[1]}")
+            raise ValueError(f"features must have M = {self.n_features} columns, got {f.shape[1]}")
         s = _bits(labels, f.shape[0])
         run = self.cover.run(self.problem, (f, s), rng, stop=self._selected_true)
         return self._as_list(run.selected)
@@ -320,21 +327,24 @@ class DPGreedyCover:
         dl = self.fit(dataset[0], dataset[1], rng)
         return (*itertools.chain.from_iterable(dl.terms), dl.default)
 
-    def batch(self, dataset: tuple[Any, Any], n: int, rng: np.random.Generator
-              ) -> list[tuple[int, ...]]:
+    def batch(
+        self, dataset: tuple[Any, Any], n: int, rng: np.random.Generator
+    ) -> list[tuple[int, ...]]:
         """n independent runs (grouped, see :meth:`EMCover.run_batch`), for the auditor."""
         f = _features(dataset[0])
         s = _bits(dataset[1], f.shape[0])
         out = []
-        for selected in self.cover.run_batch(self.problem, (f, s), n, rng,
-                                             stop=self._selected_true):
+        for selected in self.cover.run_batch(
+            self.problem, (f, s), n, rng, stop=self._selected_true
+        ):
             dl = self._as_list(selected)
             out.append((*itertools.chain.from_iterable(dl.terms), dl.default))
         return out
 
 
-def greedy_cover_neighbouring_pair(n_features: int) -> tuple[tuple[np.ndarray, np.ndarray],
-                                                             tuple[np.ndarray, np.ndarray]]:
+def greedy_cover_neighbouring_pair(
+    n_features: int,
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """An add/remove pair stressing DP-GreedyCover: d1 adds to d0 one negative example that
     only feature 0 covers, so (feature 0, bit 1) loses one point of score and every other
     candidate keeps its score, as in the worst case of Lemma A.1's proof.
@@ -361,8 +371,7 @@ def embed_features(features: Any) -> np.ndarray:
     coordinate 1 appended (d + 1 variables), then (z, -z) so that halfspaces with negative
     weights become non-negative ones over 2(M + 1) coordinates.  Returns an int8 array."""
     f = _features(features)
-    z = np.concatenate([2 * f.astype(np.int8) - 1, np.ones((f.shape[0], 1), dtype=np.int8)],
-                       axis=1)
+    z = np.concatenate([2 * f.astype(np.int8) - 1, np.ones((f.shape[0], 1), dtype=np.int8)], axis=1)
     return np.concatenate([z, -z], axis=1).astype(np.int8)
 
 
@@ -385,8 +394,7 @@ def decision_list_halfspace(dlist: DecisionList, n_features: int) -> tuple[np.nd
     weights = [0] * len(signs)
     weights[-1] = 1
     for i in range(len(signs) - 2, -1, -1):
-        weights[i] = 1 + sum(weights[j] for j in range(i + 1, len(signs))
-                             if signs[j] != signs[i])
+        weights[i] = 1 + sum(weights[j] for j in range(i + 1, len(signs)) if signs[j] != signs[i])
     coef = np.zeros(m + 1)
     for (f, _), s, a in zip(dlist.terms, signs, weights, strict=False):
         coef[f] += s * a / 2
@@ -430,21 +438,23 @@ class DecisionListOnlineLearner:
 def _register() -> Claim:
     eps = sympy.Symbol("epsilon", positive=True)
     dlt = sympy.Symbol("delta", positive=True)
-    return register_claim(Claim(
-        key="004/theorem-3.5",
-        document="004 Bun, Fang: Privately Learning Decision Lists and a DP Winnow",
-        theorem="Theorem 3.5 (privacy), Proof A.7",
-        statement="DP-GreedyCover with eps_hat = eps / (2 (log(1/delta) + 3/2)) is "
-                  "(eps, delta)-DP",
-        plan=plan(greedy_cover_inverse_temperature(eps, dlt)),
-        epsilon=eps,
-        delta=dlt,
-        domain=Domain({"epsilon": "(0, 1)", "delta": "(0, 1)"}),
-        note="EMCover at inverse temperature eps_hat, any number of rounds, add/remove "
-             "neighbours (Lemma A.1's relation; Definition 3.1's replace-one follows only by "
-             "group privacy: (2 eps, (1 + e^eps) delta)); proved from Lemma A.1 with its last "
-             "inequality corrected, valid here since eps_hat <= 1/3",
-    ))
+    return register_claim(
+        Claim(
+            key="004/theorem-3.5",
+            document="004 Bun, Fang: Privately Learning Decision Lists and a DP Winnow",
+            theorem="Theorem 3.5 (privacy), Proof A.7",
+            statement="DP-GreedyCover with eps_hat = eps / (2 (log(1/delta) + 3/2)) is "
+            "(eps, delta)-DP",
+            plan=plan(greedy_cover_inverse_temperature(eps, dlt)),
+            epsilon=eps,
+            delta=dlt,
+            domain=Domain({"epsilon": "(0, 1)", "delta": "(0, 1)"}),
+            note="EMCover at inverse temperature eps_hat, any number of rounds, add/remove "
+            "neighbours (Lemma A.1's relation; Definition 3.1's replace-one follows only by "
+            "group privacy: (2 eps, (1 + e^eps) delta)); proved from Lemma A.1 with its last "
+            "inequality corrected, valid here since eps_hat <= 1/3",
+        )
+    )
 
 
 THEOREM_3_5_CLAIM = _register()

@@ -85,8 +85,9 @@ class EMCoverRun:
     remaining: np.ndarray
 
 
-def plan(inverse_temperature: Any, rounds: Any = None,
-         relation: Any = ev.Relation.ADD_REMOVE) -> ev.Event:
+def plan(
+    inverse_temperature: Any, rounds: Any = None, relation: Any = ev.Relation.ADD_REMOVE
+) -> ev.Event:
     """The declared event of an EMCover run: the cover-style iteration of the exponential
     mechanism at privacy parameter 2 lambda (inverse temperature lambda), sensitivity 1.
 
@@ -96,8 +97,9 @@ def plan(inverse_temperature: Any, rounds: Any = None,
     from dpaudit.events import cover
     from dpaudit.theorems import cover as _rule  # noqa: F401  (registers the cover bound)
 
-    return cover.EMCover(exact(inverse_temperature, "inverse_temperature"), rounds,
-                         relation=relation)
+    return cover.EMCover(
+        exact(inverse_temperature, "inverse_temperature"), rounds, relation=relation
+    )
 
 
 class EMCover:
@@ -121,12 +123,14 @@ class EMCover:
         ValueError: on bad arguments.
     """
 
-    def __init__(self, inverse_temperature: Any, rounds: int,
-                 relation: Any = ev.Relation.ADD_REMOVE) -> None:
+    def __init__(
+        self, inverse_temperature: Any, rounds: int, relation: Any = ev.Relation.ADD_REMOVE
+    ) -> None:
         lam = exact(inverse_temperature, "inverse_temperature")
         if lam.free_symbols or not lam > 0:
-            raise ValueError(f"inverse_temperature must be a number in (0, oo), got "
-                             f"{inverse_temperature!r}")
+            raise ValueError(
+                f"inverse_temperature must be a number in (0, oo), got {inverse_temperature!r}"
+            )
         if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
             raise ValueError(f"rounds must be an integer in [1, oo), got {rounds!r}")
         self.inverse_temperature = lam
@@ -138,8 +142,13 @@ class EMCover:
         """The declared event (:func:`plan`) for this run's parameters."""
         return plan(self.inverse_temperature, self.rounds, self.relation)
 
-    def run(self, problem: CoverProblem, data: Any, rng: np.random.Generator,
-            stop: Callable[[Sequence[int], np.ndarray], bool] | None = None) -> EMCoverRun:
+    def run(
+        self,
+        problem: CoverProblem,
+        data: Any,
+        rng: np.random.Generator,
+        stop: Callable[[Sequence[int], np.ndarray], bool] | None = None,
+    ) -> EMCoverRun:
         """Run the rounds on ``data``.
 
         Args:
@@ -156,6 +165,7 @@ class EMCover:
         """
         remaining = np.ones(problem.size(data), dtype=bool)
         history: list[int] = []
+
         def as_cover(k: int) -> tuple[ev.Event, int]:
             return plan(self.inverse_temperature, k, self.relation), 1
 
@@ -172,9 +182,14 @@ class EMCover:
                     break
         return EMCoverRun(tuple(history), remaining)
 
-    def run_batch(self, problem: CoverProblem, data: Any, n: int, rng: np.random.Generator,
-                  stop: Callable[[Sequence[int], np.ndarray], bool] | None = None
-                  ) -> list[tuple[int, ...]]:
+    def run_batch(
+        self,
+        problem: CoverProblem,
+        data: Any,
+        n: int,
+        rng: np.random.Generator,
+        stop: Callable[[Sequence[int], np.ndarray], bool] | None = None,
+    ) -> list[tuple[int, ...]]:
         """``n`` independent runs on the same data, for the auditor.
 
         Runs whose histories give the same scores and availability share one score vector,
@@ -193,9 +208,10 @@ class EMCover:
         size = problem.size(data)
         histories: list[list[int]] = [[] for _ in range(int(n))]
         active = list(range(int(n)))
-        with _ledger.recorded_as_one(self.mechanism.event, lambda k: (plan(self.inverse_temperature,
-                                                              self.rounds, self.relation),
-                                                         int(n))):
+        with _ledger.recorded_as_one(
+            self.mechanism.event,
+            lambda k: (plan(self.inverse_temperature, self.rounds, self.relation), int(n)),
+        ):
             for _ in range(self.rounds):
                 groups: dict[Any, list[int]] = {}
                 for i in active:
@@ -216,8 +232,9 @@ class EMCover:
                         histories[i].append(choice)
                         if stop is not None:
                             if choice not in stopped:
-                                stopped[choice] = stop(histories[i], remaining & ~problem.covered(
-                                    data, choice))
+                                stopped[choice] = stop(
+                                    histories[i], remaining & ~problem.covered(data, choice)
+                                )
                             if stopped[choice]:
                                 continue
                         active.append(i)
@@ -282,8 +299,9 @@ class SetCoverMechanism:
     (``watch=None`` returns the whole sequence).
     """
 
-    def __init__(self, inverse_temperature: Any, rounds: int, n_sets: int,
-                 watch: int | None = 0) -> None:
+    def __init__(
+        self, inverse_temperature: Any, rounds: int, n_sets: int, watch: int | None = 0
+    ) -> None:
         self.cover = EMCover(inverse_temperature, rounds)
         self.problem = SetCoverProblem(n_sets)
         self.watch = watch

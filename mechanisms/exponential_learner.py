@@ -87,8 +87,7 @@ def _count(name: str, value: Any, low: int = 1) -> int:
     return int(value)
 
 
-def em_utility_gap(epsilon: float, n_candidates: int, t: float, sensitivity: float = 1.0
-                   ) -> float:
+def em_utility_gap(epsilon: float, n_candidates: int, t: float, sensitivity: float = 1.0) -> float:
     """The exponential mechanism's utility loss bound (Lecture 4, utility theorem).
 
     With probability at least 1 - e^-t the selected candidate h satisfies
@@ -106,15 +105,17 @@ def em_utility_gap(epsilon: float, n_candidates: int, t: float, sensitivity: flo
     Raises:
         ValueError: on a parameter outside its range.
     """
-    e, s, dev = _positive("epsilon", epsilon), _positive("sensitivity", sensitivity), \
-        _positive("t", t)
+    e, s, dev = (
+        _positive("epsilon", epsilon),
+        _positive("sensitivity", sensitivity),
+        _positive("t", t),
+    )
     n = _count("n_candidates", n_candidates)
     expr = 2 * exact(s) / exact(e) * (sympy.log(n) + exact(dev))
     return float_up(expr)
 
 
-def private_pac_sample_size(alpha: float, beta: float, epsilon: float, n_hypotheses: int
-                            ) -> int:
+def private_pac_sample_size(alpha: float, beta: float, epsilon: float, n_hypotheses: int) -> int:
     """Samples that suffice for the private PAC learner (Lecture 4, final bound).
 
     With alpha' = alpha/3 and beta' = beta/2 the lecture asks for
@@ -163,8 +164,9 @@ class FiniteClass:
         if t.ndim != 2 or t.shape[0] < 1 or not np.isin(t, (-1, 1)).all():
             raise ValueError(f"table must be a non-empty 2-D array of -1/+1, got shape {t.shape}")
         if len(self.labels) != t.shape[0]:
-            raise ValueError(f"labels must name each of the {t.shape[0]} hypotheses, got "
-                             f"{len(self.labels)}")
+            raise ValueError(
+                f"labels must name each of the {t.shape[0]} hypotheses, got {len(self.labels)}"
+            )
         object.__setattr__(self, "table", t.astype(np.int8))
 
     @property
@@ -187,8 +189,9 @@ def thresholds_on_grid(grid_size: int) -> FiniteClass:
     g = _count("grid_size", grid_size)
     t = np.arange(g + 1)[:, None]
     table = np.where(np.arange(g)[None, :] >= t, 1, -1)
-    return FiniteClass(f"thresholds on a grid of {g}", table, tuple(f"x >= {i}" for i in
-                                                                     range(g + 1)))
+    return FiniteClass(
+        f"thresholds on a grid of {g}", table, tuple(f"x >= {i}" for i in range(g + 1))
+    )
 
 
 def intervals_on_grid(grid_size: int) -> FiniteClass:
@@ -208,8 +211,7 @@ def intervals_on_grid(grid_size: int) -> FiniteClass:
     return FiniteClass(f"intervals on a grid of {g}", np.array(rows), tuple(labels))
 
 
-def true_error_threshold(t: int, target: int, grid_size: int, label_noise: float = 0.0
-                         ) -> float:
+def true_error_threshold(t: int, target: int, grid_size: int, label_noise: float = 0.0) -> float:
     """The true error of threshold t when x is uniform on the grid, labels come from
     ``target`` and each label is flipped with probability ``label_noise``:
     noise + (1 - 2 noise) |t - target| / G (an exact formula, for utility checks)."""
@@ -287,8 +289,9 @@ class PrivatePACLearner:
         return self.mechanism.probabilities(self.scores(dataset[0], dataset[1]))
 
 
-def pac_neighbouring_pair(grid_size: int) -> tuple[tuple[np.ndarray, np.ndarray],
-                                                  tuple[np.ndarray, np.ndarray]]:
+def pac_neighbouring_pair(
+    grid_size: int,
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """A replace-one pair that stresses the learner over thresholds on the grid.
 
     Both datasets hold the single point G-1; it is labelled +1 in d0 and -1 in d1.  Every
@@ -304,32 +307,36 @@ def pac_neighbouring_pair(grid_size: int) -> tuple[tuple[np.ndarray, np.ndarray]
 
 _EM_DOMAIN = Domain({"epsilon": "(0, oo)", "Delta": "(0, oo)"})
 
-EXPONENTIAL_MECHANISM_CLAIM = register_claim(Claim(
-    key="002/exponential-mechanism",
-    document="002 Lecture 4: What can we learn privately?",
-    theorem="Exponential mechanism, proof of privacy",
-    statement="sampling h with probability proportional to exp(eps u(h, Z) / (2 Delta)) is "
-              "eps-DP when u has sensitivity Delta",
-    plan=plan(EPSILON, SENSITIVITY),
-    epsilon=EPSILON,
-    delta=0,
-    domain=_EM_DOMAIN,
-    note="the extraction's exponent |h(z) - h(z')| / Delta is read as "
-         "|u(h,z) - u(h,z')| / (2 Delta); replace-one neighbours",
-))
+EXPONENTIAL_MECHANISM_CLAIM = register_claim(
+    Claim(
+        key="002/exponential-mechanism",
+        document="002 Lecture 4: What can we learn privately?",
+        theorem="Exponential mechanism, proof of privacy",
+        statement="sampling h with probability proportional to exp(eps u(h, Z) / (2 Delta)) is "
+        "eps-DP when u has sensitivity Delta",
+        plan=plan(EPSILON, SENSITIVITY),
+        epsilon=EPSILON,
+        delta=0,
+        domain=_EM_DOMAIN,
+        note="the extraction's exponent |h(z) - h(z')| / Delta is read as "
+        "|u(h,z) - u(h,z')| / (2 Delta); replace-one neighbours",
+    )
+)
 
-PRIVATE_PAC_CLAIM = register_claim(Claim(
-    key="002/private-pac-learner",
-    document="002 Lecture 4: What can we learn privately?",
-    theorem="Private PAC learning (generic learner over a finite class)",
-    statement="the exponential mechanism with u(h, Z) = #{i : h(x_i) = y_i} (sensitivity 1) "
-              "is an eps-DP learner",
-    plan=plan(EPSILON, 1),
-    epsilon=EPSILON,
-    delta=0,
-    domain=Domain({"epsilon": "(0, oo)"}),
-    note="replace-one neighbours: one labelled example replaced, so u moves by at most 1",
-))
+PRIVATE_PAC_CLAIM = register_claim(
+    Claim(
+        key="002/private-pac-learner",
+        document="002 Lecture 4: What can we learn privately?",
+        theorem="Private PAC learning (generic learner over a finite class)",
+        statement="the exponential mechanism with u(h, Z) = #{i : h(x_i) = y_i} (sensitivity 1) "
+        "is an eps-DP learner",
+        plan=plan(EPSILON, 1),
+        epsilon=EPSILON,
+        delta=0,
+        domain=Domain({"epsilon": "(0, oo)"}),
+        note="replace-one neighbours: one labelled example replaced, so u moves by at most 1",
+    )
+)
 
 
 def demo_section(seed: int = 2024) -> str:
@@ -361,17 +368,19 @@ def demo_section(seed: int = 2024) -> str:
     small = PrivatePACLearner(thresholds_on_grid(8), epsilon)
     d0, d1 = pac_neighbouring_pair(8)
     result = audit(small, d0, d1, epsilon=epsilon, samples=200_000, seed=seed)
-    return "\n".join([
-        "Private PAC learner over a finite class (002, Lecture 4: exponential mechanism)",
-        f"  train: {hypotheses.name}, |H| = {hypotheses.size}, target x >= {target}, 10% "
-        f"label noise, m = {m} samples (the lecture's bound for alpha = beta = 0.1, eps = 1)",
-        f"  learned: {hypotheses.labels[chosen]}; true error {error:.3f} "
-        f"(best possible 0.100, promised <= {0.1 + alpha:.3f})",
-        f"  account: {guarantee.event} is ({guarantee.epsilon_upper:g}, 0)-DP "
-        f"[{guarantee.theorem.name}]; ledger spent {spent:g} of {planned:g}",
-        f"  verify: claim {PRIVATE_PAC_CLAIM.key} ({PRIVATE_PAC_CLAIM.theorem}): "
-        f"{verdict.status} ({verdict.detail})",
-        f"  audit: stressing replace-one pair (one label flipped at the last grid point), "
-        f"200,000 samples per side: certified epsilon >= {result.epsilon_lower:.3f} "
-        f"at 95% confidence, below the accountant's {guarantee.epsilon_upper:g}",
-    ])
+    return "\n".join(
+        [
+            "Private PAC learner over a finite class (002, Lecture 4: exponential mechanism)",
+            f"  train: {hypotheses.name}, |H| = {hypotheses.size}, target x >= {target}, 10% "
+            f"label noise, m = {m} samples (the lecture's bound for alpha = beta = 0.1, eps = 1)",
+            f"  learned: {hypotheses.labels[chosen]}; true error {error:.3f} "
+            f"(best possible 0.100, promised <= {0.1 + alpha:.3f})",
+            f"  account: {guarantee.event} is ({guarantee.epsilon_upper:g}, 0)-DP "
+            f"[{guarantee.theorem.name}]; ledger spent {spent:g} of {planned:g}",
+            f"  verify: claim {PRIVATE_PAC_CLAIM.key} ({PRIVATE_PAC_CLAIM.theorem}): "
+            f"{verdict.status} ({verdict.detail})",
+            f"  audit: stressing replace-one pair (one label flipped at the last grid point), "
+            f"200,000 samples per side: certified epsilon >= {result.epsilon_lower:.3f} "
+            f"at 95% confidence, below the accountant's {guarantee.epsilon_upper:g}",
+        ]
+    )

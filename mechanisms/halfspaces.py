@@ -83,8 +83,7 @@ def _positive(name: str, value: Any, high: float | None = None) -> Any:
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in (0, {high or 'oo'}), got {value!r}"
-                         ) from None
+        raise ValueError(f"{name} must be a number in (0, {high or 'oo'}), got {value!r}") from None
     if not math.isfinite(v) or v <= 0 or (high is not None and v >= high):
         raise ValueError(f"{name} must be a number in (0, {high or 'oo'}), got {value!r}")
     return value
@@ -100,8 +99,9 @@ def _data(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     X = np.asarray(X, dtype=float)
     y = np.asarray(y)
     if X.ndim != 2 or len(X) < 2 or not np.all(np.isfinite(X)):
-        raise ValueError(f"X must be an (n, d) array of finite numbers with n >= 2, got shape "
-                         f"{X.shape}")
+        raise ValueError(
+            f"X must be an (n, d) array of finite numbers with n >= 2, got shape {X.shape}"
+        )
     if y.shape != (len(X),) or not np.all(np.isin(y, (-1, 1))):
         raise ValueError(f"y must be a length-{len(X)} array of labels in {{-1, +1}}")
     if np.any(np.linalg.norm(X, axis=1) > 1 + 1e-9):
@@ -170,7 +170,8 @@ class MarginLoss:
     def bound(self) -> sympy.Expr:
         """The largest value on the weight ball: offset + slope R_w R_x (EM sensitivity)."""
         return self.offset + self.slope * exact(self.radius, "radius") * exact(
-            self.weight_radius, "weight_radius")
+            self.weight_radius, "weight_radius"
+        )
 
     def values(self, W: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Total loss sum_i l(w; x_i, y_i) for each row w of W."""
@@ -199,20 +200,24 @@ def step_event(sigma: Any, n: Any, lipschitz: Any, sampling: str = "uniform") ->
     n_ = exact(n, "n")
     if sampling == "uniform":
         return ev.SampledWithoutReplacement(
-            ev.Gaussian(sigma, 2 * n_ * lipschitz, relation=REPLACE), 1, n_)
+            ev.Gaussian(sigma, 2 * n_ * lipschitz, relation=REPLACE), 1, n_
+        )
     if sampling == "poisson":
         return ev.PoissonSampled(ev.Gaussian(sigma, n_ * lipschitz), 1 / n_)
     raise ValueError(f"sampling must be one of {', '.join(SAMPLINGS)}, got {sampling!r}")
 
 
-def _sgd_noise(n: int, loss: MarginLoss, sigma: Any, sampling: str
-               ) -> tuple[GaussianMechanism, Callable[[ev.Event], ev.Event]]:
+def _sgd_noise(
+    n: int, loss: MarginLoss, sigma: Any, sampling: str
+) -> tuple[GaussianMechanism, Callable[[ev.Event], ev.Event]]:
     """The Gaussian primitive of one noisy step and the wrapper its runs are recorded with."""
     template = step_event(sigma, n, loss.lipschitz, sampling)
-    gauss = GaussianMechanism(sigma, template.event.sensitivity,
-                              relation=template.event.relation)
-    wrap = ((lambda e: ev.SampledWithoutReplacement(e, 1, n)) if sampling == "uniform"
-            else (lambda e: ev.PoissonSampled(e, sympy.Rational(1, n))))
+    gauss = GaussianMechanism(sigma, template.event.sensitivity, relation=template.event.relation)
+    wrap = (
+        (lambda e: ev.SampledWithoutReplacement(e, 1, n))
+        if sampling == "uniform"
+        else (lambda e: ev.PoissonSampled(e, sympy.Rational(1, n)))
+    )
     return gauss, wrap
 
 
@@ -222,9 +227,15 @@ def _step_size(loss: MarginLoss, gauss: GaussianMechanism, n: int, m: int, t: in
     return 2 * loss.weight_radius / math.sqrt(t * (n**2 * lf**2 + m * gauss.sigma**2))
 
 
-def noisy_gradient_descent(X: np.ndarray, y: np.ndarray, loss: MarginLoss, sigma: Any,
-                           steps: int, rng: np.random.Generator,
-                           sampling: str = "uniform") -> np.ndarray:
+def noisy_gradient_descent(
+    X: np.ndarray,
+    y: np.ndarray,
+    loss: MarginLoss,
+    sigma: Any,
+    steps: int,
+    rng: np.random.Generator,
+    sampling: str = "uniform",
+) -> np.ndarray:
     """BST14's noisy SGD (000 Algorithm 3, procedure A_Noise-GD) over the ball of radius
     ``loss.weight_radius``: w_{t+1} = Pi(w_t - eta(t) [n grad l(w_t; batch) + b_t]).
 
@@ -247,9 +258,16 @@ def noisy_gradient_descent(X: np.ndarray, y: np.ndarray, loss: MarginLoss, sigma
     return w
 
 
-def noisy_gradient_descent_batch(X: np.ndarray, y: np.ndarray, loss: MarginLoss, sigma: Any,
-                                 steps: int, runs: int, rng: np.random.Generator,
-                                 sampling: str = "uniform") -> np.ndarray:
+def noisy_gradient_descent_batch(
+    X: np.ndarray,
+    y: np.ndarray,
+    loss: MarginLoss,
+    sigma: Any,
+    steps: int,
+    runs: int,
+    rng: np.random.Generator,
+    sampling: str = "uniform",
+) -> np.ndarray:
     """``runs`` independent runs of :func:`noisy_gradient_descent` on one dataset, advanced
     together (the same law run by run; the randomness is drawn in another order), shape
     (runs, m).  For audits, which need many runs."""
@@ -307,8 +325,9 @@ class PrivateERM:
 
     def __post_init__(self) -> None:
         if self.sampling not in SAMPLINGS:
-            raise ValueError(f"sampling must be one of {', '.join(SAMPLINGS)}, got "
-                             f"{self.sampling!r}")
+            raise ValueError(
+                f"sampling must be one of {', '.join(SAMPLINGS)}, got {self.sampling!r}"
+            )
         _positive("epsilon", self.epsilon)
         _positive("delta", self.delta, 1.0)
         _int("repetitions", self.repetitions)
@@ -320,8 +339,7 @@ class PrivateERM:
         """(eps_run, delta_run) handed to each noisy-SGD run."""
         share = exact(self.selection_share, "selection_share")
         k = self.repetitions
-        return ((1 - share) * exact(self.epsilon, "epsilon") / k,
-                exact(self.delta, "delta") / k)
+        return ((1 - share) * exact(self.epsilon, "epsilon") / k, exact(self.delta, "delta") / k)
 
     def sigma(self, n: Any) -> sympy.Expr:
         e_run, d_run = self.run_budget()
@@ -336,17 +354,23 @@ class PrivateERM:
         step = step_event(self.sigma(n_), n_, self.loss.lipschitz, self.sampling)
         # k runs of T steps each: k T adaptive steps (one SelfComposed, as the ledger merges)
         runs = ev.SelfComposed(step, self.step_count(n_) * self.repetitions)
-        select = ev.Exponential(exact(self.selection_share, "share") * exact(self.epsilon, "e"),
-                                self.loss.bound, relation=step.relation)
+        select = ev.Exponential(
+            exact(self.selection_share, "share") * exact(self.epsilon, "e"),
+            self.loss.bound,
+            relation=step.relation,
+        )
         return ev.Composed([runs, select])
 
     def fit(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Run the k noisy-SGD runs and the selection; returns the selected weight vector."""
         n = len(X)
         sigma, steps = self.sigma(n), int(self.step_count(n))
-        runs = np.array([noisy_gradient_descent(X, y, self.loss, sigma, steps, rng,
-                                                self.sampling)
-                         for _ in range(self.repetitions)])
+        runs = np.array(
+            [
+                noisy_gradient_descent(X, y, self.loss, sigma, steps, rng, self.sampling)
+                for _ in range(self.repetitions)
+            ]
+        )
         return runs[int(self._selection().select(-self.loss.values(runs, X, y), rng))]
 
     def _selection(self) -> ExponentialMechanism:
@@ -354,21 +378,29 @@ class PrivateERM:
         relation = REPLACE if self.sampling == "uniform" else ev.Relation.ADD_REMOVE
         return ExponentialMechanism(share, self.loss.bound, relation=relation)
 
-    def fit_batch(self, X: np.ndarray, y: np.ndarray, runs: int,
-                  rng: np.random.Generator) -> np.ndarray:
+    def fit_batch(
+        self, X: np.ndarray, y: np.ndarray, runs: int, rng: np.random.Generator
+    ) -> np.ndarray:
         """``runs`` independent runs of :meth:`fit` (vectorised noisy SGD, then one selection
         per run), shape (runs, m)."""
         n, m = X.shape
         sigma, steps = self.sigma(n), int(self.step_count(n))
-        W = np.stack([noisy_gradient_descent_batch(X, y, self.loss, sigma, steps, runs, rng,
-                                                   self.sampling)
-                      for _ in range(self.repetitions)], axis=1)
+        W = np.stack(
+            [
+                noisy_gradient_descent_batch(
+                    X, y, self.loss, sigma, steps, runs, rng, self.sampling
+                )
+                for _ in range(self.repetitions)
+            ],
+            axis=1,
+        )
         values = self.loss.values(W.reshape(-1, m), X, y).reshape(runs, self.repetitions)
         em = self._selection()
         return W[np.arange(runs), [int(em.select(-v, rng)) for v in values]]
 
-    def mechanism(self, features: Callable[[Any], tuple[np.ndarray, np.ndarray]],
-                  direction: Any, name: str) -> Callable[..., Any]:
+    def mechanism(
+        self, features: Callable[[Any], tuple[np.ndarray, np.ndarray]], direction: Any, name: str
+    ) -> Callable[..., Any]:
         """An auditable form: ``mechanism(dataset, rng)`` is <w, direction> for the selected
         w (a post-processing of the output) on ``features(dataset)`` = (Z, y), with a
         vectorised ``.batch``."""
@@ -418,8 +450,15 @@ class NoisyGDMarginLearner:
     sampling: str = "uniform"
 
     def erm(self) -> PrivateERM:
-        return PrivateERM(self.epsilon, self.delta, MarginLoss(self.margin), self.repetitions,
-                          self.steps, self.selection_share, self.sampling)
+        return PrivateERM(
+            self.epsilon,
+            self.delta,
+            MarginLoss(self.margin),
+            self.repetitions,
+            self.steps,
+            self.selection_share,
+            self.sampling,
+        )
 
     def plan(self, n: Any) -> ev.Event:
         """PostProcessed(k x T subsampled Gaussian steps, then the exponential mechanism)."""
@@ -445,8 +484,9 @@ class NoisyGDMarginLearner:
         return self.erm().mechanism(features, direction, "000 Algorithm 1/3 (fixed projection)")
 
 
-def single_record_pair(n: int, direction: Any) -> tuple[tuple[np.ndarray, np.ndarray],
-                                                        tuple[np.ndarray, np.ndarray]]:
+def single_record_pair(
+    n: int, direction: Any
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """A replace-one pair for auditing the noisy-SGD learners (000 Algorithm 1/3, 001
     Algorithm 2): ``n - 1`` zero records (their projected features are 0, so they have no
     gradient and a constant loss) and a last record, the unit vector along ``direction``,
@@ -473,8 +513,15 @@ def single_record_pair(n: int, direction: Any) -> tuple[tuple[np.ndarray, np.nda
     return (X, y), (X, y1)
 
 
-def net_selection(Z: np.ndarray, y: np.ndarray, net: np.ndarray, threshold: float,
-                  epsilon: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+def net_selection(
+    Z: np.ndarray,
+    y: np.ndarray,
+    net: np.ndarray,
+    threshold: float,
+    epsilon: Any,
+    rng: np.random.Generator,
+    size: int | None = None,
+) -> Any:
     """The exponential mechanism over ``net`` with utility minus the fraction of points of
     margin below ``threshold`` (000 Algorithm 2 steps 4-5; 001 Algorithm 1 step 5), sampled
     exactly by Gumbel-max.  Returns the index (or ``size`` indices) of the selected point.
@@ -503,8 +550,7 @@ class NetMarginLearner:
     max_points: int = 200_000
 
     def plan(self, n: Any) -> ev.Event:
-        return ev.PostProcessed(ev.Exponential(self.epsilon, 1 / exact(n, "n"),
-                                               relation=REPLACE))
+        return ev.PostProcessed(ev.Exponential(self.epsilon, 1 / exact(n, "n"), relation=REPLACE))
 
     def net(self) -> np.ndarray:
         return ball_net(self.dimension, 1.0, float(self.margin) / 10, self.max_points)
@@ -514,8 +560,9 @@ class NetMarginLearner:
         rng = _check_rng(rng)
         A = jl_matrix(_int("dimension", self.dimension), X.shape[1], rng)
         net = self.net()
-        k = net_selection(project_to_sphere(X, A), y, net, float(self.margin) / 10,
-                          self.epsilon, rng)
+        k = net_selection(
+            project_to_sphere(X, A), y, net, float(self.margin) / 10, self.epsilon, rng
+        )
         return HalfspaceModel(A.T @ net[int(k)])
 
     def selection_mechanism(self, A: np.ndarray) -> Callable[..., Any]:
@@ -544,37 +591,44 @@ class NetMarginLearner:
 
 _e, _d, _g, _n = (sympy.Symbol(s, positive=True) for s in ("epsilon", "delta", "gamma", "n"))
 
-register_claim(Claim(
-    key="000/theorem-5",
-    document="000 Nguyen, Ullman, Zakynthinou 2020",
-    theorem="Theorem 5",
-    statement="Algorithm 2 (JL + exponential mechanism over a gamma/10-net) is (eps, 0)-DP",
-    plan=NetMarginLearner(_e, 0.3, 2).plan(_n),
-    epsilon=_e,
-    delta=0,
-    domain=Domain({"epsilon": "(0, oo)", "n": "[2, oo)"}, integers=["n"]),
-    note="utility sensitivity 1/n (replace-one); the projection is data-independent",
-))
+register_claim(
+    Claim(
+        key="000/theorem-5",
+        document="000 Nguyen, Ullman, Zakynthinou 2020",
+        theorem="Theorem 5",
+        statement="Algorithm 2 (JL + exponential mechanism over a gamma/10-net) is (eps, 0)-DP",
+        plan=NetMarginLearner(_e, 0.3, 2).plan(_n),
+        epsilon=_e,
+        delta=0,
+        domain=Domain({"epsilon": "(0, oo)", "n": "[2, oo)"}, integers=["n"]),
+        note="utility sensitivity 1/n (replace-one); the projection is data-independent",
+    )
+)
 
-register_claim(Claim(
-    key="000/theorem-3",
-    document="000 Nguyen, Ullman, Zakynthinou 2020",
-    theorem="Theorem 3",
-    statement=("Algorithm 1/3 (JL + BST14 noisy SGD, k runs, EM selection) is (eps, delta)-DP"
-               "; here with k = 3 runs of n^2 steps and half of eps for the selection"),
-    plan=NoisyGDMarginLearner(_e, _d, 0.5, 10).plan(_n),
-    epsilon=_e,
-    delta=_d,
-    domain=Domain({"epsilon": "(0, 1]", "delta": "(0, 1/10]", "n": "[10, oo)"},
-                  integers=["n"]),
-    note=("margin gamma = 1/2 fixed (the loss's Lipschitz constant enters sigma); the "
-          "selection's budget is a correction (000 leaves it unstated). The accountant bounds "
-          "each uniformly sampled Gaussian step by amplification by sampling without "
-          "replacement (Balle, Barthe, Gaboardi 2018, Thm 9, replace-one) and composes the "
-          "steps (advanced composition, DRV10; WBK19 RDP as a second route); the verifier's "
-          "outcome over the whole domain is what `dpaudit verify --claim 000/theorem-3` "
-          "shows: proved by relaxation (dpaudit.verify.relax)."),
-))
+register_claim(
+    Claim(
+        key="000/theorem-3",
+        document="000 Nguyen, Ullman, Zakynthinou 2020",
+        theorem="Theorem 3",
+        statement=(
+            "Algorithm 1/3 (JL + BST14 noisy SGD, k runs, EM selection) is (eps, delta)-DP"
+            "; here with k = 3 runs of n^2 steps and half of eps for the selection"
+        ),
+        plan=NoisyGDMarginLearner(_e, _d, 0.5, 10).plan(_n),
+        epsilon=_e,
+        delta=_d,
+        domain=Domain({"epsilon": "(0, 1]", "delta": "(0, 1/10]", "n": "[10, oo)"}, integers=["n"]),
+        note=(
+            "margin gamma = 1/2 fixed (the loss's Lipschitz constant enters sigma); the "
+            "selection's budget is a correction (000 leaves it unstated). The accountant bounds "
+            "each uniformly sampled Gaussian step by amplification by sampling without "
+            "replacement (Balle, Barthe, Gaboardi 2018, Thm 9, replace-one) and composes the "
+            "steps (advanced composition, DRV10; WBK19 RDP as a second route); the verifier's "
+            "outcome over the whole domain is what `dpaudit verify --claim 000/theorem-3` "
+            "shows: proved by relaxation (dpaudit.verify.relax)."
+        ),
+    )
+)
 
 
 def demo_section(seed: int = 2024) -> str:
@@ -608,17 +662,20 @@ def demo_section(seed: int = 2024) -> str:
     y1 = ya.copy()
     y1[-1] = -y1[-1]
     small = NetMarginLearner(epsilon, 0.5, 2)
-    result = audit(small.selection_mechanism(A), (Xa, ya), (Xa, y1), epsilon=epsilon,
-                   samples=50_000, seed=seed)
-    return "\n".join([
-        "Large-margin halfspaces, pure DP (000 Nguyen-Ullman-Zakynthinou, Algorithm 2)",
-        f"  train: n = {n} unit vectors in R^{d} with margin {gamma}, JL to R^2, exponential "
-        f"mechanism over a {len(learner.net())}-point gamma/10-net",
-        f"  learned: test error {model.error(Xt, yt):.3f} on 4000 fresh points",
-        f"  account: {guarantee} [{guarantee.theorem.name}]; ledger spent {spent:g} of "
-        f"{planned:g}",
-        f"  verify: claim {claim.key} ({claim.theorem}): {verdict.status}",
-        f"  audit: 8 records, last label negated, fixed projection, 50,000 samples per side: "
-        f"certified epsilon >= {result.epsilon_lower:.3f} <= upper {guarantee.epsilon_upper:g}"
-        f" (violation: {result.violation})",
-    ])
+    result = audit(
+        small.selection_mechanism(A), (Xa, ya), (Xa, y1), epsilon=epsilon, samples=50_000, seed=seed
+    )
+    return "\n".join(
+        [
+            "Large-margin halfspaces, pure DP (000 Nguyen-Ullman-Zakynthinou, Algorithm 2)",
+            f"  train: n = {n} unit vectors in R^{d} with margin {gamma}, JL to R^2, exponential "
+            f"mechanism over a {len(learner.net())}-point gamma/10-net",
+            f"  learned: test error {model.error(Xt, yt):.3f} on 4000 fresh points",
+            f"  account: {guarantee} [{guarantee.theorem.name}]; ledger spent {spent:g} of "
+            f"{planned:g}",
+            f"  verify: claim {claim.key} ({claim.theorem}): {verdict.status}",
+            f"  audit: 8 records, last label negated, fixed projection, 50,000 samples per side: "
+            f"certified epsilon >= {result.epsilon_lower:.3f} <= upper {guarantee.epsilon_upper:g}"
+            f" (violation: {result.violation})",
+        ]
+    )

@@ -102,8 +102,9 @@ def _em_plan(epsilon: Any, m: Any) -> ev.Event:
     return ev.PostProcessed(ev.Exponential(epsilon, 1 / exact(m, "m"), relation=REPLACE))
 
 
-def _auditable(select: Callable[[np.ndarray, np.ndarray, np.random.Generator, int | None],
-                                Any], name: str) -> Any:
+def _auditable(
+    select: Callable[[np.ndarray, np.ndarray, np.random.Generator, int | None], Any], name: str
+) -> Any:
     """The auditable form ``mechanism((X, y), rng)`` (with a vectorised ``.batch``) of a
     selection ``select(X, y, rng, size)`` returning one index (``size`` None) or ``size``."""
 
@@ -145,14 +146,22 @@ class PureLinearLearner:
     max_points: int = 200_000
 
     def cover(self) -> np.ndarray:
-        return ball_net(self.dimension, 2 * self.weight_radius,
-                        self.rho / (10 * self.radius), self.max_points)
+        return ball_net(
+            self.dimension, 2 * self.weight_radius, self.rho / (10 * self.radius), self.max_points
+        )
 
     def plan(self, m: Any) -> ev.Event:
         return _em_plan(self.epsilon, m)
 
-    def _select(self, C: np.ndarray, Phi: np.ndarray, X: Any, y: Any,
-                rng: np.random.Generator, size: int | None = None) -> Any:
+    def _select(
+        self,
+        C: np.ndarray,
+        Phi: np.ndarray,
+        X: Any,
+        y: Any,
+        rng: np.random.Generator,
+        size: int | None = None,
+    ) -> Any:
         """Steps 3-5 for a given projection: the index of the selected cover point."""
         X, y = _data(np.asarray(X, dtype=float) / max(1.0, self.radius), y)
         loss = margin_loss(C @ (X * self.radius @ Phi.T).T, y, self.rho)
@@ -170,8 +179,10 @@ class PureLinearLearner:
         conditioning on one is a valid test): ``mechanism((X, y), rng)`` returns the index of
         the selected cover point, with a vectorised ``.batch``."""
         C = self.cover()
-        return _auditable(lambda X, y, rng, size: self._select(C, Phi, X, y, rng, size),
-                          "001 Algorithm 1 (fixed projection)")
+        return _auditable(
+            lambda X, y, rng, size: self._select(C, Phi, X, y, rng, size),
+            "001 Algorithm 1 (fixed projection)",
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,15 +204,15 @@ class EfficientLinearLearner:
     steps: int | None = None
 
     def erm(self) -> PrivateERM:
-        loss = MarginLoss(self.rho, hinge=True, radius=2 * self.radius,
-                          weight_radius=self.weight_radius)
+        loss = MarginLoss(
+            self.rho, hinge=True, radius=2 * self.radius, weight_radius=self.weight_radius
+        )
         return PrivateERM(self.epsilon, self.delta, loss, self.repetitions, self.steps)
 
     def plan(self, m: Any) -> ev.Event:
         return ev.PostProcessed(self.erm().plan(m))
 
-    def fit_features(self, Z: np.ndarray, y: np.ndarray, rng: np.random.Generator
-                     ) -> np.ndarray:
+    def fit_features(self, Z: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Steps 2-4 on features Z (rows of norm <= r); returns w in R^d of the features."""
         rng = _rng(rng)
         Phi = jl_matrix(_int("dimension", self.dimension), Z.shape[1], rng)
@@ -230,8 +241,9 @@ class EfficientLinearLearner:
         return self.erm().mechanism(features, direction, "001 Algorithm 2 (fixed projection)")
 
 
-def random_fourier_features(X: np.ndarray, frequencies: np.ndarray,
-                            radius: float = 1.0) -> np.ndarray:
+def random_fourier_features(
+    X: np.ndarray, frequencies: np.ndarray, radius: float = 1.0
+) -> np.ndarray:
     """Psi(x) = (r / sqrt(D)) (cos<w_j, x>, sin<w_j, x>)_j (001 eq. (2); Rahimi and Recht
     2007); ||Psi(x)|| = r and E <Psi(x), Psi(x')> = K(x, x')."""
     proj = np.asarray(X, dtype=float) @ frequencies.T
@@ -248,8 +260,9 @@ class KernelModel:
     radius: float
 
     def predict(self, X: Any) -> np.ndarray:
-        return np.where(random_fourier_features(X, self.frequencies, self.radius) @ self.w
-                        >= 0, 1, -1)
+        return np.where(
+            random_fourier_features(X, self.frequencies, self.radius) @ self.w >= 0, 1, -1
+        )
 
     def error(self, X: Any, y: Any) -> float:
         return float(np.mean(self.predict(X) != np.asarray(y)))
@@ -276,9 +289,16 @@ class KernelLearner:
     steps: int | None = None
 
     def linear(self) -> EfficientLinearLearner:
-        return EfficientLinearLearner(self.epsilon, self.delta, self.rho, self.dimension,
-                                      2 * self.weight_radius, 1.0, self.repetitions,
-                                      self.steps)
+        return EfficientLinearLearner(
+            self.epsilon,
+            self.delta,
+            self.rho,
+            self.dimension,
+            2 * self.weight_radius,
+            1.0,
+            self.repetitions,
+            self.steps,
+        )
 
     def plan(self, m: Any) -> ev.Event:
         return self.linear().plan(m)
@@ -286,8 +306,11 @@ class KernelLearner:
     def fit(self, X: Any, y: Any, rng: np.random.Generator) -> KernelModel:
         X, y = _data(X, y)
         rng = _rng(rng)
-        freq = rng.normal(0.0, 1 / _positive("bandwidth", self.bandwidth),
-                          (_int("features", self.features), X.shape[1]))
+        freq = rng.normal(
+            0.0,
+            1 / _positive("bandwidth", self.bandwidth),
+            (_int("features", self.features), X.shape[1]),
+        )
         w = self.linear().fit_features(random_fourier_features(X, freq), y, rng)
         return KernelModel(w, freq, 1.0)
 
@@ -330,27 +353,39 @@ class NeuralNetLearner:
     max_points: int = 60_000
 
     def cover(self) -> tuple[list[np.ndarray], np.ndarray]:
-        nets = product_net([self.weight_radius, self.weight_radius],
-                           [self.dimension * self.width, self.width], self.scale,
-                           self.max_points)
+        nets = product_net(
+            [self.weight_radius, self.weight_radius],
+            [self.dimension * self.width, self.width],
+            self.scale,
+            self.max_points,
+        )
         return nets, product_indices(nets)
 
     def plan(self, m: Any) -> ev.Event:
         return _em_plan(self.epsilon, m)
 
-    def _select(self, cover: tuple[list[np.ndarray], np.ndarray], phi0: np.ndarray, X: Any,
-                y: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+    def _select(
+        self,
+        cover: tuple[list[np.ndarray], np.ndarray],
+        phi0: np.ndarray,
+        X: Any,
+        y: Any,
+        rng: np.random.Generator,
+        size: int | None = None,
+    ) -> Any:
         """The exponential mechanism over the cover for a given embedding: the index (into
         the cover's index tuples) of the selected network."""
         X, y = _data(X, y)
         (net1, net2), idx = cover
-        H = np.tanh(self.kappa * np.einsum("mk,ckn->cmn", X @ phi0.T,
-                                           net1.reshape(-1, self.dimension, self.width)))
+        H = np.tanh(
+            self.kappa
+            * np.einsum("mk,ckn->cmn", X @ phi0.T, net1.reshape(-1, self.dimension, self.width))
+        )
         losses = np.empty(len(idx))
         for start in range(0, len(idx), 4096):
-            block = idx[start:start + 4096]
+            block = idx[start : start + 4096]
             scores = np.einsum("bmn,bn->bm", H[block[:, 0]], net2[block[:, 1]])
-            losses[start:start + 4096] = margin_loss(scores, y, self.rho)
+            losses[start : start + 4096] = margin_loss(scores, y, self.rho)
         return _em(self.epsilon, len(X)).select(-losses, rng, size=size)
 
     def fit(self, X: Any, y: Any, rng: np.random.Generator) -> NetworkModel:
@@ -360,16 +395,17 @@ class NeuralNetLearner:
         cover = self.cover()
         (net1, net2), idx = cover
         i, j = idx[int(self._select(cover, phi0, X, y, rng))]
-        return NetworkModel(phi0, net1[i].reshape(self.dimension, self.width), net2[j],
-                            self.kappa)
+        return NetworkModel(phi0, net1[i].reshape(self.dimension, self.width), net2[j], self.kappa)
 
     def mechanism(self, phi0: np.ndarray) -> Any:
         """The auditable form for a *fixed* embedding phi0 (data-independent, so conditioning
         on it is a valid test): ``mechanism((X, y), rng)`` returns the index of the selected
         network in the cover, with a vectorised ``.batch``."""
         cover = self.cover()
-        return _auditable(lambda X, y, rng, size: self._select(cover, phi0, X, y, rng, size),
-                          "001 neural-network learner (fixed embedding)")
+        return _auditable(
+            lambda X, y, rng, size: self._select(cover, phi0, X, y, rng, size),
+            "001 neural-network learner (fixed embedding)",
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -391,8 +427,9 @@ class LabelDPLearner:
     def candidates(self, X: np.ndarray) -> np.ndarray:
         return self.weight_radius * halfspace_labelings_2d(X)
 
-    def select(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator,
-               size: int | None = None) -> Any:
+    def select(
+        self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator, size: int | None = None
+    ) -> Any:
         C = self.candidates(X)
         loss = margin_loss(C @ X.T, y, self.rho)
         return _em(self.epsilon, len(X)).select(-loss, rng, size=size)
@@ -432,17 +469,26 @@ class MarginSelection:
     def plan(self, m: Any) -> ev.Event:
         e = exact(self.epsilon, "epsilon")
         inner = _em_plan(e / (2 * self.grid), m)
-        return ev.Composed([ev.SelfComposed(inner, self.grid),
-                            ev.Exponential(e / 2, 1 / exact(m, "m"), relation=REPLACE)])
+        return ev.Composed(
+            [
+                ev.SelfComposed(inner, self.grid),
+                ev.Exponential(e / 2, 1 / exact(m, "m"), relation=REPLACE),
+            ]
+        )
 
     def learners(self) -> list[PureLinearLearner]:
         """Algorithm 1 at each rho_j with eps/(2 grid)."""
         e = exact(self.epsilon, "epsilon")
-        return [PureLinearLearner(e / (2 * self.grid), rho, self.dimension, self.weight_radius,
-                                  self.radius) for rho in self.rhos()]
+        return [
+            PureLinearLearner(
+                e / (2 * self.grid), rho, self.dimension, self.weight_radius, self.radius
+            )
+            for rho in self.rhos()
+        ]
 
-    def _choose(self, X: np.ndarray, y: np.ndarray, W: np.ndarray,
-                rng: np.random.Generator) -> np.ndarray:
+    def _choose(
+        self, X: np.ndarray, y: np.ndarray, W: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
         """The final exponential mechanism (eps/2, sensitivity 1/m) over the models W[r, j]
         (run r, one model per rho_j): score minus (rho_j-margin loss + Lambda r / (rho_j
         sqrt(m))).  Returns the selected j of every run."""
@@ -469,19 +515,29 @@ class MarginSelection:
         to a bijection), with a ``.batch`` that draws the grid's selections vectorised."""
         learners = self.learners()
         if len(projections) != len(learners):
-            raise ValueError(f"projections must hold grid = {len(learners)} matrices, got "
-                             f"{len(projections)}")
+            raise ValueError(
+                f"projections must hold grid = {len(learners)} matrices, got {len(projections)}"
+            )
         covers = [learner.cover() for learner in learners]
         offsets = np.cumsum([0] + [len(C) for C in covers[:-1]])
 
         def select(X: Any, y: Any, rng: np.random.Generator, size: int | None) -> Any:
             X, y = _data(X, y)
             runs = 1 if size is None else size
-            picks = np.stack([learner._select(C, Phi, X, y, rng, runs)
-                              for learner, C, Phi in zip(learners, covers, projections,
-                                                         strict=True)], axis=1)
-            W = np.stack([C[picks[:, j]] @ Phi for j, (C, Phi) in
-                          enumerate(zip(covers, projections, strict=True))], axis=1)
+            picks = np.stack(
+                [
+                    learner._select(C, Phi, X, y, rng, runs)
+                    for learner, C, Phi in zip(learners, covers, projections, strict=True)
+                ],
+                axis=1,
+            )
+            W = np.stack(
+                [
+                    C[picks[:, j]] @ Phi
+                    for j, (C, Phi) in enumerate(zip(covers, projections, strict=True))
+                ],
+                axis=1,
+            )
             k = self._choose(X, y, W, rng)
             out = offsets[k] + picks[np.arange(runs), k]
             return int(out[0]) if size is None else out
@@ -498,33 +554,65 @@ _DOC = "001 Bassily, Mohri, Suresh 2022"
 _PURE_DOMAIN = Domain({"epsilon": "(0, oo)", "m": "[2, oo)"}, integers=["m"])
 
 for _key, _thm, _statement, _learner in (
-    ("001/theorem-3.1", "Theorem 3.1", "Algorithm 1 (JL + EM over a cover) is eps-DP",
-     PureLinearLearner(_e, 0.25, 2)),
-    ("001/theorem-5.1", "Theorem 5.1", "the neural-network learner (EM over a cover of the "
-     "embedded networks) is eps-DP", NeuralNetLearner(_e, 0.25)),
-    ("001/label-dp", "Appendix E (reconstructed)", "the label-DP learner is eps-label-DP",
-     LabelDPLearner(_e, 0.25)),
-    ("001/margin-selection", "Appendix F (reconstructed)",
-     "Algorithm 1 over a grid of margins + private selection is eps-DP",
-     MarginSelection(_e, 4, 2)),
+    (
+        "001/theorem-3.1",
+        "Theorem 3.1",
+        "Algorithm 1 (JL + EM over a cover) is eps-DP",
+        PureLinearLearner(_e, 0.25, 2),
+    ),
+    (
+        "001/theorem-5.1",
+        "Theorem 5.1",
+        "the neural-network learner (EM over a cover of the embedded networks) is eps-DP",
+        NeuralNetLearner(_e, 0.25),
+    ),
+    (
+        "001/label-dp",
+        "Appendix E (reconstructed)",
+        "the label-DP learner is eps-label-DP",
+        LabelDPLearner(_e, 0.25),
+    ),
+    (
+        "001/margin-selection",
+        "Appendix F (reconstructed)",
+        "Algorithm 1 over a grid of margins + private selection is eps-DP",
+        MarginSelection(_e, 4, 2),
+    ),
 ):
-    register_claim(Claim(key=_key, document=_DOC, theorem=_thm, statement=_statement,
-                         plan=_learner.plan(_m), epsilon=_e, delta=0, domain=_PURE_DOMAIN))
+    register_claim(
+        Claim(
+            key=_key,
+            document=_DOC,
+            theorem=_thm,
+            statement=_statement,
+            plan=_learner.plan(_m),
+            epsilon=_e,
+            delta=0,
+            domain=_PURE_DOMAIN,
+        )
+    )
 
-register_claim(Claim(
-    key="001/theorem-3.2",
-    document=_DOC,
-    theorem="Theorem 3.2 (privacy)",
-    statement="Algorithm 2 is (eps, delta)-DP for 0 < delta < 1/m, 0 < eps <= log(1/delta)",
-    plan=EfficientLinearLearner(_e, _d, 0.25, 10).plan(_m),
-    epsilon=_e,
-    delta=_d,
-    domain=Domain({"epsilon": "(0, 1]", "delta": "(0, 1/10]", "m": "[10, oo)"},
-                  integers=["m"], constraints=[_d * _m < 1]),
-    note=("Algorithm 4 (Appendix B.2) is missing; reconstructed as BST14 noisy SGD + EM "
-          "boosting with m^2 steps per run, 2 runs. The accountant bounds each sampled "
-          "Gaussian step by amplification by sampling without replacement (Balle, Barthe, "
-          "Gaboardi 2018, Thm 9) and composes the steps (DRV10 advanced composition, WBK19 "
-          "RDP); `dpaudit verify --claim 001/theorem-3.2` shows the verifier's "
-          "outcome: proved by relaxation (dpaudit.verify.relax)."),
-))
+register_claim(
+    Claim(
+        key="001/theorem-3.2",
+        document=_DOC,
+        theorem="Theorem 3.2 (privacy)",
+        statement="Algorithm 2 is (eps, delta)-DP for 0 < delta < 1/m, 0 < eps <= log(1/delta)",
+        plan=EfficientLinearLearner(_e, _d, 0.25, 10).plan(_m),
+        epsilon=_e,
+        delta=_d,
+        domain=Domain(
+            {"epsilon": "(0, 1]", "delta": "(0, 1/10]", "m": "[10, oo)"},
+            integers=["m"],
+            constraints=[_d * _m < 1],
+        ),
+        note=(
+            "Algorithm 4 (Appendix B.2) is missing; reconstructed as BST14 noisy SGD + EM "
+            "boosting with m^2 steps per run, 2 runs. The accountant bounds each sampled "
+            "Gaussian step by amplification by sampling without replacement (Balle, Barthe, "
+            "Gaboardi 2018, Thm 9) and composes the steps (DRV10 advanced composition, WBK19 "
+            "RDP); `dpaudit verify --claim 001/theorem-3.2` shows the verifier's "
+            "outcome: proved by relaxation (dpaudit.verify.relax)."
+        ),
+    )
+)

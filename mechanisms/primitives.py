@@ -95,8 +95,9 @@ class Primitive:
     def _record(self, size: int | None) -> None:
         record(self._event, 1 if size is None else size)
 
-    def _add_noise(self, value: Any, size: int | None,
-                   draw: Callable[[tuple[int, ...]], np.ndarray]) -> Any:
+    def _add_noise(
+        self, value: Any, size: int | None, draw: Callable[[tuple[int, ...]], np.ndarray]
+    ) -> Any:
         """``value`` plus ``draw(shape)`` noise, for one run or ``size`` runs stacked on a new
         first axis; records the runs."""
         n = _check_size(size)
@@ -112,8 +113,9 @@ class Primitive:
 def _scores(scores: Any) -> np.ndarray:
     arr = np.asarray(scores, dtype=float)
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"scores must be a non-empty 1-D sequence of numbers, got shape "
-                         f"{arr.shape}")
+        raise ValueError(
+            f"scores must be a non-empty 1-D sequence of numbers, got shape {arr.shape}"
+        )
     if not np.all(np.isfinite(arr)):
         raise ValueError("scores must be finite numbers, got NaN or infinity")
     return arr
@@ -124,8 +126,9 @@ class LaplaceMechanism(Primitive):
     ``sensitivity``.  Privacy: (sensitivity/scale)-DP (see :class:`dpaudit.events.Laplace`).
     """
 
-    def __init__(self, scale: Any, sensitivity: Any = 1, *,
-                 relation: Any = ev.Relation.ADD_REMOVE) -> None:
+    def __init__(
+        self, scale: Any, sensitivity: Any = 1, *, relation: Any = ev.Relation.ADD_REMOVE
+    ) -> None:
         super().__init__(ev.Laplace(scale, sensitivity, relation=relation))
         self.scale = _float(self.event.scale)
 
@@ -139,8 +142,9 @@ class GaussianMechanism(Primitive):
     """Adds N(0, sigma^2) noise to each coordinate of a query of L2 sensitivity
     ``sensitivity``.  Privacy: see :class:`dpaudit.events.Gaussian`."""
 
-    def __init__(self, sigma: Any, sensitivity: Any = 1, *,
-                 relation: Any = ev.Relation.ADD_REMOVE) -> None:
+    def __init__(
+        self, sigma: Any, sensitivity: Any = 1, *, relation: Any = ev.Relation.ADD_REMOVE
+    ) -> None:
         super().__init__(ev.Gaussian(sigma, sensitivity, relation=relation))
         self.sigma = _float(self.event.sigma)
 
@@ -166,8 +170,9 @@ class DiscreteLaplaceMechanism(Primitive):
     Privacy: (sensitivity/scale)-DP, exactly (no floating point is involved).
     """
 
-    def __init__(self, scale: Any, sensitivity: Any = 1, *,
-                 relation: Any = ev.Relation.ADD_REMOVE) -> None:
+    def __init__(
+        self, scale: Any, sensitivity: Any = 1, *, relation: Any = ev.Relation.ADD_REMOVE
+    ) -> None:
         super().__init__(ev.DiscreteLaplace(scale, sensitivity, relation=relation))
         self.scale = _fraction(self.event.scale)
 
@@ -193,8 +198,9 @@ class DiscreteGaussianMechanism(Primitive):
     whose exact square has a 100-bit denominator.
     """
 
-    def __init__(self, sigma: Any, sensitivity: Any = 1, *,
-                 relation: Any = ev.Relation.ADD_REMOVE) -> None:
+    def __init__(
+        self, sigma: Any, sensitivity: Any = 1, *, relation: Any = ev.Relation.ADD_REMOVE
+    ) -> None:
         super().__init__(ev.DiscreteGaussian(sigma, sensitivity, relation=relation))
         self.sigma_squared = _fraction(self.event.sigma**2)
 
@@ -214,8 +220,9 @@ class DiscreteGaussianMechanism(Primitive):
 _CHUNK_CELLS = 4_000_000
 
 
-def _argmax_noisy(base: np.ndarray, draw: Callable[[tuple[int, int]], np.ndarray],
-                  n: int | None) -> Any:
+def _argmax_noisy(
+    base: np.ndarray, draw: Callable[[tuple[int, int]], np.ndarray], n: int | None
+) -> Any:
     """argmax of base + noise, for one run or ``n`` runs (chunked)."""
     if n is None:
         return int(np.argmax(base + draw((base.size,))))
@@ -236,8 +243,14 @@ class ExponentialMechanism(Primitive):
     Privacy: epsilon-DP (see :class:`dpaudit.events.Exponential`).
     """
 
-    def __init__(self, epsilon: Any, sensitivity: Any = 1, monotone: bool = False, *,
-                 relation: Any = ev.Relation.ADD_REMOVE) -> None:
+    def __init__(
+        self,
+        epsilon: Any,
+        sensitivity: Any = 1,
+        monotone: bool = False,
+        *,
+        relation: Any = ev.Relation.ADD_REMOVE,
+    ) -> None:
         super().__init__(ev.Exponential(epsilon, sensitivity, monotone, relation=relation))
         factor = 1 if monotone else 2
         self.inverse_temperature = _float(self.event.epsilon / (factor * self.event.sensitivity))
@@ -267,8 +280,9 @@ class RandomizedResponseMechanism(Primitive):
     Privacy: epsilon-DP (see :class:`dpaudit.events.RandomizedResponse`).
     """
 
-    def __init__(self, epsilon: Any, categories: int = 2, *,
-                 relation: Any = ev.Relation.ADD_REMOVE) -> None:
+    def __init__(
+        self, epsilon: Any, categories: int = 2, *, relation: Any = ev.Relation.ADD_REMOVE
+    ) -> None:
         super().__init__(ev.RandomizedResponse(epsilon, categories, relation=relation))
         self.categories = int(self.event.categories)
         e = float(mpmath.exp(mpmath.mpf(_float(self.event.epsilon))))
@@ -277,10 +291,14 @@ class RandomizedResponseMechanism(Primitive):
     def respond(self, value: int, rng: np.random.Generator, size: int | None = None) -> Any:
         """The randomized category (``size`` runs: an int64 array)."""
         rng, n = _check_rng(rng), _check_size(size)
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
-                0 <= value < self.categories):
-            raise ValueError(f"value must be a category in [0, {self.categories - 1}], "
-                             f"got {value!r}")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, np.integer))
+            or not (0 <= value < self.categories)
+        ):
+            raise ValueError(
+                f"value must be a category in [0, {self.categories - 1}], got {value!r}"
+            )
         count = 1 if n is None else n
         keep = rng.random(count) < self.keep_probability
         # another category, uniform over the k-1 others
@@ -305,10 +323,18 @@ class ReportNoisyMaxMechanism(Primitive):
     Privacy: epsilon-DP (see :class:`dpaudit.events.ReportNoisyMax`).
     """
 
-    def __init__(self, epsilon: Any, noise: str = "gumbel", sensitivity: Any = 1,
-                 monotone: bool = False, *, relation: Any = ev.Relation.ADD_REMOVE) -> None:
-        super().__init__(ev.ReportNoisyMax(epsilon, noise, sensitivity, monotone,
-                                           relation=relation))
+    def __init__(
+        self,
+        epsilon: Any,
+        noise: str = "gumbel",
+        sensitivity: Any = 1,
+        monotone: bool = False,
+        *,
+        relation: Any = ev.Relation.ADD_REMOVE,
+    ) -> None:
+        super().__init__(
+            ev.ReportNoisyMax(epsilon, noise, sensitivity, monotone, relation=relation)
+        )
         factor = 1 if monotone else 2
         self.noise_scale = _float(factor * self.event.sensitivity / self.event.epsilon)
 
@@ -372,11 +398,22 @@ class AboveThresholdMechanism(Primitive):
     Privacy: epsilon-DP for any number of queries (see :class:`dpaudit.events.AboveThreshold`).
     """
 
-    def __init__(self, epsilon: Any, threshold: float, sensitivity: Any = 1, cutoff: int = 1,
-                 monotone: bool = False, threshold_share: Any = "1/2", *,
-                 relation: Any = ev.Relation.ADD_REMOVE) -> None:
-        super().__init__(ev.AboveThreshold(epsilon, sensitivity, cutoff, monotone,
-                                           threshold_share, relation=relation))
+    def __init__(
+        self,
+        epsilon: Any,
+        threshold: float,
+        sensitivity: Any = 1,
+        cutoff: int = 1,
+        monotone: bool = False,
+        threshold_share: Any = "1/2",
+        *,
+        relation: Any = ev.Relation.ADD_REMOVE,
+    ) -> None:
+        super().__init__(
+            ev.AboveThreshold(
+                epsilon, sensitivity, cutoff, monotone, threshold_share, relation=relation
+            )
+        )
         t = float(threshold)
         if not np.isfinite(t):
             raise ValueError(f"threshold must be a finite number, got {threshold!r}")
@@ -403,8 +440,7 @@ class AboveThresholdMechanism(Primitive):
         self._record(n)
         return thresholds
 
-    def answer_batch(self, values: Any, thresholds: Any, rng: np.random.Generator
-                     ) -> np.ndarray:
+    def answer_batch(self, values: Any, thresholds: Any, rng: np.random.Generator) -> np.ndarray:
         """One query to each of the runs with noisy ``thresholds`` (from :meth:`start_batch`):
         ``values[i] + Lap(query_scale) >= thresholds[i]``, as :meth:`AboveThresholdSession.query`
         answers.  The caller stops querying a run after its ``cutoff``-th positive answer."""
@@ -423,8 +459,7 @@ class AboveThresholdMechanism(Primitive):
                 break
         return session.answers
 
-    def run_batch(self, values: Sequence[float], rng: np.random.Generator,
-                  size: int) -> np.ndarray:
+    def run_batch(self, values: Sequence[float], rng: np.random.Generator, size: int) -> np.ndarray:
         """``size`` independent runs on the same query values, vectorised.
 
         Returns:

@@ -107,8 +107,9 @@ def _data(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     X = np.asarray(X, dtype=float)
     y = np.asarray(y)
     if X.ndim != 2 or X.shape[1] != 2 or len(X) < 2 or not np.all(np.isfinite(X)):
-        raise ValueError(f"X must be an (n, 2) array of finite numbers with n >= 2, got shape "
-                         f"{X.shape}")
+        raise ValueError(
+            f"X must be an (n, 2) array of finite numbers with n >= 2, got shape {X.shape}"
+        )
     if y.shape != (len(X),) or not np.all(np.isin(y, (0, 1))):
         raise ValueError(f"y must be a length-{len(X)} array of labels in {{0, 1}}")
     return X, y.astype(np.int64)
@@ -122,10 +123,11 @@ def _query(x: Any) -> np.ndarray:
 
 
 def _sample_size(name: str, value: Any, n: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
-            1 <= value < n):
-        raise ValueError(f"{name} must be an integer in [1, {n - 1}] (below the dataset size "
-                         f"n = {n}), got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (1 <= value < n):
+        raise ValueError(
+            f"{name} must be an integer in [1, {n - 1}] (below the dataset size "
+            f"n = {n}), got {value!r}"
+        )
     return int(value)
 
 
@@ -154,9 +156,15 @@ def _flip(label: int, flip: float, rng: np.random.Generator) -> int:
     return int(label)
 
 
-def _select_in(X: np.ndarray, y: np.ndarray, idx: np.ndarray, epsilon: Any,
-               transform: Callable[[ev.Event], ev.Event], rng: np.random.Generator,
-               size: int | None = None) -> np.ndarray:
+def _select_in(
+    X: np.ndarray,
+    y: np.ndarray,
+    idx: np.ndarray,
+    epsilon: Any,
+    transform: Callable[[ev.Event], ev.Event],
+    rng: np.random.Generator,
+    size: int | None = None,
+) -> np.ndarray:
     """Steps 2-3 of 003 Section 3.1 / 4.2 for the subsample ``idx``: H_{S_I}, then the EM on
     S; the selected hypothesis (``size`` runs: one row each)."""
     candidates = halfspace_labelings_2d(X[idx])
@@ -167,25 +175,43 @@ def _select_in(X: np.ndarray, y: np.ndarray, idx: np.ndarray, epsilon: Any,
     return candidates[k]
 
 
-def _subsample_select(X: np.ndarray, y: np.ndarray, sample: int, epsilon: Any,
-                      transform: Callable[[ev.Event], ev.Event],
-                      rng: np.random.Generator) -> np.ndarray:
+def _subsample_select(
+    X: np.ndarray,
+    y: np.ndarray,
+    sample: int,
+    epsilon: Any,
+    transform: Callable[[ev.Event], ev.Event],
+    rng: np.random.Generator,
+) -> np.ndarray:
     """Steps 1-3 of 003 Section 3.1 / 4.2: I uniform of size ``sample``, H_{S_I}, EM on S."""
     idx = rng.choice(len(X), size=sample, replace=False)
     return _select_in(X, y, idx, epsilon, transform, rng)
 
 
-def _predictions(X: np.ndarray, y: np.ndarray, q: np.ndarray, sample: int, epsilon: Any,
-                 transform: Callable[[ev.Event], ev.Event], runs: int,
-                 rng: np.random.Generator) -> np.ndarray:
+def _predictions(
+    X: np.ndarray,
+    y: np.ndarray,
+    q: np.ndarray,
+    sample: int,
+    epsilon: Any,
+    transform: Callable[[ev.Event], ev.Event],
+    runs: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
     """``runs`` independent draws of the stable learner's prediction h(q) (steps 1-3, then
     predict): :func:`_selections`, then predict.  For audits, which need many runs."""
     return predict_halfspaces(_selections(X, y, sample, epsilon, transform, runs, rng), q)[:, 0]
 
 
-def _selections(X: np.ndarray, y: np.ndarray, sample: int, epsilon: Any,
-                transform: Callable[[ev.Event], ev.Event], runs: int,
-                rng: np.random.Generator) -> np.ndarray:
+def _selections(
+    X: np.ndarray,
+    y: np.ndarray,
+    sample: int,
+    epsilon: Any,
+    transform: Callable[[ev.Event], ev.Event],
+    runs: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
     """``runs`` independent draws of the selected hypothesis (steps 1-3; one row each),
     grouped by subsample content: steps 2-3 read the subsample I only through its records
     X_I (in index order), so the runs whose subsamples hold the same records draw their
@@ -201,12 +227,14 @@ def _selections(X: np.ndarray, y: np.ndarray, sample: int, epsilon: Any,
         run_key = np.empty(runs, dtype=np.int64)
         run_key[rng.permutation(runs)] = np.repeat(np.arange(len(keys)), counts)
     else:
-        subsets = np.sort(np.argpartition(rng.random((runs, n)), sample - 1, axis=1)[:, :sample],
-                          axis=1)
+        subsets = np.sort(
+            np.argpartition(rng.random((runs, n)), sample - 1, axis=1)[:, :sample], axis=1
+        )
         keys, run_key = np.unique(subsets, axis=0, return_inverse=True)
         run_key = run_key.ravel()
-    _, first, content = np.unique(X[keys].reshape(len(keys), -1), axis=0, return_index=True,
-                                  return_inverse=True)
+    _, first, content = np.unique(
+        X[keys].reshape(len(keys), -1), axis=0, return_index=True, return_inverse=True
+    )
     run_content = content.ravel()[run_key]
     out = np.empty((runs, 2))
     for c, g in enumerate(first):
@@ -216,8 +244,9 @@ def _selections(X: np.ndarray, y: np.ndarray, sample: int, epsilon: Any,
     return out
 
 
-def balanced_query_pair(n: int, x: Any) -> tuple[tuple[np.ndarray, np.ndarray],
-                                                  tuple[np.ndarray, np.ndarray]]:
+def balanced_query_pair(
+    n: int, x: Any
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """A replace-one pair for auditing the prediction at ``x``: ``n`` (odd) records all at
     the query point x, (n + 1)/2 labelled 1 in d0, and d1 with one of those labels set to 0.
 
@@ -235,7 +264,7 @@ def balanced_query_pair(n: int, x: Any) -> tuple[tuple[np.ndarray, np.ndarray],
     q = _query(x)
     X = np.tile(q, (n, 1))
     y = np.zeros(n, dtype=np.int64)
-    y[:(n + 1) // 2] = 1
+    y[: (n + 1) // 2] = 1
     y1 = y.copy()
     y1[0] = 0
     return (X, y), (X, y1)
@@ -268,8 +297,9 @@ class StableLearner:
 
     def plan(self, n: Any) -> ev.Event:
         """SubsampledCandidates(Exponential(eps_EM, sensitivity 1), n', n)."""
-        return SubsampledCandidates(ev.Exponential(self.selection_epsilon, 1, relation=REPLACE),
-                                    self.sample, n)
+        return SubsampledCandidates(
+            ev.Exponential(self.selection_epsilon, 1, relation=REPLACE), self.sample, n
+        )
 
     def _transform(self, n: int) -> Callable[[ev.Event], ev.Event]:
         return lambda e: SubsampledCandidates(e, self.sample, n)
@@ -278,8 +308,9 @@ class StableLearner:
         """One draw of the selected hypothesis h (a unit vector of R^2)."""
         X, y = _data(X, y)
         _sample_size("sample", self.sample, len(X))
-        return _subsample_select(X, y, self.sample, self.selection_epsilon,
-                                 self._transform(len(X)), _check_rng(rng))
+        return _subsample_select(
+            X, y, self.sample, self.selection_epsilon, self._transform(len(X)), _check_rng(rng)
+        )
 
     def predict(self, X: Any, y: Any, x: Any, rng: np.random.Generator) -> int:
         """The randomised prediction A_S(x) in {0, 1} (fresh randomness per query)."""
@@ -297,8 +328,16 @@ class StableLearner:
         def batch(dataset: Any, n: int, rng: np.random.Generator) -> np.ndarray:
             X, y = _data(*dataset)
             _sample_size("sample", self.sample, len(X))
-            return _predictions(X, y, q, self.sample, self.selection_epsilon,
-                                self._transform(len(X)), n, _check_rng(rng))
+            return _predictions(
+                X,
+                y,
+                q,
+                self.sample,
+                self.selection_epsilon,
+                self._transform(len(X)),
+                n,
+                _check_rng(rng),
+            )
 
         mechanism.batch = batch  # type: ignore[attr-defined]
         mechanism.name = "003 stable learner prediction"  # type: ignore[attr-defined]
@@ -341,9 +380,14 @@ class FlippedStableLearner:
         q = _query(x)
         n = _sample_size("sample", self.sample, len(X)) and len(X)
         rng = _check_rng(rng)
-        h = _subsample_select(X, y, self.sample, self.selection_epsilon,
-                              lambda e: LabelFlipped(SubsampledCandidates(e, self.sample, n),
-                                                     self.flip), rng)
+        h = _subsample_select(
+            X,
+            y,
+            self.sample,
+            self.selection_epsilon,
+            lambda e: LabelFlipped(SubsampledCandidates(e, self.sample, n), self.flip),
+            rng,
+        )
         return _flip(int(predict_halfspaces(h, q)[0, 0]), float(exact(self.flip, "flip")), rng)
 
     def mechanism(self, x: Any) -> Callable[..., Any]:
@@ -353,9 +397,14 @@ class FlippedStableLearner:
 
         def run(X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> int:
             n = len(X)
-            h = _subsample_select(X, y, self.sample, self.selection_epsilon,
-                                  lambda e: LabelFlipped(SubsampledCandidates(
-                                      e, self.sample, n), self.flip), rng)
+            h = _subsample_select(
+                X,
+                y,
+                self.sample,
+                self.selection_epsilon,
+                lambda e: LabelFlipped(SubsampledCandidates(e, self.sample, n), self.flip),
+                rng,
+            )
             return _flip(int(predict_halfspaces(h, q)[0, 0]), flip, rng)
 
         def mechanism(dataset: Any, rng: np.random.Generator) -> int:
@@ -367,9 +416,16 @@ class FlippedStableLearner:
             X, y = _data(*dataset)
             _sample_size("sample", self.sample, len(X))
             size = len(X)
-            labels = _predictions(X, y, q, self.sample, self.selection_epsilon,
-                                  lambda e: LabelFlipped(SubsampledCandidates(
-                                      e, self.sample, size), self.flip), n, _check_rng(rng))
+            labels = _predictions(
+                X,
+                y,
+                q,
+                self.sample,
+                self.selection_epsilon,
+                lambda e: LabelFlipped(SubsampledCandidates(e, self.sample, size), self.flip),
+                n,
+                _check_rng(rng),
+            )
             return _flips(labels, flip, rng)
 
         mechanism.batch = batch  # type: ignore[attr-defined]
@@ -382,7 +438,7 @@ def _row_groups(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     group (``np.unique(rows, axis=0)``'s index and inverse, up to the groups' order), by a
     base-(max + 1) code of the rows when it fits in an int64."""
     base = int(rows.max()) + 1 if rows.size else 1
-    if base ** rows.shape[1] < 2 ** 62:
+    if base ** rows.shape[1] < 2**62:
         code = rows @ (base ** np.arange(rows.shape[1], dtype=np.int64))
         _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
     else:
@@ -422,8 +478,11 @@ class RealizableLearner:
     epsilon: Any
 
     def __post_init__(self) -> None:
-        if isinstance(self.parts, bool) or not isinstance(self.parts, (int, np.integer)) or (
-                self.parts < 1):
+        if (
+            isinstance(self.parts, bool)
+            or not isinstance(self.parts, (int, np.integer))
+            or (self.parts < 1)
+        ):
             raise ValueError(f"parts must be an integer >= 1, got {self.parts!r}")
         _probability("epsilon", self.epsilon, math.inf)
 
@@ -431,51 +490,63 @@ class RealizableLearner:
         """The vote's exponential mechanism: the learner's prediction mechanism."""
         return ev.Exponential(self.epsilon, 1, relation=REPLACE)
 
-    def votes(self, X: np.ndarray, labels: np.ndarray, q: np.ndarray,
-              rng: np.random.Generator) -> int:
+    def votes(
+        self, X: np.ndarray, labels: np.ndarray, q: np.ndarray, rng: np.random.Generator
+    ) -> int:
         """The number of block hypotheses that predict 1 at ``q`` (random partition)."""
         if self.parts > len(X):
-            raise ValueError(f"parts must be in [1, {len(X)}] (at most one block per record), "
-                             f"got {self.parts}")
+            raise ValueError(
+                f"parts must be in [1, {len(X)}] (at most one block per record), got {self.parts}"
+            )
         blocks = np.array_split(rng.permutation(len(X)), self.parts)
         return sum(_block_vote(X[block], labels[block], q) for block in blocks)
 
-    def vote_counts(self, X: np.ndarray, labels: np.ndarray, q: np.ndarray, runs: int,
-                    rng: np.random.Generator) -> np.ndarray:
+    def vote_counts(
+        self, X: np.ndarray, labels: np.ndarray, q: np.ndarray, runs: int, rng: np.random.Generator
+    ) -> np.ndarray:
         """``runs`` independent draws of :meth:`votes` (a uniformly random partition each,
         cut as ``np.array_split`` cuts it), vectorised: a block's vote is a deterministic
         function of its records in order, so the blocks of all runs are written as
         sequences of record classes (records equal in point and label), and each distinct
         sequence is voted once."""
         if self.parts > len(X):
-            raise ValueError(f"parts must be in [1, {len(X)}] (at most one block per record), "
-                             f"got {self.parts}")
+            raise ValueError(
+                f"parts must be in [1, {len(X)}] (at most one block per record), got {self.parts}"
+            )
         n = len(X)
-        _, first, classes = np.unique(np.column_stack([X, labels]), axis=0,
-                                      return_index=True, return_inverse=True)
+        _, first, classes = np.unique(
+            np.column_stack([X, labels]), axis=0, return_index=True, return_inverse=True
+        )
         shuffled = classes.ravel()[np.argsort(rng.random((runs, n)), axis=1)]
         small, extra = divmod(n, self.parts)  # array_split: `extra` blocks of small + 1
         total = np.zeros(runs, dtype=np.int64)
-        for lo, hi, size in ((0, extra * (small + 1), small + 1), (extra * (small + 1), n,
-                                                                   small)):
+        for lo, hi, size in ((0, extra * (small + 1), small + 1), (extra * (small + 1), n, small)):
             if hi == lo:
                 continue
             blocks = shuffled[:, lo:hi].reshape(-1, size)
             distinct, inverse = _row_groups(blocks)
-            votes = np.array([_block_vote(X[first[blocks[i]]], labels[first[blocks[i]]], q)
-                              for i in distinct])
+            votes = np.array(
+                [_block_vote(X[first[blocks[i]]], labels[first[blocks[i]]], q) for i in distinct]
+            )
             total += votes[inverse].reshape(runs, -1).sum(axis=1)
         return total
 
-    def predict_with(self, X: np.ndarray, labels: np.ndarray, q: np.ndarray,
-                     rng: np.random.Generator) -> int:
+    def predict_with(
+        self, X: np.ndarray, labels: np.ndarray, q: np.ndarray, rng: np.random.Generator
+    ) -> int:
         """The prediction at ``q`` of the learner trained on (X, labels)."""
         v = self.votes(X, labels, q, rng)
         em = _selection_mechanism(exact(self.epsilon, "epsilon"))
         return int(em.select(np.array([self.parts - v, v], dtype=float), rng))
 
-    def predict_many(self, X: np.ndarray, labelings: np.ndarray, which: np.ndarray,
-                     q: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def predict_many(
+        self,
+        X: np.ndarray,
+        labelings: np.ndarray,
+        which: np.ndarray,
+        q: np.ndarray,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
         """Independent runs of :meth:`predict_with`, run i trained on the labels
         ``labelings[which[i]]``: the votes by :meth:`vote_counts` per labeling, the votes'
         exponential mechanisms drawn together per vote count (the same law run by run)."""
@@ -488,8 +559,7 @@ class RealizableLearner:
         out = np.empty(len(which), dtype=np.int64)
         for v in np.unique(votes):
             where = np.flatnonzero(votes == v)
-            out[where] = em.select(np.array([self.parts - v, v], dtype=float), rng,
-                                   size=where.size)
+            out[where] = em.select(np.array([self.parts - v, v], dtype=float), rng, size=where.size)
         return out
 
     def predict(self, X: Any, y: Any, x: Any, rng: np.random.Generator) -> int:
@@ -530,13 +600,15 @@ class Theorem2Learner:
         return RealizableLearner(self.parts, self.selection_epsilon(n) / 2)
 
     def _event(self, selection: ev.Event, relabel: ev.Event, n: Any) -> ev.Event:
-        inner = RelabeledSubsampleSelection(selection, relabel, self.sample, n, 2,
-                                            self.net_radius)
+        inner = RelabeledSubsampleSelection(selection, relabel, self.sample, n, 2, self.net_radius)
         return LabelFlipped(inner, self.flip)
 
     def plan(self, n: Any) -> ev.Event:
-        return self._event(ev.Exponential(self.selection_epsilon(n), 1, relation=REPLACE),
-                           self.relabel(n).plan(), n)
+        return self._event(
+            ev.Exponential(self.selection_epsilon(n), 1, relation=REPLACE),
+            self.relabel(n).plan(),
+            n,
+        )
 
     def predict(self, X: Any, y: Any, x: Any, rng: np.random.Generator) -> int:
         X, y = _data(X, y)
@@ -546,8 +618,9 @@ class Theorem2Learner:
         rng = _check_rng(rng)
         relabel = self.relabel(n)
         selection = ev.Exponential(self.selection_epsilon(n), 1, relation=REPLACE)
-        with recorded_jointly((selection, relabel.plan()),
-                              self._event(selection, relabel.plan(), n)):
+        with recorded_jointly(
+            (selection, relabel.plan()), self._event(selection, relabel.plan(), n)
+        ):
             idx = rng.choice(n, size=self.sample, replace=False)
             h = _select_in(X, y, idx, self.selection_epsilon(n), lambda e: e, rng)
             relabeled = predict_halfspaces(h, X)[0]
@@ -573,13 +646,16 @@ class Theorem2Learner:
             rng = _check_rng(rng)
             relabel = self.relabel(n)
             selection = ev.Exponential(self.selection_epsilon(n), 1, relation=REPLACE)
-            with recorded_jointly((selection, relabel.plan()),
-                                  self._event(selection, relabel.plan(), n), times=runs):
-                hypotheses = _selections(X, y, self.sample, self.selection_epsilon(n),
-                                         lambda e: e, runs, rng)
+            with recorded_jointly(
+                (selection, relabel.plan()), self._event(selection, relabel.plan(), n), times=runs
+            ):
+                hypotheses = _selections(
+                    X, y, self.sample, self.selection_epsilon(n), lambda e: e, runs, rng
+                )
                 distinct, which = np.unique(hypotheses, axis=0, return_inverse=True)
-                labels = relabel.predict_many(X, predict_halfspaces(distinct, X),
-                                              which.ravel(), q, rng)
+                labels = relabel.predict_many(
+                    X, predict_halfspaces(distinct, X), which.ravel(), q, rng
+                )
             return _flips(labels, flip, rng)
 
         mechanism.batch = batch  # type: ignore[attr-defined]
@@ -602,9 +678,9 @@ class SubsampledResponse:
     sample: int
 
     def plan(self, n: Any) -> ev.Event:
-        return ev.SampledWithoutReplacement(ev.RandomizedResponse(self.epsilon,
-                                                                  relation=REPLACE),
-                                            self.sample, n)
+        return ev.SampledWithoutReplacement(
+            ev.RandomizedResponse(self.epsilon, relation=REPLACE), self.sample, n
+        )
 
     def _bits(self, dataset: Any) -> np.ndarray:
         bits = np.asarray(dataset)
@@ -621,8 +697,9 @@ class SubsampledResponse:
     def batch(self, dataset: Any, n: int, rng: np.random.Generator) -> np.ndarray:
         """n independent runs (subsets drawn together, then one respond call per bit)."""
         bits, rng = self._bits(dataset), _check_rng(rng)
-        subsets = np.argpartition(rng.random((n, len(bits))), self.sample - 1,
-                                  axis=1)[:, :self.sample]
+        subsets = np.argpartition(rng.random((n, len(bits))), self.sample - 1, axis=1)[
+            :, : self.sample
+        ]
         held = bits[subsets].max(axis=1)
         out = np.empty(n, dtype=np.int64)
         for value in (0, 1):
@@ -651,44 +728,62 @@ def _response(epsilon: Any) -> RandomizedResponseMechanism:
 _g, _e, _a = (sympy.Symbol(s, positive=True) for s in ("gamma", "epsilon", "alpha"))
 _n, _m = sympy.Symbol("n", positive=True), sympy.Symbol("n_prime", positive=True)
 
-register_claim(Claim(
-    key="003/lemma-7",
-    document="003 Dagan, Feldman 2020",
-    theorem="Lemma 7 (stability part)",
-    statement=("subsample n' <= gamma n, EM with privacy gamma over H_{S_I}: the prediction "
-               "is 3 gamma-uniformly stable, i.e. (0, 3 gamma)-private prediction"),
-    plan=StableLearner(_g, _m).plan(_n),
-    epsilon=0,
-    delta=3 * _g,
-    domain=Domain({"gamma": "(0, 1/3)", "n": "[2, oo)", "n_prime": "[1, oo)"},
-                  integers=["n", "n_prime"], constraints=[_m <= _g * _n]),
-    note="the accountant's bound n'/n + (1 - n'/n) tanh(gamma/2) is tighter than 3 gamma",
-))
+register_claim(
+    Claim(
+        key="003/lemma-7",
+        document="003 Dagan, Feldman 2020",
+        theorem="Lemma 7 (stability part)",
+        statement=(
+            "subsample n' <= gamma n, EM with privacy gamma over H_{S_I}: the prediction "
+            "is 3 gamma-uniformly stable, i.e. (0, 3 gamma)-private prediction"
+        ),
+        plan=StableLearner(_g, _m).plan(_n),
+        epsilon=0,
+        delta=3 * _g,
+        domain=Domain(
+            {"gamma": "(0, 1/3)", "n": "[2, oo)", "n_prime": "[1, oo)"},
+            integers=["n", "n_prime"],
+            constraints=[_m <= _g * _n],
+        ),
+        note="the accountant's bound n'/n + (1 - n'/n) tanh(gamma/2) is tighter than 3 gamma",
+    )
+)
 
-register_claim(Claim(
-    key="003/corollary-1",
-    document="003 Dagan, Feldman 2020",
-    theorem="Corollary 1 (privacy part)",
-    statement=("the eps alpha/2-stable learner (Lemma 7 with n' <= eps alpha n / 6, EM privacy"
-               " eps alpha / 6) flipped with probability alpha gives eps-private prediction"),
-    plan=LabelFlipped(StableLearner(_e * _a / 6, _m).plan(_n), _a),
-    epsilon=_e,
-    delta=0,
-    domain=Domain({"epsilon": "(0, 1)", "alpha": "(0, 1/2)", "n": "[2, oo)",
-                   "n_prime": "[1, oo)"}, integers=["n", "n_prime"],
-                  constraints=[_m <= _e * _a * _n / 6]),
-    note="label-flip rule: eps' = ln(1 + (1 - 2 alpha) gamma / alpha) <= gamma / alpha",
-))
+register_claim(
+    Claim(
+        key="003/corollary-1",
+        document="003 Dagan, Feldman 2020",
+        theorem="Corollary 1 (privacy part)",
+        statement=(
+            "the eps alpha/2-stable learner (Lemma 7 with n' <= eps alpha n / 6, EM privacy"
+            " eps alpha / 6) flipped with probability alpha gives eps-private prediction"
+        ),
+        plan=LabelFlipped(StableLearner(_e * _a / 6, _m).plan(_n), _a),
+        epsilon=_e,
+        delta=0,
+        domain=Domain(
+            {"epsilon": "(0, 1)", "alpha": "(0, 1/2)", "n": "[2, oo)", "n_prime": "[1, oo)"},
+            integers=["n", "n_prime"],
+            constraints=[_m <= _e * _a * _n / 6],
+        ),
+        note="label-flip rule: eps' = ln(1 + (1 - 2 alpha) gamma / alpha) <= gamma / alpha",
+    )
+)
 
-register_claim(Claim(
-    key="003/lemma-5",
-    document="003 Dagan, Feldman 2020",
-    theorem="Lemma 5",
-    statement="an eps-private (prediction) algorithm on a uniform m-subset of n is "
-              "2 eps m/n-private for eps <= 1",
-    plan=ev.SampledWithoutReplacement(ev.PureDP(_e, relation=REPLACE), _m, _n),
-    epsilon=2 * _e * _m / _n,
-    delta=0,
-    domain=Domain({"epsilon": "(0, 1]", "n": "[2, oo)", "n_prime": "[1, oo)"},
-                  integers=["n", "n_prime"], constraints=[_m <= _n]),
-))
+register_claim(
+    Claim(
+        key="003/lemma-5",
+        document="003 Dagan, Feldman 2020",
+        theorem="Lemma 5",
+        statement="an eps-private (prediction) algorithm on a uniform m-subset of n is "
+        "2 eps m/n-private for eps <= 1",
+        plan=ev.SampledWithoutReplacement(ev.PureDP(_e, relation=REPLACE), _m, _n),
+        epsilon=2 * _e * _m / _n,
+        delta=0,
+        domain=Domain(
+            {"epsilon": "(0, 1]", "n": "[2, oo)", "n_prime": "[1, oo)"},
+            integers=["n", "n_prime"],
+            constraints=[_m <= _n],
+        ),
+    )
+)

@@ -32,8 +32,14 @@ import sympy
 import dpaudit.events as ev
 from dpaudit.report import Target, claim_target, register_target
 
-__all__ = ["CLAIM_INSTANCES", "NO_FORM_YET", "THEOREM2_INSTANCE", "audit_status", "register",
-           "theorem2_audited"]
+__all__ = [
+    "CLAIM_INSTANCES",
+    "NO_FORM_YET",
+    "THEOREM2_INSTANCE",
+    "audit_status",
+    "register",
+    "theorem2_audited",
+]
 
 #: Samples per dataset for the catalogue audits (sparse-vector outputs are 10-dimensional
 #: and their event search is slower, so they get fewer).
@@ -90,8 +96,7 @@ def _declared_plan(m: Any) -> ev.Event:
         return ev.AboveThreshold(eps, threshold_share="1/4")
     if isinstance(m, c.SparseVector):
         return ev.AboveThreshold(eps, cutoff=m.cutoff)
-    if isinstance(m, c.AuditableMechanism) and type(m).__name__.startswith(
-            "BrokenSparseVector"):
+    if isinstance(m, c.AuditableMechanism) and type(m).__name__.startswith("BrokenSparseVector"):
         return ev.AboveThreshold(eps)  # declared as sparse vector with cutoff 1
     raise ValueError(f"no declared plan is known for {m!r}")
 
@@ -114,10 +119,18 @@ def _catalogue_target(m: Any, group: str) -> Target:
         summary += " " + " ".join(wrong[0].split())
     pairs = tuple(m.pairs)
     return Target(
-        name=f"{group}/{_slug(m.name)}", title=m.name, group=group,
-        epsilon=float(m.epsilon), delta=float(m.delta), summary=summary,
-        plan=_declared_plan(m), mechanism=lambda: m, pairs=lambda: pairs, samples=samples,
-        true_epsilon=m.true_epsilon, expect="broken" if group == "broken" else "private",
+        name=f"{group}/{_slug(m.name)}",
+        title=m.name,
+        group=group,
+        epsilon=float(m.epsilon),
+        delta=float(m.delta),
+        summary=summary,
+        plan=_declared_plan(m),
+        mechanism=lambda: m,
+        pairs=lambda: pairs,
+        samples=samples,
+        true_epsilon=m.true_epsilon,
+        expect="broken" if group == "broken" else "private",
         source=f"{type(m).__module__}:{type(m).__qualname__}",
     )
 
@@ -128,8 +141,11 @@ def _pac() -> tuple[Callable[[], Any], Callable[[], Any]]:
         pac_neighbouring_pair,
         thresholds_on_grid,
     )
-    return (lambda: PrivatePACLearner(thresholds_on_grid(8), 1.0),
-            lambda: [pac_neighbouring_pair(8)])
+
+    return (
+        lambda: PrivatePACLearner(thresholds_on_grid(8), 1.0),
+        lambda: [pac_neighbouring_pair(8)],
+    )
 
 
 def _net_margin() -> tuple[Callable[[], Any], Callable[[], Any]]:
@@ -141,8 +157,10 @@ def _net_margin() -> tuple[Callable[[], Any], Callable[[], Any]]:
     A = jl_matrix(2, 6, rng)
     y1 = y.copy()
     y1[-1] = -y1[-1]
-    return (lambda: NetMarginLearner(1.0, 0.5, 2).selection_mechanism(A),
-            lambda: [((X, y), (X, y1))])
+    return (
+        lambda: NetMarginLearner(1.0, 0.5, 2).selection_mechanism(A),
+        lambda: [((X, y), (X, y1))],
+    )
 
 
 def _greedy_cover() -> tuple[Callable[[], Any], Callable[[], Any]]:
@@ -151,6 +169,7 @@ def _greedy_cover() -> tuple[Callable[[], Any], Callable[[], Any]]:
         greedy_cover_inverse_temperature,
         greedy_cover_neighbouring_pair,
     )
+
     eps_hat = greedy_cover_inverse_temperature(sympy.Rational(1, 2), sympy.Rational(1, 10**6))
     return (lambda: DPGreedyCover(eps_hat, 4), lambda: [greedy_cover_neighbouring_pair(4)])
 
@@ -158,8 +177,10 @@ def _greedy_cover() -> tuple[Callable[[], Any], Callable[[], Any]]:
 def _set_cover() -> tuple[Callable[[], Any], Callable[[], Any]]:
     from mechanisms.emcover import SetCoverMechanism, cover_neighbouring_pair
 
-    return (lambda: SetCoverMechanism(sympy.Rational(1, 10), 10, 4),
-            lambda: [cover_neighbouring_pair(4)])
+    return (
+        lambda: SetCoverMechanism(sympy.Rational(1, 10), 10, 4),
+        lambda: [cover_neighbouring_pair(4)],
+    )
 
 
 def _at(key: str, name: str) -> Any:
@@ -240,8 +261,11 @@ def _noisy_gd(key: str, size: str) -> tuple[Callable[[], Any], Callable[[], Any]
     pair = single_record_pair(int(_at(key, size)), A[0])
     direction = A @ pair[0][0][-1]  # in R^1 a positive multiple of the record's feature
     eps, delta = _at(key, "epsilon"), _at(key, "delta")
-    learner: Any = (NoisyGDMarginLearner(eps, delta, 0.5, 1) if key == "000/theorem-3"
-                    else EfficientLinearLearner(eps, delta, 0.25, 1))
+    learner: Any = (
+        NoisyGDMarginLearner(eps, delta, 0.5, 1)
+        if key == "000/theorem-3"
+        else EfficientLinearLearner(eps, delta, 0.25, 1)
+    )
     return lambda: learner.mechanism(A, direction), lambda: [pair]
 
 
@@ -274,8 +298,7 @@ def _flipped_stable() -> tuple[Callable[[], Any], Callable[[], Any]]:
 
     key = "003/corollary-1"
     alpha = _at(key, "alpha")
-    learner = FlippedStableLearner(_at(key, "epsilon") * alpha / 6, int(_at(key, "n_prime")),
-                                   alpha)
+    learner = FlippedStableLearner(_at(key, "epsilon") * alpha / 6, int(_at(key, "n_prime")), alpha)
     pair = balanced_query_pair(int(_at(key, "n")), np.array(_QUERY))
     return lambda: learner.mechanism(np.array(_QUERY)), lambda: [pair]
 
@@ -301,9 +324,16 @@ def _winnow() -> tuple[Callable[[], Any], Callable[[], Any]]:
     m, k = int(_at(key, "m")), int(_at(key, "K"))
     log = sympy.log(2 / delta)
     params = DPWinnowParameters(  # Theorem 4.4's eps_hat and eta; one-example streams
-        horizon=1, rho=0.5, epsilon_hat=float(eps / (4 * sympy.sqrt(2 * k * log))),
-        eta=float(eps / (8 * sympy.sqrt(2 * m * k * log))), threshold=-1e6, samples=m,
-        beta=0.1, switches=k, setting="Theorem 4.4")
+        horizon=1,
+        rho=0.5,
+        epsilon_hat=float(eps / (4 * sympy.sqrt(2 * k * log))),
+        eta=float(eps / (8 * sympy.sqrt(2 * m * k * log))),
+        threshold=-1e6,
+        samples=m,
+        beta=0.1,
+        switches=k,
+        setting="Theorem 4.4",
+    )
     return lambda: DPWinnow(4, params), lambda: [winnow_neighbouring_pair(4)]
 
 
@@ -311,8 +341,13 @@ def _winnow() -> tuple[Callable[[], Any], Callable[[], Any]]:
 #: n' >= 2), net radius eta, flip alpha, A^R with ``parts`` blocks.  Theorem 2 has no
 #: registered claim (its privacy is O(eps) only asymptotically), so its target is a
 #: reconstructed claim: the accountant's own bound for the plan at this point.
-THEOREM2_INSTANCE: dict[str, Any] = {"n": 301, "n_prime": 2, "eta": "1/10", "alpha": "1/10",
-                                     "parts": 100}
+THEOREM2_INSTANCE: dict[str, Any] = {
+    "n": 301,
+    "n_prime": 2,
+    "eta": "1/10",
+    "alpha": "1/10",
+    "parts": 100,
+}
 
 
 def theorem2_audited() -> tuple[Any, Any, Any]:
@@ -330,8 +365,9 @@ def theorem2_audited() -> tuple[Any, Any, Any]:
     from mechanisms.private_prediction import Theorem2Learner, balanced_query_pair
 
     p = THEOREM2_INSTANCE
-    learner = Theorem2Learner(int(p["n_prime"]), _exact(p["eta"], "eta"),
-                              _exact(p["alpha"], "alpha"), int(p["parts"]))
+    learner = Theorem2Learner(
+        int(p["n_prime"]), _exact(p["eta"], "eta"), _exact(p["alpha"], "alpha"), int(p["parts"])
+    )
     return learner, np.array(_QUERY), balanced_query_pair(int(p["n"]), np.array(_QUERY))
 
 
@@ -351,67 +387,132 @@ def _theorem2_target() -> Target:
     plan = learner.plan(int(THEOREM2_INSTANCE["n"]))
     epsilon = Accountant().guarantee(plan).epsilon_upper
     return Target(
-        name="003/theorem-2", title="003 Dagan, Feldman 2020: Theorem 2 (reconstructed claim)",
-        group="source documents", epsilon=float(epsilon), delta=0.0,
-        summary=("subsample n' records, exponential mechanism with privacy 2/(eta n) over "
-                 "H_{S_I}, relabel S by the selection, realizable learner A^R with "
-                 "1/(eta n)-private prediction, flip with probability alpha.  003 states "
-                 "O(eps)-private prediction asymptotically, with no constants: the claim "
-                 "audited here is reconstructed, the accountant's explicit-constant Lemma 8 "
-                 "bound then the label-flip rule at the stated instance"),
-        plan=plan, parameters=dict(THEOREM2_INSTANCE),
-        mechanism=lambda: learner.mechanism(q), pairs=lambda: [pair], samples=100_000,
-        source=("mechanisms.private_prediction:Theorem2Learner.mechanism (the prediction at "
-                "x = (0, 0.3); pair: 301 records at x, labels balanced, one flipped; n' = 2, "
-                "eta = 1/10, alpha = 1/10, A^R with 100 blocks)"),
+        name="003/theorem-2",
+        title="003 Dagan, Feldman 2020: Theorem 2 (reconstructed claim)",
+        group="source documents",
+        epsilon=float(epsilon),
+        delta=0.0,
+        summary=(
+            "subsample n' records, exponential mechanism with privacy 2/(eta n) over "
+            "H_{S_I}, relabel S by the selection, realizable learner A^R with "
+            "1/(eta n)-private prediction, flip with probability alpha.  003 states "
+            "O(eps)-private prediction asymptotically, with no constants: the claim "
+            "audited here is reconstructed, the accountant's explicit-constant Lemma 8 "
+            "bound then the label-flip rule at the stated instance"
+        ),
+        plan=plan,
+        parameters=dict(THEOREM2_INSTANCE),
+        mechanism=lambda: learner.mechanism(q),
+        pairs=lambda: [pair],
+        samples=100_000,
+        source=(
+            "mechanisms.private_prediction:Theorem2Learner.mechanism (the prediction at "
+            "x = (0, 0.3); pair: 301 records at x, labels balanced, one flipped; n' = 2, "
+            "eta = 1/10, alpha = 1/10, A^R with 100 blocks)"
+        ),
     )
 
 
 #: Audited forms of the source-document claims: (builder, samples, what is audited).
-_AUDITED: dict[str, tuple[Callable[[], tuple[Callable[[], Any], Callable[[], Any]]], int,
-                          str]] = {
-    "002/private-pac-learner": (_pac, 200_000, "mechanisms.exponential_learner:"
-                                "PrivatePACLearner over thresholds on a grid of 8"),
-    "002/exponential-mechanism": (_pac, 200_000, "mechanisms.exponential_learner:"
-                                  "PrivatePACLearner (the exponential mechanism, Delta = 1)"),
-    "000/theorem-5": (_net_margin, 100_000, "mechanisms.halfspaces:NetMarginLearner."
-                      "selection_mechanism (fixed JL projection, n = 8, m = 2)"),
-    "004/theorem-3.5": (_greedy_cover, 20_000, "mechanisms.decision_lists:DPGreedyCover "
-                        "(M = 4 features)"),
-    "004/lemma-a1": (_set_cover, 20_000, "mechanisms.emcover:SetCoverMechanism "
-                     "(4 sets, T = 10 rounds)"),
-    "004/lemma-a1-small-lambda": (_set_cover, 20_000, "mechanisms.emcover:SetCoverMechanism "
-                                  "(4 sets, T = 10 rounds)"),
-    "004/theorem-4.4": (_winnow, 160_000, "mechanisms.winnow:DPWinnow (d = 4, one-example "
-                        "streams, Theorem 4.4's eps_hat and eta, AboveThreshold threshold "
-                        "-10^6: every run switches once)"),
-    "001/theorem-3.1": (_pure_linear, 100_000, "mechanisms.margin:PureLinearLearner.mechanism "
-                        "(fixed projection to R^1, rho = 1/4: a 41-point cover)"),
-    "001/theorem-5.1": (_neural_net, 100_000, "mechanisms.margin:NeuralNetLearner.mechanism "
-                        "(fixed embedding to R^1, width 2, cover scale 1/2: 169 networks)"),
-    "001/label-dp": (_label_dp, 100_000, "mechanisms.margin:LabelDPLearner.mechanism (the "
-                     "label nearest the boundary flipped)"),
-    "001/margin-selection": (_margin_selection, 20_000, "mechanisms.margin:MarginSelection."
-                             "mechanism (4 margins, fixed projections to R^1, Lambda = 1/2; "
-                             "output: the selected model)"),
-    "000/theorem-3": (functools.partial(_noisy_gd, "000/theorem-3", "n"), 20_000,
-                      "mechanisms.halfspaces:NoisyGDMarginLearner.mechanism (fixed projection "
-                      "to R^1, 3 runs of n^2 = 100 steps; pair: 9 zero records and one unit "
-                      "record whose label is negated; output <w, z> for its projection z)"),
-    "001/theorem-3.2": (functools.partial(_noisy_gd, "001/theorem-3.2", "m"), 30_000,
-                        "mechanisms.margin:EfficientLinearLearner.mechanism (fixed projection "
-                        "to R^1, 2 runs of m^2 = 100 steps; pair: 9 zero records and one unit "
-                        "record whose label is negated; output <w, Phi x> for it)"),
-    "003/lemma-7": (_stable, 50_000, "mechanisms.private_prediction:StableLearner.mechanism "
-                    "(the prediction at x = (0, 0.3); pair: 9 records at x, labels balanced, "
-                    "one flipped; audited as (0, 3 gamma)-DP: it can only flag a total "
-                    "variation above 3 gamma, so a correct run certifies 0)"),
-    "003/corollary-1": (_flipped_stable, 3_000_000, "mechanisms.private_prediction:"
-                        "FlippedStableLearner.mechanism (the prediction at x = (0, 0.3); pair: "
-                        "31 records at x, labels balanced, one label flipped)"),
-    "003/lemma-5": (_subsampled_response, 200_000, "mechanisms.private_prediction:"
-                    "SubsampledResponse (Lemma 5's eps-DP algorithm instantiated as randomized "
-                    "response on 'the subsample holds a 1'; the pair: all zeros vs one 1)"),
+_AUDITED: dict[str, tuple[Callable[[], tuple[Callable[[], Any], Callable[[], Any]]], int, str]] = {
+    "002/private-pac-learner": (
+        _pac,
+        200_000,
+        "mechanisms.exponential_learner:PrivatePACLearner over thresholds on a grid of 8",
+    ),
+    "002/exponential-mechanism": (
+        _pac,
+        200_000,
+        "mechanisms.exponential_learner:PrivatePACLearner (the exponential mechanism, Delta = 1)",
+    ),
+    "000/theorem-5": (
+        _net_margin,
+        100_000,
+        "mechanisms.halfspaces:NetMarginLearner."
+        "selection_mechanism (fixed JL projection, n = 8, m = 2)",
+    ),
+    "004/theorem-3.5": (
+        _greedy_cover,
+        20_000,
+        "mechanisms.decision_lists:DPGreedyCover (M = 4 features)",
+    ),
+    "004/lemma-a1": (
+        _set_cover,
+        20_000,
+        "mechanisms.emcover:SetCoverMechanism (4 sets, T = 10 rounds)",
+    ),
+    "004/lemma-a1-small-lambda": (
+        _set_cover,
+        20_000,
+        "mechanisms.emcover:SetCoverMechanism (4 sets, T = 10 rounds)",
+    ),
+    "004/theorem-4.4": (
+        _winnow,
+        160_000,
+        "mechanisms.winnow:DPWinnow (d = 4, one-example "
+        "streams, Theorem 4.4's eps_hat and eta, AboveThreshold threshold "
+        "-10^6: every run switches once)",
+    ),
+    "001/theorem-3.1": (
+        _pure_linear,
+        100_000,
+        "mechanisms.margin:PureLinearLearner.mechanism "
+        "(fixed projection to R^1, rho = 1/4: a 41-point cover)",
+    ),
+    "001/theorem-5.1": (
+        _neural_net,
+        100_000,
+        "mechanisms.margin:NeuralNetLearner.mechanism "
+        "(fixed embedding to R^1, width 2, cover scale 1/2: 169 networks)",
+    ),
+    "001/label-dp": (
+        _label_dp,
+        100_000,
+        "mechanisms.margin:LabelDPLearner.mechanism (the label nearest the boundary flipped)",
+    ),
+    "001/margin-selection": (
+        _margin_selection,
+        20_000,
+        "mechanisms.margin:MarginSelection."
+        "mechanism (4 margins, fixed projections to R^1, Lambda = 1/2; "
+        "output: the selected model)",
+    ),
+    "000/theorem-3": (
+        functools.partial(_noisy_gd, "000/theorem-3", "n"),
+        20_000,
+        "mechanisms.halfspaces:NoisyGDMarginLearner.mechanism (fixed projection "
+        "to R^1, 3 runs of n^2 = 100 steps; pair: 9 zero records and one unit "
+        "record whose label is negated; output <w, z> for its projection z)",
+    ),
+    "001/theorem-3.2": (
+        functools.partial(_noisy_gd, "001/theorem-3.2", "m"),
+        30_000,
+        "mechanisms.margin:EfficientLinearLearner.mechanism (fixed projection "
+        "to R^1, 2 runs of m^2 = 100 steps; pair: 9 zero records and one unit "
+        "record whose label is negated; output <w, Phi x> for it)",
+    ),
+    "003/lemma-7": (
+        _stable,
+        50_000,
+        "mechanisms.private_prediction:StableLearner.mechanism "
+        "(the prediction at x = (0, 0.3); pair: 9 records at x, labels balanced, "
+        "one flipped; audited as (0, 3 gamma)-DP: it can only flag a total "
+        "variation above 3 gamma, so a correct run certifies 0)",
+    ),
+    "003/corollary-1": (
+        _flipped_stable,
+        3_000_000,
+        "mechanisms.private_prediction:"
+        "FlippedStableLearner.mechanism (the prediction at x = (0, 0.3); pair: "
+        "31 records at x, labels balanced, one label flipped)",
+    ),
+    "003/lemma-5": (
+        _subsampled_response,
+        200_000,
+        "mechanisms.private_prediction:"
+        "SubsampledResponse (Lemma 5's eps-DP algorithm instantiated as randomized "
+        "response on 'the subsample holds a 1'; the pair: all zeros vs one 1)",
+    ),
 }
 
 
@@ -420,8 +521,10 @@ _AUDITED: dict[str, tuple[Callable[[], tuple[Callable[[], Any], Callable[[], Any
 _NOT_AUDITED: dict[str, str] = {}
 
 #: The reason given for a claim registered without an entry in either table.
-NO_FORM_YET = ("no auditable form is wired for this claim yet (add one to _AUDITED in "
-               "mechanisms/report_targets.py, or its reason to _NOT_AUDITED)")
+NO_FORM_YET = (
+    "no auditable form is wired for this claim yet (add one to _AUDITED in "
+    "mechanisms/report_targets.py, or its reason to _NOT_AUDITED)"
+)
 
 
 def audit_status(key: str) -> tuple[str, str]:
@@ -435,8 +538,14 @@ def _claim_target(key: str) -> Target:
     if key in _AUDITED:
         builder, samples, source = _AUDITED[key]
         mechanism, pairs = builder()
-        return claim_target(key, CLAIM_INSTANCES.get(key, {}), mechanism=mechanism, pairs=pairs,
-                            samples=samples, source=source)
+        return claim_target(
+            key,
+            CLAIM_INSTANCES.get(key, {}),
+            mechanism=mechanism,
+            pairs=pairs,
+            samples=samples,
+            source=source,
+        )
     return claim_target(key, CLAIM_INSTANCES.get(key, {}), not_audited=audit_status(key)[1])
 
 

@@ -42,8 +42,9 @@ def _positive_int(name: str, value: Any, low: int = 1) -> int:
     return int(value)
 
 
-def _probability(name: str, value: Any, *, low_open: bool = False,
-                 high_open: bool = False) -> float:
+def _probability(
+    name: str, value: Any, *, low_open: bool = False, high_open: bool = False
+) -> float:
     ok = isinstance(value, (int, float, np.floating)) and not isinstance(value, bool)
     v = float(value) if ok else float("nan")
     lo_ok = v > 0 if low_open else v >= 0
@@ -54,8 +55,9 @@ def _probability(name: str, value: Any, *, low_open: bool = False,
     return v
 
 
-def grid_threshold_sample(n: int, grid_size: int, threshold: int, rng: np.random.Generator,
-                          label_noise: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def grid_threshold_sample(
+    n: int, grid_size: int, threshold: int, rng: np.random.Generator, label_noise: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
     """n points uniform on {0, ..., grid_size-1}, labelled +1 iff x >= threshold.
 
     Args:
@@ -74,8 +76,11 @@ def grid_threshold_sample(n: int, grid_size: int, threshold: int, rng: np.random
     rng = _check_rng(rng)
     n = _positive_int("n", n)
     grid_size = _positive_int("grid_size", grid_size, 2)
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, np.integer)) or not (
-            0 <= threshold <= grid_size):
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, np.integer))
+        or not (0 <= threshold <= grid_size)
+    ):
         raise ValueError(f"threshold must be an integer in [0, {grid_size}], got {threshold!r}")
     noise = _probability("label_noise", label_noise)
     if noise >= 0.5:
@@ -122,8 +127,9 @@ class DecisionList:
         terms = tuple((int(f), int(b)) for f, b in self.terms)
         for f, b in terms:
             if f < 0 or b not in (0, 1):
-                raise ValueError(f"terms must be (feature index >= 0, bit in {{0, 1}}), got "
-                                 f"{(f, b)}")
+                raise ValueError(
+                    f"terms must be (feature index >= 0, bit in {{0, 1}}), got {(f, b)}"
+                )
         if self.default not in (0, 1):
             raise ValueError(f"default must be a bit in {{0, 1}}, got {self.default!r}")
         object.__setattr__(self, "terms", terms)
@@ -157,8 +163,9 @@ class DecisionList:
         return sum(1 for a, b in itertools.pairwise(bits) if a != b)
 
 
-def random_decision_list(n_features: int, length: int, rng: np.random.Generator,
-                         alternations: int | None = None) -> DecisionList:
+def random_decision_list(
+    n_features: int, length: int, rng: np.random.Generator, alternations: int | None = None
+) -> DecisionList:
     """A random F-decision list with ``length - 1`` distinct features and a default bit.
 
     Args:
@@ -183,10 +190,14 @@ def random_decision_list(n_features: int, length: int, rng: np.random.Generator,
     if alternations is None:
         bits = rng.integers(0, 2, size=r).tolist()
     else:
-        if isinstance(alternations, bool) or not isinstance(alternations, int) or not (
-                0 <= alternations <= r - 1):
-            raise ValueError(f"alternations must be an integer in [0, {r - 1}], got "
-                             f"{alternations!r}")
+        if (
+            isinstance(alternations, bool)
+            or not isinstance(alternations, int)
+            or not (0 <= alternations <= r - 1)
+        ):
+            raise ValueError(
+                f"alternations must be an integer in [0, {r - 1}], got {alternations!r}"
+            )
         changes = np.zeros(r - 1, dtype=int)
         changes[rng.choice(r - 1, size=alternations, replace=False)] = 1
         first = int(rng.integers(0, 2))
@@ -194,8 +205,9 @@ def random_decision_list(n_features: int, length: int, rng: np.random.Generator,
     return DecisionList(tuple(zip(features.tolist(), bits[:-1], strict=True)), bits[-1])
 
 
-def majority_halfspace_stream(d: int, k: int, length: int, rng: np.random.Generator
-                              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+def majority_halfspace_stream(
+    d: int, k: int, length: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """A stream labelled by the majority of ``k`` random coordinates of {-1, 1}^d.
 
     The target v puts weight 1/k on each of the k coordinates (v >= 0, ||v||_1 = 1), so

@@ -51,8 +51,9 @@ def _unit_interval(name: str, value: Any, high: float = 1.0) -> float:
     return v
 
 
-def _sphere_conditioned(n: int, w: np.ndarray, margin: float,
-                        rng: np.random.Generator) -> np.ndarray:
+def _sphere_conditioned(
+    n: int, w: np.ndarray, margin: float, rng: np.random.Generator
+) -> np.ndarray:
     """n points uniform on the unit sphere of R^d conditioned on |<w, x>| >= margin, exactly.
 
     For x uniform on the sphere, t = <w, x> has (1 + t)/2 ~ Beta((d-1)/2, (d-1)/2) and, given
@@ -72,9 +73,15 @@ def _sphere_conditioned(n: int, w: np.ndarray, margin: float,
     return t[:, None] * w[None, :] + np.sqrt(1 - t**2)[:, None] * u
 
 
-def margin_sample(n: int, d: int, margin: float, rng: np.random.Generator, *,
-                  w: Any = None, label_noise: float = 0.0) -> tuple[np.ndarray, np.ndarray,
-                                                                     np.ndarray]:
+def margin_sample(
+    n: int,
+    d: int,
+    margin: float,
+    rng: np.random.Generator,
+    *,
+    w: Any = None,
+    label_noise: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """n labelled unit vectors with margin ``margin`` with respect to a unit w*.
 
     Points are uniform on the sphere of R^d conditioned on |<w*, x>| >= margin (000's
@@ -104,8 +111,9 @@ def margin_sample(n: int, d: int, margin: float, rng: np.random.Generator, *,
     return X, y, w
 
 
-def lower_bound_code(d: int, rng: np.random.Generator, size: int | None = None,
-                     attempts: int = 20_000) -> np.ndarray:
+def lower_bound_code(
+    d: int, rng: np.random.Generator, size: int | None = None, attempts: int = 20_000
+) -> np.ndarray:
     """Codewords w^(1..K) in {+-1/sqrt d}^d with pairwise Hamming distance >= d/10
     (000, proof of Theorem 6; K = 2^(d/20) by default), built greedily from random words.
 
@@ -123,12 +131,15 @@ def lower_bound_code(d: int, rng: np.random.Generator, size: int | None = None,
             words.append(cand)
             if len(words) == k:
                 return (2 * np.array(words) - 1) / math.sqrt(d)
-    raise ValueError(f"size must be achievable by the greedy code search; found "
-                     f"{len(words)} of {k} words in {attempts} attempts")
+    raise ValueError(
+        f"size must be achievable by the greedy code search; found "
+        f"{len(words)} of {k} words in {attempts} attempts"
+    )
 
 
-def lower_bound_sample(code: np.ndarray, index: int, n: int, margin: float,
-                       rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def lower_bound_sample(
+    code: np.ndarray, index: int, n: int, margin: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """n samples of D^(index) of 000, Theorem 6: x uniform on the unit sphere conditioned on
     |<w^(i), x>| >= margin, y = sign(<w^(i), x>).
 
@@ -142,8 +153,9 @@ def lower_bound_sample(code: np.ndarray, index: int, n: int, margin: float,
     return X, y
 
 
-def rings_sample(n: int, rng: np.random.Generator, *, inner: float = 0.3,
-                 outer: float = 0.8, width: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
+def rings_sample(
+    n: int, rng: np.random.Generator, *, inner: float = 0.3, outer: float = 0.8, width: float = 0.1
+) -> tuple[np.ndarray, np.ndarray]:
     """n points of R^2 on two rings: radius ~ ``inner`` labelled +1, ~ ``outer`` labelled -1.
 
     Raises:
@@ -153,16 +165,19 @@ def rings_sample(n: int, rng: np.random.Generator, *, inner: float = 0.3,
     rng = _rng(rng)
     n = _count("n", n, 2)
     if not (inner - width > 0 and inner + width < outer - width and outer + width <= 1):
-        raise ValueError(f"inner, outer, width must satisfy 0 < inner - width, inner + width <"
-                         f" outer - width, outer + width <= 1, got {inner}, {outer}, {width}")
+        raise ValueError(
+            f"inner, outer, width must satisfy 0 < inner - width, inner + width <"
+            f" outer - width, outer + width <= 1, got {inner}, {outer}, {width}"
+        )
     y = np.where(rng.random(n) < 0.5, 1, -1)
     radius = np.where(y == 1, inner, outer) + rng.uniform(-width, width, n)
     angle = rng.uniform(0, 2 * np.pi, n)
     return np.stack([radius * np.cos(angle), radius * np.sin(angle)], axis=1), y
 
 
-def plane_sample(n: int, rng: np.random.Generator, *, angle: float = 0.7,
-                 label_noise: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
+def plane_sample(
+    n: int, rng: np.random.Generator, *, angle: float = 0.7, label_noise: float = 0.1
+) -> tuple[np.ndarray, np.ndarray]:
     """n points uniform in the unit disc, labelled 1 when <w, x> >= 0 for w at ``angle``,
     each label flipped with probability ``label_noise`` (an agnostic halfspace problem with
     Bayes error ``label_noise``).  Labels are in {0, 1} as in 003.
@@ -183,6 +198,5 @@ def zero_one_error(predictions: Any, labels: Any) -> float:
     """The fraction of predictions that differ from the labels."""
     p, y = np.asarray(predictions), np.asarray(labels)
     if p.shape != y.shape:
-        raise ValueError(f"predictions and labels must have one shape, got {p.shape} and "
-                         f"{y.shape}")
+        raise ValueError(f"predictions and labels must have one shape, got {p.shape} and {y.shape}")
     return float(np.mean(p != y))

@@ -104,11 +104,11 @@ def _count(name: str, value: Any, low: int = 1) -> int:
 def _stream(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     xs, ys = np.asarray(x), np.asarray(y)
     if xs.ndim != 2 or xs.shape[0] < 1 or not (np.abs(xs) == 1).all():
-        raise ValueError(f"x must be a (T, d) array with entries in {{-1, 1}}, got shape "
-                         f"{xs.shape}")
+        raise ValueError(
+            f"x must be a (T, d) array with entries in {{-1, 1}}, got shape {xs.shape}"
+        )
     if ys.shape != (xs.shape[0],) or not (np.abs(ys) == 1).all():
-        raise ValueError(f"y must be T = {xs.shape[0]} labels in {{-1, 1}}, got shape "
-                         f"{ys.shape}")
+        raise ValueError(f"y must be T = {xs.shape[0]} labels in {{-1, 1}}, got shape {ys.shape}")
     return xs.astype(np.int64), ys.astype(np.int64)
 
 
@@ -147,8 +147,10 @@ def confident_winnow_update_bound(d: int, eta: float, rho: float, c: float) -> f
         raise ValueError(f"c must be a number in [0, 1), got {c!r}")
     gain = (1 - c) * eta * rho - eta**2 / 2
     if gain <= 0:
-        raise ValueError(f"eta must be in (0, 2 (1 - c) rho) = (0, {2 * (1 - c) * rho:g}) for "
-                         f"the bound to hold, got {eta!r}")
+        raise ValueError(
+            f"eta must be in (0, 2 (1 - c) rho) = (0, {2 * (1 - c) * rho:g}) for "
+            f"the bound to hold, got {eta!r}"
+        )
     return math.log(d) / gain
 
 
@@ -288,8 +290,9 @@ def _theorem_45_eta(epsilon: float, delta: float, m: int, k: float) -> float:
     return epsilon / (8 * math.sqrt(2 * m * k * math.log(4 * k / delta)))
 
 
-def paper_parameters(epsilon: float, delta: float, rho: float, d: int, horizon: int,
-                     beta: float, c: float = 0.5) -> DPWinnowParameters:
+def paper_parameters(
+    epsilon: float, delta: float, rho: float, d: int, horizon: int, beta: float, c: float = 0.5
+) -> DPWinnowParameters:
     """DP-Winnow's parameters as Theorem 4.5 sets them.
 
     m = 2 log(2T/beta) / (c^2 rho^2) (Lemma 4.6, Proof 4.9), K the smallest integer with
@@ -330,13 +333,22 @@ def paper_parameters(epsilon: float, delta: float, rho: float, d: int, horizon: 
     k = hi
     eta = _theorem_45_eta(eps, dlt, m, k)
     eps_hat = eps / (4 * math.sqrt(2 * k * math.log(2 / dlt)))
-    return DPWinnowParameters(t, rho, eps_hat, eta, 8 * math.log(2 * t / b) / eps_hat, m, b,
-                              k, c, "Theorem 4.5")
+    return DPWinnowParameters(
+        t, rho, eps_hat, eta, 8 * math.log(2 * t / b) / eps_hat, m, b, k, c, "Theorem 4.5"
+    )
 
 
-def relaxed_parameters(rho: float, d: int, horizon: int, beta: float, *, eta: float,
-                       epsilon_hat: float, samples: int | None = None,
-                       c: float = 0.5) -> DPWinnowParameters:
+def relaxed_parameters(
+    rho: float,
+    d: int,
+    horizon: int,
+    beta: float,
+    *,
+    eta: float,
+    epsilon_hat: float,
+    samples: int | None = None,
+    c: float = 0.5,
+) -> DPWinnowParameters:
     """A setting usable at practical sizes: the learning rate and the AboveThreshold
     parameter are chosen freely; K is Lemma 4.7's update bound for that eta,
     m Lemma 4.6's sample count (unless given) and L = alpha + 1 with alpha of Lemma 4.3, so
@@ -351,11 +363,15 @@ def relaxed_parameters(rho: float, d: int, horizon: int, beta: float, *, eta: fl
     b = _in_open("beta", beta, 0.0, 1.0)
     c = _in_open("c", c, 0.0, 1.0)
     k = math.ceil(confident_winnow_update_bound(d, eta, rho, c))
-    m = (math.ceil(2 * math.log(2 * t / b) / (c**2 * rho**2)) if samples is None
-         else _count("samples", samples))
+    m = (
+        math.ceil(2 * math.log(2 * t / b) / (c**2 * rho**2))
+        if samples is None
+        else _count("samples", samples)
+    )
     alpha = above_threshold_accuracy(t, b, _positive("epsilon_hat", epsilon_hat))
-    return DPWinnowParameters(t, rho, float(epsilon_hat), float(eta), alpha + 1, m, b,
-                              max(k, 1), c, "relaxed")
+    return DPWinnowParameters(
+        t, rho, float(epsilon_hat), float(eta), alpha + 1, m, b, max(k, 1), c, "relaxed"
+    )
 
 
 def plan(epsilon_hat: Any, eta: Any, samples: Any, switches: Any) -> ev.Event:
@@ -369,10 +385,12 @@ def plan(epsilon_hat: Any, eta: Any, samples: Any, switches: Any) -> ev.Event:
         shows the algorithm's output is a post-processing of it.
     """
     eta = exact(eta, "eta")
-    return ev.Composed([
-        ev.SelfComposed(ev.AboveThreshold(epsilon_hat, 1, relation=_R1), switches),
-        ev.SelfComposed(ev.Exponential(4 * eta, 2, relation=_R1), samples * switches),
-    ])
+    return ev.Composed(
+        [
+            ev.SelfComposed(ev.AboveThreshold(epsilon_hat, 1, relation=_R1), switches),
+            ev.SelfComposed(ev.Exponential(4 * eta, 2, relation=_R1), samples * switches),
+        ]
+    )
 
 
 def parameters_plan(params: DPWinnowParameters) -> ev.Event:
@@ -435,7 +453,8 @@ class DPWinnow:
             raise ValueError(f"params must be DPWinnowParameters, got {params!r}")
         self.params = params
         self.above_threshold = AboveThresholdMechanism(
-            exact(params.epsilon_hat), params.threshold, 1, relation=_R1)
+            exact(params.epsilon_hat), params.threshold, 1, relation=_R1
+        )
         self.sampler = ExponentialMechanism(4 * exact(params.eta), 2, relation=_R1)
         self.name = f"DP-Winnow (d={d}, {params.setting})"
 
@@ -456,13 +475,14 @@ class DPWinnow:
         if xs.shape[1] != self.d:
             raise ValueError(f"x must have d = {self.d} columns, got {xs.shape[1]}")
         if xs.shape[0] > self.params.horizon:
-            raise ValueError(f"the stream must have at most T = {self.params.horizon} rounds, "
-                             f"got {xs.shape[0]}")
+            raise ValueError(
+                f"the stream must have at most T = {self.params.horizon} rounds, got {xs.shape[0]}"
+            )
         return xs, ys
 
     def _play(self, xs: np.ndarray, ys: np.ndarray, rng: np.random.Generator) -> DPWinnowRun:
         p = self.params
-        score = np.zeros(self.d)          # u_j = sum over updates of y_hat x_hat_j
+        score = np.zeros(self.d)  # u_j = sum over updates of y_hat x_hat_j
         w_tilde = np.full(self.d, 1.0 / self.d)
         session = self.above_threshold.start(rng)
         k, cached, since = 0, None, 0
@@ -491,17 +511,20 @@ class DPWinnow:
             if k < p.switches:
                 session = self.above_threshold.start(rng)
         return DPWinnowRun(
-            preds, tuple(rounds),
+            preds,
+            tuple(rounds),
             np.array(released).reshape(len(released), self.d),
             np.array(sampled, dtype=np.int64).reshape(len(sampled), p.samples),
-            int((preds != ys).sum()))
+            int((preds != ys).sum()),
+        )
 
     def __call__(self, dataset: tuple[Any, Any], rng: np.random.Generator) -> tuple[int, ...]:
         """Auditable form: ``dataset = (x, y)``; the output is :meth:`DPWinnowRun.output`."""
         return self.run(dataset[0], dataset[1], rng).output()
 
-    def batch(self, dataset: tuple[Any, Any], n: int, rng: np.random.Generator
-              ) -> list[tuple[int, ...]]:
+    def batch(
+        self, dataset: tuple[Any, Any], n: int, rng: np.random.Generator
+    ) -> list[tuple[int, ...]]:
         """n independent runs on the same stream (validated once), for the auditor: the runs
         of :meth:`_play` advanced together round by round (the same law run by run; the
         randomness is drawn in another order).  The primitives record what ``n`` separate
@@ -532,8 +555,9 @@ class DPWinnow:
             keys, inverse = np.unique(score[fire], axis=0, return_inverse=True)
             for g, key in enumerate(keys):
                 runs = fire[inverse.ravel() == g]
-                draws = np.asarray(self.sampler.select(key, rng, size=runs.size * p.samples)
-                                   ).reshape(runs.size, p.samples)
+                draws = np.asarray(
+                    self.sampler.select(key, rng, size=runs.size * p.samples)
+                ).reshape(runs.size, p.samples)
                 rounds[runs, k[runs]] = t
                 sampled[runs, k[runs]] = draws
                 w_tilde[runs] = (draws[:, :, None] == np.arange(self.d)).sum(axis=1) / p.samples
@@ -545,14 +569,22 @@ class DPWinnow:
         out: list[tuple[int, ...]] = [()] * n
         for switches in np.unique(k):
             runs = np.flatnonzero(k == switches)
-            rows = np.concatenate([rounds[runs, :switches], np.full((runs.size, 1), -1),
-                                   sampled[runs, :switches].reshape(runs.size, -1)], axis=1)
+            rows = np.concatenate(
+                [
+                    rounds[runs, :switches],
+                    np.full((runs.size, 1), -1),
+                    sampled[runs, :switches].reshape(runs.size, -1),
+                ],
+                axis=1,
+            )
             for r, row in zip(runs.tolist(), rows.tolist(), strict=True):
                 out[r] = tuple(row)
         return out
 
-def winnow_neighbouring_pair(d: int) -> tuple[tuple[np.ndarray, np.ndarray],
-                                              tuple[np.ndarray, np.ndarray]]:
+
+def winnow_neighbouring_pair(
+    d: int,
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """A replace-one pair of one-example streams stressing the sampling step.
 
     Both examples are mistakes of the uniform initial hypothesis, so each becomes the update
@@ -567,7 +599,7 @@ def winnow_neighbouring_pair(d: int) -> tuple[tuple[np.ndarray, np.ndarray],
     d = _count("d", d, 4)
     half = d // 2
     yx0 = -np.ones(d, dtype=np.int64)
-    yx0[1:1 + half] = 1
+    yx0[1 : 1 + half] = 1
     yx1 = -np.ones(d, dtype=np.int64)
     yx1[0] = 1
     # label -1 for both: x = -yx, and y <w_uniform, x> = mean(yx) <= 0 makes it a mistake
@@ -589,23 +621,31 @@ def theorem_4_4_plan() -> tuple[ev.Event, dict[str, sympy.Symbol]]:
 def _register() -> Claim:
     the_plan, s = theorem_4_4_plan()
     eps, dlt = s["epsilon"], s["delta"]
-    return register_claim(Claim(
-        key="004/theorem-4.4",
-        document="004 Bun, Fang: Privately Learning Decision Lists and a DP Winnow",
-        theorem="Theorem 4.4",
-        statement="with eps_hat = eps/(4 sqrt(2K log(2/delta))) and eta = eps/(8 sqrt(2mK "
-                  "log(2/delta))), DP-Winnow is (eps, delta)-DP for all eps, delta in (0, 1)",
-        plan=the_plan,
-        epsilon=eps,
-        delta=dlt,
-        domain=Domain({"epsilon": "(0, 1)", "delta": "(0, 1)", "m": "[1, oo)",
-                       "K": "[1, oo)"}, integers=["m", "K"]),
-        note="plan: K AboveThreshold(eps_hat) and m K exponential mechanisms; each sample is "
-             "declared (4 eta)-DP, correcting Appendix C's (2 eta) (the score moves by 2 per "
-             "coordinate, in both directions, under replace-one); replace-one neighbours",
-        steps=(Step("Appendix C, final inequality: eps/2 + eps^2/(16 log(2/delta)) < eps",
-                    eps / 2 + eps**2 / (16 * sympy.log(2 / dlt)) < eps),),
-    ))
+    return register_claim(
+        Claim(
+            key="004/theorem-4.4",
+            document="004 Bun, Fang: Privately Learning Decision Lists and a DP Winnow",
+            theorem="Theorem 4.4",
+            statement="with eps_hat = eps/(4 sqrt(2K log(2/delta))) and eta = eps/(8 sqrt(2mK "
+            "log(2/delta))), DP-Winnow is (eps, delta)-DP for all eps, delta in (0, 1)",
+            plan=the_plan,
+            epsilon=eps,
+            delta=dlt,
+            domain=Domain(
+                {"epsilon": "(0, 1)", "delta": "(0, 1)", "m": "[1, oo)", "K": "[1, oo)"},
+                integers=["m", "K"],
+            ),
+            note="plan: K AboveThreshold(eps_hat) and m K exponential mechanisms; each sample is "
+            "declared (4 eta)-DP, correcting Appendix C's (2 eta) (the score moves by 2 per "
+            "coordinate, in both directions, under replace-one); replace-one neighbours",
+            steps=(
+                Step(
+                    "Appendix C, final inequality: eps/2 + eps^2/(16 log(2/delta)) < eps",
+                    eps / 2 + eps**2 / (16 * sympy.log(2 / dlt)) < eps,
+                ),
+            ),
+        )
+    )
 
 
 THEOREM_4_4_CLAIM = _register()

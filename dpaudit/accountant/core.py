@@ -98,8 +98,7 @@ class Guarantee:
     @property
     def symbolic(self) -> bool:
         """True when the guarantee depends on symbols."""
-        return bool(as_expr(self.epsilon).free_symbols
-                    or as_expr(self.delta).free_symbols)
+        return bool(as_expr(self.epsilon).free_symbols or as_expr(self.delta).free_symbols)
 
     @property
     def epsilon_upper(self) -> float | None:
@@ -161,8 +160,10 @@ class Guarantee:
     def __str__(self) -> str:
         if self.symbolic:
             return f"{self.event} is ({self.epsilon}, {self.delta})-DP"
-        return (f"{self.event} is ({_render_float(self.epsilon_upper)}, "
-                f"{_render_float(self.delta_upper)})-DP")
+        return (
+            f"{self.event} is ({_render_float(self.epsilon_upper)}, "
+            f"{_render_float(self.delta_upper)})-DP"
+        )
 
 
 def _safe_up(expr: sympy.Expr) -> float | str:
@@ -239,8 +240,9 @@ class Accountant:
         """Raise :class:`UnsupportedEventError` if any sub-event has no rule."""
         for node in _nodes(event):
             if type(node) not in RULES:
-                raise UnsupportedEventError(node, event, "no rule is registered for "
-                                            f"{node.kind} events")
+                raise UnsupportedEventError(
+                    node, event, f"no rule is registered for {node.kind} events"
+                )
 
     @_serialized
     def statements(self, event: Event, delta: Any = None) -> list[Statement]:
@@ -289,9 +291,9 @@ class Accountant:
             if target is None or target == 0:
                 raise ValueError(
                     f"{event} has no pure-DP guarantee and no fixed (epsilon, delta) one; "
-                    f"give a delta in (0, 1){why}")
-            raise ValueError(f"no result proves a guarantee for {event} at delta = "
-                             f"{target}{why}")
+                    f"give a delta in (0, 1){why}"
+                )
+            raise ValueError(f"no result proves a guarantee for {event} at delta = {target}{why}")
         g = _choose(event, candidates, target)
         used = [g.derivation] if not g.symbolic else [c.step for c in candidates]
         side = tuple(c for c in domains.unverified(used) if c not in own)
@@ -304,14 +306,21 @@ class Accountant:
             raise ValueError(f"{g.event} is symbolic; use guarantee() for the expression")
         return g.epsilon_upper
 
-    def _evaluate(self, event: Event, budget: sympy.Expr | None, whole: Event,
-                  memo: dict[tuple[Event, Any], list[Statement]]) -> list[Statement]:
+    def _evaluate(
+        self,
+        event: Event,
+        budget: sympy.Expr | None,
+        whole: Event,
+        memo: dict[tuple[Event, Any], list[Statement]],
+    ) -> list[Statement]:
         key = (event, budget)
         if key in memo:
             return memo[key]
         budgets = _child_budgets(event, budget)
-        children = [self._evaluate(child, b, whole, memo)
-                    for child, b in zip(event.children(), budgets, strict=True)]
+        children = [
+            self._evaluate(child, b, whole, memo)
+            for child, b in zip(event.children(), budgets, strict=True)
+        ]
         found: list[Statement] = []
         for rule in RULES.get(type(event), []):
             found.extend(rule(event, children, budget))
@@ -319,8 +328,11 @@ class Accountant:
         kept = _keep_best(found)
         if not kept:
             why = "".join(f"; {r}" for r in domains.rejected_at(event))
-            raise UnsupportedEventError(event, whole, "the registered results prove nothing "
-                                        f"for it from its parts' guarantees{why}")
+            raise UnsupportedEventError(
+                event,
+                whole,
+                f"the registered results prove nothing for it from its parts' guarantees{why}",
+            )
         memo[key] = kept
         return kept
 
@@ -358,9 +370,17 @@ def _with_pure_to_zcdp(event: Event, found: list[Statement]) -> list[Statement]:
     if checks is None:
         return found
     rho = zcdp.pure_to_zcdp(p.epsilon)
-    derived = Concentrated(Step(zcdp.PURE_TO_ZCDP, event, f"({show(rho)})-zCDP",
-                                f"rho = eps^2/2 = {show(rho)}", (p.step,), checks=checks),
-                           rho=rho)
+    derived = Concentrated(
+        Step(
+            zcdp.PURE_TO_ZCDP,
+            event,
+            f"({show(rho)})-zCDP",
+            f"rho = eps^2/2 = {show(rho)}",
+            (p.step,),
+            checks=checks,
+        ),
+        rho=rho,
+    )
     return [*found, derived]
 
 
@@ -386,11 +406,20 @@ def _keep_best(found: list[Statement]) -> list[Statement]:
     front: list[Statement] = []
     for s in approx:
         dominated = any(
-            compare(o.epsilon, s.epsilon) in (-1, 0) and compare(o.delta, s.delta) in (-1, 0)
-            and o is not s for o in front)
+            compare(o.epsilon, s.epsilon) in (-1, 0)
+            and compare(o.delta, s.delta) in (-1, 0)
+            and o is not s
+            for o in front
+        )
         if not dominated:
-            front = [o for o in front if not (
-                compare(s.epsilon, o.epsilon) in (-1, 0) and compare(s.delta, o.delta) in (-1, 0))]
+            front = [
+                o
+                for o in front
+                if not (
+                    compare(s.epsilon, o.epsilon) in (-1, 0)
+                    and compare(s.delta, o.delta) in (-1, 0)
+                )
+            ]
             front.append(s)
     ordered = [best.pop("pure")] if "pure" in best else []
     ordered += front[:MAX_APPROX_PER_NODE]
@@ -422,14 +451,19 @@ def _choose(event: Event, candidates: list[Candidate], target: sympy.Expr | None
         derivation = chosen.step
     else:
         alternatives = tuple(
-            Alternative(c.label, c.epsilon, c is chosen or not numeric) for c in candidates)
+            Alternative(c.label, c.epsilon, c is chosen or not numeric) for c in candidates
+        )
         derivation = Step(
-            TIGHTEST, event, f"({show(epsilon)}, {show(delta)})-DP",
+            TIGHTEST,
+            event,
+            f"({show(epsilon)}, {show(delta)})-DP",
             "eps = min(" + ", ".join(f"{a.label} {show(a.epsilon)}" for a in alternatives) + ")",
             (chosen.step,) if numeric else tuple(c.step for c in candidates),
-            alternatives)
-    return Guarantee(event, epsilon, delta, derivation, tuple(candidates), lower,
-                     event.constraints())
+            alternatives,
+        )
+    return Guarantee(
+        event, epsilon, delta, derivation, tuple(candidates), lower, event.constraints()
+    )
 
 
 def _upper(expr: sympy.Expr) -> float:
@@ -444,8 +478,9 @@ def substitute(event: Event, values: Mapping[Any, Any]) -> Event:
     re-validated."""
     from dpaudit.numeric import exact
 
-    mapping = {sympy.Symbol(k) if isinstance(k, str) else k: exact(v, str(k))
-               for k, v in values.items()}
+    mapping = {
+        sympy.Symbol(k) if isinstance(k, str) else k: exact(v, str(k)) for k, v in values.items()
+    }
     changes: dict[str, Any] = {}
     for field in dataclasses.fields(event):
         value = getattr(event, field.name)
@@ -455,7 +490,8 @@ def substitute(event: Event, values: Mapping[Any, Any]) -> Event:
             changes[field.name] = tuple(substitute(v, values) for v in value)
         elif isinstance(value, sympy.Basic):
             # match symbols by name, so Symbol('b') and Symbol('b', positive=True) agree
-            by_name = {s: mapping[k] for s in value.free_symbols for k in mapping
-                       if s.name == k.name}
+            by_name = {
+                s: mapping[k] for s in value.free_symbols for k in mapping if s.name == k.name
+            }
             changes[field.name] = value.xreplace(by_name)
     return dataclasses.replace(event, **changes)

@@ -37,9 +37,11 @@ from dpaudit.theorems.base import Check, Theorem
 __all__ = ["Rejection", "admit", "context", "rejected_at", "unverified"]
 
 _KNOWN: contextvars.ContextVar[tuple[sympy.Basic, ...]] = contextvars.ContextVar(
-    "dpaudit_known_conditions", default=())
+    "dpaudit_known_conditions", default=()
+)
 _LOG: contextvars.ContextVar[list[Rejection] | None] = contextvars.ContextVar(
-    "dpaudit_rejections", default=None)
+    "dpaudit_rejections", default=None
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,14 +56,16 @@ class Rejection:
     def reason(self) -> str:
         return "; ".join(
             f"assumption {c.condition} {'fails' if c.status == 'refuted' else 'not verified'}"
-            f" ({c.how})" for c in self.checks if c.status != "verified")
+            f" ({c.how})"
+            for c in self.checks
+            if c.status != "verified"
+        )
 
     def __str__(self) -> str:
         return f"{self.theorem.name} not applicable to {self.event}: {self.reason}"
 
 
-def admit(theorem: Theorem, event: Event,
-          params: Mapping[str, Any]) -> tuple[Check, ...] | None:
+def admit(theorem: Theorem, event: Event, params: Mapping[str, Any]) -> tuple[Check, ...] | None:
     """The checks of ``theorem``'s domain at ``params``, or None when it must not be applied.
 
     Args:
@@ -75,8 +79,7 @@ def admit(theorem: Theorem, event: Event,
         for the derivation.
     """
     checks = theorem.check(params, _KNOWN.get())
-    bad = [c for c in checks
-           if c.status == "refuted" or (c.status == "unverified" and c.numeric)]
+    bad = [c for c in checks if c.status == "refuted" or (c.status == "unverified" and c.numeric)]
     if bad:
         log = _LOG.get()
         if log is not None:

@@ -48,11 +48,15 @@ def _headline(g: Derived) -> str:
     if g.symbolic:
         line = f"{g.event}\n  is ({g.epsilon}, {g.delta})-DP  [upper bound]"
     else:
-        line = (f"{g.event}\n  is ({g.epsilon_upper:.10g}, {g.delta_upper:.3g})-DP  "
-                f"[epsilon: upper bound, rounded up; exact value {show(g.epsilon)}]")
+        line = (
+            f"{g.event}\n  is ({g.epsilon_upper:.10g}, {g.delta_upper:.3g})-DP  "
+            f"[epsilon: upper bound, rounded up; exact value {show(g.epsilon)}]"
+        )
     if g.epsilon_lower_float is not None:
-        line += (f"\n  certified lower bound on the true epsilon at this delta: "
-                 f"{g.epsilon_lower_float:.10g} (rounded down)")
+        line += (
+            f"\n  certified lower bound on the true epsilon at this delta: "
+            f"{g.epsilon_lower_float:.10g} (rounded down)"
+        )
     if g.assumptions:
         line += "\n  assuming " + ", ".join(str(a) for a in g.assumptions)
     return line
@@ -75,10 +79,14 @@ def _chains(checks: tuple[Check, ...]) -> list[tuple[Any, Check]]:
         if out:
             shown, prev = out[-1]
             cond, last = c.condition, prev.condition
-            if (isinstance(shown, sympy.core.relational.Relational)
-                    and last.rel_op in ("<", "<=") and cond.rel_op in ("<", "<=")
-                    and last.rhs == cond.lhs and last.rhs.is_Symbol
-                    and (prev.status, prev.how) == (c.status, c.how)):
+            if (
+                isinstance(shown, sympy.core.relational.Relational)
+                and last.rel_op in ("<", "<=")
+                and cond.rel_op in ("<", "<=")
+                and last.rhs == cond.lhs
+                and last.rhs.is_Symbol
+                and (prev.status, prev.how) == (c.status, c.how)
+            ):
                 out[-1] = ((last.lhs, last.rel_op, last.rhs, cond.rel_op, cond.rhs), c)
                 continue
         out.append((c.condition, c))
@@ -90,8 +98,7 @@ def _condition_text(shown: Any, latex: bool = False) -> str:
         a, op1, x, op2, b = shown
         if latex:
             ops = {"<": "<", "<=": r"\le"}
-            return (f"{sympy.latex(a)} {ops[op1]} {sympy.latex(x)} {ops[op2]} "
-                    f"{sympy.latex(b)}")
+            return f"{sympy.latex(a)} {ops[op1]} {sympy.latex(x)} {ops[op2]} {sympy.latex(b)}"
         return f"{a} {op1} {x} {op2} {b}"
     return sympy.latex(shown) if latex else str(shown)
 
@@ -103,8 +110,9 @@ def assumption_lines(step: Step, latex: bool = False) -> list[str]:
         if not domain:
             return []
         listed = ", ".join(_condition_text(c, latex) for c in domain)
-        return [f"assumptions: {'$' + listed + '$' if latex else listed} "
-                "(not checked by this rule)"]
+        return [
+            f"assumptions: {'$' + listed + '$' if latex else listed} (not checked by this rule)"
+        ]
     verified, open_ = [], []
     for shown, c in _chains(step.checks):
         text = _condition_text(shown, latex)
@@ -112,8 +120,10 @@ def assumption_lines(step: Step, latex: bool = False) -> list[str]:
         if c.status == "verified":
             verified.append(f"{text} ({c.how})")
         else:
-            open_.append(f"assumption {text} not verified: the bound is conditional on it "
-                         "(listed in the guarantee's assumptions)")
+            open_.append(
+                f"assumption {text} not verified: the bound is conditional on it "
+                "(listed in the guarantee's assumptions)"
+            )
     lines = ["assumptions: " + "; ".join(verified)] if verified else []
     return lines + open_
 
@@ -127,8 +137,10 @@ def _text_step(step: Step, prefix: str, last: bool, lines: list[str], top: bool 
         lines.append(f"{inner}   {step.formula}")
     lines.extend(f"{inner}   {line}" for line in assumption_lines(step))
     if step.alternatives:
-        parts = [f"{a.label} {show(a.epsilon)}{' <- chosen' if a.chosen else ''}"
-                 for a in step.alternatives]
+        parts = [
+            f"{a.label} {show(a.epsilon)}{' <- chosen' if a.chosen else ''}"
+            for a in step.alternatives
+        ]
         lines.append(f"{inner}   candidates compared: " + "; ".join(parts))
     if step.note:
         lines.append(f"{inner}   note: {step.note}")
@@ -137,8 +149,16 @@ def _text_step(step: Step, prefix: str, last: bool, lines: list[str], top: bool 
 
 
 def _tex(text: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("_", r"\_"), ("%", r"\%"), ("&", r"\&"),
-                 ("#", r"\#"), ("^", r"\^{}"), ("{", r"\{"), ("}", r"\}")):
+    for a, b in (
+        ("\\", r"\textbackslash{}"),
+        ("_", r"\_"),
+        ("%", r"\%"),
+        ("&", r"\&"),
+        ("#", r"\#"),
+        ("^", r"\^{}"),
+        ("{", r"\{"),
+        ("}", r"\}"),
+    ):
         text = text.replace(a, b)
     return text
 
@@ -146,9 +166,11 @@ def _tex(text: str) -> str:
 def render_latex(g: Derived) -> str:
     """The derivation as nested ``itemize`` lists, each step with its theorem's formula."""
     eps = sympy.latex(g.epsilon)
-    out = [r"\begin{itemize}",
-           rf"\item \texttt{{{_tex(str(g.event))}}} is $({eps}, {sympy.latex(g.delta)})$-DP"
-           r" (upper bound)"]
+    out = [
+        r"\begin{itemize}",
+        rf"\item \texttt{{{_tex(str(g.event))}}} is $({eps}, {sympy.latex(g.delta)})$-DP"
+        r" (upper bound)",
+    ]
     _latex_step(g.derivation, out)
     if g.rejected:
         out.append(r"\item not applicable (domain conditions fail at these parameters):")
@@ -162,8 +184,10 @@ def render_latex(g: Derived) -> str:
 def _latex_step(step: Step, out: list[str]) -> None:
     out.append(r"\begin{itemize}")
     formula = f" ${step.theorem.latex}$" if step.theorem.latex else ""
-    out.append(rf"\item \texttt{{{_tex(str(step.event))}}}: {_tex(step.conclusion)} by "
-               rf"{_tex(step.theorem.name)} ({_tex(step.theorem.citation)}).{formula}")
+    out.append(
+        rf"\item \texttt{{{_tex(str(step.event))}}}: {_tex(step.conclusion)} by "
+        rf"{_tex(step.theorem.name)} ({_tex(step.theorem.citation)}).{formula}"
+    )
     if step.formula:
         out.append(rf"\\ \texttt{{{_tex(step.formula)}}}")
     for line in assumption_lines(step, latex=True):
@@ -171,7 +195,6 @@ def _latex_step(step: Step, out: list[str]) -> None:
     for p in step.premises:
         _latex_step(p, out)
     out.append(r"\end{itemize}")
-
 
 
 def tex_mixed(line: str) -> str:

@@ -58,8 +58,7 @@ def of_currency(statements: Sequence[Statement], cls: type[Statement]) -> list[S
     return [s for s in statements if isinstance(s, cls)]
 
 
-def best_candidate(statements: Sequence[Statement],
-                   delta: sympy.Expr | None) -> Candidate | None:
+def best_candidate(statements: Sequence[Statement], delta: sympy.Expr | None) -> Candidate | None:
     """The candidate with the smallest epsilon among those with delta <= ``delta``
     (numerically decided; the first one when undecidable)."""
     best: Candidate | None = None
@@ -82,8 +81,17 @@ def _either(a: Candidate, b: Candidate) -> Candidate:
     verifier decides which one is smaller where."""
     eps, dlt = sympy.Min(a.epsilon, b.epsilon), sympy.Max(a.delta, b.delta)
     premises = (a.step.premises if a.step.theorem is TIGHTEST else (a.step,)) + (b.step,)
-    return Candidate(eps, dlt, Step(TIGHTEST, a.step.event, f"({show(eps)}, {show(dlt)})-DP",
-                                    "eps = min of the candidates", premises))
+    return Candidate(
+        eps,
+        dlt,
+        Step(
+            TIGHTEST,
+            a.step.event,
+            f"({show(eps)}, {show(dlt)})-DP",
+            "eps = min of the candidates",
+            premises,
+        ),
+    )
 
 
 # ----------------------------------------------------------------------------------------
@@ -91,8 +99,9 @@ def _either(a: Candidate, b: Candidate) -> Candidate:
 # ----------------------------------------------------------------------------------------
 
 
-def _pure_leaf(event: Event, theorem: prim.Theorem, epsilon: sympy.Expr,
-               formula: str, params: dict[str, Any]) -> list[Statement]:
+def _pure_leaf(
+    event: Event, theorem: prim.Theorem, epsilon: sympy.Expr, formula: str, params: dict[str, Any]
+) -> list[Statement]:
     checks = admit(theorem, event, params)
     if checks is None:
         return []
@@ -103,100 +112,169 @@ def _pure_leaf(event: Event, theorem: prim.Theorem, epsilon: sympy.Expr,
 @register_rule(ev.Laplace)
 def _laplace(event: ev.Laplace, children: Children, budget: sympy.Expr | None) -> list[Statement]:
     eps = prim.laplace_epsilon(event.scale, event.sensitivity)
-    return _pure_leaf(event, prim.LAPLACE, eps,
-                      f"eps = Delta/b = {show(event.sensitivity)}/{show(event.scale)}",
-                      {"b": event.scale, "Delta": event.sensitivity})
+    return _pure_leaf(
+        event,
+        prim.LAPLACE,
+        eps,
+        f"eps = Delta/b = {show(event.sensitivity)}/{show(event.scale)}",
+        {"b": event.scale, "Delta": event.sensitivity},
+    )
 
 
 @register_rule(ev.DiscreteLaplace)
-def _discrete_laplace(event: ev.DiscreteLaplace, children: Children,
-                      budget: sympy.Expr | None) -> list[Statement]:
+def _discrete_laplace(
+    event: ev.DiscreteLaplace, children: Children, budget: sympy.Expr | None
+) -> list[Statement]:
     eps = prim.laplace_epsilon(event.scale, event.sensitivity)
-    return _pure_leaf(event, prim.DISCRETE_LAPLACE, eps,
-                      f"eps = Delta/t = {show(event.sensitivity)}/{show(event.scale)}",
-                      {"b": event.scale, "Delta": event.sensitivity})
+    return _pure_leaf(
+        event,
+        prim.DISCRETE_LAPLACE,
+        eps,
+        f"eps = Delta/t = {show(event.sensitivity)}/{show(event.scale)}",
+        {"b": event.scale, "Delta": event.sensitivity},
+    )
 
 
 @register_rule(ev.Gaussian)
-def _gaussian(event: ev.Gaussian, children: Children,
-              budget: sympy.Expr | None) -> list[Statement]:
+def _gaussian(event: ev.Gaussian, children: Children, budget: sympy.Expr | None) -> list[Statement]:
     params = {"sigma": event.sigma, "Delta": event.sensitivity}
     out: list[Statement] = []
     checks = admit(prim.GAUSSIAN_GDP, event, params)
     if checks is not None:
         mu = prim.gaussian_mu(event.sigma, event.sensitivity)
-        out.append(GaussianDP(Step(prim.GAUSSIAN_GDP, event, f"({show(mu)})-GDP",
-                                   f"mu = Delta/sigma = {show(mu)}", checks=checks),
-                              mu=mu, exact_profile=True))
+        out.append(
+            GaussianDP(
+                Step(
+                    prim.GAUSSIAN_GDP,
+                    event,
+                    f"({show(mu)})-GDP",
+                    f"mu = Delta/sigma = {show(mu)}",
+                    checks=checks,
+                ),
+                mu=mu,
+                exact_profile=True,
+            )
+        )
     checks = admit(prim.GAUSSIAN_ZCDP, event, params)
     if checks is not None:
         rho = prim.gaussian_rho(event.sigma, event.sensitivity)
-        out.append(Concentrated(Step(prim.GAUSSIAN_ZCDP, event, f"({show(rho)})-zCDP",
-                                     f"rho = Delta^2/(2 sigma^2) = {show(rho)}",
-                                     checks=checks), rho=rho))
+        out.append(
+            Concentrated(
+                Step(
+                    prim.GAUSSIAN_ZCDP,
+                    event,
+                    f"({show(rho)})-zCDP",
+                    f"rho = Delta^2/(2 sigma^2) = {show(rho)}",
+                    checks=checks,
+                ),
+                rho=rho,
+            )
+        )
     return out
 
 
 @register_rule(ev.DiscreteGaussian)
-def _discrete_gaussian(event: ev.DiscreteGaussian, children: Children,
-                       budget: sympy.Expr | None) -> list[Statement]:
-    checks = admit(prim.DISCRETE_GAUSSIAN_ZCDP, event,
-                   {"sigma": event.sigma, "Delta": event.sensitivity})
+def _discrete_gaussian(
+    event: ev.DiscreteGaussian, children: Children, budget: sympy.Expr | None
+) -> list[Statement]:
+    checks = admit(
+        prim.DISCRETE_GAUSSIAN_ZCDP, event, {"sigma": event.sigma, "Delta": event.sensitivity}
+    )
     if checks is None:
         return []
     rho = prim.gaussian_rho(event.sigma, event.sensitivity)
-    return [Concentrated(Step(prim.DISCRETE_GAUSSIAN_ZCDP, event, f"({show(rho)})-zCDP",
-                              f"rho = Delta^2/(2 sigma^2) = {show(rho)}", checks=checks),
-                         rho=rho)]
+    return [
+        Concentrated(
+            Step(
+                prim.DISCRETE_GAUSSIAN_ZCDP,
+                event,
+                f"({show(rho)})-zCDP",
+                f"rho = Delta^2/(2 sigma^2) = {show(rho)}",
+                checks=checks,
+            ),
+            rho=rho,
+        )
+    ]
 
 
 @register_rule(ev.Exponential)
-def _exponential(event: ev.Exponential, children: Children,
-                 budget: sympy.Expr | None) -> list[Statement]:
-    return _pure_leaf(event, prim.EXPONENTIAL, event.epsilon, f"eps = {show(event.epsilon)}",
-                      {"epsilon": event.epsilon, "Delta": event.sensitivity})
+def _exponential(
+    event: ev.Exponential, children: Children, budget: sympy.Expr | None
+) -> list[Statement]:
+    return _pure_leaf(
+        event,
+        prim.EXPONENTIAL,
+        event.epsilon,
+        f"eps = {show(event.epsilon)}",
+        {"epsilon": event.epsilon, "Delta": event.sensitivity},
+    )
 
 
 @register_rule(ev.RandomizedResponse)
-def _randomized_response(event: ev.RandomizedResponse, children: Children,
-                         budget: sympy.Expr | None) -> list[Statement]:
-    return _pure_leaf(event, prim.RANDOMIZED_RESPONSE, event.epsilon,
-                      f"eps = {show(event.epsilon)}",
-                      {"epsilon": event.epsilon, "k": event.categories})
+def _randomized_response(
+    event: ev.RandomizedResponse, children: Children, budget: sympy.Expr | None
+) -> list[Statement]:
+    return _pure_leaf(
+        event,
+        prim.RANDOMIZED_RESPONSE,
+        event.epsilon,
+        f"eps = {show(event.epsilon)}",
+        {"epsilon": event.epsilon, "k": event.categories},
+    )
 
 
 @register_rule(ev.ReportNoisyMax)
-def _report_noisy_max(event: ev.ReportNoisyMax, children: Children,
-                      budget: sympy.Expr | None) -> list[Statement]:
-    return _pure_leaf(event, prim.REPORT_NOISY_MAX, event.epsilon,
-                      f"eps = {show(event.epsilon)} ({event.noise} noise)",
-                      {"epsilon": event.epsilon, "Delta": event.sensitivity})
+def _report_noisy_max(
+    event: ev.ReportNoisyMax, children: Children, budget: sympy.Expr | None
+) -> list[Statement]:
+    return _pure_leaf(
+        event,
+        prim.REPORT_NOISY_MAX,
+        event.epsilon,
+        f"eps = {show(event.epsilon)} ({event.noise} noise)",
+        {"epsilon": event.epsilon, "Delta": event.sensitivity},
+    )
 
 
 @register_rule(ev.AboveThreshold)
-def _above_threshold(event: ev.AboveThreshold, children: Children,
-                     budget: sympy.Expr | None) -> list[Statement]:
+def _above_threshold(
+    event: ev.AboveThreshold, children: Children, budget: sympy.Expr | None
+) -> list[Statement]:
     eps1 = event.threshold_share * event.epsilon
-    return _pure_leaf(event, prim.ABOVE_THRESHOLD, event.epsilon,
-                      f"eps = eps1 + eps2 = {show(eps1)} + {show(event.epsilon - eps1)}",
-                      {"epsilon": event.epsilon, "Delta": event.sensitivity,
-                       "c": event.cutoff})
+    return _pure_leaf(
+        event,
+        prim.ABOVE_THRESHOLD,
+        event.epsilon,
+        f"eps = eps1 + eps2 = {show(eps1)} + {show(event.epsilon - eps1)}",
+        {"epsilon": event.epsilon, "Delta": event.sensitivity, "c": event.cutoff},
+    )
 
 
 @register_rule(ev.PureDP)
 def _pure_dp(event: ev.PureDP, children: Children, budget: sympy.Expr | None) -> list[Statement]:
-    return _pure_leaf(event, prim.DECLARED, event.epsilon, f"eps = {show(event.epsilon)}",
-                      {"epsilon": event.epsilon, "delta": 0})
+    return _pure_leaf(
+        event,
+        prim.DECLARED,
+        event.epsilon,
+        f"eps = {show(event.epsilon)}",
+        {"epsilon": event.epsilon, "delta": 0},
+    )
 
 
 @register_rule(ev.ApproxDP)
-def _approx_dp(event: ev.ApproxDP, children: Children,
-               budget: sympy.Expr | None) -> list[Statement]:
+def _approx_dp(
+    event: ev.ApproxDP, children: Children, budget: sympy.Expr | None
+) -> list[Statement]:
     checks = admit(prim.DECLARED, event, {"epsilon": event.epsilon, "delta": event.delta})
     if checks is None:
         return []
-    step = Step(prim.DECLARED, event, f"({show(event.epsilon)}, {show(event.delta)})-DP",
-                f"eps = {show(event.epsilon)}, delta = {show(event.delta)}", checks=checks)
+    step = Step(
+        prim.DECLARED,
+        event,
+        f"({show(event.epsilon)}, {show(event.delta)})-DP",
+        f"eps = {show(event.epsilon)}, delta = {show(event.delta)}",
+        checks=checks,
+    )
     if event.delta == 0:
         return [Pure(step, epsilon=event.epsilon)]
     return [Approx(step, epsilon=event.epsilon, delta=event.delta)]
@@ -207,8 +285,9 @@ def _zcdp(event: ev.ZCDP, children: Children, budget: sympy.Expr | None) -> list
     checks = admit(prim.DECLARED, event, {"rho": event.rho})
     if checks is None:
         return []
-    step = Step(prim.DECLARED, event, f"({show(event.rho)})-zCDP", f"rho = {show(event.rho)}",
-                checks=checks)
+    step = Step(
+        prim.DECLARED, event, f"({show(event.rho)})-zCDP", f"rho = {show(event.rho)}", checks=checks
+    )
     return [Concentrated(step, rho=event.rho)]
 
 
@@ -228,8 +307,9 @@ def _all_have(children: Children, cls: type[Statement]) -> list[Statement] | Non
     return chosen
 
 
-def _approx_inputs(children: Children, budgets: Sequence[sympy.Expr | None]
-                   ) -> list[Candidate] | None:
+def _approx_inputs(
+    children: Children, budgets: Sequence[sympy.Expr | None]
+) -> list[Candidate] | None:
     """Each child's best (eps, delta) candidate within its delta budget, or None."""
     chosen = []
     for statements, budget in zip(children, budgets, strict=True):
@@ -247,50 +327,88 @@ def _budgets(count: int, budget: sympy.Expr | None) -> list[sympy.Expr | None]:
 
 
 @register_rule(ev.Composed)
-def _composed(event: ev.Composed, children: Children,
-              budget: sympy.Expr | None) -> list[Statement]:
+def _composed(event: ev.Composed, children: Children, budget: sympy.Expr | None) -> list[Statement]:
     out: list[Statement] = []
     count = {"k": len(children)}
     basic = admit(comp.BASIC_COMPOSITION, event, count)
     pures = _all_have(children, Pure)
     if basic is not None and pures is not None:
         eps, _ = comp.basic_composition([p.epsilon for p in pures])
-        out.append(Pure(Step(comp.BASIC_COMPOSITION, event, f"({show(eps)})-DP",
-                             f"eps = sum eps_i = {show(eps)}", tuple(p.step for p in pures),
-                             checks=basic), epsilon=eps, exact_profile=False))
+        out.append(
+            Pure(
+                Step(
+                    comp.BASIC_COMPOSITION,
+                    event,
+                    f"({show(eps)})-DP",
+                    f"eps = sum eps_i = {show(eps)}",
+                    tuple(p.step for p in pures),
+                    checks=basic,
+                ),
+                epsilon=eps,
+                exact_profile=False,
+            )
+        )
     elif basic is not None:
         cands = _approx_inputs(children, _budgets(len(children), budget))
         if cands is not None:
-            eps, dlt = comp.basic_composition([c.epsilon for c in cands],
-                                              [c.delta for c in cands])
-            out.append(Approx(Step(comp.BASIC_COMPOSITION, event,
-                                   f"({show(eps)}, {show(dlt)})-DP",
-                                   f"eps = sum eps_i = {show(eps)}, delta = sum delta_i = "
-                                   f"{show(dlt)}", tuple(c.step for c in cands),
-                                   note="delta budget split evenly among the parts",
-                                   checks=basic),
-                              epsilon=eps, delta=dlt))
+            eps, dlt = comp.basic_composition([c.epsilon for c in cands], [c.delta for c in cands])
+            out.append(
+                Approx(
+                    Step(
+                        comp.BASIC_COMPOSITION,
+                        event,
+                        f"({show(eps)}, {show(dlt)})-DP",
+                        f"eps = sum eps_i = {show(eps)}, delta = sum delta_i = {show(dlt)}",
+                        tuple(c.step for c in cands),
+                        note="delta budget split evenly among the parts",
+                        checks=basic,
+                    ),
+                    epsilon=eps,
+                    delta=dlt,
+                )
+            )
     concs = _all_have(children, Concentrated)
     checks = admit(zcdp.ZCDP_COMPOSITION, event, count) if concs is not None else None
     if concs is not None and checks is not None:
         rho = zcdp.zcdp_composition([c.rho for c in concs])
-        out.append(Concentrated(Step(zcdp.ZCDP_COMPOSITION, event, f"({show(rho)})-zCDP",
-                                     f"rho = sum rho_i = {show(rho)}",
-                                     tuple(c.step for c in concs), checks=checks), rho=rho))
+        out.append(
+            Concentrated(
+                Step(
+                    zcdp.ZCDP_COMPOSITION,
+                    event,
+                    f"({show(rho)})-zCDP",
+                    f"rho = sum rho_i = {show(rho)}",
+                    tuple(c.step for c in concs),
+                    checks=checks,
+                ),
+                rho=rho,
+            )
+        )
     gdps = _all_have(children, GaussianDP)
     checks = admit(comp.GDP_COMPOSITION, event, count) if gdps is not None else None
     if gdps is not None and checks is not None:
         mu = comp.gdp_composition([g.mu for g in gdps])
-        out.append(GaussianDP(Step(comp.GDP_COMPOSITION, event, f"({show(mu)})-GDP",
-                                   f"mu = sqrt(sum mu_i^2) = {show(mu)}",
-                                   tuple(g.step for g in gdps), checks=checks), mu=mu,
-                              exact_profile=all(g.exact_profile for g in gdps)))
+        out.append(
+            GaussianDP(
+                Step(
+                    comp.GDP_COMPOSITION,
+                    event,
+                    f"({show(mu)})-GDP",
+                    f"mu = sqrt(sum mu_i^2) = {show(mu)}",
+                    tuple(g.step for g in gdps),
+                    checks=checks,
+                ),
+                mu=mu,
+                exact_profile=all(g.exact_profile for g in gdps),
+            )
+        )
     return out
 
 
 @register_rule(ev.SelfComposed)
-def _self_composed(event: ev.SelfComposed, children: Children,
-                   budget: sympy.Expr | None) -> list[Statement]:
+def _self_composed(
+    event: ev.SelfComposed, children: Children, budget: sympy.Expr | None
+) -> list[Statement]:
     (inner,) = children
     k = event.count
     out: list[Statement] = []
@@ -299,80 +417,154 @@ def _self_composed(event: ev.SelfComposed, children: Children,
     if basic is not None and pures:
         p = pures[0]
         eps, _ = comp.self_composition(p.epsilon, sympy.Integer(0), k)
-        out.append(Pure(Step(comp.BASIC_COMPOSITION, event, f"({show(eps)})-DP",
-                             f"eps = k eps_0 = {show(k)} x {show(p.epsilon)} = {show(eps)}",
-                             (p.step,), checks=basic), epsilon=eps))
+        out.append(
+            Pure(
+                Step(
+                    comp.BASIC_COMPOSITION,
+                    event,
+                    f"({show(eps)})-DP",
+                    f"eps = k eps_0 = {show(k)} x {show(p.epsilon)} = {show(eps)}",
+                    (p.step,),
+                    checks=basic,
+                ),
+                epsilon=eps,
+            )
+        )
     elif basic is not None:
         child_budget = None if budget is None else budget / k
         cand = best_candidate(inner, child_budget) or best_candidate(inner, None)
         if cand is not None:
             eps, dlt = comp.self_composition(cand.epsilon, cand.delta, k)
-            out.append(Approx(Step(comp.BASIC_COMPOSITION, event,
-                                   f"({show(eps)}, {show(dlt)})-DP",
-                                   f"eps = k eps_0 = {show(eps)}, delta = k delta_0 = "
-                                   f"{show(dlt)}", (cand.step,),
-                                   note="delta budget split evenly among the k runs",
-                                   checks=basic),
-                              epsilon=eps, delta=dlt))
+            out.append(
+                Approx(
+                    Step(
+                        comp.BASIC_COMPOSITION,
+                        event,
+                        f"({show(eps)}, {show(dlt)})-DP",
+                        f"eps = k eps_0 = {show(eps)}, delta = k delta_0 = {show(dlt)}",
+                        (cand.step,),
+                        note="delta budget split evenly among the k runs",
+                        checks=basic,
+                    ),
+                    epsilon=eps,
+                    delta=dlt,
+                )
+            )
     concs = of_currency(inner, Concentrated)
     checks = admit(zcdp.ZCDP_COMPOSITION, event, {"k": k}) if concs else None
     if concs and checks is not None:
         c = concs[0]
         rho = k * c.rho
-        out.append(Concentrated(Step(zcdp.ZCDP_COMPOSITION, event, f"({show(rho)})-zCDP",
-                                     f"rho = k rho_0 = {show(k)} x {show(c.rho)} = {show(rho)}",
-                                     (c.step,), checks=checks), rho=rho))
+        out.append(
+            Concentrated(
+                Step(
+                    zcdp.ZCDP_COMPOSITION,
+                    event,
+                    f"({show(rho)})-zCDP",
+                    f"rho = k rho_0 = {show(k)} x {show(c.rho)} = {show(rho)}",
+                    (c.step,),
+                    checks=checks,
+                ),
+                rho=rho,
+            )
+        )
     gdps = of_currency(inner, GaussianDP)
     checks = admit(comp.GDP_COMPOSITION, event, {"k": k}) if gdps else None
     if gdps and checks is not None:
         g = gdps[0]
         mu = sympy.sqrt(k) * g.mu
-        out.append(GaussianDP(Step(comp.GDP_COMPOSITION, event, f"({show(mu)})-GDP",
-                                   f"mu = sqrt(k) mu_0 = {show(mu)}", (g.step,), checks=checks),
-                              mu=mu, exact_profile=g.exact_profile))
+        out.append(
+            GaussianDP(
+                Step(
+                    comp.GDP_COMPOSITION,
+                    event,
+                    f"({show(mu)})-GDP",
+                    f"mu = sqrt(k) mu_0 = {show(mu)}",
+                    (g.step,),
+                    checks=checks,
+                ),
+                mu=mu,
+                exact_profile=g.exact_profile,
+            )
+        )
     return out
 
 
 @register_rule(ev.Parallel)
-def _parallel(event: ev.Parallel, children: Children,
-              budget: sympy.Expr | None) -> list[Statement]:
+def _parallel(event: ev.Parallel, children: Children, budget: sympy.Expr | None) -> list[Statement]:
     out: list[Statement] = []
     checks = admit(comp.PARALLEL_COMPOSITION, event, {"k": len(children)})
     if checks is None:
         return out
     relation = event.relation
-    how = ("max over parts (add/remove)" if relation is ev.Relation.ADD_REMOVE
-           else "sum of the two largest parts (replace-one: a record may change parts)")
+    how = (
+        "max over parts (add/remove)"
+        if relation is ev.Relation.ADD_REMOVE
+        else "sum of the two largest parts (replace-one: a record may change parts)"
+    )
     pures = _all_have(children, Pure)
     if pures is not None:
-        eps, _ = comp.parallel_composition([p.epsilon for p in pures],
-                                           [sympy.Integer(0)] * len(pures), relation)
-        out.append(Pure(Step(comp.PARALLEL_COMPOSITION, event, f"({show(eps)})-DP",
-                             f"eps = {how} = {show(eps)}", tuple(p.step for p in pures),
-                             checks=checks), epsilon=eps))
+        eps, _ = comp.parallel_composition(
+            [p.epsilon for p in pures], [sympy.Integer(0)] * len(pures), relation
+        )
+        out.append(
+            Pure(
+                Step(
+                    comp.PARALLEL_COMPOSITION,
+                    event,
+                    f"({show(eps)})-DP",
+                    f"eps = {how} = {show(eps)}",
+                    tuple(p.step for p in pures),
+                    checks=checks,
+                ),
+                epsilon=eps,
+            )
+        )
     else:
         cands = _approx_inputs(children, [budget] * len(children))
         if cands is not None:
-            eps, dlt = comp.parallel_composition([c.epsilon for c in cands],
-                                                 [c.delta for c in cands], relation)
-            out.append(Approx(Step(comp.PARALLEL_COMPOSITION, event,
-                                   f"({show(eps)}, {show(dlt)})-DP",
-                                   f"{how}: eps = {show(eps)}, delta = {show(dlt)}",
-                                   tuple(c.step for c in cands), checks=checks),
-                              epsilon=eps, delta=dlt))
+            eps, dlt = comp.parallel_composition(
+                [c.epsilon for c in cands], [c.delta for c in cands], relation
+            )
+            out.append(
+                Approx(
+                    Step(
+                        comp.PARALLEL_COMPOSITION,
+                        event,
+                        f"({show(eps)}, {show(dlt)})-DP",
+                        f"{how}: eps = {show(eps)}, delta = {show(dlt)}",
+                        tuple(c.step for c in cands),
+                        checks=checks,
+                    ),
+                    epsilon=eps,
+                    delta=dlt,
+                )
+            )
     concs = _all_have(children, Concentrated)
     if concs is not None:
-        rho, _ = comp.parallel_composition([c.rho for c in concs],
-                                           [sympy.Integer(0)] * len(concs), relation)
-        out.append(Concentrated(Step(comp.PARALLEL_COMPOSITION, event, f"({show(rho)})-zCDP",
-                                     f"rho = {how} = {show(rho)}",
-                                     tuple(c.step for c in concs), checks=checks), rho=rho))
+        rho, _ = comp.parallel_composition(
+            [c.rho for c in concs], [sympy.Integer(0)] * len(concs), relation
+        )
+        out.append(
+            Concentrated(
+                Step(
+                    comp.PARALLEL_COMPOSITION,
+                    event,
+                    f"({show(rho)})-zCDP",
+                    f"rho = {how} = {show(rho)}",
+                    tuple(c.step for c in concs),
+                    checks=checks,
+                ),
+                rho=rho,
+            )
+        )
     return out
 
 
 @register_rule(ev.PostProcessed)
-def _post_processed(event: ev.PostProcessed, children: Children,
-                    budget: sympy.Expr | None) -> list[Statement]:
+def _post_processed(
+    event: ev.PostProcessed, children: Children, budget: sympy.Expr | None
+) -> list[Statement]:
     import dataclasses
 
     (inner,) = children
@@ -388,8 +580,9 @@ def _post_processed(event: ev.PostProcessed, children: Children,
 GROUP_BUDGET_ROUNDS = 4
 
 
-def _group_candidate(inner: Sequence[Statement], budget: sympy.Expr | None,
-                     k: sympy.Expr) -> Candidate | None:
+def _group_candidate(
+    inner: Sequence[Statement], budget: sympy.Expr | None, k: sympy.Expr
+) -> Candidate | None:
     """The inner (eps0, delta0) to use for group privacy so that the group's delta,
     k e^((k-1) eps0) delta0, fits ``budget``.
 
@@ -425,29 +618,69 @@ def _group(event: ev.Group, children: Children, budget: sympy.Expr | None) -> li
     if pures:
         p = pures[0]
         eps, _ = comp.group_approx(p.epsilon, sympy.Integer(0), k)
-        out.append(Pure(Step(comp.GROUP_PRIVACY, event, f"({show(eps)})-DP",
-                             f"eps = k eps_0 = {show(eps)}", (p.step,), checks=checks),
-                        epsilon=eps))
+        out.append(
+            Pure(
+                Step(
+                    comp.GROUP_PRIVACY,
+                    event,
+                    f"({show(eps)})-DP",
+                    f"eps = k eps_0 = {show(eps)}",
+                    (p.step,),
+                    checks=checks,
+                ),
+                epsilon=eps,
+            )
+        )
     else:
         cand = _group_candidate(inner, budget, k)
         if cand is not None:
             eps, dlt = comp.group_approx(cand.epsilon, cand.delta, k)
-            out.append(Approx(Step(comp.GROUP_PRIVACY, event, f"({show(eps)}, {show(dlt)})-DP",
-                                   f"eps = k eps_0 = {show(eps)}, delta = k e^((k-1) eps_0) "
-                                   f"delta_0 = {show(dlt)}", (cand.step,), checks=checks),
-                              epsilon=eps, delta=dlt))
+            out.append(
+                Approx(
+                    Step(
+                        comp.GROUP_PRIVACY,
+                        event,
+                        f"({show(eps)}, {show(dlt)})-DP",
+                        f"eps = k eps_0 = {show(eps)}, delta = k e^((k-1) eps_0) "
+                        f"delta_0 = {show(dlt)}",
+                        (cand.step,),
+                        checks=checks,
+                    ),
+                    epsilon=eps,
+                    delta=dlt,
+                )
+            )
     concs = of_currency(inner, Concentrated)
     if concs:
         rho = comp.group_zcdp(concs[0].rho, k)
-        out.append(Concentrated(Step(comp.GROUP_PRIVACY, event, f"({show(rho)})-zCDP",
-                                     f"rho = k^2 rho_0 = {show(rho)}", (concs[0].step,),
-                                     checks=checks),
-                                rho=rho))
+        out.append(
+            Concentrated(
+                Step(
+                    comp.GROUP_PRIVACY,
+                    event,
+                    f"({show(rho)})-zCDP",
+                    f"rho = k^2 rho_0 = {show(rho)}",
+                    (concs[0].step,),
+                    checks=checks,
+                ),
+                rho=rho,
+            )
+        )
     gdps = of_currency(inner, GaussianDP)
     gdp_checks = admit(comp.GDP_GROUP, event, {"k": k}) if gdps else None
     if gdps and gdp_checks is not None:
         mu = comp.gdp_group(gdps[0].mu, k)
-        out.append(GaussianDP(Step(comp.GDP_GROUP, event, f"({show(mu)})-GDP",
-                                   f"mu = k mu_0 = {show(mu)}", (gdps[0].step,),
-                                   checks=gdp_checks), mu=mu))
+        out.append(
+            GaussianDP(
+                Step(
+                    comp.GDP_GROUP,
+                    event,
+                    f"({show(mu)})-GDP",
+                    f"mu = k mu_0 = {show(mu)}",
+                    (gdps[0].step,),
+                    checks=gdp_checks,
+                ),
+                mu=mu,
+            )
+        )
     return out

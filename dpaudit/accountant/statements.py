@@ -229,8 +229,14 @@ class Pure(Statement):
         return self.epsilon
 
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
-        return [Candidate(self.epsilon, sympy.Integer(0), self.step,
-                          self.epsilon if self.exact_profile else None)]
+        return [
+            Candidate(
+                self.epsilon,
+                sympy.Integer(0),
+                self.step,
+                self.epsilon if self.exact_profile else None,
+            )
+        ]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -270,18 +276,33 @@ class Concentrated(Statement):
         if checks is None:
             return []
         eps = zcdp.zcdp_to_approx(self.rho, delta)
-        step = Step(zcdp.ZCDP_TO_APPROX, self.step.event,
-                    f"({show(eps)}, {show(delta)})-DP",
-                    f"eps = rho + 2 sqrt(rho log(1/delta)) = {show(eps)}", (self.step,),
-                    checks=checks)
+        step = Step(
+            zcdp.ZCDP_TO_APPROX,
+            self.step.event,
+            f"({show(eps)}, {show(delta)})-DP",
+            f"eps = rho + 2 sqrt(rho log(1/delta)) = {show(eps)}",
+            (self.step,),
+            checks=checks,
+        )
         out = [Candidate(eps, delta, step)]
         if not (self.rho.free_symbols or delta.free_symbols):
             checks = admit(zcdp.ZCDP_TO_APPROX_OPTIMAL, self.step.event, params)
             opt = zcdp.zcdp_to_approx_optimal(self.rho, delta)
-            out.append(Candidate(opt, delta, Step(
-                zcdp.ZCDP_TO_APPROX_OPTIMAL, self.step.event, f"({show(opt)}, {show(delta)})-DP",
-                "eps = alpha rho + (log(1/delta) + alpha log(1 - 1/alpha) - log(alpha - 1))"
-                f"/(alpha - 1) = {show(opt)}", (self.step,), checks=checks)))
+            out.append(
+                Candidate(
+                    opt,
+                    delta,
+                    Step(
+                        zcdp.ZCDP_TO_APPROX_OPTIMAL,
+                        self.step.event,
+                        f"({show(opt)}, {show(delta)})-DP",
+                        "eps = alpha rho + (log(1/delta) + alpha log(1 - 1/alpha) - log(alpha - 1))"
+                        f"/(alpha - 1) = {show(opt)}",
+                        (self.step,),
+                        checks=checks,
+                    ),
+                )
+            )
         return out
 
 
@@ -305,14 +326,17 @@ class GaussianDP(Statement):
         try:
             lower, upper = prim.gdp_epsilon(self.mu, delta)
         except EvaluationError:  # mu so large that the bisection finds no bracket: the
-            return []            # other currencies (zCDP, PLD) still give a bound
-        step = Step(prim.GAUSSIAN_ANALYTIC, self.step.event,
-                    f"({show(upper)}, {show(delta)})-DP",
-                    f"smallest eps with delta_mu(eps) <= {show(delta)}, mu = {show(self.mu)}: "
-                    f"eps in [{float_down(lower):.10g}, {float_up(upper):.10g}]",
-                    (self.step,),
-                    note="solved with rigorous interval bisection on the exact profile",
-                    checks=checks)
+            return []  # other currencies (zCDP, PLD) still give a bound
+        step = Step(
+            prim.GAUSSIAN_ANALYTIC,
+            self.step.event,
+            f"({show(upper)}, {show(delta)})-DP",
+            f"smallest eps with delta_mu(eps) <= {show(delta)}, mu = {show(self.mu)}: "
+            f"eps in [{float_down(lower):.10g}, {float_up(upper):.10g}]",
+            (self.step,),
+            note="solved with rigorous interval bisection on the exact profile",
+            checks=checks,
+        )
         return [Candidate(upper, delta, step, lower if self.exact_profile else None)]
 
 
@@ -326,11 +350,19 @@ def conditional(epsilon: sympy.Expr, own: sympy.Expr, delta: sympy.Expr, step: S
     with the claim's domain) decides the condition rigorously; nothing is guessed here.
     """
     bound = sympy.Piecewise((epsilon, sympy.Le(own, delta)), (sympy.oo, True))
-    return Candidate(bound, delta, Step(
-        step.theorem, step.event, f"({show(epsilon)}, {show(delta)})-DP where "
-        f"{show(own)} <= {show(delta)}", f"delta = {show(own)} <= {show(delta)} is needed",
-        (step,), note="the guarantee's delta is compared with the target on the domain",
-        checks=step.checks))  # the premise's card at the premise's parameters
+    return Candidate(
+        bound,
+        delta,
+        Step(
+            step.theorem,
+            step.event,
+            f"({show(epsilon)}, {show(delta)})-DP where {show(own)} <= {show(delta)}",
+            f"delta = {show(own)} <= {show(delta)} is needed",
+            (step,),
+            note="the guarantee's delta is compared with the target on the domain",
+            checks=step.checks,
+        ),
+    )  # the premise's card at the premise's parameters
 
 
 def as_delta(delta: Any) -> sympy.Expr | None:

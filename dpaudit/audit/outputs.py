@@ -103,8 +103,7 @@ def _check_keys(keys: list[Any]) -> None:
     try:
         hash(tuple(keys))  # hashes every key
     except TypeError as err:
-        bad = next(type(k).__name__ for k in keys if not isinstance(k, Hashable)
-                   or _unhashable(k))
+        bad = next(type(k).__name__ for k in keys if not isinstance(k, Hashable) or _unhashable(k))
         raise MechanismError(
             f"mechanism outputs must be {ACCEPTED_OUTPUTS}; got an unhashable {bad} ({err})"
         ) from None

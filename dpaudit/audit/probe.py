@@ -70,8 +70,9 @@ def _numpy_state_equal(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
     if a.dtype == object or b.dtype == object:
-        return a.shape == b.shape and all(x == y for x, y in zip(a.tolist(), b.tolist(),
-                                                                strict=True))
+        return a.shape == b.shape and all(
+            x == y for x, y in zip(a.tolist(), b.tolist(), strict=True)
+        )
     return np.array_equal(a, b, equal_nan=True)
 
 

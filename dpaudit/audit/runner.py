@@ -170,8 +170,7 @@ class Runner:
     def __enter__(self) -> Runner:
         self._own = None
         if self.executor is None and self.workers > 1:
-            self._own = ProcessPoolExecutor(max_workers=self.workers,
-                                            initializer=_reseed_globals)
+            self._own = ProcessPoolExecutor(max_workers=self.workers, initializer=_reseed_globals)
         elif is_dask_target(self.executor):  # a distributed.Client or a scheduler address
             self._own = DaskExecutor(self.executor)
         self._bar = tqdm(

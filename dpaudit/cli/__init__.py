@@ -76,12 +76,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="dpaudit",
         description="Formal privacy accounting and Monte Carlo auditing of differentially "
-                    "private algorithms.",
+        "private algorithms.",
         epilog=EPILOG,
     )
     parser.add_argument("--version", action="version", version=f"dpaudit {__version__}")
-    parser.add_argument("--debug", action="store_true",
-                        help="show the full traceback on errors")
+    parser.add_argument("--debug", action="store_true", help="show the full traceback on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, summary in COMMANDS.items():
         if only is not None and name != only:
@@ -98,8 +97,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def _wants(args_list: list[str], flag: str) -> bool:
     """Whether ``flag`` (or an abbreviation argparse would accept) is on the command line."""
-    return any(len(a.split("=")[0]) >= 4 and flag.startswith(a.split("=")[0])
-               for a in args_list if a.startswith("--"))
+    return any(
+        len(a.split("=")[0]) >= 4 and flag.startswith(a.split("=")[0])
+        for a in args_list
+        if a.startswith("--")
+    )
 
 
 def _one_line(err: BaseException) -> str:
@@ -169,18 +171,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         errors = sys.modules.get("dpaudit.audit.errors")  # not imported for its own sake
         if errors is not None and isinstance(err, errors.EngineError):
-            return _fail(ExitCode.INTERNAL, f"engine failure: {_one_line(err)}", command,
-                         as_json)
+            return _fail(ExitCode.INTERNAL, f"engine failure: {_one_line(err)}", command, as_json)
         plugins = sys.modules.get("dpaudit.plugins")
         if plugins is not None and isinstance(err, plugins.PluginError):
             # an installed plugin (claims, report targets, demos) failed to load
-            return _fail(ExitCode.INTERNAL, f"plugin failure: {_one_line(err)}", command,
-                         as_json)
+            return _fail(ExitCode.INTERNAL, f"plugin failure: {_one_line(err)}", command, as_json)
         if isinstance(err, BAD_INPUT_ERRORS):
             return _fail(ExitCode.BAD_INPUT, _one_line(err), command, as_json)
-        return _fail(ExitCode.INTERNAL,
-                     f"internal error: {type(err).__name__}: {_one_line(err)} ({BUG_HINT})",
-                     command, as_json)
+        return _fail(
+            ExitCode.INTERNAL,
+            f"internal error: {type(err).__name__}: {_one_line(err)} ({BUG_HINT})",
+            command,
+            as_json,
+        )
 
 
 def entry() -> None:  # pragma: no cover - console script shim

@@ -27,11 +27,17 @@ MAX_K = 10**12
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``compare`` subcommand."""
     p = subparsers.add_parser(
-        "compare", help="epsilon of k-fold composition under each accounting method",
+        "compare",
+        help="epsilon of k-fold composition under each accounting method",
         description="Table (and PNG plot) of epsilon against k for k-fold composition of a "
-                    "mechanism, one column per accounting method the accountant knows.")
-    p.add_argument("mechanism", nargs="?", default="Laplace(10)",
-                   help="an event expression (default 'Laplace(10)')")
+        "mechanism, one column per accounting method the accountant knows.",
+    )
+    p.add_argument(
+        "mechanism",
+        nargs="?",
+        default="Laplace(10)",
+        help="an event expression (default 'Laplace(10)')",
+    )
     p.add_argument("--k", default=DEFAULT_K, help=f"comma-separated k values ({DEFAULT_K})")
     p.add_argument("--delta", default="1e-6", help="target delta (default 1e-6)")
     p.add_argument("--plot", help="write a PNG plot of epsilon against k to this path")
@@ -72,13 +78,14 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--k must be comma-separated integers, got {args.k[:80]!r}") from None
     table = compare(args.mechanism, ks, args.delta)
     if args.json:
-        print(dumps({m: {str(k): v for k, v in col.items()} for m, col in table.items()},
-                         indent=2))
+        print(dumps({m: {str(k): v for k, v in col.items()} for m, col in table.items()}, indent=2))
     else:
         methods = sorted(table)
         width = max([len(m) for m in methods] + [10])
-        print(f"epsilon (upper bound, rounded up) of SelfComposed({args.mechanism}, k) at "
-              f"delta = {args.delta}")
+        print(
+            f"epsilon (upper bound, rounded up) of SelfComposed({args.mechanism}, k) at "
+            f"delta = {args.delta}"
+        )
         print(f"{'method':<{width}} " + " ".join(f"{k:>10}" for k in ks))
         for m in methods:
             cells = [f"{table[m][k]:>10.4g}" if k in table[m] else f"{'-':>10}" for k in ks]

@@ -19,16 +19,21 @@ from dpaudit.parse import parse_event, parse_number
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``explain`` subcommand."""
     p = subparsers.add_parser(
-        "explain", help="walk through the derivation of an event's guarantee step by step",
+        "explain",
+        help="walk through the derivation of an event's guarantee step by step",
         description="Explain, step by step, how dpaudit derives the privacy guarantee of an "
-                    "event expression: each theorem, its statement, its formula with the "
-                    "numbers substituted, and the alternatives it beat.")
+        "event expression: each theorem, its statement, its formula with the "
+        "numbers substituted, and the alternatives it beat.",
+    )
     p.add_argument("expression", help="an event expression, e.g. 'SelfComposed(Laplace(10), 100)'")
     p.add_argument("--delta", help="target delta in [0, 1) (default: the natural guarantee)")
     p.add_argument("--symbols", default="", help="comma-separated names allowed as symbols")
     p.add_argument("--latex", action="store_true", help="print LaTeX instead of text")
-    p.add_argument("--json", action="store_true",
-                   help="print a JSON object: the guarantee (as `account --json`) and the steps")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print a JSON object: the guarantee (as `account --json`) and the steps",
+    )
     p.set_defaults(func=run)
 
 
@@ -58,8 +63,9 @@ def explain_text(g: Guarantee) -> str:
         lines.append(f"   source:      {t.citation}")
         if s.formula:
             lines.append(f"   here:        {s.formula}")
-        lines.extend(f"   domain:      {line.removeprefix('assumptions: ')}"
-                     for line in assumption_lines(s))
+        lines.extend(
+            f"   domain:      {line.removeprefix('assumptions: ')}" for line in assumption_lines(s)
+        )
         lines.append(f"   concludes:   {s.conclusion}")
         if s.alternatives:
             beaten = [str(a) for a in s.alternatives if not a.chosen]
@@ -86,22 +92,38 @@ def explain_dict(g: Guarantee) -> dict[str, Any]:
     steps = []
     for n, s in enumerate(_ordered(g.derivation), 1):
         t = s.theorem
-        steps.append({
-            "step": n, "theorem": t.name, "statement": str(t.statement),
-            "assumptions": str(t.assumptions) if t.assumptions else None,
-            "citation": t.citation, "event": str(s.event), "formula": s.formula or None,
-            "domain": [line.removeprefix("assumptions: ") for line in assumption_lines(s)],
-            "concludes": str(s.conclusion),
-            "beat": [str(a) for a in s.alternatives if not a.chosen],
-            "note": s.note or None,
-        })
-    return {"guarantee": g.to_dict(), "steps": steps,
-            "not_applicable": [str(r) for r in g.rejected]}
+        steps.append(
+            {
+                "step": n,
+                "theorem": t.name,
+                "statement": str(t.statement),
+                "assumptions": str(t.assumptions) if t.assumptions else None,
+                "citation": t.citation,
+                "event": str(s.event),
+                "formula": s.formula or None,
+                "domain": [line.removeprefix("assumptions: ") for line in assumption_lines(s)],
+                "concludes": str(s.conclusion),
+                "beat": [str(a) for a in s.alternatives if not a.chosen],
+                "note": s.note or None,
+            }
+        )
+    return {
+        "guarantee": g.to_dict(),
+        "steps": steps,
+        "not_applicable": [str(r) for r in g.rejected],
+    }
 
 
 def _tex(text: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("_", r"\_"), ("%", r"\%"), ("&", r"\&"),
-                 ("#", r"\#"), ("^", r"\^{}"), ("~", r"\~{}")):
+    for a, b in (
+        ("\\", r"\textbackslash{}"),
+        ("_", r"\_"),
+        ("%", r"\%"),
+        ("&", r"\&"),
+        ("#", r"\#"),
+        ("^", r"\^{}"),
+        ("~", r"\~{}"),
+    ):
         text = text.replace(a, b)
     return text
 
@@ -111,8 +133,10 @@ def explain_latex(g: Guarantee) -> str:
     out = [r"\begin{enumerate}"]
     for s in _ordered(g.derivation):
         t = s.theorem
-        out.append(rf"  \item \textbf{{{_tex(t.name)}}} ({_tex(t.citation)}) applied to "
-                   rf"\texttt{{{_tex(str(s.event))}}}.")
+        out.append(
+            rf"  \item \textbf{{{_tex(t.name)}}} ({_tex(t.citation)}) applied to "
+            rf"\texttt{{{_tex(str(s.event))}}}."
+        )
         if t.latex:
             out.append(rf"    Bound: ${t.latex}$.")
         if s.formula:

@@ -1,8 +1,8 @@
 """``dpaudit verify``: check privacy claims and inequalities over parameter domains.
 
-    dpaudit verify --all                      one row per registered claim
-    dpaudit verify --claim 004/lemma-a1       one claim, with its proof steps
-    dpaudit verify "exp(x) - 1 <= 2*x" --domain "0 < x <= 5/4"
+dpaudit verify --all                      one row per registered claim
+dpaudit verify --claim 004/lemma-a1       one claim, with its proof steps
+dpaudit verify "exp(x) - 1 <= 2*x" --domain "0 < x <= 5/4"
 """
 
 from __future__ import annotations
@@ -29,16 +29,22 @@ ALL_MAX_WORK = 2500
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``verify`` subcommand."""
     p = subparsers.add_parser(
-        "verify", help="prove or refute privacy claims and inequalities over a domain",
+        "verify",
+        help="prove or refute privacy claims and inequalities over a domain",
         description="Prove or refute a privacy claim or an inequality over a parameter domain: "
-                    "symbolic simplification, then rigorous interval branch-and-bound.")
+        "symbolic simplification, then rigorous interval branch-and-bound.",
+    )
     p.add_argument("inequality", nargs="?", help="an inequality such as 'exp(x) - 1 <= 2*x'")
     p.add_argument("--domain", default="", help="e.g. '0 < x <= 5/4, k >= 1 integer'")
     p.add_argument("--all", action="store_true", help="verify every registered claim")
     p.add_argument("--claim", help="verify one registered claim by key")
-    p.add_argument("--time-limit", type=float, default=None,
-                   help="CPU-seconds safety net per inequality (default 30 with --all, else "
-                        "120); the box and work budgets decide the verdicts")
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="CPU-seconds safety net per inequality (default 30 with --all, else "
+        "120); the box and work budgets decide the verdicts",
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
 
@@ -50,14 +56,18 @@ MAX_TIME_LIMIT = 3600.0
 def run(args: argparse.Namespace) -> int:
     """Run ``dpaudit verify``; exit status 1 when something is refuted."""
     if args.time_limit is not None and not 0 < args.time_limit <= MAX_TIME_LIMIT:
-        raise ValueError(f"--time-limit must be a number of seconds in (0, {MAX_TIME_LIMIT:g}], "
-                         f"got {args.time_limit!r}")
+        raise ValueError(
+            f"--time-limit must be a number of seconds in (0, {MAX_TIME_LIMIT:g}], "
+            f"got {args.time_limit!r}"
+        )
     if args.all or args.claim:
         loads = load_claim_modules()
         errors = [m for m in loads if m.status == "error"]
         for m in errors:
-            print(f"dpaudit verify: claim module {m.module} failed to import: {m.detail}",
-                  file=sys.stderr)
+            print(
+                f"dpaudit verify: claim module {m.module} failed to import: {m.detail}",
+                file=sys.stderr,
+            )
         keys = list(CLAIMS) if args.all else [get_claim(args.claim).key]
         limit = args.time_limit or (ALL_TIME_LIMIT if args.all else TIME_LIMIT)
         boxes = ALL_MAX_BOXES if args.all else 4000
@@ -66,11 +76,15 @@ def run(args: argparse.Namespace) -> int:
         start = time.monotonic()
         for key in keys:
             try:
-                v = verify_claim(CLAIMS[key], time_limit=limit, max_boxes=boxes,
-                                 max_work=work)
+                v = verify_claim(CLAIMS[key], time_limit=limit, max_boxes=boxes, max_work=work)
             except (ValueError, ArithmeticError, TypeError) as err:
-                rows.append({**CLAIMS[key].row(), "status": "error",
-                             "detail": f"{type(err).__name__}: {err}"})
+                rows.append(
+                    {
+                        **CLAIMS[key].row(),
+                        "status": "error",
+                        "detail": f"{type(err).__name__}: {err}",
+                    }
+                )
                 continue
             rows.append(v.row())
             if args.claim:
@@ -84,9 +98,16 @@ def run(args: argparse.Namespace) -> int:
     domain = Domain.parse(args.domain)
     v = verify_with_relaxation(args.inequality, domain, time_limit=args.time_limit or TIME_LIMIT)
     if args.json:
-        print(dumps({"status": v.status, "summary": v.summary(),
-                          "counterexample": {k: str(x) for k, x in
-                                             (v.counterexample or {}).items()}}, indent=2))
+        print(
+            dumps(
+                {
+                    "status": v.status,
+                    "summary": v.summary(),
+                    "counterexample": {k: str(x) for k, x in (v.counterexample or {}).items()},
+                },
+                indent=2,
+            )
+        )
     else:
         print(v)
     return 1 if v.refuted else 0

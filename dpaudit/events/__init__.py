@@ -42,9 +42,24 @@ def register_event(cls: type[Event]) -> type[Event]:
 
 
 for _cls in (
-    Laplace, Gaussian, DiscreteLaplace, DiscreteGaussian, Exponential, RandomizedResponse,
-    ReportNoisyMax, AboveThreshold, PureDP, ApproxDP, ZCDP, Composed, SelfComposed, Parallel,
-    PostProcessed, Group, PoissonSampled, SampledWithoutReplacement,
+    Laplace,
+    Gaussian,
+    DiscreteLaplace,
+    DiscreteGaussian,
+    Exponential,
+    RandomizedResponse,
+    ReportNoisyMax,
+    AboveThreshold,
+    PureDP,
+    ApproxDP,
+    ZCDP,
+    Composed,
+    SelfComposed,
+    Parallel,
+    PostProcessed,
+    Group,
+    PoissonSampled,
+    SampledWithoutReplacement,
 ):
     register_event(_cls)
 

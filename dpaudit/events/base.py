@@ -68,8 +68,11 @@ def _truth(relational: Any) -> bool | None:
 def _interval_text(low: Any, high: Any, low_open: bool, high_open: bool, integer: bool) -> str:
     lo = "-oo" if low is None else str(low)
     hi = "oo" if high is None else str(high)
-    text = ("(" if low_open or low is None else "[") + f"{lo}, {hi}" + (
-        ")" if high_open or high is None else "]")
+    text = (
+        ("(" if low_open or low is None else "[")
+        + f"{lo}, {hi}"
+        + (")" if high_open or high is None else "]")
+    )
     return ("an integer in " if integer else "in ") + text
 
 
@@ -243,9 +246,12 @@ class Event:
             if default is not dataclasses.MISSING and field.name not in self._always_shown:
                 try:
                     same = value == (
-                        exact(default) if isinstance(default, (int, float, str))
-                        and not isinstance(default, bool) and field.metadata.get("range")
-                        else default)
+                        exact(default)
+                        if isinstance(default, (int, float, str))
+                        and not isinstance(default, bool)
+                        and field.metadata.get("range")
+                        else default
+                    )
                 except ValueError:
                     same = value == default
                 if same:
@@ -285,7 +291,13 @@ def validate_ranges(event: Event) -> None:
             continue
         low, high, low_open, high_open, integer = spec
         value = parameter(
-            event.kind, field.name, getattr(event, field.name), low=low, high=high,
-            low_open=low_open, high_open=high_open, integer=integer,
+            event.kind,
+            field.name,
+            getattr(event, field.name),
+            low=low,
+            high=high,
+            low_open=low_open,
+            high_open=high_open,
+            integer=integer,
         )
         object.__setattr__(event, field.name, value)

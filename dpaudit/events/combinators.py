@@ -29,8 +29,10 @@ __all__ = [
 
 def _event_tuple(owner: str, events: Iterable[Any]) -> tuple[Event, ...]:
     if isinstance(events, Event):
-        raise ValueError(f"{owner}: events must be a list of events, got the single event "
-                         f"{events}; use {owner}([...])")
+        raise ValueError(
+            f"{owner}: events must be a list of events, got the single event "
+            f"{events}; use {owner}([...])"
+        )
     try:
         items = tuple(events)
     except TypeError:
@@ -44,7 +46,8 @@ def _event_tuple(owner: str, events: Iterable[Any]) -> tuple[Event, ...]:
     if len(relations) > 1:
         detail = "; ".join(f"{e} is {e.relation.value}" for e in items)
         raise ValueError(
-            f"{owner}: all events must share one neighbouring relation, got a mix ({detail})")
+            f"{owner}: all events must share one neighbouring relation, got a mix ({detail})"
+        )
     return items
 
 
@@ -148,7 +151,8 @@ class PoissonSampled(Wrapper):
             raise ValueError(
                 f"PoissonSampled: event must be stated under the add_remove relation "
                 f"(Poisson amplification needs it), got {self.event} under "
-                f"{self.event.relation.value}")
+                f"{self.event.relation.value}"
+            )
 
     @property
     def relation(self) -> Relation:
@@ -175,12 +179,14 @@ class SampledWithoutReplacement(Wrapper):
         if _truth(self.sample <= self.population) is False:
             raise ValueError(
                 f"SampledWithoutReplacement: sample must be in [1, population] = "
-                f"[1, {self.population}], got {self.sample}")
+                f"[1, {self.population}], got {self.sample}"
+            )
         if self.event.relation is not Relation.REPLACE_ONE:
             raise ValueError(
                 f"SampledWithoutReplacement: event must be stated under the replace_one "
                 f"relation (its amplification theorem needs it), got {self.event} under "
-                f"{self.event.relation.value}")
+                f"{self.event.relation.value}"
+            )
 
     @property
     def relation(self) -> Relation:

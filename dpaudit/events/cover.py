@@ -41,11 +41,16 @@ class CoverViolation:
     after: Any
 
     def __str__(self) -> str:
-        rule = ("|q(S+z, h) - q(S, h)| <= c for h covering z" if self.condition == 1
-                else "q(S+z, h) = q(S, h) for h not covering z")
-        return (f"condition {self.condition} ({rule}) fails for score #{self.score}, "
-                f"h = {self.candidate!r}, z = {self.point!r}, S = {list(self.dataset)!r}: "
-                f"q(S, h) = {self.before}, q(S+z, h) = {self.after}")
+        rule = (
+            "|q(S+z, h) - q(S, h)| <= c for h covering z"
+            if self.condition == 1
+            else "q(S+z, h) = q(S, h) for h not covering z"
+        )
+        return (
+            f"condition {self.condition} ({rule}) fails for score #{self.score}, "
+            f"h = {self.candidate!r}, z = {self.point!r}, S = {list(self.dataset)!r}: "
+            f"q(S, h) = {self.before}, q(S+z, h) = {self.after}"
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,10 +67,14 @@ class CoverConditions:
 
     score_change: Any = 1
 
-    def check(self, scores: Sequence[Callable[[Sequence[Hashable], Hashable], Any]],
-              candidates: Iterable[Hashable], covers: Callable[[Hashable, Hashable], bool],
-              points: Iterable[Hashable], datasets: Iterable[Sequence[Hashable]]
-              ) -> list[CoverViolation]:
+    def check(
+        self,
+        scores: Sequence[Callable[[Sequence[Hashable], Hashable], Any]],
+        candidates: Iterable[Hashable],
+        covers: Callable[[Hashable, Hashable], bool],
+        points: Iterable[Hashable],
+        datasets: Iterable[Sequence[Hashable]],
+    ) -> list[CoverViolation]:
         """Check both conditions on every combination given (exactly, with Fractions).
 
         Args:
@@ -79,8 +88,9 @@ class CoverConditions:
             Every violation found (empty when the family satisfies the conditions on the
             instances given).
         """
-        return check_cover_conditions(scores, candidates, covers, points, datasets,
-                                      self.score_change)
+        return check_cover_conditions(
+            scores, candidates, covers, points, datasets, self.score_change
+        )
 
 
 def _exact(value: Any) -> Fraction:
@@ -89,11 +99,14 @@ def _exact(value: Any) -> Fraction:
     return Fraction(value) if not isinstance(value, Fraction) else value
 
 
-def check_cover_conditions(scores: Sequence[Callable[[Sequence[Hashable], Hashable], Any]],
-                           candidates: Iterable[Hashable],
-                           covers: Callable[[Hashable, Hashable], bool],
-                           points: Iterable[Hashable], datasets: Iterable[Sequence[Hashable]],
-                           score_change: Any = 1) -> list[CoverViolation]:
+def check_cover_conditions(
+    scores: Sequence[Callable[[Sequence[Hashable], Hashable], Any]],
+    candidates: Iterable[Hashable],
+    covers: Callable[[Hashable, Hashable], bool],
+    points: Iterable[Hashable],
+    datasets: Iterable[Sequence[Hashable]],
+    score_change: Any = 1,
+) -> list[CoverViolation]:
     """Check the cover conditions of Lemma A.1 (004) on finitely many instances.
 
     See :class:`CoverConditions`; scores are compared exactly (floats by their binary value).
@@ -152,8 +165,10 @@ class EMCover(Event):
         if self.rounds is not None:
             from dpaudit.events.base import parameter
 
-            self._set("rounds", parameter(self.kind, "rounds", self.rounds, low=1,
-                                          low_open=False, integer=True))
+            self._set(
+                "rounds",
+                parameter(self.kind, "rounds", self.rounds, low=1, low_open=False, integer=True),
+            )
         self._set("relation", as_relation(self.relation))
 
     @property
@@ -164,8 +179,7 @@ class EMCover(Event):
     def round_event(self) -> Exponential:
         """One round as an exponential mechanism event (privacy parameter 2 c lambda)."""
         c = self.score_change
-        return Exponential(2 * c * self.inverse_temperature, sensitivity=c,
-                           relation=self.relation)
+        return Exponential(2 * c * self.inverse_temperature, sensitivity=c, relation=self.relation)
 
     def as_composition(self) -> SelfComposed:
         """The T rounds as a plain T-fold composition (for comparison with basic, advanced
@@ -175,8 +189,10 @@ class EMCover(Event):
             ValueError: when the number of rounds is not given.
         """
         if self.rounds is None:
-            raise ValueError("EMCover: rounds must be given (an integer in [1, oo)) to compare "
-                             "with composition, got None")
+            raise ValueError(
+                "EMCover: rounds must be given (an integer in [1, oo)) to compare "
+                "with composition, got None"
+            )
         return SelfComposed(self.round_event(), self.rounds)
 
     def constraints(self) -> tuple[Any, ...]:

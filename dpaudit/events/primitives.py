@@ -156,7 +156,8 @@ class ReportNoisyMax(Leaf):
     def __post_init__(self) -> None:
         if self.noise not in NOISES:
             raise ValueError(
-                f"ReportNoisyMax: noise must be one of {', '.join(NOISES)}, got {self.noise!r}")
+                f"ReportNoisyMax: noise must be one of {', '.join(NOISES)}, got {self.noise!r}"
+            )
         super().__post_init__()
 
 

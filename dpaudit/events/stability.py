@@ -33,15 +33,18 @@ __all__ = [
 
 def _replace_one(owner: str, event: Event) -> None:
     if event.relation is not Relation.REPLACE_ONE:
-        raise ValueError(f"{owner}: event must be stated under the replace_one relation "
-                         f"(003 states its results for replace-one neighbours), got {event} "
-                         f"under {event.relation.value}")
+        raise ValueError(
+            f"{owner}: event must be stated under the replace_one relation "
+            f"(003 states its results for replace-one neighbours), got {event} "
+            f"under {event.relation.value}"
+        )
 
 
 def _sample_at_most_population(owner: str, sample: Any, population: Any) -> None:
     if _truth(sample <= population) is False:
-        raise ValueError(f"{owner}: sample must be in [1, population] = [1, {population}], "
-                         f"got {sample}")
+        raise ValueError(
+            f"{owner}: sample must be in [1, population] = [1, {population}], got {sample}"
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,8 +134,10 @@ class RelabeledSubsampleSelection(Event):
         self._set("relabel", _one_event(self.kind, self.relabel))
         validate_ranges(self)
         if _truth(self.sample < self.population) is False:
-            raise ValueError(f"{self.kind}: sample must be in [2, population - 1] = "
-                             f"[2, {self.population - 1}], got {self.sample}")
+            raise ValueError(
+                f"{self.kind}: sample must be in [2, population - 1] = "
+                f"[2, {self.population - 1}], got {self.sample}"
+            )
         _replace_one(self.kind, self.selection)
         _replace_one(self.kind, self.relabel)
 
@@ -147,8 +152,7 @@ class RelabeledSubsampleSelection(Event):
 def _register() -> None:
     from dpaudit.events import register_event
 
-    for cls in (UniformlyStable, SubsampledCandidates, LabelFlipped,
-                RelabeledSubsampleSelection):
+    for cls in (UniformlyStable, SubsampledCandidates, LabelFlipped, RelabeledSubsampleSelection):
         register_event(cls)
 
 

@@ -60,7 +60,6 @@ def _enclose(value: Any, name: str) -> Any:
     """An interval holding ``value`` (a float, int, Fraction or exact sympy number)."""
     from fractions import Fraction
 
-
     if isinstance(value, bool):
         raise ValueError(f"{name} must be a number, got {value!r}")
     if isinstance(value, (int, float)):
@@ -113,8 +112,9 @@ def _checked(epsilon0: Any, delta0: Any, count: int) -> tuple[Any, Any]:
     return e, d
 
 
-def binomial_delta_bounds(epsilon0: Any, count: int, epsilon: Any,
-                          delta0: Any = 0) -> tuple[float, float]:
+def binomial_delta_bounds(
+    epsilon0: Any, count: int, epsilon: Any, delta0: Any = 0
+) -> tuple[float, float]:
     """Certified ``(lower, upper)`` floats of the profile ``delta_g(epsilon)`` of k-fold
     (eps0, delta0) randomized response (equivalently the optimal composition bound).
 
@@ -148,8 +148,9 @@ def binomial_delta_bounds(epsilon0: Any, count: int, epsilon: Any,
         return max(0.0, mpf_to_float(lo, "down")), min(1.0, mpf_to_float(hi, "up"))
 
 
-def binomial_epsilon_bounds(epsilon0: Any, count: int, delta: Any,
-                            delta0: Any = 0) -> tuple[float, float]:
+def binomial_epsilon_bounds(
+    epsilon0: Any, count: int, delta: Any, delta0: Any = 0
+) -> tuple[float, float]:
     """Certified ``(lower, upper)`` floats around the smallest ``g >= 0`` with
     ``delta_g(g) <= delta`` for k-fold (eps0, delta0) randomized response.
 

@@ -205,9 +205,11 @@ class LowerPLD:
         if not np.any(good):
             return 0.0
         with np.errstate(divide="ignore"):
-            step = np.where(qt_suffix[good] > 0,
-                            np.log(np.where(qt_suffix[good] > 0, avail[good] / qt_suffix[good], 1)),
-                            np.inf)
+            step = np.where(
+                qt_suffix[good] > 0,
+                np.log(np.where(qt_suffix[good] > 0, avail[good] / qt_suffix[good], 1)),
+                np.inf,
+            )
         # S_j = {label sum > s_j}: delta(eps) >= P(S_j) - e^{eps - s_j} qt_suffix_j - err, so
         # every eps < s_j + step_j has delta(eps) > delta (labels need not equal losses)
         cand = s[good] + np.where(np.isinf(step), h, step)  # Q(S_j) = 0: any step is valid
@@ -260,8 +262,9 @@ class PrivacyLossDistribution:
         up, lo = self.upper, self.lower
         # --- upper
         win = fft.chernoff_window([(up.masses, up.offset, count)], self.tail)
-        m, off, l1 = fft.self_convolve(up.masses, up.offset, count, win,
-                                       fft.lattice_stride(up.masses))
+        m, off, l1 = fft.self_convolve(
+            up.masses, up.offset, count, win, fft.lattice_stride(up.masses)
+        )
         m, off, cut = _trim(m, off, win)
         finite = float(np.sum(up.masses)) * (1 + _SUM_REL)
         inf_mass = _power_gap(finite, up.inf_mass, count) + l1 + 2 * self.tail + cut
@@ -276,8 +279,13 @@ class PrivacyLossDistribution:
         q_fin = float(np.sum(lo.qt)) * (1 + _SUM_REL)
         # the exact finite P-mass is 1 - p_inf, so P(some copy hits +inf) = 1 - (1 - p_inf)^k
         p_inf = -math.expm1(count * math.log1p(-lo.p_inf)) * (1 - 1e-9) if lo.p_inf < 1 else 1.0
-        err = (_power_gap(p_fin, lo.err, count) + _power_gap(q_fin, lo.err, count)
-               + l1p + l1q + 4 * self.tail * 2)
+        err = (
+            _power_gap(p_fin, lo.err, count)
+            + _power_gap(q_fin, lo.err, count)
+            + l1p
+            + l1q
+            + 4 * self.tail * 2
+        )
         lower = LowerPLD(lo.h, off_l, p[:size], qt[:size], p_inf, err * (1 + 1e-9))
         return PrivacyLossDistribution(upper, lower, self.tail)
 
@@ -290,8 +298,10 @@ class PrivacyLossDistribution:
         if not isinstance(other, PrivacyLossDistribution):
             raise ValueError(f"other must be a PrivacyLossDistribution, got {type(other).__name__}")
         if other.h != self.h:
-            raise ValueError(f"grid steps differ: {self.h} and {other.h}; build both PLDs with "
-                             "the same value_discretization")
+            raise ValueError(
+                f"grid steps differ: {self.h} and {other.h}; build both PLDs with "
+                "the same value_discretization"
+            )
         tail = max(self.tail, other.tail)
         a, b = self.upper, other.upper
         win = fft.chernoff_window([(a.masses, a.offset, 1), (b.masses, b.offset, 1)], tail)
@@ -299,12 +309,18 @@ class PrivacyLossDistribution:
         m, off, cut = _trim(m, off, win)
         fa = float(np.sum(a.masses)) * (1 + _SUM_REL)
         fb = float(np.sum(b.masses)) * (1 + _SUM_REL)
-        inf_mass = ((fa * b.inf_mass + fb * a.inf_mass + a.inf_mass * b.inf_mass)
-                    * (1 + 8 * UNIT_ROUNDOFF) + l1 + 2 * tail + cut)
+        inf_mass = (
+            (fa * b.inf_mass + fb * a.inf_mass + a.inf_mass * b.inf_mass) * (1 + 8 * UNIT_ROUNDOFF)
+            + l1
+            + 2 * tail
+            + cut
+        )
         upper = UpperPLD(a.h, off, m, inf_mass * (1 + 1e-9), (a.shift + b.shift) * (1 + 1e-12))
         la, lb = self.lower, other.lower
-        window = fft.chernoff_window([(_dominating(la.p, la.qt), la.offset, 1),
-                                      (_dominating(lb.p, lb.qt), lb.offset, 1)], tail)
+        window = fft.chernoff_window(
+            [(_dominating(la.p, la.qt), la.offset, 1), (_dominating(lb.p, lb.qt), lb.offset, 1)],
+            tail,
+        )
         p, off_l, l1p = fft.convolve(la.p, la.offset, lb.p, lb.offset, window)
         qt, _, l1q = fft.convolve(la.qt, la.offset, lb.qt, lb.offset, window)
         size = min(len(p), len(qt))
@@ -327,12 +343,12 @@ def _trim(m: np.ndarray, off: int, window: tuple[int, int]) -> tuple[np.ndarray,
     lo, hi = window
     start = max(lo, off)
     stop = min(hi, off + len(m) - 1)
-    kept = m[start - off: stop - off + 1]
+    kept = m[start - off : stop - off + 1]
     cut = float(np.sum(m)) - float(np.sum(kept))
     nz = np.nonzero(kept)[0]
     if nz.size == 0:
         return np.zeros(1), start, max(0.0, cut) * (1 + 1e-9)
-    return kept[nz[0]: nz[-1] + 1].copy(), start + int(nz[0]), max(0.0, cut) * (1 + 1e-9)
+    return kept[nz[0] : nz[-1] + 1].copy(), start + int(nz[0]), max(0.0, cut) * (1 + 1e-9)
 
 
 def _power_gap(finite: float, extra: float, count: int) -> float:

@@ -28,8 +28,16 @@ import math
 import numpy as np
 import scipy.fft
 
-__all__ = ["MAX_FFT_LENGTH", "UNIT_ROUNDOFF", "chernoff_window", "convolve", "fast_length",
-           "gamma_fft", "lattice_stride", "self_convolve"]
+__all__ = [
+    "MAX_FFT_LENGTH",
+    "UNIT_ROUNDOFF",
+    "chernoff_window",
+    "convolve",
+    "fast_length",
+    "gamma_fft",
+    "lattice_stride",
+    "self_convolve",
+]
 
 #: Unit roundoff of IEEE double precision.
 UNIT_ROUNDOFF = 2.0**-53
@@ -52,7 +60,8 @@ def fast_length(n: int) -> int:
     if n > MAX_FFT_LENGTH:
         raise ValueError(
             f"privacy loss distribution: the composed support needs {n} grid points, more than "
-            f"the maximum {MAX_FFT_LENGTH}; use a coarser value_discretization (grid step)")
+            f"the maximum {MAX_FFT_LENGTH}; use a coarser value_discretization (grid step)"
+        )
     best = 1 << max(0, (n - 1).bit_length())
     p5 = 1
     while p5 < best:
@@ -94,8 +103,9 @@ def _cumulants(logm: np.ndarray, idx: np.ndarray, t: float) -> tuple[float, floa
     return k, mean, var, err
 
 
-def _chernoff_edge(factors: list[tuple[np.ndarray, np.ndarray, int]], log_tail: float,
-                   sign: float, span: float) -> float:
+def _chernoff_edge(
+    factors: list[tuple[np.ndarray, np.ndarray, int]], log_tail: float, sign: float, span: float
+) -> float:
     """An upper bound on min over t > 0 of ``(sum_c count_c K_c(sign t) - log_tail) / t`` (a
     tail edge, times sign), each evaluation carrying its rigorous rounding bound.
 
@@ -189,9 +199,13 @@ def lattice_stride(masses: np.ndarray) -> tuple[int, int]:
     return int(nz[0]), int(np.gcd.reduce(nz[1:] - nz[0]))
 
 
-def self_convolve(masses: np.ndarray, offset: int, count: int,
-                  window: tuple[int, int],
-                  stride: tuple[int, int] | None = None) -> tuple[np.ndarray, int, float]:
+def self_convolve(
+    masses: np.ndarray,
+    offset: int,
+    count: int,
+    window: tuple[int, int],
+    stride: tuple[int, int] | None = None,
+) -> tuple[np.ndarray, int, float]:
     """The ``count``-fold convolution power of a measure, restricted to a window.
 
     Args:
@@ -239,8 +253,11 @@ def self_convolve(masses: np.ndarray, offset: int, count: int,
     # rb^(count-1) <= e^{-680 (count-1)/count}: ``dropped`` bounds their total
     kept = count * log_rb > -680.0
     per = math.exp(-680.0 * (count - 1) / count) * (1 + 1e-6)
-    dropped = float(np.sum(w[~kept])) * per * (
-        count * e1 + (4 * count * math.pi + 4) * UNIT_ROUNDOFF + 1 + gamma)
+    dropped = (
+        float(np.sum(w[~kept]))
+        * per
+        * (count * e1 + (4 * count * math.pi + 4) * UNIT_ROUNDOFF + 1 + gamma)
+    )
     r, rb, log_rb, w_k = r[kept], rb[kept], log_rb[kept], w[kept]
     theta = np.angle(spec[kept])
     with np.errstate(under="ignore"):
@@ -249,8 +266,7 @@ def self_convolve(masses: np.ndarray, offset: int, count: int,
     out_spec = np.zeros(len(spec), dtype=complex)
     out_spec[kept] = mod * np.exp(1j * np.remainder(count * theta, 2 * math.pi))
     err_spec = count * rb_km1 * e1 + (4 * count * math.pi + 4) * UNIT_ROUNDOFF * rb_km1 * rb
-    l1 = (float(np.sum(w_k * err_spec)) + gamma * float(np.sum(w_k * rb_km1 * rb))
-          + dropped)
+    l1 = float(np.sum(w_k * err_spec)) + gamma * float(np.sum(w_k * rb_km1 * rb)) + dropped
     out = scipy.fft.irfft(out_spec, n)
     # position p of out holds the (aliased) mass of index count*offset + p (mod n)
     shift = (lo - count * offset) % n
@@ -259,8 +275,9 @@ def self_convolve(masses: np.ndarray, offset: int, count: int,
     return out, lo, l1 * (1 + 1e-6)
 
 
-def convolve(a: np.ndarray, a_off: int, b: np.ndarray, b_off: int,
-             window: tuple[int, int]) -> tuple[np.ndarray, int, float]:
+def convolve(
+    a: np.ndarray, a_off: int, b: np.ndarray, b_off: int, window: tuple[int, int]
+) -> tuple[np.ndarray, int, float]:
     """The convolution of two measures restricted to (and aliased into) a window.
 
     Args:
@@ -283,7 +300,7 @@ def convolve(a: np.ndarray, a_off: int, b: np.ndarray, b_off: int,
         lo_c, hi_c = max(lo, start), min(hi, start + full - 1)
         if lo_c > hi_c:
             return np.zeros(1), lo, l1
-        return out[lo_c - start: hi_c - start + 1].copy(), lo_c, l1
+        return out[lo_c - start : hi_c - start + 1].copy(), lo_c, l1
     n = fast_length(max(hi - lo + 1, len(a), len(b)))
     gamma = gamma_fft(n)
     fa = scipy.fft.rfft(a, n)

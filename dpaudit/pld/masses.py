@@ -109,8 +109,15 @@ def _exponential(c: Exponential, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarr
     return _enclose(est, rho, fmax, g, a, b, trunc)
 
 
-def _enclose(est: np.ndarray, rho: np.ndarray, fmax: np.ndarray, g: float | np.ndarray,
-             a: np.ndarray, b: np.ndarray, trunc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _enclose(
+    est: np.ndarray,
+    rho: np.ndarray,
+    fmax: np.ndarray,
+    g: float | np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    trunc: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     """Turn a Gauss-Legendre estimate into ``(lower, upper)`` (see the module docstring)."""
     w = b - a
     rel = rho * 1.01 + (NODES + 8) * _U
@@ -122,8 +129,9 @@ def _enclose(est: np.ndarray, rho: np.ndarray, fmax: np.ndarray, g: float | np.n
     return lower, upper
 
 
-def interval_masses(components: Sequence[Normal | Exponential], a: np.ndarray,
-                    b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def interval_masses(
+    components: Sequence[Normal | Exponential], a: np.ndarray, b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Certified ``(lower, upper)`` bounds on the mixture's mass of each ``[a_i, b_i]``.
 
     Args:
@@ -147,8 +155,7 @@ def interval_masses(components: Sequence[Normal | Exponential], a: np.ndarray,
     return lower * (1 - (k + 2) * _U), upper * (1 + (k + 2) * _U)
 
 
-def normal_tails(components: Sequence[Normal], x: float,
-                 side: str) -> tuple[float, float]:
+def normal_tails(components: Sequence[Normal], x: float, side: str) -> tuple[float, float]:
     """Certified ``(lower, upper)`` bounds on the mixture's mass below (``side="below"``) or
     above (``"above"``) ``x``, by the Mills-ratio bounds
     ``phi(z) z / (1 + z^2) <= 1 - Phi(z) <= phi(z) / z`` for ``z > 0``."""

@@ -58,10 +58,12 @@ DEFAULT_DISCRETIZATION = 1e-4
 BASE_TAIL = 1e-18
 
 
-
 def _check_positive(name: str, value: float) -> float:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not (
-            math.isfinite(value) and value > 0):
+    if (
+        not isinstance(value, (int, float))
+        or isinstance(value, bool)
+        or not (math.isfinite(value) and value > 0)
+    ):
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
     return float(value)
 
@@ -149,16 +151,25 @@ class _Accumulator:
         nz = np.nonzero((self.m > 0) | (self.qt > 0) | (self.p > 0))[0]
         lo, hi = (int(nz[0]), int(nz[-1]) + 1) if nz.size else (0, 1)
         off = self.j0 + lo
-        upper = UpperPLD(self.h, off, self.m[lo:hi].copy(),
-                         (self.inf_up + self.err_up) * (1 + 1e-12), self.shift)
-        lower = LowerPLD(self.h, off, self.p[lo:hi].copy(), self.qt[lo:hi].copy(),
-                         self.p_inf * (1 - 1e-12), self.err_low * (1 + 1e-9))
+        upper = UpperPLD(
+            self.h, off, self.m[lo:hi].copy(), (self.inf_up + self.err_up) * (1 + 1e-12), self.shift
+        )
+        lower = LowerPLD(
+            self.h,
+            off,
+            self.p[lo:hi].copy(),
+            self.qt[lo:hi].copy(),
+            self.p_inf * (1 - 1e-12),
+            self.err_low * (1 + 1e-9),
+        )
         return PrivacyLossDistribution(upper, lower, tail)
 
 
-def from_atoms(outcomes: Sequence[tuple[float, float]],
-               value_discretization: float = DEFAULT_DISCRETIZATION,
-               tail: float = DEFAULT_TAIL) -> PrivacyLossDistribution:
+def from_atoms(
+    outcomes: Sequence[tuple[float, float]],
+    value_discretization: float = DEFAULT_DISCRETIZATION,
+    tail: float = DEFAULT_TAIL,
+) -> PrivacyLossDistribution:
     """The PLD of a pair of discrete distributions given outcome by outcome.
 
     Args:
@@ -178,8 +189,9 @@ def from_atoms(outcomes: Sequence[tuple[float, float]],
     qs = [float(b) for _, b in outcomes]
     negative = any(a < 0 or b < 0 for a, b in zip(ps, qs, strict=True))
     if negative or sum(ps) > 1 + 1e-9 or sum(qs) > 1 + 1e-9:
-        raise ValueError("outcomes must be pairs of non-negative masses summing to at most 1 "
-                         "on each side")
+        raise ValueError(
+            "outcomes must be pairs of non-negative masses summing to at most 1 on each side"
+        )
     losses = [math.log(a) - math.log(b) for a, b in zip(ps, qs, strict=False) if a > 0 and b > 0]
     if losses:
         j0, j1 = math.floor(min(losses) / h) - 1, math.ceil(max(losses) / h) + 1
@@ -191,8 +203,9 @@ def from_atoms(outcomes: Sequence[tuple[float, float]],
     return acc.build(tail)
 
 
-def _subsampled_outcomes(outcomes: Sequence[tuple[float, float]], q: float,
-                         direction: str) -> list[tuple[float, float]]:
+def _subsampled_outcomes(
+    outcomes: Sequence[tuple[float, float]], q: float, direction: str
+) -> list[tuple[float, float]]:
     if q == 1:
         return list(outcomes)
     if direction == "remove":
@@ -200,8 +213,7 @@ def _subsampled_outcomes(outcomes: Sequence[tuple[float, float]], q: float,
     return [(a, (1 - q) * a + q * b) for a, b in outcomes]
 
 
-def _atomic_pair(outcomes: list[tuple[float, float]], q: float, h: float,
-                 tail: float) -> PLDPair:
+def _atomic_pair(outcomes: list[tuple[float, float]], q: float, h: float, tail: float) -> PLDPair:
     remove = from_atoms(_subsampled_outcomes(outcomes, q, "remove"), h, tail)
     if q == 1 and sorted(outcomes) == sorted((b, a) for a, b in outcomes):
         return PLDPair(remove, remove)
@@ -209,8 +221,7 @@ def _atomic_pair(outcomes: list[tuple[float, float]], q: float, h: float,
     return PLDPair(remove, add)
 
 
-def _interval_pair(outcomes: list[tuple[Any, Any]], q: float, h: float,
-                   tail: float) -> PLDPair:
+def _interval_pair(outcomes: list[tuple[Any, Any]], q: float, h: float, tail: float) -> PLDPair:
     """The PLD pair of outcomes whose masses are mpmath intervals ``(P(o), Q(o))``: the upper
     side gets ``(P_hi, Q_lo)`` and the lower side ``(P_lo, Q_hi)`` (see
     :meth:`_Accumulator.add_atom`), the mixtures of Poisson subsampling are formed in interval
@@ -244,9 +255,14 @@ def _interval_pair(outcomes: list[tuple[Any, Any]], q: float, h: float,
     return PLDPair(remove, remove) if symmetric else PLDPair(remove, direction("add"))
 
 
-def generic(epsilon: float, delta: float = 0.0, *, sampling_probability: float = 1.0,
-            value_discretization: float = DEFAULT_DISCRETIZATION,
-            tail: float = DEFAULT_TAIL) -> PLDPair:
+def generic(
+    epsilon: float,
+    delta: float = 0.0,
+    *,
+    sampling_probability: float = 1.0,
+    value_discretization: float = DEFAULT_DISCRETIZATION,
+    tail: float = DEFAULT_TAIL,
+) -> PLDPair:
     """The PLD of the dominating pair of every (epsilon, delta)-DP mechanism.
 
     The pair ``P = (delta, (1-delta) e^eps/(1+e^eps), (1-delta)/(1+e^eps), 0)``,
@@ -278,10 +294,14 @@ def generic(epsilon: float, delta: float = 0.0, *, sampling_probability: float =
     return _atomic_pair(outcomes, q, _check_h(value_discretization), tail)
 
 
-def randomized_response(epsilon: float, num_outputs: int = 2, *,
-                        sampling_probability: float = 1.0,
-                        value_discretization: float = DEFAULT_DISCRETIZATION,
-                        tail: float = DEFAULT_TAIL) -> PLDPair:
+def randomized_response(
+    epsilon: float,
+    num_outputs: int = 2,
+    *,
+    sampling_probability: float = 1.0,
+    value_discretization: float = DEFAULT_DISCRETIZATION,
+    tail: float = DEFAULT_TAIL,
+) -> PLDPair:
     """The PLD of k-ary randomized response (Warner 1965; Kairouz, Oh, Viswanath 2016).
 
     The true value is reported with probability ``e^eps / (e^eps + k - 1)``, each other value
@@ -306,9 +326,14 @@ def randomized_response(epsilon: float, num_outputs: int = 2, *,
     return _atomic_pair(outcomes, q, _check_h(value_discretization), tail)
 
 
-def discrete_laplace(scale: float, sensitivity: int = 1, *, sampling_probability: float = 1.0,
-                     value_discretization: float = DEFAULT_DISCRETIZATION,
-                     tail: float = DEFAULT_TAIL) -> PLDPair:
+def discrete_laplace(
+    scale: float,
+    sensitivity: int = 1,
+    *,
+    sampling_probability: float = 1.0,
+    value_discretization: float = DEFAULT_DISCRETIZATION,
+    tail: float = DEFAULT_TAIL,
+) -> PLDPair:
     """The PLD of the discrete Laplace mechanism, ``P(x) ∝ exp(-|x| / scale)`` on the integers.
 
     Privacy: with integer sensitivity Delta the loss takes the values ``(|x - Delta| - |x|)/scale``
@@ -336,9 +361,14 @@ def discrete_laplace(scale: float, sensitivity: int = 1, *, sampling_probability
         return _interval_pair(outcomes, q, _check_h(value_discretization), tail)
 
 
-def discrete_gaussian(sigma: float, sensitivity: int = 1, *, sampling_probability: float = 1.0,
-                      value_discretization: float = DEFAULT_DISCRETIZATION,
-                      tail: float = DEFAULT_TAIL) -> PLDPair:
+def discrete_gaussian(
+    sigma: float,
+    sensitivity: int = 1,
+    *,
+    sampling_probability: float = 1.0,
+    value_discretization: float = DEFAULT_DISCRETIZATION,
+    tail: float = DEFAULT_TAIL,
+) -> PLDPair:
     """The PLD of the discrete Gaussian ``P(x) ∝ exp(-x^2 / (2 sigma^2))`` (Canonne, Kamath,
     Steinke 2020).
 
@@ -392,14 +422,20 @@ class _ContinuousPair:
     that are point masses of the loss.
     """
 
-    def __init__(self, *, dens_p: Sequence[masses.Normal | masses.Exponential],
-                 dens_q: Sequence[masses.Normal | masses.Exponential],
-                 loss: Callable[[np.ndarray], np.ndarray],
-                 loss_terms: Callable[[np.ndarray], np.ndarray],
-                 inverse: Callable[[np.ndarray], np.ndarray],
-                 xa: float, xb: float, scale: float,
-                 tails: tuple[tuple[float, float], ...] = ((0.0, 0.0),) * 4,
-                 atoms: Sequence[tuple[float, float]] = ()) -> None:
+    def __init__(
+        self,
+        *,
+        dens_p: Sequence[masses.Normal | masses.Exponential],
+        dens_q: Sequence[masses.Normal | masses.Exponential],
+        loss: Callable[[np.ndarray], np.ndarray],
+        loss_terms: Callable[[np.ndarray], np.ndarray],
+        inverse: Callable[[np.ndarray], np.ndarray],
+        xa: float,
+        xb: float,
+        scale: float,
+        tails: tuple[tuple[float, float], ...] = ((0.0, 0.0),) * 4,
+        atoms: Sequence[tuple[float, float]] = (),
+    ) -> None:
         self.dens_p, self.dens_q, self.loss, self.loss_terms = dens_p, dens_q, loss, loss_terms
         self.inverse, self.xa, self.xb, self.scale = inverse, xa, xb, scale
         self.tails, self.atoms = tails, atoms
@@ -416,15 +452,19 @@ def _loss_shift(pair: _ContinuousPair, s: np.ndarray, xb: np.ndarray) -> float:
     inner = np.isfinite(le)
     dev_lo = np.nan_to_num(s[:-1] - le[:-1], nan=0.0)
     dev_hi = np.nan_to_num(le[1:] - s[1:], nan=0.0)
-    dev = max(0.0, float(np.max(dev_lo[inner[:-1] & used], initial=0.0)),
-              float(np.max(dev_hi[inner[1:] & used], initial=0.0)))
+    dev = max(
+        0.0,
+        float(np.max(dev_lo[inner[:-1] & used], initial=0.0)),
+        float(np.max(dev_hi[inner[1:] & used], initial=0.0)),
+    )
     edges = np.concatenate(([False], used)) | np.concatenate((used, [False]))
     rnd = 16 * UNIT_ROUNDOFF * (1 + float(np.max(mag[inner & edges], initial=0.0)))
     return (dev + rnd) * (1 + 1e-9)
 
 
-def _bucket_masses(dens: Sequence[masses.Normal | masses.Exponential], xb: np.ndarray,
-                   scale: float) -> tuple[np.ndarray, np.ndarray]:
+def _bucket_masses(
+    dens: Sequence[masses.Normal | masses.Exponential], xb: np.ndarray, scale: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Certified (lower, upper) masses of the buckets ``[xb_j, xb_{j+1}]``, integrated on panels
     no wider than scale/16."""
     width = np.diff(xb)
@@ -440,8 +480,10 @@ def _bucket_masses(dens: Sequence[masses.Normal | masses.Exponential], xb: np.nd
     lo, hi = masses.interval_masses(dens, a, b)
     grow = float(panels.max()) * 2 * UNIT_ROUNDOFF
     nb = len(width)
-    return (np.bincount(bins, weights=lo, minlength=nb) * (1 - grow),
-            np.bincount(bins, weights=hi, minlength=nb) * (1 + grow))
+    return (
+        np.bincount(bins, weights=lo, minlength=nb) * (1 - grow),
+        np.bincount(bins, weights=hi, minlength=nb) * (1 + grow),
+    )
 
 
 def _add_buckets(pair: _ContinuousPair, acc: _Accumulator, xb: np.ndarray) -> None:
@@ -521,6 +563,7 @@ def _gaussian_pair(sigma: float, q: float, direction: str, base_tail: float) -> 
     z = -float(ndtri(base_tail))
     xa, xb = -1 - z * sigma, 1 + z * sigma
     if direction == "remove":
+
         def loss(x: np.ndarray) -> np.ndarray:
             return np.logaddexp(l1q, lq + (2 * x - 1) / (2 * s2))
 
@@ -529,9 +572,11 @@ def _gaussian_pair(sigma: float, q: float, direction: str, base_tail: float) -> 
 
         def inverse(s: np.ndarray) -> np.ndarray:
             return s2 * (np.log(np.expm1(s) + q) - lq) + 0.5
+
         dens_p = [masses.Normal(1 - q, 0.0, sigma), masses.Normal(q, 1.0, sigma)]
         dens_q = [masses.Normal(1.0, 0.0, sigma)]
     else:
+
         def loss(x: np.ndarray) -> np.ndarray:
             return -np.logaddexp(l1q, lq - (2 * x + 1) / (2 * s2))
 
@@ -540,19 +585,39 @@ def _gaussian_pair(sigma: float, q: float, direction: str, base_tail: float) -> 
 
         def inverse(s: np.ndarray) -> np.ndarray:
             return -s2 * (np.log(np.expm1(-s) + q) - lq) - 0.5
+
         dens_p = [masses.Normal(1.0, 0.0, sigma)]
         dens_q = [masses.Normal(1 - q, 0.0, sigma), masses.Normal(q, -1.0, sigma)]
     dens_p = [c for c in dens_p if c.weight > 0]
     dens_q = [c for c in dens_q if c.weight > 0]
-    tails = (masses.normal_tails(dens_p, xa, "below"), masses.normal_tails(dens_q, xa, "below"),
-             masses.normal_tails(dens_p, xb, "above"), masses.normal_tails(dens_q, xb, "above"))
-    return _ContinuousPair(dens_p=dens_p, dens_q=dens_q, loss=loss, loss_terms=loss_terms,
-                           inverse=inverse, xa=xa, xb=xb, scale=sigma, tails=tails)
+    tails = (
+        masses.normal_tails(dens_p, xa, "below"),
+        masses.normal_tails(dens_q, xa, "below"),
+        masses.normal_tails(dens_p, xb, "above"),
+        masses.normal_tails(dens_q, xb, "above"),
+    )
+    return _ContinuousPair(
+        dens_p=dens_p,
+        dens_q=dens_q,
+        loss=loss,
+        loss_terms=loss_terms,
+        inverse=inverse,
+        xa=xa,
+        xb=xb,
+        scale=sigma,
+        tails=tails,
+    )
 
 
-def gaussian(sigma: float, sensitivity: float = 1.0, *, sampling_probability: float = 1.0,
-             value_discretization: float = DEFAULT_DISCRETIZATION,
-             tail: float = DEFAULT_TAIL, base_tail: float = BASE_TAIL) -> PLDPair:
+def gaussian(
+    sigma: float,
+    sensitivity: float = 1.0,
+    *,
+    sampling_probability: float = 1.0,
+    value_discretization: float = DEFAULT_DISCRETIZATION,
+    tail: float = DEFAULT_TAIL,
+    base_tail: float = BASE_TAIL,
+) -> PLDPair:
     """The PLD of the Gaussian mechanism, optionally Poisson-subsampled.
 
     Privacy: for the Gaussian mechanism ``f(D) + N(0, sigma^2)`` with l2-sensitivity Delta the
@@ -602,34 +667,54 @@ def _laplace_pair(b: float, q: float, direction: str) -> _ContinuousPair:
     m0_left, m0_right = 0.5, 0.5 * math.exp(-1 / b)
     m1_left, m1_right = 0.5 * math.exp(-1 / b), 0.5
     if direction == "remove":
+
         def loss(x: np.ndarray) -> np.ndarray:
             return np.logaddexp(l1q, lq + (np.abs(x) - np.abs(x - 1)) / b)
 
         def inverse(s: np.ndarray) -> np.ndarray:
             return 0.5 * (1 + b * (np.log(np.expm1(s) + q) - lq))
+
         dens_p = [masses.Exponential(1 - q, *lap0), masses.Exponential(q, *lap1)]
         dens_q = [masses.Exponential(1.0, *lap0)]
-        atoms = [((1 - q) * m0_left + q * m1_left, m0_left),
-                 ((1 - q) * m0_right + q * m1_right, m0_right)]
+        atoms = [
+            ((1 - q) * m0_left + q * m1_left, m0_left),
+            ((1 - q) * m0_right + q * m1_right, m0_right),
+        ]
     else:
+
         def loss(x: np.ndarray) -> np.ndarray:
             return -np.logaddexp(l1q, lq + (np.abs(x - 1) - np.abs(x)) / b)
 
         def inverse(s: np.ndarray) -> np.ndarray:
             return 0.5 * (1 - b * (np.log(np.expm1(-s) + q) - lq))
+
         dens_p = [masses.Exponential(1.0, *lap1)]
         dens_q = [masses.Exponential(1 - q, *lap1), masses.Exponential(q, *lap0)]
-        atoms = [(m1_left, (1 - q) * m1_left + q * m0_left),
-                 (m1_right, (1 - q) * m1_right + q * m0_right)]
-    return _ContinuousPair(dens_p=[c for c in dens_p if c.weight > 0],
-                           dens_q=[c for c in dens_q if c.weight > 0], loss=loss,
-                           loss_terms=loss_terms, inverse=inverse, xa=0.0, xb=1.0, scale=b,
-                           atoms=atoms)
+        atoms = [
+            (m1_left, (1 - q) * m1_left + q * m0_left),
+            (m1_right, (1 - q) * m1_right + q * m0_right),
+        ]
+    return _ContinuousPair(
+        dens_p=[c for c in dens_p if c.weight > 0],
+        dens_q=[c for c in dens_q if c.weight > 0],
+        loss=loss,
+        loss_terms=loss_terms,
+        inverse=inverse,
+        xa=0.0,
+        xb=1.0,
+        scale=b,
+        atoms=atoms,
+    )
 
 
-def laplace(scale: float, sensitivity: float = 1.0, *, sampling_probability: float = 1.0,
-            value_discretization: float = DEFAULT_DISCRETIZATION,
-            tail: float = DEFAULT_TAIL) -> PLDPair:
+def laplace(
+    scale: float,
+    sensitivity: float = 1.0,
+    *,
+    sampling_probability: float = 1.0,
+    value_discretization: float = DEFAULT_DISCRETIZATION,
+    tail: float = DEFAULT_TAIL,
+) -> PLDPair:
     """The PLD of the Laplace mechanism, optionally Poisson-subsampled.
 
     Privacy: the profile of ``f(D) + Lap(b)`` with l1-sensitivity Delta is that of
@@ -668,14 +753,24 @@ def _bounded_range_pair(epsilon: float) -> _ContinuousPair:
     def no_terms(x: np.ndarray) -> np.ndarray:
         return np.zeros_like(x)
 
-    return _ContinuousPair(dens_p=[masses.Exponential(1.0, alpha, 0.5)],
-                           dens_q=[masses.Exponential(1.0, alpha, -0.5)], loss=ident,
-                           loss_terms=no_terms, inverse=ident, xa=-epsilon, xb=epsilon,
-                           scale=2.0)
+    return _ContinuousPair(
+        dens_p=[masses.Exponential(1.0, alpha, 0.5)],
+        dens_q=[masses.Exponential(1.0, alpha, -0.5)],
+        loss=ident,
+        loss_terms=no_terms,
+        inverse=ident,
+        xa=-epsilon,
+        xb=epsilon,
+        scale=2.0,
+    )
 
 
-def bounded_range(epsilon: float, *, value_discretization: float = DEFAULT_DISCRETIZATION,
-                  tail: float = DEFAULT_TAIL) -> PLDPair:
+def bounded_range(
+    epsilon: float,
+    *,
+    value_discretization: float = DEFAULT_DISCRETIZATION,
+    tail: float = DEFAULT_TAIL,
+) -> PLDPair:
     """The PLD of the pair dominating every eps-bounded-range mechanism.
 
     Privacy: every eps-BR pair (e.g. the exponential mechanism with parameter eps) is a

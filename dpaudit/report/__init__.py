@@ -75,13 +75,21 @@ def _progress(total: int, show: bool | None) -> Any:
     from tqdm.auto import tqdm
 
     enabled = sys.stderr.isatty() if show is None else show
-    return tqdm(total=total, disable=not enabled, unit="target", file=sys.stderr,
-                dynamic_ncols=True)
+    return tqdm(
+        total=total, disable=not enabled, unit="target", file=sys.stderr, dynamic_ncols=True
+    )
 
 
-def generate(targets: Sequence[Target], out: str | Path, *, fmt: str = "md", seed: int = 0,
-             audit: bool = True, progress: bool | None = None,
-             command: str | None = None) -> list[dict[str, Any]]:
+def generate(
+    targets: Sequence[Target],
+    out: str | Path,
+    *,
+    fmt: str = "md",
+    seed: int = 0,
+    audit: bool = True,
+    progress: bool | None = None,
+    command: str | None = None,
+) -> list[dict[str, Any]]:
     """Collect and write the reports of ``targets`` into ``out``.
 
     Writes ``<slug>.md`` (or ``.html``) and ``<slug>.json`` per target, the plots in
@@ -110,8 +118,10 @@ def generate(targets: Sequence[Target], out: str | Path, *, fmt: str = "md", see
         raise ValueError("no targets to report on")
     out = Path(out)
     (out / "plots").mkdir(parents=True, exist_ok=True)
-    command = command or (f"dpaudit report {' '.join(t.name for t in targets)} --out {out} "
-                          f"--seed {seed}" + (" --format html" if fmt == "html" else ""))
+    command = command or (
+        f"dpaudit report {' '.join(t.name for t in targets)} --out {out} "
+        f"--seed {seed}" + (" --format html" if fmt == "html" else "")
+    )
     reports: list[dict[str, Any]] = []
     files: dict[str, dict[str, Any]] = {}
     bar = _progress(len(targets), progress)
@@ -134,13 +144,14 @@ def generate(targets: Sequence[Target], out: str | Path, *, fmt: str = "md", see
                 written.append(curve)
             growth = out / "plots" / f"{target.slug}-growth.png"
             if growth_plot(report, growth):
-                images["growth"] = (png_data_uri(growth) if fmt == "html"
-                                    else f"plots/{growth.name}")
+                images["growth"] = png_data_uri(growth) if fmt == "html" else f"plots/{growth.name}"
                 written.append(growth)
             blocks = report_blocks(report, images)
             page = out / f"{target.slug}.{fmt}"
-            page.write_text(to_markdown(blocks) if fmt == "md"
-                            else to_html(blocks, target.title), encoding="utf-8")
+            page.write_text(
+                to_markdown(blocks) if fmt == "md" else to_html(blocks, target.title),
+                encoding="utf-8",
+            )
             data = out / f"{target.slug}.json"
             data.write_text(_dump(report), encoding="utf-8")
             written += [page, data]
@@ -157,21 +168,29 @@ def generate(targets: Sequence[Target], out: str | Path, *, fmt: str = "md", see
     everything, merged = _merge(out, seed, fmt, reports, files)
     if merged is not None:
         command = merged
-    links = {r["target"]["name"]: f"{r['target']['name'].replace('/', '--')}.{fmt}"
-             for r in everything}
+    links = {
+        r["target"]["name"]: f"{r['target']['name'].replace('/', '--')}.{fmt}" for r in everything
+    }
     blocks = index_blocks(everything, links, seed, command)
     index = out / f"index.{fmt}"
-    index.write_text(to_markdown(blocks) if fmt == "md" else to_html(blocks, "dpaudit reports"),
-                     encoding="utf-8")
-    manifest = {"format": FORMAT_VERSION, "seed": seed, "command": command, "report_format": fmt,
-                "index": {index.name: _sha(index)},
-                "targets": {r["target"]["name"]: files[r["target"]["name"]] for r in everything}}
+    index.write_text(
+        to_markdown(blocks) if fmt == "md" else to_html(blocks, "dpaudit reports"), encoding="utf-8"
+    )
+    manifest = {
+        "format": FORMAT_VERSION,
+        "seed": seed,
+        "command": command,
+        "report_format": fmt,
+        "index": {index.name: _sha(index)},
+        "targets": {r["target"]["name"]: files[r["target"]["name"]] for r in everything},
+    }
     (out / MANIFEST).write_text(_dump(manifest), encoding="utf-8")
     return reports
 
 
-def _merge(out: Path, seed: int, fmt: str, reports: list[dict[str, Any]],
-           files: dict[str, dict[str, Any]]) -> tuple[list[dict[str, Any]], str | None]:
+def _merge(
+    out: Path, seed: int, fmt: str, reports: list[dict[str, Any]], files: dict[str, dict[str, Any]]
+) -> tuple[list[dict[str, Any]], str | None]:
     """The reports of this run merged with those of an earlier run in ``out`` (same seed,
     format and report format; files still present), earlier order kept.  Updates ``files``.
 
@@ -183,7 +202,10 @@ def _merge(out: Path, seed: int, fmt: str, reports: list[dict[str, Any]],
         return reports, None
     old = json.loads(path.read_text(encoding="utf-8"))
     if (old.get("format"), old.get("seed"), old.get("report_format")) != (
-            FORMAT_VERSION, seed, fmt):
+        FORMAT_VERSION,
+        seed,
+        fmt,
+    ):
         return reports, None
     fresh = {r["target"]["name"]: r for r in reports}
     merged: list[dict[str, Any]] = []
@@ -249,7 +271,10 @@ def check_up_to_date(out: str | Path, targets: Sequence[Target] | None = None) -
         now = json.loads(_dump(describe(target, seed)))
         for key in DESCRIBED_KEYS:
             if saved.get(key) != now.get(key):
-                what = ("its inputs changed (code audited, plan, claim, seed or samples)"
-                        if key == "fingerprint" else f"its {key} changed")
+                what = (
+                    "its inputs changed (code audited, plan, claim, seed or samples)"
+                    if key == "fingerprint"
+                    else f"its {key} changed"
+                )
                 problems.append(f"{target.name}: {what}")
     return problems

@@ -126,10 +126,16 @@ def target_claim(target: Target) -> Any:
     if plan is None:
         return None
     key = "report/" + target.name.replace("/", ".")
-    return Claim(key=key, document=target.group, theorem=target.title,
-                 statement=f"{target.title} is ({target.epsilon:g}, {target.delta:g})-DP",
-                 plan=plan, epsilon=sympy.nsimplify(target.epsilon),
-                 delta=sympy.nsimplify(target.delta), domain=Domain({}))
+    return Claim(
+        key=key,
+        document=target.group,
+        theorem=target.title,
+        statement=f"{target.title} is ({target.epsilon:g}, {target.delta:g})-DP",
+        plan=plan,
+        epsilon=sympy.nsimplify(target.epsilon),
+        delta=sympy.nsimplify(target.delta),
+        domain=Domain({}),
+    )
 
 
 def plan_tree(event: Event) -> str:
@@ -144,8 +150,7 @@ def plan_tree(event: Event) -> str:
             own = []
             for f in dataclasses.fields(e):
                 v = getattr(e, f.name)
-                if isinstance(v, Event) or (isinstance(v, tuple) and v
-                                            and isinstance(v[0], Event)):
+                if isinstance(v, Event) or (isinstance(v, tuple) and v and isinstance(v[0], Event)):
                     continue
                 own.append(f"{f.name}={v}")
             label = f"{e.kind}({', '.join(own)})"
@@ -179,8 +184,13 @@ def _expected_exclusion(r: Any) -> bool:
         cond = c.condition
         if c.status != "refuted" or not isinstance(cond, sympy.core.relational.Relational):
             return False
-        small, big = ((cond.lhs, cond.rhs) if cond.rel_op == "<" else
-                      (cond.rhs, cond.lhs) if cond.rel_op == ">" else (None, None))
+        small, big = (
+            (cond.lhs, cond.rhs)
+            if cond.rel_op == "<"
+            else (cond.rhs, cond.lhs)
+            if cond.rel_op == ">"
+            else (None, None)
+        )
         if small != 0 or not (isinstance(big, sympy.Symbol) and big.name.startswith("delta")):
             return False
     return bool(r.checks)
@@ -195,8 +205,10 @@ def _rejections(g: Guarantee) -> tuple[Guarantee, str | None]:
         return g, None
     kept = tuple(r for r in g.rejected if r not in expected)
     names = ", ".join(dict.fromkeys(r.theorem.name for r in expected))
-    summary = (f"{len(expected)} result(s) not applicable only because they need delta > 0 "
-               f"({names}); `dpaudit explain` lists them")
+    summary = (
+        f"{len(expected)} result(s) not applicable only because they need delta > 0 "
+        f"({names}); `dpaudit explain` lists them"
+    )
     return dataclasses.replace(g, rejected=kept), summary
 
 
@@ -210,10 +222,15 @@ def _guarantee_dict(g: Guarantee) -> dict[str, Any]:
         "epsilon_lower": g.epsilon_lower_float,
         "theorem": chosen,
         "citation": g.theorem.citation,
-        "candidates": [{"method": c.label, "epsilon_upper": _up(c.epsilon),
-                        "delta": _up(c.delta), "chosen": bool(
-                            g.epsilon_upper is not None and _up(c.epsilon) == g.epsilon_upper)}
-                       for c in g.candidates],
+        "candidates": [
+            {
+                "method": c.label,
+                "epsilon_upper": _up(c.epsilon),
+                "delta": _up(c.delta),
+                "chosen": bool(g.epsilon_upper is not None and _up(c.epsilon) == g.epsilon_upper),
+            }
+            for c in g.candidates
+        ],
         "derivation": g.text(),
         **({"expected_exclusions": expected} if expected else {}),
     }
@@ -249,13 +266,18 @@ def fingerprint(target: Target, seed: int, plan: Event | None, claim: Any) -> st
     """
     h = hashlib.sha256()
     spec = {
-        "format": FORMAT_VERSION, "seed": seed, "name": target.name,
-        "epsilon": target.epsilon, "delta": target.delta, "samples": target.samples,
+        "format": FORMAT_VERSION,
+        "seed": seed,
+        "name": target.name,
+        "epsilon": target.epsilon,
+        "delta": target.delta,
+        "samples": target.samples,
         "options": {k: repr(v) for k, v in sorted(target.audit_options.items())},
         "parameters": {k: str(v) for k, v in sorted(target.parameters.items())},
         "plan": None if plan is None else plan.expression(),
-        "claim": None if claim is None else [claim.statement, str(claim.epsilon),
-                                             str(claim.delta), claim.domain.text()],
+        "claim": None
+        if claim is None
+        else [claim.statement, str(claim.epsilon), str(claim.delta), claim.domain.text()],
         "audited": target.mechanism is not None,
         **({"not_audited": target.not_audited} if target.not_audited else {}),
     }
@@ -280,21 +302,38 @@ def describe(target: Target, seed: int = 0) -> dict[str, Any]:
     plan = target_plan(target)
     claim = target_claim(target)
     out: dict[str, Any] = {
-        "target": {"name": target.name, "title": target.title, "group": target.group,
-                   "summary": target.summary, "epsilon": target.epsilon,
-                   "delta": target.delta, "expect": target.expect, "source": target.source,
-                   "true_epsilon": _finite(target.true_epsilon),
-                   "parameters": {k: str(v) for k, v in target.parameters.items()},
-                   "seed": target_seed(seed, target), "samples": target.samples,
-                   **({"not_audited": target.not_audited} if target.not_audited else {})},
-        "claim": None if claim is None else {
-            "key": claim.key, "document": claim.document, "theorem": claim.theorem,
-            "statement": claim.statement, "epsilon": str(claim.epsilon),
-            "delta": str(claim.delta), "domain": claim.domain.text(), "note": claim.note,
+        "target": {
+            "name": target.name,
+            "title": target.title,
+            "group": target.group,
+            "summary": target.summary,
+            "epsilon": target.epsilon,
+            "delta": target.delta,
+            "expect": target.expect,
+            "source": target.source,
+            "true_epsilon": _finite(target.true_epsilon),
+            "parameters": {k: str(v) for k, v in target.parameters.items()},
+            "seed": target_seed(seed, target),
+            "samples": target.samples,
+            **({"not_audited": target.not_audited} if target.not_audited else {}),
+        },
+        "claim": None
+        if claim is None
+        else {
+            "key": claim.key,
+            "document": claim.document,
+            "theorem": claim.theorem,
+            "statement": claim.statement,
+            "epsilon": str(claim.epsilon),
+            "delta": str(claim.delta),
+            "domain": claim.domain.text(),
+            "note": claim.note,
             "correction": claim.correction,
-            "registered": isinstance(target.claim, str)},
-        "plan": None if plan is None else {"expression": plan.expression(),
-                                           "tree": plan_tree(plan)},
+            "registered": isinstance(target.claim, str),
+        },
+        "plan": None
+        if plan is None
+        else {"expression": plan.expression(), "tree": plan_tree(plan)},
     }
     guarantee: dict[str, Any] | None = None
     if plan is not None:
@@ -305,8 +344,9 @@ def describe(target: Target, seed: int = 0) -> dict[str, Any]:
         except ValueError as err:  # UnsupportedEventError included
             guarantee = {"error": str(err).splitlines()[0]}
         except (TypeError, ArithmeticError, EvaluationError) as err:  # an accountant bug
-            guarantee = {"error": f"accountant failed: {type(err).__name__}: "
-                                  f"{str(err).splitlines()[0]}"}
+            guarantee = {
+                "error": f"accountant failed: {type(err).__name__}: {str(err).splitlines()[0]}"
+            }
     out["guarantee"] = guarantee
     out["fingerprint"] = fingerprint(target, seed, plan, claim)
     return for_people(out)
@@ -325,8 +365,11 @@ def _verify(claim: Any) -> dict[str, Any]:
         v = verify_claim(claim, time_limit=VERIFY_TIME_LIMIT, max_boxes=VERIFY_MAX_BOXES)
     except (ValueError, ArithmeticError, TypeError) as err:
         return {"status": "error", "detail": f"{type(err).__name__}: {err}"}
-    return {"status": v.status, "detail": v.detail,
-            "steps": [f"{name}: {sv.summary()}" for name, sv in v.steps]}
+    return {
+        "status": v.status,
+        "detail": v.detail,
+        "steps": [f"{name}: {sv.summary()}" for name, sv in v.steps],
+    }
 
 
 class CurveTooSlowError(BaseException):
@@ -341,8 +384,10 @@ class CurveTooSlowError(BaseException):
 def _cpu_safety_net(seconds: float, what: str) -> Iterator[None]:
     """Raise :class:`CurveTooSlowError` if the block uses more than ``seconds`` of CPU time
     (main thread on POSIX only; elsewhere no limit).  An enclosing CPU timer is restored."""
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not \
-            threading.main_thread():
+    if (
+        not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
         yield
         return
 
@@ -350,7 +395,8 @@ def _cpu_safety_net(seconds: float, what: str) -> Iterator[None]:
         raise CurveTooSlowError(
             f"{what}: the accountant used more than {seconds:g} s of CPU time (its own "
             "refinement budgets normally end in well under a second); a performance bug, "
-            "reported instead of writing a report that would depend on the machine")
+            "reported instead of writing a report that would depend on the machine"
+        )
 
     previous = signal.signal(signal.SIGPROF, expire)
     # re-fires every second after the first expiry, in case one raise is lost in a callback
@@ -365,8 +411,7 @@ def _cpu_safety_net(seconds: float, what: str) -> Iterator[None]:
 
 
 def _no_bound_reason(d: float) -> str:
-    return ("no pure-DP guarantee (delta = 0)" if d == 0
-            else "no guarantee at this delta")
+    return "no pure-DP guarantee (delta = 0)" if d == 0 else "no guarantee at this delta"
 
 
 def _curve(plan: Event) -> dict[str, Any]:
@@ -412,16 +457,25 @@ def _audit(target: Target, seed: int) -> dict[str, Any]:
     from dpaudit.audit import audit
 
     mechanism = target.mechanism() if target.mechanism is not None else None
-    pairs = list(target.pairs()) if target.pairs is not None else list(
-        getattr(mechanism, "pairs", ()))
+    pairs = (
+        list(target.pairs()) if target.pairs is not None else list(getattr(mechanism, "pairs", ()))
+    )
     if not pairs:
         raise ValueError(f"target {target.name}: no neighbouring pair to audit on")
     s = target_seed(seed, target)
 
     def run(samples: int) -> Any:
-        return audit(mechanism, pairs=pairs, epsilon=target.epsilon, delta=target.delta,
-                     samples=samples, confidence=AUDIT_CONFIDENCE, seed=s, progress=False,
-                     **target.audit_options)
+        return audit(
+            mechanism,
+            pairs=pairs,
+            epsilon=target.epsilon,
+            delta=target.delta,
+            samples=samples,
+            confidence=AUDIT_CONFIDENCE,
+            seed=s,
+            progress=False,
+            **target.audit_options,
+        )
 
     main = run(target.samples)
     growth = []
@@ -448,13 +502,13 @@ def _certified_curve(p_lower: float, q_upper: float, points: int = 8) -> list[di
     for eps in np.linspace(0.0, top, points + 1)[:-1]:
         d = p_lower - math.exp(eps) * q_upper
         if d > 0:
-            out.append({"epsilon": round(float(eps), 6),
-                        "delta_lower": math.nextafter(d, 0.0)})
+            out.append({"epsilon": round(float(eps), 6), "delta_lower": math.nextafter(d, 0.0)})
     return out
 
 
-def collect(target: Target, seed: int = 0, *, audit: bool = True,
-            step: Callable[[str], None] | None = None) -> dict[str, Any]:
+def collect(
+    target: Target, seed: int = 0, *, audit: bool = True, step: Callable[[str], None] | None = None
+) -> dict[str, Any]:
     """Everything a report shows about ``target``.
 
     Args:

@@ -32,8 +32,9 @@ SIGNIFICANT_DIGITS = 10
 _MODES = {"up": ROUND_CEILING, "down": ROUND_FLOOR, "nearest": ROUND_HALF_EVEN}
 
 
-def round_significant(x: float, direction: str = "nearest",
-                      digits: int = SIGNIFICANT_DIGITS) -> float:
+def round_significant(
+    x: float, direction: str = "nearest", digits: int = SIGNIFICANT_DIGITS
+) -> float:
     """``x`` rounded to ``digits`` significant decimal digits in ``direction``.
 
     Args:
@@ -82,8 +83,10 @@ def for_people(data: Any, direction: str = "nearest") -> Any:
     if isinstance(data, float):
         return round_significant(data, direction)
     if isinstance(data, dict):
-        return {k: for_people(v, _direction(str(k)) if _direction(str(k)) != "nearest"
-                              else direction) for k, v in data.items()}
+        return {
+            k: for_people(v, _direction(str(k)) if _direction(str(k)) != "nearest" else direction)
+            for k, v in data.items()
+        }
     if isinstance(data, list):
         return [for_people(v, direction) for v in data]
     if isinstance(data, tuple):

@@ -50,22 +50,50 @@ def privacy_curve_plot(report: dict[str, Any], path: Path) -> bool:
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     if curve:
         ups = sorted((p["epsilon_upper"], max(p["delta"], DELTA_FLOOR)) for p in curve)
-        ax.step([e for e, _ in ups], [d for _, d in ups], where="post", color="C0",
-                label="accountant: upper bound on delta(eps)")
-        lows = sorted((p["epsilon_lower"], max(p["delta"], DELTA_FLOOR)) for p in curve
-                      if p.get("epsilon_lower") is not None)
+        ax.step(
+            [e for e, _ in ups],
+            [d for _, d in ups],
+            where="post",
+            color="C0",
+            label="accountant: upper bound on delta(eps)",
+        )
+        lows = sorted(
+            (p["epsilon_lower"], max(p["delta"], DELTA_FLOOR))
+            for p in curve
+            if p.get("epsilon_lower") is not None
+        )
         if lows:
-            ax.plot([e for e, _ in lows], [d for _, d in lows], "--", color="C2",
-                    label="accountant: certified lower bound")
+            ax.plot(
+                [e for e, _ in lows],
+                [d for _, d in lows],
+                "--",
+                color="C2",
+                label="accountant: certified lower bound",
+            )
     if certified:
-        ax.plot([p["epsilon"] for p in certified],
-                [max(p["delta_lower"], DELTA_FLOOR) for p in certified], "o", color="C3",
-                label=f"audit: certified lower points ({audit.get('confidence', 0):.0%})")
+        ax.plot(
+            [p["epsilon"] for p in certified],
+            [max(p["delta_lower"], DELTA_FLOOR) for p in certified],
+            "o",
+            color="C3",
+            label=f"audit: certified lower points ({audit.get('confidence', 0):.0%})",
+        )
     if "epsilon_lower" in audit:
-        ax.axvline(audit["epsilon_lower"], color="C3", lw=0.8, ls=":",
-                   label=f"audit: eps >= {audit['epsilon_lower']:.3f} at delta={t['delta']:g}")
-    ax.plot([t["epsilon"]], [max(t["delta"], DELTA_FLOOR)], "*", ms=12, color="k",
-            label="claimed (eps, delta)")
+        ax.axvline(
+            audit["epsilon_lower"],
+            color="C3",
+            lw=0.8,
+            ls=":",
+            label=f"audit: eps >= {audit['epsilon_lower']:.3f} at delta={t['delta']:g}",
+        )
+    ax.plot(
+        [t["epsilon"]],
+        [max(t["delta"], DELTA_FLOOR)],
+        "*",
+        ms=12,
+        color="k",
+        label="claimed (eps, delta)",
+    )
     ax.set_yscale("log")
     ax.set_xlabel("epsilon")
     ax.set_ylabel(f"delta  (delta = 0 drawn at {DELTA_FLOOR:g})")
@@ -91,8 +119,13 @@ def growth_plot(report: dict[str, Any], path: Path) -> bool:
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     xs = [p["samples"] for p in growth]
     ys = [p["epsilon_lower"] for p in growth]
-    ax.plot(xs, ys, "o-", color="C3",
-            label=f"audit: certified lower bound ({audit.get('confidence', 0):.0%})")
+    ax.plot(
+        xs,
+        ys,
+        "o-",
+        color="C3",
+        label=f"audit: certified lower bound ({audit.get('confidence', 0):.0%})",
+    )
     ax.axhline(t["epsilon"], color="k", ls="--", label=f"claimed epsilon {t['epsilon']:g}")
     upper = (report.get("guarantee") or {}).get("epsilon_upper")
     if upper is not None and math.isfinite(upper) and abs(upper - t["epsilon"]) > 1e-9:

@@ -94,16 +94,21 @@ def _fmt_claim(report: dict[str, Any]) -> list[Block]:
     t, c = report["target"], report.get("claim")
     blocks: list[Block] = [("h2", "Claim")]
     if c is None:
-        blocks.append(("p", f"No claim: the target declares ({t['epsilon']:g}, "
-                            f"{t['delta']:g})-DP."))
+        blocks.append(
+            ("p", f"No claim: the target declares ({t['epsilon']:g}, {t['delta']:g})-DP.")
+        )
         return blocks
-    rows = [("statement", _u(c["statement"])),
-            ("source", _u(f"{c['document']}, {c['theorem']}")),
-            ("claimed epsilon", _u(c["epsilon"])), ("claimed delta", _u(c["delta"])),
-            ("domain", _u(c["domain"]) if c["domain"] else "(a single point)")]
+    rows = [
+        ("statement", _u(c["statement"])),
+        ("source", _u(f"{c['document']}, {c['theorem']}")),
+        ("claimed epsilon", _u(c["epsilon"])),
+        ("claimed delta", _u(c["delta"])),
+        ("domain", _u(c["domain"]) if c["domain"] else "(a single point)"),
+    ]
     if t["parameters"]:
-        rows.append(("audited instance", _u(", ".join(f"{k} = {v}" for k, v in
-                                                      t["parameters"].items()))))
+        rows.append(
+            ("audited instance", _u(", ".join(f"{k} = {v}" for k, v in t["parameters"].items())))
+        )
     rows.append(("claim at the instance", f"({t['epsilon']:g}, {t['delta']:g})-DP"))
     if c.get("note"):
         rows.append(("note", _u(c["note"])))
@@ -129,13 +134,24 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
     """
     t = report["target"]
     v = report["verdict"]
-    blocks: list[Block] = [("h1", _u(t["title"])),
-                           ("verdict", v["kind"], f"Verdict: {_u(v['line'])}")]
+    blocks: list[Block] = [
+        ("h1", _u(t["title"])),
+        ("verdict", v["kind"], f"Verdict: {_u(v['line'])}"),
+    ]
     if t["summary"]:
         blocks.append(("p", _u(t["summary"])))
-    meta = [("target", _u(t["name"])), ("group", _u(t["group"])),
-            ("expected", {"broken": "deliberately broken", "private": "private",
-                          "refuted": "a claim known not to hold as stated"}[t["expect"]])]
+    meta = [
+        ("target", _u(t["name"])),
+        ("group", _u(t["group"])),
+        (
+            "expected",
+            {
+                "broken": "deliberately broken",
+                "private": "private",
+                "refuted": "a claim known not to hold as stated",
+            }[t["expect"]],
+        ),
+    ]
     if t["source"]:
         meta.append(("code", _u(t["source"])))
     if t["true_epsilon"] is not None:
@@ -154,22 +170,39 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
     elif "error" in g:
         blocks.append(("p", f"The accountant cannot bound the plan: {_u(g['error'])}"))
     else:
-        lines = [f"epsilon <= {up(g['epsilon_upper'], 6)} (upper bound, rounded up; exact "
-                 f"{_u(g['epsilon_exact'])}) at delta = {g['delta']:g}, by {_u(g['theorem'])} "
-                 f"\\[{_u(g['citation'])}\\]."]
+        lines = [
+            f"epsilon <= {up(g['epsilon_upper'], 6)} (upper bound, rounded up; exact "
+            f"{_u(g['epsilon_exact'])}) at delta = {g['delta']:g}, by {_u(g['theorem'])} "
+            f"\\[{_u(g['citation'])}\\]."
+        ]
         if g.get("epsilon_lower") is not None:
-            lines.append(f" The true epsilon of the plan at this delta is at least "
-                         f"{down(g['epsilon_lower'], 6)} (certified, rounded down).")
+            lines.append(
+                f" The true epsilon of the plan at this delta is at least "
+                f"{down(g['epsilon_lower'], 6)} (certified, rounded down)."
+            )
         blocks.append(("p", "".join(lines)))
         if g["candidates"]:
             blocks.append(("p", "Every method compared (the smallest valid upper bound wins):"))
-            blocks.append(("table", ("method", "epsilon (upper bound)", "delta", "chosen"),
-                           [(_u(c["method"]), up(c["epsilon_upper"], 6), _u(_g(c["delta"])),
-                             "yes" if c["chosen"] else "") for c in g["candidates"]]))
+            blocks.append(
+                (
+                    "table",
+                    ("method", "epsilon (upper bound)", "delta", "chosen"),
+                    [
+                        (
+                            _u(c["method"]),
+                            up(c["epsilon_upper"], 6),
+                            _u(_g(c["delta"])),
+                            "yes" if c["chosen"] else "",
+                        )
+                        for c in g["candidates"]
+                    ],
+                )
+            )
         blocks.append(("pre", g["derivation"]))
         if g.get("expected_exclusions"):
-            blocks.append(("p", "Also not applicable, as expected: "
-                                f"{_u(g['expected_exclusions'])}."))
+            blocks.append(
+                ("p", f"Also not applicable, as expected: {_u(g['expected_exclusions'])}.")
+            )
 
     blocks.append(("h2", "Verification of the claim"))
     ver = report.get("verification")
@@ -185,43 +218,71 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
     blocks.append(("h2", "Audit of the code"))
     a = report.get("audit")
     if not a:
-        blocks.append(("p", f"Not audited: {_u(t['not_audited'])}" if t.get("not_audited") else
-                            "Not audited: this algorithm has no auditable form wired to the "
-                            "report yet."))
+        blocks.append(
+            (
+                "p",
+                f"Not audited: {_u(t['not_audited'])}"
+                if t.get("not_audited")
+                else "Not audited: this algorithm has no auditable form wired to the report yet.",
+            )
+        )
     elif "error" in a:
         blocks.append(("p", f"The audit could not run: {_u(a['error'])}"))
     else:
-        blocks.append(("table", ("", ""), [
-            ("certified lower bound", f"epsilon >= {down(a['epsilon_lower'])} (rounded down, "
-                                      f"confidence {a['confidence']:.0%})"),
-            ("point estimate", f"{down(a['epsilon_estimate'])} (an estimate, not a bound)"
-             if isinstance(a["epsilon_estimate"], float) else _u(a["epsilon_estimate"])),
-            ("verdict of the audit", _u(a["verdict"])),
-            ("neighbouring pair", _u(a["pair"])),
-            ("pairs searched", _u(a["pairs_searched"])),
-            ("event", _u(a["event"])),
-            ("direction", _u(a["direction"])),
-            ("samples", f"{a['selection_samples']:,} per dataset to choose the event and pair, "
-                        f"then {a['samples_d0']:,} fresh per dataset to certify"),
-            ("hits in the event", f"{a['hits_d0']:,} on d0, {a['hits_d1']:,} on d1"),
-            ("probability bounds", f"P_lower(numerator) = {down(a['p_numerator_lower'], 6)}, "
-                                   f"P_upper(denominator) = {up(a['p_denominator_upper'], 6)}"),
-            ("confidence correction", _u(a["correction"])),
-            ("seed", _u(a["seed"])),
-            *[("warning", _u(w)) for w in a.get("warnings") or []],
-        ]))
+        blocks.append(
+            (
+                "table",
+                ("", ""),
+                [
+                    (
+                        "certified lower bound",
+                        f"epsilon >= {down(a['epsilon_lower'])} (rounded down, "
+                        f"confidence {a['confidence']:.0%})",
+                    ),
+                    (
+                        "point estimate",
+                        f"{down(a['epsilon_estimate'])} (an estimate, not a bound)"
+                        if isinstance(a["epsilon_estimate"], float)
+                        else _u(a["epsilon_estimate"]),
+                    ),
+                    ("verdict of the audit", _u(a["verdict"])),
+                    ("neighbouring pair", _u(a["pair"])),
+                    ("pairs searched", _u(a["pairs_searched"])),
+                    ("event", _u(a["event"])),
+                    ("direction", _u(a["direction"])),
+                    (
+                        "samples",
+                        f"{a['selection_samples']:,} per dataset to choose the event and pair, "
+                        f"then {a['samples_d0']:,} fresh per dataset to certify",
+                    ),
+                    ("hits in the event", f"{a['hits_d0']:,} on d0, {a['hits_d1']:,} on d1"),
+                    (
+                        "probability bounds",
+                        f"P_lower(numerator) = {down(a['p_numerator_lower'], 6)}, "
+                        f"P_upper(denominator) = {up(a['p_denominator_upper'], 6)}",
+                    ),
+                    ("confidence correction", _u(a["correction"])),
+                    ("seed", _u(a["seed"])),
+                    *[("warning", _u(w)) for w in a.get("warnings") or []],
+                ],
+            )
+        )
     blocks += _curve_gaps(report.get("curve") or {})
     blocks.append(("h2", "Plots"))
     if images.get("curve"):
         blocks.append(("img", images["curve"], f"privacy curve of {_u(t['title'])}"))
     if images.get("growth"):
-        blocks.append(("img", images["growth"],
-                       f"audit lower bound vs samples, {_u(t['title'])}"))
+        blocks.append(("img", images["growth"], f"audit lower bound vs samples, {_u(t['title'])}"))
     if not images:
         blocks.append(("p", "No numeric curve and no audit to plot."))
     regenerate = md_code(f"dpaudit report {t['name']} --out DIR --seed SEED")
-    blocks.append(("p", f"Regenerate: {regenerate} "
-                        f"(audit seed {_u(t['seed'])} derives from SEED and the target's name)."))
+    blocks.append(
+        (
+            "p",
+            f"Regenerate: {regenerate} "
+            f"(audit seed {_u(t['seed'])} derives from SEED and the target's name).",
+        )
+    )
     return blocks
 
 
@@ -229,8 +290,9 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
 INDEX_GROUP_ORDER = ("source documents", "catalogue", "broken")
 
 
-def index_blocks(reports: Sequence[dict[str, Any]], links: dict[str, str], seed: int,
-                 command: str) -> list[Block]:
+def index_blocks(
+    reports: Sequence[dict[str, Any]], links: dict[str, str], seed: int, command: str
+) -> list[Block]:
     """The index page: one verdict line per target, grouped.
 
     Args:
@@ -243,28 +305,47 @@ def index_blocks(reports: Sequence[dict[str, Any]], links: dict[str, str], seed:
         The blocks.
     """
     findings = sum(r["verdict"]["finding"] for r in reports)
-    conf = next((r["audit"]["confidence"] for r in reports
-                 if r.get("audit") and "confidence" in r["audit"]), None)
-    intro = (f"{len(reports)} targets, seed {seed}. Regenerate with {md_code(command)}. "
-             "Accountant epsilons are upper bounds rounded up")
+    conf = next(
+        (
+            r["audit"]["confidence"]
+            for r in reports
+            if r.get("audit") and "confidence" in r["audit"]
+        ),
+        None,
+    )
+    intro = (
+        f"{len(reports)} targets, seed {seed}. Regenerate with {md_code(command)}. "
+        "Accountant epsilons are upper bounds rounded up"
+    )
     if conf is not None:
-        intro += f"; audit epsilons are certified lower bounds rounded down, at {conf:.0%} " \
-                 "confidence each"
+        intro += (
+            f"; audit epsilons are certified lower bounds rounded down, at {conf:.0%} "
+            "confidence each"
+        )
     blocks: list[Block] = [
         ("h1", "dpaudit audit reports"),
         ("p", intro + "."),
-        ("p", f"Unexpected findings: {findings}." if findings else
-              "No unexpected finding: no private target is flagged or refuted, and every "
-              "deliberately broken one that is audited is caught."),
+        (
+            "p",
+            f"Unexpected findings: {findings}."
+            if findings
+            else "No unexpected finding: no private target is flagged or refuted, and every "
+            "deliberately broken one that is audited is caught.",
+        ),
     ]
     groups: dict[str, list[dict[str, Any]]] = {}
     for r in reports:
         groups.setdefault(r["target"]["group"], []).append(r)
+
     # a fixed order, whatever order the targets were collected in (the index is checked
     # byte for byte against a regeneration)
     def group_key(group: str) -> tuple[int, str]:
-        return (INDEX_GROUP_ORDER.index(group) if group in INDEX_GROUP_ORDER
-                else len(INDEX_GROUP_ORDER), group)
+        return (
+            INDEX_GROUP_ORDER.index(group)
+            if group in INDEX_GROUP_ORDER
+            else len(INDEX_GROUP_ORDER),
+            group,
+        )
 
     for group in sorted(groups, key=group_key):
         items = sorted(groups[group], key=lambda r: r["target"]["name"])
@@ -272,20 +353,35 @@ def index_blocks(reports: Sequence[dict[str, Any]], links: dict[str, str], seed:
         rows = []
         for r in items:
             t, a, g = r["target"], r.get("audit") or {}, r.get("guarantee") or {}
-            rows.append((
-                ("link", _u(t["name"]), links[t["name"]]),
-                f"({t['epsilon']:g}, {t['delta']:g})",
-                up(g.get("epsilon_upper")),
-                _u((r.get("verification") or {}).get("status", "n/a")),
-                down(a["epsilon_lower"]) if "epsilon_lower" in a else "n/a",
-                ("verdict", r["verdict"]["kind"], _u(r["verdict"]["line"])),
-            ))
-        blocks.append(("table", ("target", "claim (eps, delta)", "accountant upper",
-                                 "claim status", "audit lower", "verdict"), rows))
+            rows.append(
+                (
+                    ("link", _u(t["name"]), links[t["name"]]),
+                    f"({t['epsilon']:g}, {t['delta']:g})",
+                    up(g.get("epsilon_upper")),
+                    _u((r.get("verification") or {}).get("status", "n/a")),
+                    down(a["epsilon_lower"]) if "epsilon_lower" in a else "n/a",
+                    ("verdict", r["verdict"]["kind"], _u(r["verdict"]["line"])),
+                )
+            )
+        blocks.append(
+            (
+                "table",
+                (
+                    "target",
+                    "claim (eps, delta)",
+                    "accountant upper",
+                    "claim status",
+                    "audit lower",
+                    "verdict",
+                ),
+                rows,
+            )
+        )
     return blocks
 
 
 # ---- Markdown ----------------------------------------------------------------------------
+
 
 def _md_cell(cell: Any) -> str:
     if isinstance(cell, tuple) and cell[0] == "link":
@@ -417,8 +513,9 @@ def to_html(blocks: Sequence[Block], title: str) -> str:
             body.append(f"<p>{_inline(b[1])}</p>")
         elif kind == "verdict":
             cls = re.sub(r"[^a-z-]", "", b[1].replace(" ", "-"))
-            body.append(f'<p class="verdict {cls}" id="verdict"><strong>'
-                        f"{_inline(b[2])}</strong></p>")
+            body.append(
+                f'<p class="verdict {cls}" id="verdict"><strong>{_inline(b[2])}</strong></p>'
+            )
         elif kind == "pre":
             body.append(f"<pre>{html.escape(b[1])}</pre>")
         elif kind == "img":
@@ -427,16 +524,19 @@ def to_html(blocks: Sequence[Block], title: str) -> str:
             header, rows = b[1], b[2]
             lines = ["<table>"]
             if any(header):
-                lines.append("<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header)
-                             + "</tr>")
+                lines.append(
+                    "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr>"
+                )
             for row in rows:
-                lines.append("<tr>" + "".join(f"<td>{_html_cell(c)}</td>" for c in row)
-                             + "</tr>")
+                lines.append("<tr>" + "".join(f"<td>{_html_cell(c)}</td>" for c in row) + "</tr>")
             lines.append("</table>")
             body.append("\n".join(lines))
-    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            f"<title>{html.escape(str(title))}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
-            + "\n".join(body) + "\n</body>\n</html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f"<title>{html.escape(str(title))}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
+        + "\n".join(body)
+        + "\n</body>\n</html>\n"
+    )
 
 
 def _curve_gaps(curve: dict[str, Any]) -> list[Block]:
@@ -447,12 +547,20 @@ def _curve_gaps(curve: dict[str, Any]) -> list[Block]:
     for u in curve.get("unbounded") or []:
         by_reason.setdefault(_u(u["reason"]), []).append(f"{u['delta']:g}")
     if by_reason:
-        blocks.append(("p", "Privacy curve: the accountant proves no bound at delta = "
-                            + "; ".join(f"{', '.join(ds)} ({why})"
-                                        for why, ds in by_reason.items())
-                            + " (not plotted; `dpaudit explain` shows why)."))
+        blocks.append(
+            (
+                "p",
+                "Privacy curve: the accountant proves no bound at delta = "
+                + "; ".join(f"{', '.join(ds)} ({why})" for why, ds in by_reason.items())
+                + " (not plotted; `dpaudit explain` shows why).",
+            )
+        )
     if curve.get("failures"):
-        blocks.append(("p", "The accountant failed at some deltas of the privacy curve "
-                            "(left out of the plot): " + "; ".join(_u(f) for f in
-                                                                  curve["failures"])))
+        blocks.append(
+            (
+                "p",
+                "The accountant failed at some deltas of the privacy curve "
+                "(left out of the plot): " + "; ".join(_u(f) for f in curve["failures"]),
+            )
+        )
     return blocks

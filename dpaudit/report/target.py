@@ -98,25 +98,31 @@ class Target:
     not_audited: str = ""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not re.fullmatch(r"[\w.\-]+(/[\w.\-]+)*",
-                                                              self.name):
-            raise ValueError(f"Target: name must be letters, digits and . _ - separated by /, "
-                             f"got {self.name!r}")
+        if not isinstance(self.name, str) or not re.fullmatch(r"[\w.\-]+(/[\w.\-]+)*", self.name):
+            raise ValueError(
+                f"Target: name must be letters, digits and . _ - separated by /, got {self.name!r}"
+            )
         if not isinstance(self.epsilon, (int, float)) or not self.epsilon >= 0:
-            raise ValueError(f"Target {self.name}: epsilon must be a number >= 0, got "
-                             f"{self.epsilon!r}")
+            raise ValueError(
+                f"Target {self.name}: epsilon must be a number >= 0, got {self.epsilon!r}"
+            )
         if not isinstance(self.delta, (int, float)) or not 0 <= self.delta < 1:
             raise ValueError(f"Target {self.name}: delta must be in [0, 1), got {self.delta!r}")
         if not isinstance(self.samples, int) or self.samples < 10:
-            raise ValueError(f"Target {self.name}: samples must be an integer >= 10, got "
-                             f"{self.samples!r}")
+            raise ValueError(
+                f"Target {self.name}: samples must be an integer >= 10, got {self.samples!r}"
+            )
         if self.not_audited and self.mechanism is not None:
-            raise ValueError(f"Target {self.name}: not_audited (a reason for having no audit) "
-                             f"must be empty when a mechanism is given, got "
-                             f"{self.not_audited!r}")
+            raise ValueError(
+                f"Target {self.name}: not_audited (a reason for having no audit) "
+                f"must be empty when a mechanism is given, got "
+                f"{self.not_audited!r}"
+            )
         if self.expect not in ("private", "broken", "refuted"):
-            raise ValueError(f"Target {self.name}: expect must be 'private', 'broken' or "
-                             f"'refuted', got {self.expect!r}")
+            raise ValueError(
+                f"Target {self.name}: expect must be 'private', 'broken' or "
+                f"'refuted', got {self.expect!r}"
+            )
 
     @property
     def slug(self) -> str:
@@ -160,11 +166,17 @@ def load_targets() -> list[Target]:
     return [t for load in loads for t in (load.result or ()) if isinstance(t, Target)]
 
 
-def claim_target(key: str, parameters: Mapping[str, Any] | None = None, *,
-                 group: str = "source documents", mechanism: Callable[[], Any] | None = None,
-                 pairs: Callable[[], Sequence[Any]] | None = None,
-                 samples: int = DEFAULT_SAMPLES, source: str = "",
-                 not_audited: str = "") -> Target:
+def claim_target(
+    key: str,
+    parameters: Mapping[str, Any] | None = None,
+    *,
+    group: str = "source documents",
+    mechanism: Callable[[], Any] | None = None,
+    pairs: Callable[[], Sequence[Any]] | None = None,
+    samples: int = DEFAULT_SAMPLES,
+    source: str = "",
+    not_audited: str = "",
+) -> Target:
     """The target of the registered claim ``key`` at a concrete parameter point.
 
     Its claimed epsilon and delta are the claim's at ``parameters`` (0.0 where a symbol is
@@ -198,15 +210,29 @@ def claim_target(key: str, parameters: Mapping[str, Any] | None = None, *,
     values = {sympy.Symbol(k): exact(v, k) for k, v in params.items()}
 
     def at(expr: sympy.Expr) -> float:  # the claim's exact expression at the point
-        value = expr.xreplace({s: values[sympy.Symbol(s.name)] for s in expr.free_symbols
-                               if sympy.Symbol(s.name) in values})
+        value = expr.xreplace(
+            {
+                s: values[sympy.Symbol(s.name)]
+                for s in expr.free_symbols
+                if sympy.Symbol(s.name) in values
+            }
+        )
         return float(value) if not value.free_symbols else 0.0
 
     return Target(
-        name=key, title=f"{claim.document}: {claim.theorem}", group=group,
-        epsilon=at(claim.epsilon), delta=at(claim.delta), summary=claim.statement,
-        claim=key, parameters=params, mechanism=mechanism, pairs=pairs,
-        samples=samples, source=source, not_audited=not_audited,
+        name=key,
+        title=f"{claim.document}: {claim.theorem}",
+        group=group,
+        epsilon=at(claim.epsilon),
+        delta=at(claim.delta),
+        summary=claim.statement,
+        claim=key,
+        parameters=params,
+        mechanism=mechanism,
+        pairs=pairs,
+        samples=samples,
+        source=source,
+        not_audited=not_audited,
         expect="refuted" if claim.correction else "private",
     )
 
@@ -231,18 +257,24 @@ def target_from_mechanism(obj: Any, name: str | None = None, group: str = "user"
         raise ValueError(f"{obj!r} is not a mechanism (not callable as mechanism(dataset, rng))")
     missing = [a for a in ("epsilon", "pairs") if not hasattr(obj, a)]
     if missing:
-        raise ValueError(f"{obj!r} lacks {', '.join(missing)}: give it its claimed epsilon and "
-                         "the neighbouring pairs to audit on, or wrap it in a Target")
+        raise ValueError(
+            f"{obj!r} lacks {', '.join(missing)}: give it its claimed epsilon and "
+            "the neighbouring pairs to audit on, or wrap it in a Target"
+        )
     label = str(getattr(obj, "name", None) or type(obj).__name__)
     slug = re.sub(r"[^\w.\-]+", "-", label).strip("-").lower()
     plan = getattr(obj, "plan", None)
     pairs = tuple(obj.pairs)
     return Target(
-        name=name or f"{group}/{slug}", title=label, group=group,
-        epsilon=float(obj.epsilon), delta=float(getattr(obj, "delta", 0.0)),
+        name=name or f"{group}/{slug}",
+        title=label,
+        group=group,
+        epsilon=float(obj.epsilon),
+        delta=float(getattr(obj, "delta", 0.0)),
         summary=(obj.__doc__ or type(obj).__doc__ or "").strip().split("\n\n")[0],
         plan=plan if callable(plan) else None,
-        mechanism=lambda: obj, pairs=lambda: pairs,
+        mechanism=lambda: obj,
+        pairs=lambda: pairs,
         samples=int(getattr(obj, "samples", DEFAULT_SAMPLES)),
         true_epsilon=getattr(obj, "true_epsilon", None),
         expect="broken" if type(obj).__name__.startswith("Broken") else "private",
@@ -255,16 +287,18 @@ def _load_object(spec: str) -> list[Target]:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as err:
-        raise UnknownTargetError(f"cannot import {module_name!r} for target {spec!r}: "
-                                 f"{err}") from None
+        raise UnknownTargetError(
+            f"cannot import {module_name!r} for target {spec!r}: {err}"
+        ) from None
     try:
         obj: Any = module
         for part in attr.split("."):
             obj = getattr(obj, part)
     except AttributeError:
         raise UnknownTargetError(f"{module_name} has no {attr!r} (target {spec!r})") from None
-    if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "pairs")
-                                 and not isinstance(obj, Target)):
+    if isinstance(obj, type) or (
+        callable(obj) and not hasattr(obj, "pairs") and not isinstance(obj, Target)
+    ):
         obj = obj()  # a class or a factory returning targets or a mechanism
     items = list(obj) if isinstance(obj, (list, tuple)) else [obj]
     return [t if isinstance(t, Target) else target_from_mechanism(t) for t in items]
@@ -292,14 +326,20 @@ def resolve_targets(specs: Iterable[str] | None = None) -> list[Target]:
         if spec == "all":
             matched = list(TARGETS.values())
         else:
-            matched = [t for t in TARGETS.values()
-                       if t.name == spec or t.group == spec or fnmatch.fnmatchcase(t.name, spec)
-                       or t.name.startswith(spec.rstrip("/") + "/")]
+            matched = [
+                t
+                for t in TARGETS.values()
+                if t.name == spec
+                or t.group == spec
+                or fnmatch.fnmatchcase(t.name, spec)
+                or t.name.startswith(spec.rstrip("/") + "/")
+            ]
         if not matched:
             groups = sorted({t.group for t in TARGETS.values()})
             raise UnknownTargetError(
                 f"no target matches {spec!r}; groups: {', '.join(groups) or 'none'}; "
-                f"{len(TARGETS)} targets (list them with `dpaudit report --list`)")
+                f"{len(TARGETS)} targets (list them with `dpaudit report --list`)"
+            )
         for t in matched:
             found.setdefault(t.name, t)
     return list(found.values())

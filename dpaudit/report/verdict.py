@@ -35,7 +35,7 @@ def down(x: Any, digits: int = 4) -> str:
         return x
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
-    q = 10 ** digits
+    q = 10**digits
     return f"{math.floor(x * q) / q:.{digits}f}"
 
 
@@ -47,7 +47,7 @@ def up(x: Any, digits: int = 4) -> str:
         return x
     if math.isinf(x):
         return "inf"
-    q = 10 ** digits
+    q = 10**digits
     return f"{math.ceil(x * q) / q:.{digits}f}"
 
 
@@ -90,16 +90,23 @@ def verdict(report: dict[str, Any]) -> dict[str, Any]:
             kind = "unsupported" if kind == "consistent" else kind
     claim = f"claim ({eps:g}, {t['delta']:g})-DP"
     if kind == "violation":
-        head = (f"VIOLATION: the code has epsilon >= {down(a['epsilon_lower'])} "
-                f"(certified, {a['confidence']:.0%}) > claimed {eps:g}")
+        head = (
+            f"VIOLATION: the code has epsilon >= {down(a['epsilon_lower'])} "
+            f"(certified, {a['confidence']:.0%}) > claimed {eps:g}"
+        )
     elif kind == "refuted":
         head = "CLAIM REFUTED by the verifier"
     elif kind == "unsupported":
         head = "claim not established by the accountant"
     elif kind == "not audited":
         reason = t.get("not_audited")
-        head = ("audit could not run" if a else f"not audited: {reason}" if reason
-                else "not audited (no auditable form)")
+        head = (
+            "audit could not run"
+            if a
+            else f"not audited: {reason}"
+            if reason
+            else "not audited (no auditable form)"
+        )
     else:
         head = "consistent: nothing found"
     if expect == "private":
@@ -110,6 +117,7 @@ def verdict(report: dict[str, Any]) -> dict[str, Any]:
     else:
         finding = kind != "refuted"
         head += "; expected: the statement is known not to hold" + (
-            "" if kind == "refuted" else " (NOT refuted)")
+            "" if kind == "refuted" else " (NOT refuted)"
+        )
     line = f"{head} -- {claim}; " + ", ".join(parts)
     return {"kind": kind, "finding": bool(finding), "line": line}

@@ -12,28 +12,42 @@ import sympy
 from dpaudit.numeric import exact
 from dpaudit.theorems.base import Theorem, register
 
-__all__ = ["ADVANCED_COMPOSITION", "KOV_HETEROGENEOUS", "advanced_composition",
-           "heterogeneous_advanced_composition"]
+__all__ = [
+    "ADVANCED_COMPOSITION",
+    "KOV_HETEROGENEOUS",
+    "advanced_composition",
+    "heterogeneous_advanced_composition",
+]
 
 eps, delta, dslack, k = sympy.symbols("epsilon delta delta' k", positive=True)
 i = sympy.Symbol("i", integer=True, positive=True)
 eps_i = sympy.IndexedBase("epsilon")
 
-ADVANCED_COMPOSITION = register(Theorem(
-    key="advanced_composition",
-    name="advanced composition",
-    citation="Dwork, Rothblum, Vadhan 2010, Theorem III.3; Dwork and Roth 2014, Theorem 3.20",
-    assumptions=("k adaptively chosen (eps, delta)-DP mechanisms on the same dataset, any "
-                 "neighbouring relation; slack delta' in (0, 1)"),
-    statement=("the composition is (sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1), "
-               "k delta + delta')-DP"),
-    bound={"epsilon": sympy.sqrt(2 * k * sympy.log(1 / dslack)) * eps
-           + k * eps * (sympy.exp(eps) - 1),
-           "delta": k * delta + dslack},
-    domain=("epsilon >= 0", "delta >= 0", "k >= 1", "0 < delta' < 1"),
-    latex=(r"\varepsilon' = \sqrt{2k\ln(1/\delta')}\,\varepsilon + k\varepsilon(e^\varepsilon-1),"
-           r"\ \delta_{tot} = k\delta + \delta'"),
-))
+ADVANCED_COMPOSITION = register(
+    Theorem(
+        key="advanced_composition",
+        name="advanced composition",
+        citation="Dwork, Rothblum, Vadhan 2010, Theorem III.3; Dwork and Roth 2014, Theorem 3.20",
+        assumptions=(
+            "k adaptively chosen (eps, delta)-DP mechanisms on the same dataset, any "
+            "neighbouring relation; slack delta' in (0, 1)"
+        ),
+        statement=(
+            "the composition is (sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1), "
+            "k delta + delta')-DP"
+        ),
+        bound={
+            "epsilon": sympy.sqrt(2 * k * sympy.log(1 / dslack)) * eps
+            + k * eps * (sympy.exp(eps) - 1),
+            "delta": k * delta + dslack,
+        },
+        domain=("epsilon >= 0", "delta >= 0", "k >= 1", "0 < delta' < 1"),
+        latex=(
+            r"\varepsilon' = \sqrt{2k\ln(1/\delta')}\,\varepsilon + k\varepsilon(e^\varepsilon-1),"
+            r"\ \delta_{tot} = k\delta + \delta'"
+        ),
+    )
+)
 
 
 def _check_slack(slack: sympy.Expr) -> sympy.Expr:
@@ -43,8 +57,9 @@ def _check_slack(slack: sympy.Expr) -> sympy.Expr:
     return s
 
 
-def advanced_composition(epsilon: sympy.Expr, delta_: sympy.Expr, count: sympy.Expr,
-                         delta_slack: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+def advanced_composition(
+    epsilon: sympy.Expr, delta_: sympy.Expr, count: sympy.Expr, delta_slack: sympy.Expr
+) -> tuple[sympy.Expr, sympy.Expr]:
     """(eps', delta_total) of k-fold adaptive composition of an (eps, delta)-DP mechanism.
 
     Privacy: Dwork and Roth 2014, Theorem 3.20: for every delta' in (0, 1) the k-fold adaptive
@@ -70,27 +85,34 @@ def advanced_composition(epsilon: sympy.Expr, delta_: sympy.Expr, count: sympy.E
     return eps_total, n * d + s
 
 
-KOV_HETEROGENEOUS = register(Theorem(
-    key="kov_heterogeneous",
-    name="heterogeneous advanced composition",
-    citation="Kairouz, Oh, Viswanath 2015 (ICML / IEEE Trans. IT 2017), Theorem 3.5",
-    assumptions=("k adaptively chosen mechanisms, the i-th (eps_i, delta_i)-DP; slack "
-                 "delta' in (0, 1)"),
-    statement=("the composition is (eps', 1 - (1 - delta') prod_i (1 - delta_i))-DP with eps' the "
-               "minimum of sum eps_i, sum a_i + sqrt(2 sum eps_i^2 ln(e + sqrt(sum eps_i^2)/"
-               "delta')) and sum a_i + sqrt(2 sum eps_i^2 ln(1/delta')), with "
-               "a_i = (e^eps_i - 1) eps_i/(e^eps_i + 1)"),
-    bound={"epsilon": sympy.Sum(eps_i[i], (i, 1, k))},
-    domain=("k >= 1", "0 < delta' < 1"),
-    latex=(r"\varepsilon' = \min\Big\{\sum\varepsilon_i,\ \sum a_i + \sqrt{2\sum\varepsilon_i^2"
-           r"\ln(e + \sqrt{\sum\varepsilon_i^2}/\delta')},\ \sum a_i + \sqrt{2\sum\varepsilon_i^2"
-           r"\ln(1/\delta')}\Big\}"),
-))
+KOV_HETEROGENEOUS = register(
+    Theorem(
+        key="kov_heterogeneous",
+        name="heterogeneous advanced composition",
+        citation="Kairouz, Oh, Viswanath 2015 (ICML / IEEE Trans. IT 2017), Theorem 3.5",
+        assumptions=(
+            "k adaptively chosen mechanisms, the i-th (eps_i, delta_i)-DP; slack delta' in (0, 1)"
+        ),
+        statement=(
+            "the composition is (eps', 1 - (1 - delta') prod_i (1 - delta_i))-DP with eps' the "
+            "minimum of sum eps_i, sum a_i + sqrt(2 sum eps_i^2 ln(e + sqrt(sum eps_i^2)/"
+            "delta')) and sum a_i + sqrt(2 sum eps_i^2 ln(1/delta')), with "
+            "a_i = (e^eps_i - 1) eps_i/(e^eps_i + 1)"
+        ),
+        bound={"epsilon": sympy.Sum(eps_i[i], (i, 1, k))},
+        domain=("k >= 1", "0 < delta' < 1"),
+        latex=(
+            r"\varepsilon' = \min\Big\{\sum\varepsilon_i,\ \sum a_i + \sqrt{2\sum\varepsilon_i^2"
+            r"\ln(e + \sqrt{\sum\varepsilon_i^2}/\delta')},\ \sum a_i + \sqrt{2\sum\varepsilon_i^2"
+            r"\ln(1/\delta')}\Big\}"
+        ),
+    )
+)
 
 
-def heterogeneous_advanced_composition(epsilons: Sequence[sympy.Expr],
-                                       deltas: Sequence[sympy.Expr],
-                                       delta_slack: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+def heterogeneous_advanced_composition(
+    epsilons: Sequence[sympy.Expr], deltas: Sequence[sympy.Expr], delta_slack: sympy.Expr
+) -> tuple[sympy.Expr, sympy.Expr]:
     """(eps', delta_total) of Kairouz, Oh, Viswanath 2015, Theorem 3.5 (heterogeneous).
 
     Privacy: the adaptive composition of (eps_i, delta_i)-DP mechanisms is
@@ -101,8 +123,10 @@ def heterogeneous_advanced_composition(epsilons: Sequence[sympy.Expr],
         ValueError: if the lists differ in length or delta_slack is not in (0, 1).
     """
     if len(epsilons) != len(deltas) or not epsilons:
-        raise ValueError(f"epsilons and deltas must be non-empty and of equal length, got "
-                         f"{len(epsilons)} and {len(deltas)}")
+        raise ValueError(
+            f"epsilons and deltas must be non-empty and of equal length, got "
+            f"{len(epsilons)} and {len(deltas)}"
+        )
     s = _check_slack(delta_slack)
     es = [exact(e, "epsilon") for e in epsilons]
     ds = [exact(d, "delta") for d in deltas]

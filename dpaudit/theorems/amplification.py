@@ -15,9 +15,14 @@ import sympy
 from dpaudit.numeric import exact
 from dpaudit.theorems.base import Theorem, register
 
-__all__ = ["POISSON_AMPLIFICATION", "WITHOUT_REPLACEMENT_AMPLIFICATION",
-           "WITH_REPLACEMENT_AMPLIFICATION", "poisson_amplification",
-           "with_replacement_amplification", "without_replacement_amplification"]
+__all__ = [
+    "POISSON_AMPLIFICATION",
+    "WITHOUT_REPLACEMENT_AMPLIFICATION",
+    "WITH_REPLACEMENT_AMPLIFICATION",
+    "poisson_amplification",
+    "with_replacement_amplification",
+    "without_replacement_amplification",
+]
 
 eps, delta, q, m, n = sympy.symbols("epsilon delta q m n", positive=True)
 
@@ -31,21 +36,26 @@ def _params(epsilon: sympy.Expr, delta_: sympy.Expr) -> tuple[sympy.Expr, sympy.
     return e, d
 
 
-POISSON_AMPLIFICATION = register(Theorem(
-    key="amplification_poisson",
-    name="amplification by Poisson subsampling",
-    citation="Balle, Barthe, Gaboardi 2018 (NeurIPS), Theorem 8",
-    assumptions=("each record included independently with probability q; base mechanism "
-                 "(eps, delta)-DP under add/remove; result under add/remove"),
-    statement="M o S_q is (log(1 + q (e^eps - 1)), q delta)-DP",
-    bound={"epsilon": sympy.log(1 + q * (sympy.exp(eps) - 1)), "delta": q * delta},
-    domain=("0 < q <= 1", "epsilon >= 0", "delta >= 0"),
-    latex=r"\varepsilon' = \log(1 + q(e^\varepsilon - 1)),\ \delta' = q\delta",
-))
+POISSON_AMPLIFICATION = register(
+    Theorem(
+        key="amplification_poisson",
+        name="amplification by Poisson subsampling",
+        citation="Balle, Barthe, Gaboardi 2018 (NeurIPS), Theorem 8",
+        assumptions=(
+            "each record included independently with probability q; base mechanism "
+            "(eps, delta)-DP under add/remove; result under add/remove"
+        ),
+        statement="M o S_q is (log(1 + q (e^eps - 1)), q delta)-DP",
+        bound={"epsilon": sympy.log(1 + q * (sympy.exp(eps) - 1)), "delta": q * delta},
+        domain=("0 < q <= 1", "epsilon >= 0", "delta >= 0"),
+        latex=r"\varepsilon' = \log(1 + q(e^\varepsilon - 1)),\ \delta' = q\delta",
+    )
+)
 
 
-def poisson_amplification(epsilon: sympy.Expr, delta_: sympy.Expr,
-                          probability: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+def poisson_amplification(
+    epsilon: sympy.Expr, delta_: sympy.Expr, probability: sympy.Expr
+) -> tuple[sympy.Expr, sympy.Expr]:
     """(log(1 + q(e^eps - 1)), q delta): Balle, Barthe, Gaboardi 2018, Theorem 8.
 
     Privacy: if M is (eps, delta)-DP under add/remove, M on a Poisson(q) subsample is
@@ -61,18 +71,24 @@ def poisson_amplification(epsilon: sympy.Expr, delta_: sympy.Expr,
     return sympy.log(1 + p * (sympy.exp(e) - 1)), p * d
 
 
-WITHOUT_REPLACEMENT_AMPLIFICATION = register(Theorem(
-    key="amplification_without_replacement",
-    name="amplification by sampling without replacement",
-    citation="Balle, Barthe, Gaboardi 2018 (NeurIPS), Theorem 9",
-    assumptions=("a uniformly random subset of m of the n records; base mechanism (eps, delta)-DP "
-                 "under replace-one on m-record datasets; result under replace-one"),
-    statement="M o S_wo is (log(1 + (m/n)(e^eps - 1)), (m/n) delta)-DP",
-    bound={"epsilon": sympy.log(1 + m / n * (sympy.exp(eps) - 1)), "delta": m / n * delta},
-    domain=("m >= 1", "n >= m", "epsilon >= 0", "delta >= 0"),
-    latex=(r"\varepsilon' = \log(1 + \tfrac{m}{n}(e^\varepsilon - 1)),"
-           r"\ \delta' = \tfrac{m}{n}\delta"),
-))
+WITHOUT_REPLACEMENT_AMPLIFICATION = register(
+    Theorem(
+        key="amplification_without_replacement",
+        name="amplification by sampling without replacement",
+        citation="Balle, Barthe, Gaboardi 2018 (NeurIPS), Theorem 9",
+        assumptions=(
+            "a uniformly random subset of m of the n records; base mechanism (eps, delta)-DP "
+            "under replace-one on m-record datasets; result under replace-one"
+        ),
+        statement="M o S_wo is (log(1 + (m/n)(e^eps - 1)), (m/n) delta)-DP",
+        bound={"epsilon": sympy.log(1 + m / n * (sympy.exp(eps) - 1)), "delta": m / n * delta},
+        domain=("m >= 1", "n >= m", "epsilon >= 0", "delta >= 0"),
+        latex=(
+            r"\varepsilon' = \log(1 + \tfrac{m}{n}(e^\varepsilon - 1)),"
+            r"\ \delta' = \tfrac{m}{n}\delta"
+        ),
+    )
+)
 
 
 def _sizes(sample: sympy.Expr, population: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
@@ -82,9 +98,9 @@ def _sizes(sample: sympy.Expr, population: sympy.Expr) -> tuple[sympy.Expr, symp
     return mm, nn
 
 
-def without_replacement_amplification(epsilon: sympy.Expr, delta_: sympy.Expr,
-                                      sample_size: sympy.Expr,
-                                      population_size: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+def without_replacement_amplification(
+    epsilon: sympy.Expr, delta_: sympy.Expr, sample_size: sympy.Expr, population_size: sympy.Expr
+) -> tuple[sympy.Expr, sympy.Expr]:
     """(log(1 + (m/n)(e^eps - 1)), (m/n) delta): Balle, Barthe, Gaboardi 2018, Theorem 9.
 
     Privacy: under replace-one, M on a uniformly random m-subset of n records is
@@ -101,24 +117,34 @@ def without_replacement_amplification(epsilon: sympy.Expr, delta_: sympy.Expr,
     return sympy.log(1 + g * (sympy.exp(e) - 1)), g * d
 
 
-WITH_REPLACEMENT_AMPLIFICATION = register(Theorem(
-    key="amplification_with_replacement",
-    name="amplification by sampling with replacement",
-    citation="Balle, Barthe, Gaboardi 2018 (NeurIPS), Theorem 10",
-    assumptions=("m draws with replacement from the n records; base mechanism (eps0, delta0)-DP "
-                 "under replace-one on m-record multisets, so a group of k copies is "
-                 "(k eps0, delta0 sum_{i<k} e^{i eps0})-DP (group privacy); result under "
-                 "replace-one"),
-    statement=("M o S_wr is (eps', sum_k binom(m,k) n^-k (1-1/n)^{m-k} delta_k(eps))-DP with "
-               "eps' = log(1 + (1 - (1-1/n)^m)(e^eps - 1)), delta_k the group privacy profile"),
-    bound={"epsilon": sympy.log(1 + (1 - (1 - 1 / n) ** m) * (sympy.exp(eps) - 1))},
-    domain=("m >= 1", "n >= 1", "epsilon >= 0"),
-))
+WITH_REPLACEMENT_AMPLIFICATION = register(
+    Theorem(
+        key="amplification_with_replacement",
+        name="amplification by sampling with replacement",
+        citation="Balle, Barthe, Gaboardi 2018 (NeurIPS), Theorem 10",
+        assumptions=(
+            "m draws with replacement from the n records; base mechanism (eps0, delta0)-DP "
+            "under replace-one on m-record multisets, so a group of k copies is "
+            "(k eps0, delta0 sum_{i<k} e^{i eps0})-DP (group privacy); result under "
+            "replace-one"
+        ),
+        statement=(
+            "M o S_wr is (eps', sum_k binom(m,k) n^-k (1-1/n)^{m-k} delta_k(eps))-DP with "
+            "eps' = log(1 + (1 - (1-1/n)^m)(e^eps - 1)), delta_k the group privacy profile"
+        ),
+        bound={"epsilon": sympy.log(1 + (1 - (1 - 1 / n) ** m) * (sympy.exp(eps) - 1))},
+        domain=("m >= 1", "n >= 1", "epsilon >= 0"),
+    )
+)
 
 
-def with_replacement_amplification(epsilon: sympy.Expr, base_epsilon: sympy.Expr,
-                                   base_delta: sympy.Expr, sample_size: int,
-                                   population_size: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+def with_replacement_amplification(
+    epsilon: sympy.Expr,
+    base_epsilon: sympy.Expr,
+    base_delta: sympy.Expr,
+    sample_size: int,
+    population_size: sympy.Expr,
+) -> tuple[sympy.Expr, sympy.Expr]:
     """(eps', delta') for sampling with replacement (Balle, Barthe, Gaboardi 2018, Theorem 10).
 
     The group privacy profile for k copies of the differing record is bounded through the
@@ -155,7 +181,8 @@ def with_replacement_amplification(epsilon: sympy.Expr, base_epsilon: sympy.Expr
     for k_ in range(1, sample_size + 1):
         group_delta = d0 * sympy.Add(*[sympy.exp(i * e0) for i in range(k_)])
         profile = group_delta + (1 - group_delta) * sympy.Max(
-            0, sympy.exp(k_ * e0) - sympy.exp(e)) / (1 + sympy.exp(k_ * e0))
+            0, sympy.exp(k_ * e0) - sympy.exp(e)
+        ) / (1 + sympy.exp(k_ * e0))
         weight = sympy.binomial(sample_size, k_) * nn ** (-k_) * (1 - 1 / nn) ** (sample_size - k_)
         total += weight * sympy.Min(1, profile)
     return eps_out, total

@@ -57,8 +57,9 @@ def _plain(expr: Any) -> Any:
     (cards and events may attach different assumptions to one parameter name)."""
     if not isinstance(expr, sympy.Basic):
         return expr
-    return expr.xreplace({s: sympy.Symbol(s.name) for s in expr.free_symbols
-                          if isinstance(s, sympy.Symbol)})
+    return expr.xreplace(
+        {s: sympy.Symbol(s.name) for s in expr.free_symbols if isinstance(s, sympy.Symbol)}
+    )
 
 
 def _parse_side(text: str) -> sympy.Expr:
@@ -69,12 +70,15 @@ def _parse_side(text: str) -> sympy.Expr:
 def _parse(condition: str) -> list[sympy.Basic]:
     parts = [p.strip() for p in _SPLIT.split(condition)]
     if len(parts) < 3 or len(parts) % 2 == 0 or not all(parts[0::2]):
-        raise ValueError(f"a domain condition must be a comparison such as 'epsilon > 0' or "
-                         f"'0 < delta < 1', got {condition!r}")
+        raise ValueError(
+            f"a domain condition must be a comparison such as 'epsilon > 0' or "
+            f"'0 < delta < 1', got {condition!r}"
+        )
     sides = [_parse_side(p) for p in parts[0::2]]
     ops = parts[1::2]
-    return [sympy.Rel(a, b, op, evaluate=False)
-            for a, op, b in zip(sides, ops, sides[1:], strict=False)]
+    return [
+        sympy.Rel(a, b, op, evaluate=False) for a, op, b in zip(sides, ops, sides[1:], strict=False)
+    ]
 
 
 def conditions(*items: Any) -> tuple[sympy.Basic, ...]:
@@ -92,8 +96,10 @@ def conditions(*items: Any) -> tuple[sympy.Basic, ...]:
         elif isinstance(item, sympy.core.relational.Relational) and item.rel_op in _OPS:
             out.append(_plain(item))
         else:
-            raise ValueError(f"a domain condition must be a comparison (string or unevaluated "
-                             f"sympy relation), got {item!r}")
+            raise ValueError(
+                f"a domain condition must be a comparison (string or unevaluated "
+                f"sympy relation), got {item!r}"
+            )
     return tuple(out)
 
 
@@ -151,8 +157,9 @@ class Theorem:
         if self.domain is not None:
             object.__setattr__(self, "domain", conditions(*self.domain))
 
-    def check(self, params: Mapping[str, Any],
-              known: Iterable[sympy.Basic] = ()) -> tuple[Check, ...]:
+    def check(
+        self, params: Mapping[str, Any], known: Iterable[sympy.Basic] = ()
+    ) -> tuple[Check, ...]:
         """Decide each domain condition at ``params`` (values by symbol name).
 
         Args:
@@ -205,8 +212,9 @@ class TheoremRegistry(Mapping[str, Theorem]):
                 return
             self._loading = True
             try:
-                for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]),
-                                   key=lambda m: m.name):
+                for info in sorted(
+                    pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda m: m.name
+                ):
                     importlib.import_module(f"{__package__}.{info.name}")
             finally:
                 self._loading = False
@@ -307,9 +315,12 @@ def _value_text(mapping: Mapping[sympy.Symbol, sympy.Expr], symbols: Iterable[An
 
 
 @functools.lru_cache(maxsize=8192)
-def _check(key: str, domain: tuple[sympy.Basic, ...],
-           values: tuple[tuple[str, sympy.Expr], ...],
-           known: tuple[sympy.Basic, ...]) -> tuple[Check, ...]:
+def _check(
+    key: str,
+    domain: tuple[sympy.Basic, ...],
+    values: tuple[tuple[str, sympy.Expr], ...],
+    known: tuple[sympy.Basic, ...],
+) -> tuple[Check, ...]:
     mapping = {sympy.Symbol(name): v for name, v in values}
     out = []
     for cond in domain:
@@ -318,17 +329,22 @@ def _check(key: str, domain: tuple[sympy.Basic, ...],
             continue
         missing = cond.free_symbols - bound
         if missing:
-            raise ValueError(f"theorem {key!r} is applied without a value for "
-                             f"{', '.join(sorted(str(m) for m in missing))} in its domain "
-                             f"condition {cond}")
+            raise ValueError(
+                f"theorem {key!r} is applied without a value for "
+                f"{', '.join(sorted(str(m) for m in missing))} in its domain "
+                f"condition {cond}"
+            )
         renamed = [s for s in cond.free_symbols if str(mapping[s]) != str(s)]
         at = _value_text(mapping, renamed if _symbolic_values(mapping, cond) else cond.free_symbols)
         inst = cond.xreplace(mapping)
         symbolic = _symbolic_values(mapping, cond)
         if inst is sympy.true or inst is sympy.false:
             verdict = "holds" if inst is sympy.true else "fails"
-            how = (f"{verdict} by the symbols' assumptions" + (f": {at}" if at else "")
-                   if symbolic else f"checked: {at}")
+            how = (
+                f"{verdict} by the symbols' assumptions" + (f": {at}" if at else "")
+                if symbolic
+                else f"checked: {at}"
+            )
             out.append(Check(cond, inst, "verified" if inst is sympy.true else "refuted", how))
         elif not symbolic:
             out.append(_numeric(cond, inst, at))

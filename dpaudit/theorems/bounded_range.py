@@ -13,22 +13,25 @@ import sympy
 from dpaudit.numeric import exact
 from dpaudit.theorems.base import Theorem, register
 
-__all__ = ["BR_COMPOSITION", "BR_PROFILE", "BR_ZCDP", "bounded_range_profile",
-           "bounded_range_zcdp"]
+__all__ = ["BR_COMPOSITION", "BR_PROFILE", "BR_ZCDP", "bounded_range_profile", "bounded_range_zcdp"]
 
 eps, x = sympy.symbols("epsilon x", positive=True)
 
-BR_ZCDP = register(Theorem(
-    key="bounded_range_zcdp",
-    name="bounded range implies zCDP",
-    citation=("Durfee and Rogers 2019 (NeurIPS), Section 3; Cesar and Rogers 2021, Lemma 3.2 "
-              "(proof of eps^2/8)"),
-    assumptions="an eps-BR mechanism, e.g. the exponential mechanism with parameter eps",
-    statement="M is (eps^2/8)-zCDP",
-    bound={"rho": eps**2 / 8},
-    domain=("epsilon > 0",),
-    latex=r"\rho = \varepsilon^2/8",
-))
+BR_ZCDP = register(
+    Theorem(
+        key="bounded_range_zcdp",
+        name="bounded range implies zCDP",
+        citation=(
+            "Durfee and Rogers 2019 (NeurIPS), Section 3; Cesar and Rogers 2021, Lemma 3.2 "
+            "(proof of eps^2/8)"
+        ),
+        assumptions="an eps-BR mechanism, e.g. the exponential mechanism with parameter eps",
+        statement="M is (eps^2/8)-zCDP",
+        bound={"rho": eps**2 / 8},
+        domain=("epsilon > 0",),
+        latex=r"\rho = \varepsilon^2/8",
+    )
+)
 
 
 def bounded_range_zcdp(epsilon: sympy.Expr) -> sympy.Expr:
@@ -39,19 +42,25 @@ def bounded_range_zcdp(epsilon: sympy.Expr) -> sympy.Expr:
     return exact(epsilon, "epsilon") ** 2 / 8
 
 
-BR_PROFILE = register(Theorem(
-    key="bounded_range_profile",
-    name="privacy profile of bounded-range mechanisms",
-    citation=("Dong, Durfee, Rogers 2020 (ICML), Lemma 3.1 (reduction of eps-BR to generalized "
-              "randomized response with parameter t); maximised over t in closed form"),
-    assumptions="an eps-BR mechanism; 0 <= x <= eps",
-    statement=("delta(x) <= (1 - e^{(x - eps)/2})^2 / (1 - e^{-eps}) for 0 <= x <= eps, and the "
-               "pair with P-loss density e^{(l - eps)/2} / (2 (1 - e^{-eps})) on (-eps, eps) "
-               "dominates every eps-BR pair"),
-    bound={"delta": (1 - sympy.exp((x - eps) / 2)) ** 2 / (1 - sympy.exp(-eps))},
-    domain=("epsilon > 0", "0 <= x <= epsilon"),
-    latex=r"\delta(x) = \frac{(1 - e^{(x-\varepsilon)/2})^2}{1 - e^{-\varepsilon}}",
-))
+BR_PROFILE = register(
+    Theorem(
+        key="bounded_range_profile",
+        name="privacy profile of bounded-range mechanisms",
+        citation=(
+            "Dong, Durfee, Rogers 2020 (ICML), Lemma 3.1 (reduction of eps-BR to generalized "
+            "randomized response with parameter t); maximised over t in closed form"
+        ),
+        assumptions="an eps-BR mechanism; 0 <= x <= eps",
+        statement=(
+            "delta(x) <= (1 - e^{(x - eps)/2})^2 / (1 - e^{-eps}) for 0 <= x <= eps, and the "
+            "pair with P-loss density e^{(l - eps)/2} / (2 (1 - e^{-eps})) on (-eps, eps) "
+            "dominates every eps-BR pair"
+        ),
+        bound={"delta": (1 - sympy.exp((x - eps) / 2)) ** 2 / (1 - sympy.exp(-eps))},
+        domain=("epsilon > 0", "0 <= x <= epsilon"),
+        latex=r"\delta(x) = \frac{(1 - e^{(x-\varepsilon)/2})^2}{1 - e^{-\varepsilon}}",
+    )
+)
 
 
 def bounded_range_profile(epsilon: sympy.Expr, level: sympy.Expr) -> sympy.Expr:
@@ -72,46 +81,58 @@ def bounded_range_profile(epsilon: sympy.Expr, level: sympy.Expr) -> sympy.Expr:
     return (1 - sympy.exp((lv - e) / 2)) ** 2 / (1 - sympy.exp(-e))
 
 
-BR_COMPOSITION = register(Theorem(
-    key="bounded_range_composition",
-    name="composition of bounded-range mechanisms",
-    citation=("Dong, Durfee, Rogers 2020 (ICML), Section 3 (eps-BR reduces to generalized "
-              "randomized response); Zhu, Dong, Wang 2022, Theorem 10 (dominating pairs compose "
-              "adaptively)"),
-    assumptions="k adaptively chosen mechanisms, the i-th eps_i-BR",
-    statement=("the composition's privacy profile is bounded by that of the product of the "
-               "pairs dominating all eps_i-BR pairs (computed by the PLD accountant)"),
-    bound={},
-    domain=("epsilon > 0",),
-))
+BR_COMPOSITION = register(
+    Theorem(
+        key="bounded_range_composition",
+        name="composition of bounded-range mechanisms",
+        citation=(
+            "Dong, Durfee, Rogers 2020 (ICML), Section 3 (eps-BR reduces to generalized "
+            "randomized response); Zhu, Dong, Wang 2022, Theorem 10 (dominating pairs compose "
+            "adaptively)"
+        ),
+        assumptions="k adaptively chosen mechanisms, the i-th eps_i-BR",
+        statement=(
+            "the composition's privacy profile is bounded by that of the product of the "
+            "pairs dominating all eps_i-BR pairs (computed by the PLD accountant)"
+        ),
+        bound={},
+        domain=("epsilon > 0",),
+    )
+)
 
 
-BR_ADAPTIVE_COMPOSITION = register(Theorem(
-    key="bounded_range_adaptive_composition",
-    name="optimal adaptive composition of bounded-range mechanisms",
-    citation=("Dong, Durfee, Rogers 2020 (ICML; arXiv:1909.13830), Sections 3.1 and 4 (an "
-              "eps-BR pair is a post-processing of generalized randomized response with losses "
-              "t and t - eps, some t in [0, eps]) and Section 3.3 (under adaptivity t may "
-              "depend on the history); evaluated here as a dynamic programme over the "
-              "remaining budget"),
-    assumptions="k adaptively chosen eps-BR mechanisms (e.g. exponential mechanisms)",
-    statement=("delta(x) <= V_k(x) with V_0(x) = (1 - e^x)_+ and V_j(x) = sup_{0<=t<=eps} "
-               "[p_t V_{j-1}(x - t) + (1 - p_t) V_{j-1}(x - t + eps)], p_t = (e^eps - e^t) / "
-               "(e^eps - 1), V_j convex in e^x; computed on a grid of step eps/M: upper with "
-               "chords of V in e^x on each t-cell, lower with t restricted to the grid; each "
-               "cell (an upper bound of V_k, tight as M grows)"),
-    bound={},
-    domain=("epsilon > 0", "k >= 1", "0 < delta < 1"),
-))
+BR_ADAPTIVE_COMPOSITION = register(
+    Theorem(
+        key="bounded_range_adaptive_composition",
+        name="optimal adaptive composition of bounded-range mechanisms",
+        citation=(
+            "Dong, Durfee, Rogers 2020 (ICML; arXiv:1909.13830), Sections 3.1 and 4 (an "
+            "eps-BR pair is a post-processing of generalized randomized response with losses "
+            "t and t - eps, some t in [0, eps]) and Section 3.3 (under adaptivity t may "
+            "depend on the history); evaluated here as a dynamic programme over the "
+            "remaining budget"
+        ),
+        assumptions="k adaptively chosen eps-BR mechanisms (e.g. exponential mechanisms)",
+        statement=(
+            "delta(x) <= V_k(x) with V_0(x) = (1 - e^x)_+ and V_j(x) = sup_{0<=t<=eps} "
+            "[p_t V_{j-1}(x - t) + (1 - p_t) V_{j-1}(x - t + eps)], p_t = (e^eps - e^t) / "
+            "(e^eps - 1), V_j convex in e^x; computed on a grid of step eps/M: upper with "
+            "chords of V in e^x on each t-cell, lower with t restricted to the grid; each "
+            "cell (an upper bound of V_k, tight as M grows)"
+        ),
+        bound={},
+        domain=("epsilon > 0", "k >= 1", "0 < delta < 1"),
+    )
+)
 
 #: Largest count^2 * cells^2 of the dynamic programme by default (k = 100: 50 cells per eps,
 #: about 0.3 s); up to 16 times more when the cells are given.
 _DP_BUDGET = 25 * 10**6
 
 
-def bounded_range_composition_bounds(epsilon: float, count: int, delta: float,
-                                     cells: int | None = None, *,
-                                     sides: str = "both") -> tuple[float, float]:
+def bounded_range_composition_bounds(
+    epsilon: float, count: int, delta: float, cells: int | None = None, *, sides: str = "both"
+) -> tuple[float, float]:
     """Certified ``(lower, upper)`` around the optimal epsilon at ``delta`` of k adaptively
     composed eps-BR mechanisms (the exact value of the recursion V_k of
     :data:`BR_ADAPTIVE_COMPOSITION`).
@@ -171,8 +192,10 @@ def bounded_range_composition_bounds(epsilon: float, count: int, delta: float,
     if cells is None:
         cells = min(200, int(math.isqrt(_DP_BUDGET) // count))
     if cells < 12 or count * count * cells * cells > 16 * _DP_BUDGET:
-        raise ValueError(f"{count} bounded-range compositions are too many for the dynamic "
-                         "programme; use the zCDP or PLD bounds")
+        raise ValueError(
+            f"{count} bounded-range compositions are too many for the dynamic "
+            "programme; use the zCDP or PLD bounds"
+        )
     u = 2.0**-53
     e = float(epsilon)
     m = cells
@@ -198,8 +221,10 @@ def bounded_range_composition_bounds(epsilon: float, count: int, delta: float,
         e_iv = iv.mpf(e)
         for i in range(m + 1):
             t_iv = e_iv * i / m
-            for value, dn, up in ((iv.expm1(e_iv) - iv.expm1(t_iv), p_dn, p_up),
-                                  (iv.expm1(t_iv), q_dn, q_up)):
+            for value, dn, up in (
+                (iv.expm1(e_iv) - iv.expm1(t_iv), p_dn, p_up),
+                (iv.expm1(t_iv), q_dn, q_up),
+            ):
                 a, b = endpoints(value / iv.expm1(e_iv))
                 dn[i], up[i] = max(0.0, mpf_to_float(a, "down")), min(1.0, mpf_to_float(b, "up"))
     slope = np.exp(ts) / em1 * (1 + 8 * u)  # -dp_t/dt
@@ -223,24 +248,26 @@ def bounded_range_composition_bounds(epsilon: float, count: int, delta: float,
         size = stop - first
         # row i: the values at x - i h (A) and x - i h + eps (B), i = 0..m
         if want_lower:
-            a_lo = windows(lower, size)[first - m:first + 1][::-1]
-            b_lo = windows(lower, size)[first:first + m + 1][::-1]
+            a_lo = windows(lower, size)[first - m : first + 1][::-1]
+            b_lo = windows(lower, size)[first : first + m + 1][::-1]
             best = (p_dn[:, col] * a_lo + q_dn[:, col] * b_lo).max(axis=0)
             lower[first:stop] = best * (1 - 4 * u)
         if not want_upper:
             continue
-        a_up = windows(upper, size)[first - m:first + 1][::-1]
-        b_up = windows(upper, size)[first:first + m + 1][::-1]
+        a_up = windows(upper, size)[first - m : first + 1][::-1]
+        b_up = windows(upper, size)[first : first + m + 1][::-1]
         f = p_up[:, col] * a_up + q_up[:, col] * b_up  # F at the cell ends t = i h
         fa, fb = f[:-1], f[1:]
         da, db = a_up[:-1] - a_up[1:], b_up[:-1] - b_up[1:]
         gap = a_up - b_up
         ends = np.maximum(fa, fb)
         # concave in y (K2 < 0, K2 proportional to e^eps da - db): tangents at both ends
-        ta = fa + np.maximum(0.0, tan_a[0][:, col] * gap[:-1] - tan_a[1][:, col] * da
-                             - tan_a[2][:, col] * db)
-        tb = fb + np.maximum(0.0, tan_b[0][:, col] * gap[1:] + tan_b[1][:, col] * da
-                             + tan_b[2][:, col] * db)
+        ta = fa + np.maximum(
+            0.0, tan_a[0][:, col] * gap[:-1] - tan_a[1][:, col] * da - tan_a[2][:, col] * db
+        )
+        tb = fb + np.maximum(
+            0.0, tan_b[0][:, col] * gap[1:] + tan_b[1][:, col] * da + tan_b[2][:, col] * db
+        )
         biggest = np.maximum(a_up.max(axis=0), b_up.max(axis=0))  # scale of the rounding
         convex = big * da - db > 256 * u * big * biggest
         cand = np.where(convex, ends, np.maximum(np.minimum(ta, tb), ends))
@@ -256,8 +283,9 @@ def bounded_range_composition_bounds(epsilon: float, count: int, delta: float,
     return min(low, up), up
 
 
-def bounded_range_composition_epsilon(epsilon: float, count: int, delta: float,
-                                      cells: int | None = None) -> float:
+def bounded_range_composition_epsilon(
+    epsilon: float, count: int, delta: float, cells: int | None = None
+) -> float:
     """The upper end of :func:`bounded_range_composition_bounds`.
 
     Privacy: for k adaptively chosen eps-BR mechanisms the composition is

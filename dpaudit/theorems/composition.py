@@ -17,20 +17,26 @@ eps, delta, rho, mu, k = sympy.symbols("epsilon delta rho mu k", positive=True)
 i = sympy.Symbol("i", integer=True, positive=True)
 eps_i, delta_i, rho_i, mu_i = (sympy.IndexedBase(n) for n in ("epsilon", "delta", "rho", "mu"))
 
-BASIC_COMPOSITION = register(Theorem(
-    key="basic_composition",
-    name="basic composition",
-    citation="Dwork, Kenthapadi, McSherry, Mironov, Naor 2006; Dwork and Roth 2014, Thm 3.16",
-    assumptions="k mechanisms, each (eps_i, delta_i)-DP, run adaptively on the same dataset",
-    statement="the sequence of outputs is (sum eps_i, sum delta_i)-DP",
-    bound={"epsilon": sympy.Sum(eps_i[i], (i, 1, k)), "delta": sympy.Sum(delta_i[i], (i, 1, k))},
-    domain=("k >= 1",),
-    latex=r"\varepsilon = \sum_{i=1}^k \varepsilon_i,\ \delta = \sum_{i=1}^k \delta_i",
-))
+BASIC_COMPOSITION = register(
+    Theorem(
+        key="basic_composition",
+        name="basic composition",
+        citation="Dwork, Kenthapadi, McSherry, Mironov, Naor 2006; Dwork and Roth 2014, Thm 3.16",
+        assumptions="k mechanisms, each (eps_i, delta_i)-DP, run adaptively on the same dataset",
+        statement="the sequence of outputs is (sum eps_i, sum delta_i)-DP",
+        bound={
+            "epsilon": sympy.Sum(eps_i[i], (i, 1, k)),
+            "delta": sympy.Sum(delta_i[i], (i, 1, k)),
+        },
+        domain=("k >= 1",),
+        latex=r"\varepsilon = \sum_{i=1}^k \varepsilon_i,\ \delta = \sum_{i=1}^k \delta_i",
+    )
+)
 
 
-def basic_composition(epsilons: Sequence[sympy.Expr],
-                      deltas: Sequence[sympy.Expr] | None = None) -> tuple[sympy.Expr, sympy.Expr]:
+def basic_composition(
+    epsilons: Sequence[sympy.Expr], deltas: Sequence[sympy.Expr] | None = None
+) -> tuple[sympy.Expr, sympy.Expr]:
     """(sum eps_i, sum delta_i): basic composition of (eps_i, delta_i)-DP mechanisms.
 
     Privacy: Dwork and Roth 2014, Theorem 3.16 (adaptive, any neighbouring relation).
@@ -39,24 +45,31 @@ def basic_composition(epsilons: Sequence[sympy.Expr],
     return sympy.Add(*epsilons), total_delta
 
 
-def self_composition(epsilon: sympy.Expr, delta_: sympy.Expr,
-                     count: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+def self_composition(
+    epsilon: sympy.Expr, delta_: sympy.Expr, count: sympy.Expr
+) -> tuple[sympy.Expr, sympy.Expr]:
     """(k eps, k delta): basic composition of k copies of one (eps, delta)-DP mechanism."""
     return count * epsilon, count * delta_
 
 
-PARALLEL_COMPOSITION = register(Theorem(
-    key="parallel_composition",
-    name="parallel composition",
-    citation="McSherry 2009 (PINQ), Theorem 4",
-    assumptions=("mechanisms run on disjoint parts of a partition chosen independently of the "
-                 "data; under replace-one a replaced record may move between two parts"),
-    statement=("add/remove: (max eps_i, max delta_i)-DP; replace-one: (sum of the two largest "
-               "eps_i, sum of the two largest delta_i)-DP"),
-    bound={"epsilon": sympy.Max(eps_i[1], eps_i[2])},
-    domain=("k >= 1",),
-    latex=r"\varepsilon = \max_i \varepsilon_i\ \text{(add/remove)}",
-))
+PARALLEL_COMPOSITION = register(
+    Theorem(
+        key="parallel_composition",
+        name="parallel composition",
+        citation="McSherry 2009 (PINQ), Theorem 4",
+        assumptions=(
+            "mechanisms run on disjoint parts of a partition chosen independently of the "
+            "data; under replace-one a replaced record may move between two parts"
+        ),
+        statement=(
+            "add/remove: (max eps_i, max delta_i)-DP; replace-one: (sum of the two largest "
+            "eps_i, sum of the two largest delta_i)-DP"
+        ),
+        bound={"epsilon": sympy.Max(eps_i[1], eps_i[2])},
+        domain=("k >= 1",),
+        latex=r"\varepsilon = \max_i \varepsilon_i\ \text{(add/remove)}",
+    )
+)
 
 
 def _two_largest_sum(values: Sequence[sympy.Expr]) -> sympy.Expr:
@@ -66,8 +79,9 @@ def _two_largest_sum(values: Sequence[sympy.Expr]) -> sympy.Expr:
     return sympy.Max(*pairs)
 
 
-def parallel_composition(epsilons: Sequence[sympy.Expr], deltas: Sequence[sympy.Expr],
-                         relation: Relation) -> tuple[sympy.Expr, sympy.Expr]:
+def parallel_composition(
+    epsilons: Sequence[sympy.Expr], deltas: Sequence[sympy.Expr], relation: Relation
+) -> tuple[sympy.Expr, sympy.Expr]:
     """The guarantee of mechanisms run on disjoint parts of the data.
 
     Under add/remove a record lies in one part, so the guarantee is the worst part's.  Under
@@ -82,33 +96,47 @@ def parallel_composition(epsilons: Sequence[sympy.Expr], deltas: Sequence[sympy.
     return _two_largest_sum(list(epsilons)), _two_largest_sum(list(deltas))
 
 
-POST_PROCESSING = register(Theorem(
-    key="post_processing",
-    name="post-processing",
-    citation="Dwork and Roth 2014, Proposition 2.1",
-    assumptions="a data-independent (possibly randomised) function of the output",
-    statement="f(M(D)) inherits every DP, zCDP, RDP and GDP guarantee of M",
-    domain=(),
-    latex=r"\text{unchanged}",
-))
+POST_PROCESSING = register(
+    Theorem(
+        key="post_processing",
+        name="post-processing",
+        citation="Dwork and Roth 2014, Proposition 2.1",
+        assumptions="a data-independent (possibly randomised) function of the output",
+        statement="f(M(D)) inherits every DP, zCDP, RDP and GDP guarantee of M",
+        domain=(),
+        latex=r"\text{unchanged}",
+    )
+)
 
-GROUP_PRIVACY = register(Theorem(
-    key="group_privacy",
-    name="group privacy",
-    citation=("Dwork and Roth 2014, Theorem 2.2 (pure); Vadhan 2017, Lemma 2.2 "
-              "(approximate); Bun and Steinke 2016, Proposition 1.9 (zCDP)"),
-    assumptions="datasets at distance at most k under the event's relation",
-    statement=("pure: (k eps)-DP; approximate: (k eps, k e^((k-1) eps) delta)-DP; "
-               "zCDP: (k^2 rho)-zCDP"),
-    bound={"epsilon": k * eps, "delta": k * sympy.exp((k - 1) * eps) * delta, "rho": k**2 * rho},
-    domain=("k >= 1",),
-    latex=(r"\varepsilon' = k\varepsilon,\ \delta' = k e^{(k-1)\varepsilon}\delta,\ "
-           r"\rho' = k^2\rho"),
-))
+GROUP_PRIVACY = register(
+    Theorem(
+        key="group_privacy",
+        name="group privacy",
+        citation=(
+            "Dwork and Roth 2014, Theorem 2.2 (pure); Vadhan 2017, Lemma 2.2 "
+            "(approximate); Bun and Steinke 2016, Proposition 1.9 (zCDP)"
+        ),
+        assumptions="datasets at distance at most k under the event's relation",
+        statement=(
+            "pure: (k eps)-DP; approximate: (k eps, k e^((k-1) eps) delta)-DP; zCDP: (k^2 rho)-zCDP"
+        ),
+        bound={
+            "epsilon": k * eps,
+            "delta": k * sympy.exp((k - 1) * eps) * delta,
+            "rho": k**2 * rho,
+        },
+        domain=("k >= 1",),
+        latex=(
+            r"\varepsilon' = k\varepsilon,\ \delta' = k e^{(k-1)\varepsilon}\delta,\ "
+            r"\rho' = k^2\rho"
+        ),
+    )
+)
 
 
-def group_approx(epsilon: sympy.Expr, delta_: sympy.Expr,
-                 size: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+def group_approx(
+    epsilon: sympy.Expr, delta_: sympy.Expr, size: sympy.Expr
+) -> tuple[sympy.Expr, sympy.Expr]:
     """(k eps, k e^((k-1) eps) delta): group privacy of an (eps, delta)-DP mechanism.
 
     Privacy: Vadhan 2017, Lemma 2.2 (pure case: Dwork and Roth 2014, Theorem 2.2).
@@ -121,16 +149,18 @@ def group_zcdp(rho_: sympy.Expr, size: sympy.Expr) -> sympy.Expr:
     return size**2 * rho_
 
 
-GDP_COMPOSITION = register(Theorem(
-    key="gdp_composition",
-    name="composition of Gaussian mechanisms (GDP)",
-    citation="Dong, Roth, Su 2022 (Gaussian differential privacy), Corollary 3.3",
-    assumptions="k adaptively chosen mu_i-GDP mechanisms (e.g. Gaussian mechanisms)",
-    statement="the composition is sqrt(sum mu_i^2)-GDP, exactly (no slack)",
-    bound={"mu": sympy.sqrt(sympy.Sum(mu_i[i] ** 2, (i, 1, k)))},
-    domain=("k >= 1",),
-    latex=r"\mu = \sqrt{\textstyle\sum_i \mu_i^2}",
-))
+GDP_COMPOSITION = register(
+    Theorem(
+        key="gdp_composition",
+        name="composition of Gaussian mechanisms (GDP)",
+        citation="Dong, Roth, Su 2022 (Gaussian differential privacy), Corollary 3.3",
+        assumptions="k adaptively chosen mu_i-GDP mechanisms (e.g. Gaussian mechanisms)",
+        statement="the composition is sqrt(sum mu_i^2)-GDP, exactly (no slack)",
+        bound={"mu": sympy.sqrt(sympy.Sum(mu_i[i] ** 2, (i, 1, k)))},
+        domain=("k >= 1",),
+        latex=r"\mu = \sqrt{\textstyle\sum_i \mu_i^2}",
+    )
+)
 
 
 def gdp_composition(mus: Sequence[sympy.Expr]) -> sympy.Expr:
@@ -143,13 +173,15 @@ def gdp_group(mu_: sympy.Expr, size: sympy.Expr) -> sympy.Expr:
     return size * mu_
 
 
-GDP_GROUP = register(Theorem(
-    key="gdp_group",
-    name="group privacy for GDP",
-    citation="Dong, Roth, Su 2022 (Gaussian differential privacy), Theorem 2.14",
-    assumptions="datasets at distance at most k",
-    statement="a mu-GDP mechanism is (k mu)-GDP for groups of size k",
-    bound={"mu": k * mu},
-    domain=("k >= 1",),
-    latex=r"\mu' = k\mu",
-))
+GDP_GROUP = register(
+    Theorem(
+        key="gdp_group",
+        name="group privacy for GDP",
+        citation="Dong, Roth, Su 2022 (Gaussian differential privacy), Theorem 2.14",
+        assumptions="datasets at distance at most k",
+        statement="a mu-GDP mechanism is (k mu)-GDP for groups of size k",
+        bound={"mu": k * mu},
+        domain=("k >= 1",),
+        latex=r"\mu' = k\mu",
+    )
+)

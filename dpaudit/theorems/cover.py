@@ -52,18 +52,24 @@ lam, delta, c, y, T = sympy.symbols("lambda delta c y T", positive=True)
 #: stated: e^a - 1 <= 2 a holds for a in (0, 1.2564...]; 5/4 is a rational below the root.
 LAMBDA_STATED_MAX = sympy.Rational(5, 4)
 
-COIN_LEMMA = register(Theorem(
-    key="coin_lemma",
-    name="coin lemma (adaptive coin tosses until the first head)",
-    citation=("Gupta, Ligett, McSherry, Roth, Talwar 2010, Lemma (private set cover); "
-              "Bun and Fang (004), Lemma A.3"),
-    assumptions=("T rounds; in round i an adversary picks p_i in [0, 1] from the past, a coin "
-                 "with P[heads] = p_i is tossed; N_i = 1 if no head in rounds 1..i"),
-    statement="Y = sum_i p_i N_i satisfies P[Y > y] <= exp(-y) for every y > 0",
-    bound={"probability": sympy.exp(-y)},
-    domain=("y > 0",),
-    latex=r"\Pr\left[\textstyle\sum_i p_i N_i > y\right] \le e^{-y}",
-))
+COIN_LEMMA = register(
+    Theorem(
+        key="coin_lemma",
+        name="coin lemma (adaptive coin tosses until the first head)",
+        citation=(
+            "Gupta, Ligett, McSherry, Roth, Talwar 2010, Lemma (private set cover); "
+            "Bun and Fang (004), Lemma A.3"
+        ),
+        assumptions=(
+            "T rounds; in round i an adversary picks p_i in [0, 1] from the past, a coin "
+            "with P[heads] = p_i is tossed; N_i = 1 if no head in rounds 1..i"
+        ),
+        statement="Y = sum_i p_i N_i satisfies P[Y > y] <= exp(-y) for every y > 0",
+        bound={"probability": sympy.exp(-y)},
+        domain=("y > 0",),
+        latex=r"\Pr\left[\textstyle\sum_i p_i N_i > y\right] \le e^{-y}",
+    )
+)
 
 
 def coin_tail(threshold: Any) -> sympy.Expr:
@@ -79,35 +85,50 @@ def coin_tail(threshold: Any) -> sympy.Expr:
     return sympy.exp(-t)
 
 
-EM_COVER = register(Theorem(
-    key="em_cover",
-    name="cover-style bound for EMCover (corrected Lemma A.1)",
-    citation=("Bun and Fang (004), Lemma A.1, proof corrected: log(1 + (e^a - 1) p) <= "
-              "(e^a - 1) p in place of 1 + (e^a - 1) p <= e^(2 a p); after Gupta et al. 2010"),
-    assumptions=("add/remove neighbours; every score q satisfies the cover conditions: a "
-                 "candidate covering z moves by at most c when z is added, others not at all; "
-                 "any number of adaptive rounds; 0 < delta < 1"),
-    statement=("(c lambda + (e^(c lambda) - 1)(ln(1/delta) + 1), delta)-DP, independent of "
-               "the number of rounds"),
-    bound={"epsilon": c * lam + (sympy.exp(c * lam) - 1) * (sympy.log(1 / delta) + 1),
-           "delta": delta},
-    domain=("lambda > 0", "c > 0", "0 < delta < 1"),
-    latex=(r"\varepsilon = c\lambda + (e^{c\lambda} - 1)\left(\ln\tfrac{1}{\delta} + 1"
-           r"\right)"),
-))
+EM_COVER = register(
+    Theorem(
+        key="em_cover",
+        name="cover-style bound for EMCover (corrected Lemma A.1)",
+        citation=(
+            "Bun and Fang (004), Lemma A.1, proof corrected: log(1 + (e^a - 1) p) <= "
+            "(e^a - 1) p in place of 1 + (e^a - 1) p <= e^(2 a p); after Gupta et al. 2010"
+        ),
+        assumptions=(
+            "add/remove neighbours; every score q satisfies the cover conditions: a "
+            "candidate covering z moves by at most c when z is added, others not at all; "
+            "any number of adaptive rounds; 0 < delta < 1"
+        ),
+        statement=(
+            "(c lambda + (e^(c lambda) - 1)(ln(1/delta) + 1), delta)-DP, independent of "
+            "the number of rounds"
+        ),
+        bound={
+            "epsilon": c * lam + (sympy.exp(c * lam) - 1) * (sympy.log(1 / delta) + 1),
+            "delta": delta,
+        },
+        domain=("lambda > 0", "c > 0", "0 < delta < 1"),
+        latex=(
+            r"\varepsilon = c\lambda + (e^{c\lambda} - 1)\left(\ln\tfrac{1}{\delta} + 1"
+            r"\right)"
+        ),
+    )
+)
 
-EM_COVER_STATED = register(Theorem(
-    key="em_cover_stated",
-    name="Lemma A.1 as stated (EMCover)",
-    citation="Bun and Fang (004), Lemma A.1",
-    assumptions=("as for em_cover, with c = 1; valid only for lambda <= 5/4 (false for large "
-                 "lambda, see dpaudit.theorems.cover)"),
-    statement="(2 lambda (ln(1/delta) + 3/2), delta)-DP",
-    bound={"epsilon": 2 * lam * (sympy.log(1 / delta) + sympy.Rational(3, 2)),
-           "delta": delta},
-    domain=("0 < lambda <= 5/4", "0 < delta < 1"),
-    latex=r"\varepsilon = 2\lambda\left(\ln\tfrac{1}{\delta} + \tfrac{3}{2}\right)",
-))
+EM_COVER_STATED = register(
+    Theorem(
+        key="em_cover_stated",
+        name="Lemma A.1 as stated (EMCover)",
+        citation="Bun and Fang (004), Lemma A.1",
+        assumptions=(
+            "as for em_cover, with c = 1; valid only for lambda <= 5/4 (false for large "
+            "lambda, see dpaudit.theorems.cover)"
+        ),
+        statement="(2 lambda (ln(1/delta) + 3/2), delta)-DP",
+        bound={"epsilon": 2 * lam * (sympy.log(1 / delta) + sympy.Rational(3, 2)), "delta": delta},
+        domain=("0 < lambda <= 5/4", "0 < delta < 1"),
+        latex=r"\varepsilon = 2\lambda\left(\ln\tfrac{1}{\delta} + \tfrac{3}{2}\right)",
+    )
+)
 
 
 def cover_epsilon(inverse_temperature: Any, delta_: Any, score_change: Any = 1) -> sympy.Expr:
@@ -137,8 +158,9 @@ def stated_cover_epsilon(inverse_temperature: Any, delta_: Any) -> sympy.Expr:
     return 2 * lam_ * (sympy.log(1 / exact(delta_, "delta")) + sympy.Rational(3, 2))
 
 
-def cover_lower_bound(inverse_temperature: Any, delta_: Any, rounds: Any,
-                      score_change: Any = 1) -> sympy.Expr:
+def cover_lower_bound(
+    inverse_temperature: Any, delta_: Any, rounds: Any, score_change: Any = 1
+) -> sympy.Expr:
     """A certified lower bound on the true epsilon (at delta) of EMCover in the worst case
     over score families meeting the cover conditions.
 
@@ -158,6 +180,7 @@ def cover_lower_bound(inverse_temperature: Any, delta_: Any, rounds: Any,
     t = exact(rounds, "rounds")
     y_ = sympy.log(1 / d) / 2
     p = y_ / (t + y_)
-    keep = (1 - p) ** t                       # P_S(R)
-    return (sympy.log(keep - d) - t * sympy.log(1 - p)
-            + t * sympy.log(1 + (sympy.exp(a) - 1) * p))  # - ln P_S'(R)
+    keep = (1 - p) ** t  # P_S(R)
+    return (
+        sympy.log(keep - d) - t * sympy.log(1 - p) + t * sympy.log(1 + (sympy.exp(a) - 1) * p)
+    )  # - ln P_S'(R)

@@ -20,29 +20,47 @@ import sympy
 from dpaudit.numeric import exact, float_down, float_up
 from dpaudit.theorems.base import Theorem, register
 
-__all__ = ["OPTIMAL_COMPOSITION", "optimal_delta", "optimal_epsilon", "optimal_epsilon_bounds",
-           "optimal_epsilon_heterogeneous"]
+__all__ = [
+    "OPTIMAL_COMPOSITION",
+    "optimal_delta",
+    "optimal_epsilon",
+    "optimal_epsilon_bounds",
+    "optimal_epsilon_heterogeneous",
+]
 
 eps, delta, eps_g, k = sympy.symbols("epsilon delta epsilon_g k", positive=True)
 l_ = sympy.Symbol("l", integer=True, nonnegative=True)
 
-OPTIMAL_COMPOSITION = register(Theorem(
-    key="optimal_composition",
-    name="optimal composition",
-    citation="Kairouz, Oh, Viswanath 2015, Theorem 3.3 (homogeneous), Theorem 3.4; Murtagh "
-             "and Vadhan 2016 (heterogeneous, exact computation)",
-    assumptions="k adaptively chosen (eps_i, delta_i)-DP mechanisms, any neighbouring relation",
-    statement=("the composition is (eps_g, delta_g)-DP for delta_g = 1 - prod(1 - delta_i) "
-               "+ prod(1 - delta_i) * sum_l binom(k, l) [e^{(k-l) eps} - e^{eps_g + l eps}]_+ "
-               "/ (1 + e^eps)^k (homogeneous form), and no smaller delta_g holds in general"),
-    bound={"delta": 1 - (1 - delta)**k + (1 - delta)**k * sympy.Sum(
-        sympy.binomial(k, l_) * sympy.Max(0, sympy.exp((k - l_) * eps)
-                                          - sympy.exp(eps_g + l_ * eps)),
-        (l_, 0, k)) / (1 + sympy.exp(eps))**k},
-    domain=("epsilon >= 0", "0 <= delta < 1", "k >= 1", "0 < delta_g < 1"),
-    latex=(r"\delta_g = 1-(1-\delta)^k + (1-\delta)^k\frac{\sum_{l}\binom{k}{l}"
-           r"[e^{(k-l)\varepsilon}-e^{\varepsilon_g+l\varepsilon}]_+}{(1+e^\varepsilon)^k}"),
-))
+OPTIMAL_COMPOSITION = register(
+    Theorem(
+        key="optimal_composition",
+        name="optimal composition",
+        citation="Kairouz, Oh, Viswanath 2015, Theorem 3.3 (homogeneous), Theorem 3.4; Murtagh "
+        "and Vadhan 2016 (heterogeneous, exact computation)",
+        assumptions="k adaptively chosen (eps_i, delta_i)-DP mechanisms, any neighbouring relation",
+        statement=(
+            "the composition is (eps_g, delta_g)-DP for delta_g = 1 - prod(1 - delta_i) "
+            "+ prod(1 - delta_i) * sum_l binom(k, l) [e^{(k-l) eps} - e^{eps_g + l eps}]_+ "
+            "/ (1 + e^eps)^k (homogeneous form), and no smaller delta_g holds in general"
+        ),
+        bound={
+            "delta": 1
+            - (1 - delta) ** k
+            + (1 - delta) ** k
+            * sympy.Sum(
+                sympy.binomial(k, l_)
+                * sympy.Max(0, sympy.exp((k - l_) * eps) - sympy.exp(eps_g + l_ * eps)),
+                (l_, 0, k),
+            )
+            / (1 + sympy.exp(eps)) ** k
+        },
+        domain=("epsilon >= 0", "0 <= delta < 1", "k >= 1", "0 < delta_g < 1"),
+        latex=(
+            r"\delta_g = 1-(1-\delta)^k + (1-\delta)^k\frac{\sum_{l}\binom{k}{l}"
+            r"[e^{(k-l)\varepsilon}-e^{\varepsilon_g+l\varepsilon}]_+}{(1+e^\varepsilon)^k}"
+        ),
+    )
+)
 
 #: Largest k handled by the exact closed form (beyond it, use the PLD accountant).
 MAX_EXACT_COUNT = 5000
@@ -61,8 +79,9 @@ def _check(epsilon: sympy.Expr, delta_: sympy.Expr, count: int) -> tuple[sympy.E
     return e, d
 
 
-def optimal_delta(epsilon: sympy.Expr, delta_: sympy.Expr, count: int,
-                  target_epsilon: sympy.Expr) -> sympy.Expr:
+def optimal_delta(
+    epsilon: sympy.Expr, delta_: sympy.Expr, count: int, target_epsilon: sympy.Expr
+) -> sympy.Expr:
     """The exact smallest delta_g for which k-fold composition is (target_epsilon, delta_g)-DP.
 
     Privacy: Kairouz, Oh, Viswanath 2015, Theorem 3.3 -- the returned delta_g is achieved by
@@ -90,14 +109,16 @@ def optimal_delta(epsilon: sympy.Expr, delta_: sympy.Expr, count: int,
         ee = mpmath.mpf(float_up(e)) if not e.is_Rational else mpmath.mpf(e.p) / e.q
         for i in range(count + 1):
             if (count - 2 * i) * ee > ge:
-                terms.append(sympy.binomial(count, i) * (sympy.exp((count - i) * e)
-                                                         - sympy.exp(g + i * e)))
+                terms.append(
+                    sympy.binomial(count, i) * (sympy.exp((count - i) * e) - sympy.exp(g + i * e))
+                )
     keep = (1 - d) ** count
     return 1 - keep + keep * sympy.Add(*terms) / z
 
 
-def optimal_epsilon(epsilon: sympy.Expr, delta_: sympy.Expr, count: int,
-                    target_delta: sympy.Expr) -> sympy.Expr:
+def optimal_epsilon(
+    epsilon: sympy.Expr, delta_: sympy.Expr, count: int, target_delta: sympy.Expr
+) -> sympy.Expr:
     """The exact smallest eps_g for which k-fold composition is (eps_g, target_delta)-DP.
 
     On the lattice segment where the active terms are ``l <= i``, ``delta_g(eps_g) = A - e^{eps_g}
@@ -120,19 +141,31 @@ def optimal_epsilon(epsilon: sympy.Expr, delta_: sympy.Expr, count: int,
     keep = (1 - d) ** count
     residual = (t - 1 + keep) / keep
     if not residual > 0:
-        raise ValueError(f"target_delta {t} is below 1 - (1 - delta)^k = {1 - keep}: no finite "
-                         "epsilon exists")
+        raise ValueError(
+            f"target_delta {t} is below 1 - (1 - delta)^k = {1 - keep}: no finite epsilon exists"
+        )
     with mpmath.workprec(_precision(e, count)):
         ee = mpmath.mpf(float_up(e)) if not e.is_Rational else mpmath.mpf(e.p) / e.q
         active, _ = _segment(ee, mpmath.mpf(float_down(residual)), count)
     if active < 0:
         return sympy.Integer(count) * e
     # built unevaluated: the same exact value, without sympy's assumption queries per term
-    big_a = sympy.Add(*[sympy.Mul(sympy.binomial(count, i),
-                                  sympy.exp((count - i) * e, evaluate=False), evaluate=False)
-                        for i in range(active + 1)], evaluate=False)
-    big_b = sympy.Add(*[sympy.Mul(sympy.binomial(count, i), sympy.exp(i * e, evaluate=False),
-                                  evaluate=False) for i in range(active + 1)], evaluate=False)
+    big_a = sympy.Add(
+        *[
+            sympy.Mul(
+                sympy.binomial(count, i), sympy.exp((count - i) * e, evaluate=False), evaluate=False
+            )
+            for i in range(active + 1)
+        ],
+        evaluate=False,
+    )
+    big_b = sympy.Add(
+        *[
+            sympy.Mul(sympy.binomial(count, i), sympy.exp(i * e, evaluate=False), evaluate=False)
+            for i in range(active + 1)
+        ],
+        evaluate=False,
+    )
     z = (1 + sympy.exp(e)) ** count
     value = sympy.log((big_a - residual * z) / big_b, evaluate=False)
     low_end = (count - 2 * active - 2) * e
@@ -160,9 +193,11 @@ def _precision(e: sympy.Expr, count: int) -> int:
     """
     need = 1.5 * count * float_up(e)
     if not need <= MAX_PRECISION_BITS - 128:
-        raise ValueError(f"optimal composition: k * epsilon must be at most "
-                         f"{(MAX_PRECISION_BITS - 128) / 1.5:g} (the working precision grows "
-                         f"with it), got k = {count}, epsilon = {sympy.N(e, 6)}")
+        raise ValueError(
+            f"optimal composition: k * epsilon must be at most "
+            f"{(MAX_PRECISION_BITS - 128) / 1.5:g} (the working precision grows "
+            f"with it), got k = {count}, epsilon = {sympy.N(e, 6)}"
+        )
     return 64 + int(need) + 64
 
 
@@ -190,8 +225,9 @@ def _segment(ee: mpmath.mpf, res: mpmath.mpf, count: int) -> tuple[int, mpmath.m
     return active, max(value, low_end, mpmath.mpf(0))
 
 
-def optimal_epsilon_bounds(epsilon: sympy.Expr, delta_: sympy.Expr, count: int,
-                           target_delta: sympy.Expr) -> tuple[float, float] | None:
+def optimal_epsilon_bounds(
+    epsilon: sympy.Expr, delta_: sympy.Expr, count: int, target_delta: sympy.Expr
+) -> tuple[float, float] | None:
     """Certified floats ``(lower, upper)`` around the exact value of :func:`optimal_epsilon`.
 
     The KOV profile is the profile of k-fold randomized response (a binomial privacy loss);
@@ -214,10 +250,13 @@ def optimal_epsilon_bounds(epsilon: sympy.Expr, delta_: sympy.Expr, count: int,
     return (lower, upper) if math.isfinite(upper) else None
 
 
-def optimal_epsilon_heterogeneous(epsilons: Sequence[float | Fraction | int],
-                                  deltas: Sequence[float | Fraction | int],
-                                  target_delta: float, *,
-                                  max_support: int = 200_000) -> tuple[float, float]:
+def optimal_epsilon_heterogeneous(
+    epsilons: Sequence[float | Fraction | int],
+    deltas: Sequence[float | Fraction | int],
+    target_delta: float,
+    *,
+    max_support: int = 200_000,
+) -> tuple[float, float]:
     """Certified (lower, upper) floats of the optimal heterogeneous composition.
 
     The loss of the product of randomized responses is ``sum_i +-eps_i``; its law is computed
@@ -243,8 +282,9 @@ def optimal_epsilon_heterogeneous(epsilons: Sequence[float | Fraction | int],
         residual = (mpmath.mpf(target_delta) - 1 + keep) / keep
         if residual <= 0:
             raise ValueError("target_delta is below 1 - prod(1 - delta_i): no finite epsilon")
-        law: dict[Fraction, tuple[mpmath.mpf, mpmath.mpf]] = {Fraction(0): (mpmath.mpf(1),
-                                                                             mpmath.mpf(1))}
+        law: dict[Fraction, tuple[mpmath.mpf, mpmath.mpf]] = {
+            Fraction(0): (mpmath.mpf(1), mpmath.mpf(1))
+        }
         for x in fr:
             ex = mpmath.exp(mpmath.mpf(x.numerator) / x.denominator)
             hi, lo = ex / (1 + ex), 1 / (1 + ex)
@@ -255,8 +295,10 @@ def optimal_epsilon_heterogeneous(epsilons: Sequence[float | Fraction | int],
                     nxt[s + step] = (a + p * pp, b + q * qq)
             law = nxt
             if len(law) > max_support:
-                raise ValueError(f"the loss lattice has more than {max_support} points; use the "
-                                 "PLD accountant for this composition")
+                raise ValueError(
+                    f"the loss lattice has more than {max_support} points; use the "
+                    "PLD accountant for this composition"
+                )
         sums = sorted(law, reverse=True)
         a = mpmath.mpf(0)
         b = mpmath.mpf(0)

@@ -12,29 +12,36 @@ from dpaudit.numeric import bracket_decreasing, exact
 from dpaudit.theorems.base import Theorem, register
 
 b, Delta, sigma, eps, delta, rho, mu = sympy.symbols(
-    "b Delta sigma epsilon delta rho mu", positive=True)
+    "b Delta sigma epsilon delta rho mu", positive=True
+)
 
-LAPLACE = register(Theorem(
-    key="laplace",
-    name="Laplace mechanism",
-    citation="Dwork, McSherry, Nissim, Smith 2006; Dwork and Roth 2014, Theorem 3.6",
-    assumptions="query of L1 sensitivity Delta under the event's relation; scale b > 0",
-    statement="P[M(D) in S] <= exp(Delta/b) P[M(D') in S]",
-    bound={"epsilon": Delta / b},
-    domain=("b > 0", "Delta > 0"),
-    latex=r"\varepsilon = \Delta / b",
-))
+LAPLACE = register(
+    Theorem(
+        key="laplace",
+        name="Laplace mechanism",
+        citation="Dwork, McSherry, Nissim, Smith 2006; Dwork and Roth 2014, Theorem 3.6",
+        assumptions="query of L1 sensitivity Delta under the event's relation; scale b > 0",
+        statement="P[M(D) in S] <= exp(Delta/b) P[M(D') in S]",
+        bound={"epsilon": Delta / b},
+        domain=("b > 0", "Delta > 0"),
+        latex=r"\varepsilon = \Delta / b",
+    )
+)
 
-DISCRETE_LAPLACE = register(Theorem(
-    key="discrete_laplace",
-    name="discrete Laplace mechanism",
-    citation="Ghosh, Roughgarden, Sundararajan 2009; Canonne, Kamath, Steinke 2020, Sec. 1",
-    assumptions="integer query of L1 sensitivity Delta; P(x) proportional to exp(-|x|/t), t > 0",
-    statement="P[M(D) in S] <= exp(Delta/t) P[M(D') in S]",
-    bound={"epsilon": Delta / b},
-    domain=("b > 0", "Delta > 0"),
-    latex=r"\varepsilon = \Delta / t",
-))
+DISCRETE_LAPLACE = register(
+    Theorem(
+        key="discrete_laplace",
+        name="discrete Laplace mechanism",
+        citation="Ghosh, Roughgarden, Sundararajan 2009; Canonne, Kamath, Steinke 2020, Sec. 1",
+        assumptions=(
+            "integer query of L1 sensitivity Delta; P(x) proportional to exp(-|x|/t), t > 0"
+        ),
+        statement="P[M(D) in S] <= exp(Delta/t) P[M(D') in S]",
+        bound={"epsilon": Delta / b},
+        domain=("b > 0", "Delta > 0"),
+        latex=r"\varepsilon = \Delta / t",
+    )
+)
 
 
 def laplace_epsilon(scale: sympy.Expr, sensitivity: sympy.Expr) -> sympy.Expr:
@@ -47,33 +54,44 @@ def laplace_epsilon(scale: sympy.Expr, sensitivity: sympy.Expr) -> sympy.Expr:
     return exact(sensitivity, "sensitivity") / exact(scale, "scale")
 
 
-GAUSSIAN_ANALYTIC = register(Theorem(
-    key="gaussian_analytic",
-    name="analytic Gaussian mechanism",
-    citation="Balle and Wang 2018, Theorem 8",
-    assumptions="query of L2 sensitivity Delta; N(0, sigma^2) noise per coordinate",
-    statement=("M is (eps, delta(eps))-DP for every eps >= 0 with delta(eps) = "
-               "Phi(Delta/(2 sigma) - eps sigma/Delta) - e^eps Phi(-Delta/(2 sigma) - "
-               "eps sigma/Delta), and no smaller delta"),
-    bound={"delta": sympy.erfc(-(Delta / (2 * sigma) - eps * sigma / Delta) / sympy.sqrt(2)) / 2
-           - sympy.exp(eps) * sympy.erfc((Delta / (2 * sigma) + eps * sigma / Delta)
-                                         / sympy.sqrt(2)) / 2},
-    domain=("sigma > 0", "Delta > 0", "epsilon >= 0", "0 < delta < 1"),
-    latex=(r"\delta(\varepsilon) = \Phi\left(\frac{\mu}{2} - \frac{\varepsilon}{\mu}\right)"
-           r" - e^{\varepsilon}\Phi\left(-\frac{\mu}{2} - \frac{\varepsilon}{\mu}\right),"
-           r"\ \mu = \Delta/\sigma"),
-))
+GAUSSIAN_ANALYTIC = register(
+    Theorem(
+        key="gaussian_analytic",
+        name="analytic Gaussian mechanism",
+        citation="Balle and Wang 2018, Theorem 8",
+        assumptions="query of L2 sensitivity Delta; N(0, sigma^2) noise per coordinate",
+        statement=(
+            "M is (eps, delta(eps))-DP for every eps >= 0 with delta(eps) = "
+            "Phi(Delta/(2 sigma) - eps sigma/Delta) - e^eps Phi(-Delta/(2 sigma) - "
+            "eps sigma/Delta), and no smaller delta"
+        ),
+        bound={
+            "delta": sympy.erfc(-(Delta / (2 * sigma) - eps * sigma / Delta) / sympy.sqrt(2)) / 2
+            - sympy.exp(eps)
+            * sympy.erfc((Delta / (2 * sigma) + eps * sigma / Delta) / sympy.sqrt(2))
+            / 2
+        },
+        domain=("sigma > 0", "Delta > 0", "epsilon >= 0", "0 < delta < 1"),
+        latex=(
+            r"\delta(\varepsilon) = \Phi\left(\frac{\mu}{2} - \frac{\varepsilon}{\mu}\right)"
+            r" - e^{\varepsilon}\Phi\left(-\frac{\mu}{2} - \frac{\varepsilon}{\mu}\right),"
+            r"\ \mu = \Delta/\sigma"
+        ),
+    )
+)
 
-GAUSSIAN_GDP = register(Theorem(
-    key="gaussian_gdp",
-    name="Gaussian mechanism is mu-GDP",
-    citation="Dong, Roth, Su 2022 (Gaussian differential privacy), Theorem 2.7",
-    assumptions="query of L2 sensitivity Delta; N(0, sigma^2) noise",
-    statement="M is mu-GDP with mu = Delta/sigma: its privacy profile is that of Balle-Wang",
-    bound={"mu": Delta / sigma},
-    domain=("sigma > 0", "Delta > 0"),
-    latex=r"\mu = \Delta / \sigma",
-))
+GAUSSIAN_GDP = register(
+    Theorem(
+        key="gaussian_gdp",
+        name="Gaussian mechanism is mu-GDP",
+        citation="Dong, Roth, Su 2022 (Gaussian differential privacy), Theorem 2.7",
+        assumptions="query of L2 sensitivity Delta; N(0, sigma^2) noise",
+        statement="M is mu-GDP with mu = Delta/sigma: its privacy profile is that of Balle-Wang",
+        bound={"mu": Delta / sigma},
+        domain=("sigma > 0", "Delta > 0"),
+        latex=r"\mu = \Delta / \sigma",
+    )
+)
 
 
 def gaussian_mu(sigma_: sympy.Expr, sensitivity: sympy.Expr) -> sympy.Expr:
@@ -93,12 +111,15 @@ def gdp_delta(mu_: sympy.Expr, epsilon: sympy.Expr) -> sympy.Expr:
     """
     mu_ = exact(mu_, "mu")
     e = exact(epsilon, "epsilon")
-    return (sympy.erfc(-(mu_ / 2 - e / mu_) / sympy.sqrt(2)) / 2
-            - sympy.exp(e) * sympy.erfc((mu_ / 2 + e / mu_) / sympy.sqrt(2)) / 2)
+    return (
+        sympy.erfc(-(mu_ / 2 - e / mu_) / sympy.sqrt(2)) / 2
+        - sympy.exp(e) * sympy.erfc((mu_ / 2 + e / mu_) / sympy.sqrt(2)) / 2
+    )
 
 
-def gdp_epsilon(mu_: sympy.Expr, delta_: sympy.Expr,
-                rel_tol: str = "1e-12") -> tuple[sympy.Expr, sympy.Expr]:
+def gdp_epsilon(
+    mu_: sympy.Expr, delta_: sympy.Expr, rel_tol: str = "1e-12"
+) -> tuple[sympy.Expr, sympy.Expr]:
     """The epsilon of a mu-GDP mechanism at ``delta``, certified on both sides.
 
     Returns:
@@ -136,27 +157,31 @@ def _gdp_epsilon_guess(mu_: float, delta_: float) -> float | None:
         return float((lo + hi) / 2)
 
 
-GAUSSIAN_ZCDP = register(Theorem(
-    key="gaussian_zcdp",
-    name="Gaussian mechanism is zCDP",
-    citation="Bun and Steinke 2016, Proposition 1.6",
-    assumptions="query of L2 sensitivity Delta; N(0, sigma^2) noise",
-    statement="D_alpha(M(D)||M(D')) <= alpha rho for all alpha > 1, rho = Delta^2/(2 sigma^2)",
-    bound={"rho": Delta**2 / (2 * sigma**2)},
-    domain=("sigma > 0", "Delta > 0"),
-    latex=r"\rho = \Delta^2 / (2\sigma^2)",
-))
+GAUSSIAN_ZCDP = register(
+    Theorem(
+        key="gaussian_zcdp",
+        name="Gaussian mechanism is zCDP",
+        citation="Bun and Steinke 2016, Proposition 1.6",
+        assumptions="query of L2 sensitivity Delta; N(0, sigma^2) noise",
+        statement="D_alpha(M(D)||M(D')) <= alpha rho for all alpha > 1, rho = Delta^2/(2 sigma^2)",
+        bound={"rho": Delta**2 / (2 * sigma**2)},
+        domain=("sigma > 0", "Delta > 0"),
+        latex=r"\rho = \Delta^2 / (2\sigma^2)",
+    )
+)
 
-DISCRETE_GAUSSIAN_ZCDP = register(Theorem(
-    key="discrete_gaussian_zcdp",
-    name="discrete Gaussian mechanism is zCDP",
-    citation="Canonne, Kamath, Steinke 2020, Theorem 4",
-    assumptions="integer query of L2 sensitivity Delta; discrete Gaussian noise sigma^2",
-    statement="D_alpha(M(D)||M(D')) <= alpha rho for all alpha > 1, rho = Delta^2/(2 sigma^2)",
-    bound={"rho": Delta**2 / (2 * sigma**2)},
-    domain=("sigma > 0", "Delta > 0"),
-    latex=r"\rho = \Delta^2 / (2\sigma^2)",
-))
+DISCRETE_GAUSSIAN_ZCDP = register(
+    Theorem(
+        key="discrete_gaussian_zcdp",
+        name="discrete Gaussian mechanism is zCDP",
+        citation="Canonne, Kamath, Steinke 2020, Theorem 4",
+        assumptions="integer query of L2 sensitivity Delta; discrete Gaussian noise sigma^2",
+        statement="D_alpha(M(D)||M(D')) <= alpha rho for all alpha > 1, rho = Delta^2/(2 sigma^2)",
+        bound={"rho": Delta**2 / (2 * sigma**2)},
+        domain=("sigma > 0", "Delta > 0"),
+        latex=r"\rho = \Delta^2 / (2\sigma^2)",
+    )
+)
 
 
 def gaussian_rho(sigma_: sympy.Expr, sensitivity: sympy.Expr) -> sympy.Expr:
@@ -164,61 +189,81 @@ def gaussian_rho(sigma_: sympy.Expr, sensitivity: sympy.Expr) -> sympy.Expr:
     return exact(sensitivity, "sensitivity") ** 2 / (2 * exact(sigma_, "sigma") ** 2)
 
 
-EXPONENTIAL = register(Theorem(
-    key="exponential_mechanism",
-    name="exponential mechanism",
-    citation="McSherry and Talwar 2007; Dwork and Roth 2014, Theorem 3.10",
-    assumptions=("scores of sensitivity Delta; sampling proportional to exp(eps u/(2 Delta)),"
-                 " or exp(eps u/Delta) for monotone scores"),
-    statement="P[M(D) = r] <= exp(eps) P[M(D') = r] for every candidate r",
-    bound={"epsilon": eps},
-    domain=("epsilon > 0", "Delta > 0"),
-    latex=r"\varepsilon",
-))
+EXPONENTIAL = register(
+    Theorem(
+        key="exponential_mechanism",
+        name="exponential mechanism",
+        citation="McSherry and Talwar 2007; Dwork and Roth 2014, Theorem 3.10",
+        assumptions=(
+            "scores of sensitivity Delta; sampling proportional to exp(eps u/(2 Delta)),"
+            " or exp(eps u/Delta) for monotone scores"
+        ),
+        statement="P[M(D) = r] <= exp(eps) P[M(D') = r] for every candidate r",
+        bound={"epsilon": eps},
+        domain=("epsilon > 0", "Delta > 0"),
+        latex=r"\varepsilon",
+    )
+)
 
-RANDOMIZED_RESPONSE = register(Theorem(
-    key="randomized_response",
-    name="randomized response",
-    citation="Warner 1965; Dwork and Roth 2014, Section 3.2 (k-ary: Kairouz, Oh, Viswanath 2016)",
-    assumptions="true category kept w.p. e^eps/(e^eps + k - 1), else uniform over the others",
-    statement="P[M(x) = y] <= exp(eps) P[M(x') = y] for all categories x, x', y",
-    bound={"epsilon": eps},
-    domain=("epsilon > 0", "k >= 2"),
-    latex=r"\varepsilon",
-))
+RANDOMIZED_RESPONSE = register(
+    Theorem(
+        key="randomized_response",
+        name="randomized response",
+        citation=(
+            "Warner 1965; Dwork and Roth 2014, Section 3.2 (k-ary: Kairouz, Oh, Viswanath 2016)"
+        ),
+        assumptions="true category kept w.p. e^eps/(e^eps + k - 1), else uniform over the others",
+        statement="P[M(x) = y] <= exp(eps) P[M(x') = y] for all categories x, x', y",
+        bound={"epsilon": eps},
+        domain=("epsilon > 0", "k >= 2"),
+        latex=r"\varepsilon",
+    )
+)
 
-REPORT_NOISY_MAX = register(Theorem(
-    key="report_noisy_max",
-    name="report noisy max",
-    citation=("Dwork and Roth 2014, Claim 3.9 (Laplace noise); McKenna and Sheldon 2020, "
-              "Theorem 2 (exponential noise); Gumbel noise = exponential mechanism"),
-    assumptions=("scores of sensitivity Delta; noise scale 2 Delta/eps (Delta/eps for monotone "
-                 "scores); only the argmax is released"),
-    statement="P[M(D) = r] <= exp(eps) P[M(D') = r] for every index r",
-    bound={"epsilon": eps},
-    domain=("epsilon > 0", "Delta > 0"),
-    latex=r"\varepsilon",
-))
+REPORT_NOISY_MAX = register(
+    Theorem(
+        key="report_noisy_max",
+        name="report noisy max",
+        citation=(
+            "Dwork and Roth 2014, Claim 3.9 (Laplace noise); McKenna and Sheldon 2020, "
+            "Theorem 2 (exponential noise); Gumbel noise = exponential mechanism"
+        ),
+        assumptions=(
+            "scores of sensitivity Delta; noise scale 2 Delta/eps (Delta/eps for monotone "
+            "scores); only the argmax is released"
+        ),
+        statement="P[M(D) = r] <= exp(eps) P[M(D') = r] for every index r",
+        bound={"epsilon": eps},
+        domain=("epsilon > 0", "Delta > 0"),
+        latex=r"\varepsilon",
+    )
+)
 
-ABOVE_THRESHOLD = register(Theorem(
-    key="above_threshold",
-    name="sparse vector (AboveThreshold with cutoff c)",
-    citation="Lyu, Su, Li 2017, Theorem 2 (Algorithm 1); Dwork and Roth 2014, Theorem 3.23",
-    assumptions=("queries of sensitivity Delta; threshold noise Lap(Delta/eps1), query noise "
-                 "Lap(2 c Delta/eps2) (Lap(c Delta/eps2) monotone); stops after c positives; "
-                 "releases only the above/below answers"),
-    statement="the whole answer sequence is (eps1 + eps2)-DP, for any number of queries",
-    bound={"epsilon": eps},
-    domain=("epsilon > 0", "Delta > 0", "c >= 1"),
-    latex=r"\varepsilon = \varepsilon_1 + \varepsilon_2",
-))
+ABOVE_THRESHOLD = register(
+    Theorem(
+        key="above_threshold",
+        name="sparse vector (AboveThreshold with cutoff c)",
+        citation="Lyu, Su, Li 2017, Theorem 2 (Algorithm 1); Dwork and Roth 2014, Theorem 3.23",
+        assumptions=(
+            "queries of sensitivity Delta; threshold noise Lap(Delta/eps1), query noise "
+            "Lap(2 c Delta/eps2) (Lap(c Delta/eps2) monotone); stops after c positives; "
+            "releases only the above/below answers"
+        ),
+        statement="the whole answer sequence is (eps1 + eps2)-DP, for any number of queries",
+        bound={"epsilon": eps},
+        domain=("epsilon > 0", "Delta > 0", "c >= 1"),
+        latex=r"\varepsilon = \varepsilon_1 + \varepsilon_2",
+    )
+)
 
-DECLARED = register(Theorem(
-    key="declared",
-    name="declared guarantee",
-    citation="the user's declaration (a PureDP, ApproxDP or ZCDP event)",
-    assumptions="the mechanism satisfies the guarantee it is declared with",
-    statement="as declared",
-    domain=("epsilon >= 0", "0 <= delta < 1", "rho > 0"),
-    latex=r"\text{as declared}",
-))
+DECLARED = register(
+    Theorem(
+        key="declared",
+        name="declared guarantee",
+        citation="the user's declaration (a PureDP, ApproxDP or ZCDP event)",
+        assumptions="the mechanism satisfies the guarantee it is declared with",
+        statement="as declared",
+        domain=("epsilon >= 0", "0 <= delta < 1", "rho > 0"),
+        latex=r"\text{as declared}",
+    )
+)

@@ -39,7 +39,8 @@ __all__ = [
 ]
 
 alpha, sigma, b, p, eps, q, tau, delta = sympy.symbols(
-    "alpha sigma b p epsilon q tau delta", positive=True)
+    "alpha sigma b p epsilon q tau delta", positive=True
+)
 j = sympy.Symbol("j", integer=True, nonnegative=True)
 
 #: Integer orders used when a whole RDP curve is needed.
@@ -55,16 +56,18 @@ def _order(order: sympy.Expr, *, integer: bool = False) -> sympy.Expr:
     return a
 
 
-RDP_GAUSSIAN = register(Theorem(
-    key="rdp_gaussian",
-    name="RDP of the Gaussian mechanism",
-    citation="Mironov 2017, Proposition 7 / Table II",
-    assumptions="L2 sensitivity Delta, N(0, sigma^2) noise; any order alpha > 1",
-    statement="M is (alpha, alpha Delta^2 / (2 sigma^2))-RDP",
-    bound={"tau": alpha / (2 * sigma**2)},
-    domain=("alpha > 1", "sigma > 0", "Delta > 0"),
-    latex=r"\tau(\alpha) = \alpha\Delta^2/(2\sigma^2)",
-))
+RDP_GAUSSIAN = register(
+    Theorem(
+        key="rdp_gaussian",
+        name="RDP of the Gaussian mechanism",
+        citation="Mironov 2017, Proposition 7 / Table II",
+        assumptions="L2 sensitivity Delta, N(0, sigma^2) noise; any order alpha > 1",
+        statement="M is (alpha, alpha Delta^2 / (2 sigma^2))-RDP",
+        bound={"tau": alpha / (2 * sigma**2)},
+        domain=("alpha > 1", "sigma > 0", "Delta > 0"),
+        latex=r"\tau(\alpha) = \alpha\Delta^2/(2\sigma^2)",
+    )
+)
 
 
 def gaussian_rdp(order: sympy.Expr, sigma_: sympy.Expr, sensitivity: sympy.Expr = 1) -> sympy.Expr:
@@ -76,17 +79,26 @@ def gaussian_rdp(order: sympy.Expr, sigma_: sympy.Expr, sensitivity: sympy.Expr 
     return _order(order) / (2 * scale**2)
 
 
-RDP_LAPLACE = register(Theorem(
-    key="rdp_laplace",
-    name="RDP of the Laplace mechanism",
-    citation="Mironov 2017, Table II (Laplace row)",
-    assumptions="L1 sensitivity Delta, Lap(b) noise, lambda = b / Delta; order alpha > 1",
-    statement=("M is (alpha, 1/(alpha-1) log(alpha/(2alpha-1) e^{(alpha-1)/lambda} "
-               "+ (alpha-1)/(2alpha-1) e^{-alpha/lambda}))-RDP"),
-    bound={"tau": sympy.log(alpha / (2 * alpha - 1) * sympy.exp((alpha - 1) / b)
-                            + (alpha - 1) / (2 * alpha - 1) * sympy.exp(-alpha / b)) / (alpha - 1)},
-    domain=("alpha > 1", "b > 0"),
-))
+RDP_LAPLACE = register(
+    Theorem(
+        key="rdp_laplace",
+        name="RDP of the Laplace mechanism",
+        citation="Mironov 2017, Table II (Laplace row)",
+        assumptions="L1 sensitivity Delta, Lap(b) noise, lambda = b / Delta; order alpha > 1",
+        statement=(
+            "M is (alpha, 1/(alpha-1) log(alpha/(2alpha-1) e^{(alpha-1)/lambda} "
+            "+ (alpha-1)/(2alpha-1) e^{-alpha/lambda}))-RDP"
+        ),
+        bound={
+            "tau": sympy.log(
+                alpha / (2 * alpha - 1) * sympy.exp((alpha - 1) / b)
+                + (alpha - 1) / (2 * alpha - 1) * sympy.exp(-alpha / b)
+            )
+            / (alpha - 1)
+        },
+        domain=("alpha > 1", "b > 0"),
+    )
+)
 
 
 def laplace_rdp(order: sympy.Expr, scale: sympy.Expr, sensitivity: sympy.Expr = 1) -> sympy.Expr:
@@ -96,21 +108,29 @@ def laplace_rdp(order: sympy.Expr, scale: sympy.Expr, sensitivity: sympy.Expr = 
     """
     a = _order(order)
     lam = exact(scale, "scale") / exact(sensitivity, "sensitivity")
-    return sympy.log(a / (2 * a - 1) * sympy.exp((a - 1) / lam)
-                     + (a - 1) / (2 * a - 1) * sympy.exp(-a / lam)) / (a - 1)
+    return sympy.log(
+        a / (2 * a - 1) * sympy.exp((a - 1) / lam) + (a - 1) / (2 * a - 1) * sympy.exp(-a / lam)
+    ) / (a - 1)
 
 
-RDP_RANDOMIZED_RESPONSE = register(Theorem(
-    key="rdp_randomized_response",
-    name="RDP of randomized response",
-    citation="Mironov 2017, Table II (randomized response row)",
-    assumptions="binary randomized response reporting the true bit with probability p > 1/2",
-    statement=("M is (alpha, 1/(alpha-1) log(p^alpha (1-p)^{1-alpha} + (1-p)^alpha "
-               "p^{1-alpha}))-RDP"),
-    bound={"tau": sympy.log(p**alpha * (1 - p)**(1 - alpha) + (1 - p)**alpha * p**(1 - alpha))
-           / (alpha - 1)},
-    domain=("alpha > 1", "1/2 < p < 1"),
-))
+RDP_RANDOMIZED_RESPONSE = register(
+    Theorem(
+        key="rdp_randomized_response",
+        name="RDP of randomized response",
+        citation="Mironov 2017, Table II (randomized response row)",
+        assumptions="binary randomized response reporting the true bit with probability p > 1/2",
+        statement=(
+            "M is (alpha, 1/(alpha-1) log(p^alpha (1-p)^{1-alpha} + (1-p)^alpha p^{1-alpha}))-RDP"
+        ),
+        bound={
+            "tau": sympy.log(
+                p**alpha * (1 - p) ** (1 - alpha) + (1 - p) ** alpha * p ** (1 - alpha)
+            )
+            / (alpha - 1)
+        },
+        domain=("alpha > 1", "1/2 < p < 1"),
+    )
+)
 
 
 def randomized_response_rdp(order: sympy.Expr, truth_probability: sympy.Expr) -> sympy.Expr:
@@ -126,17 +146,21 @@ def randomized_response_rdp(order: sympy.Expr, truth_probability: sympy.Expr) ->
     return sympy.log(pp**a * (1 - pp) ** (1 - a) + (1 - pp) ** a * pp ** (1 - a)) / (a - 1)
 
 
-RDP_PURE = register(Theorem(
-    key="rdp_pure",
-    name="RDP of a pure-DP mechanism",
-    citation=("Mironov 2017, Proposition 3 (tau <= eps); the binary randomized response with "
-              "p = e^eps/(1+e^eps) dominates every eps-DP pair (Kairouz, Oh, Viswanath 2015, "
-              "Theorem 2.1), so its RDP (Mironov 2017, Table II) bounds every eps-DP mechanism"),
-    assumptions="an eps-DP mechanism; order alpha > 1",
-    statement="M is (alpha, min(eps, tau_RR(alpha, e^eps/(1+e^eps))))-RDP",
-    bound={"tau": eps},
-    domain=("alpha > 1", "epsilon >= 0"),
-))
+RDP_PURE = register(
+    Theorem(
+        key="rdp_pure",
+        name="RDP of a pure-DP mechanism",
+        citation=(
+            "Mironov 2017, Proposition 3 (tau <= eps); the binary randomized response with "
+            "p = e^eps/(1+e^eps) dominates every eps-DP pair (Kairouz, Oh, Viswanath 2015, "
+            "Theorem 2.1), so its RDP (Mironov 2017, Table II) bounds every eps-DP mechanism"
+        ),
+        assumptions="an eps-DP mechanism; order alpha > 1",
+        statement="M is (alpha, min(eps, tau_RR(alpha, e^eps/(1+e^eps))))-RDP",
+        bound={"tau": eps},
+        domain=("alpha > 1", "epsilon >= 0"),
+    )
+)
 
 
 def pure_rdp(order: sympy.Expr, epsilon: sympy.Expr) -> sympy.Expr:
@@ -150,23 +174,44 @@ def pure_rdp(order: sympy.Expr, epsilon: sympy.Expr) -> sympy.Expr:
     return sympy.Min(e, rr)
 
 
-RDP_SUBSAMPLED_GAUSSIAN = register(Theorem(
-    key="rdp_subsampled_gaussian",
-    name="RDP of the Poisson-subsampled Gaussian",
-    citation="Mironov, Talwar, Zhang 2019, Theorem 4 (integer orders, Section 3.3)",
-    assumptions=("Poisson sampling with probability q, Gaussian noise sigma with sensitivity 1, "
-                 "add/remove relation; integer order alpha >= 2"),
-    statement=("M is (alpha, 1/(alpha-1) log sum_j binom(alpha, j) (1-q)^{alpha-j} q^j "
-               "exp((j^2 - j)/(2 sigma^2)))-RDP"),
-    bound={"tau": sympy.log(sympy.Sum(sympy.binomial(alpha, j) * (1 - q) ** (alpha - j) * q**j
-                                      * sympy.exp((j**2 - j) / (2 * sigma**2)), (j, 0, alpha)))
-           / (alpha - 1)},
-    domain=("alpha > 1", "0 < q <= 1", "sigma > 0"),
-))
+RDP_SUBSAMPLED_GAUSSIAN = register(
+    Theorem(
+        key="rdp_subsampled_gaussian",
+        name="RDP of the Poisson-subsampled Gaussian",
+        citation="Mironov, Talwar, Zhang 2019, Theorem 4 (integer orders, Section 3.3)",
+        assumptions=(
+            "Poisson sampling with probability q, Gaussian noise sigma with sensitivity 1, "
+            "add/remove relation; integer order alpha >= 2"
+        ),
+        statement=(
+            "M is (alpha, 1/(alpha-1) log sum_j binom(alpha, j) (1-q)^{alpha-j} q^j "
+            "exp((j^2 - j)/(2 sigma^2)))-RDP"
+        ),
+        bound={
+            "tau": sympy.log(
+                sympy.Sum(
+                    sympy.binomial(alpha, j)
+                    * (1 - q) ** (alpha - j)
+                    * q**j
+                    * sympy.exp((j**2 - j) / (2 * sigma**2)),
+                    (j, 0, alpha),
+                )
+            )
+            / (alpha - 1)
+        },
+        domain=("alpha > 1", "0 < q <= 1", "sigma > 0"),
+    )
+)
 
 
-def subsampled_gaussian_rdp(order: int, sigma_: sympy.Expr, sampling_probability: sympy.Expr,
-                            sensitivity: sympy.Expr = 1, *, numeric: bool = False) -> sympy.Expr:
+def subsampled_gaussian_rdp(
+    order: int,
+    sigma_: sympy.Expr,
+    sampling_probability: sympy.Expr,
+    sensitivity: sympy.Expr = 1,
+    *,
+    numeric: bool = False,
+) -> sympy.Expr:
     """The RDP of order alpha (integer) of the Poisson-subsampled Gaussian mechanism.
 
     Privacy: Mironov, Talwar, Zhang 2019, Theorem 4 and Section 3.3: for integer alpha the
@@ -195,18 +240,30 @@ def subsampled_gaussian_rdp(order: int, sigma_: sympy.Expr, sampling_probability
         qf, s2f = float(qq), float(s2)
         i = np.arange(n + 1, dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):
-            terms = (gammaln(n + 1) - gammaln(i + 1) - gammaln(n - i + 1)
-                     + np.where(i == n, 0.0, (n - i) * np.log1p(-qf)) + i * math.log(qf)
-                     + (i * i - i) / (2 * s2f))
+            terms = (
+                gammaln(n + 1)
+                - gammaln(i + 1)
+                - gammaln(n - i + 1)
+                + np.where(i == n, 0.0, (n - i) * np.log1p(-qf))
+                + i * math.log(qf)
+                + (i * i - i) / (2 * s2f)
+            )
         return sympy.Float(float(logsumexp(terms)) / (n - 1), 17)
-    total = sympy.Add(*[sympy.binomial(n, i) * (1 - qq) ** (n - i) * qq**i
-                        * sympy.exp(sympy.Integer(i * i - i) / (2 * s2)) for i in range(n + 1)])
+    total = sympy.Add(
+        *[
+            sympy.binomial(n, i)
+            * (1 - qq) ** (n - i)
+            * qq**i
+            * sympy.exp(sympy.Integer(i * i - i) / (2 * s2))
+            for i in range(n + 1)
+        ]
+    )
     return sympy.log(total) / (n - 1)
 
 
-def subsampled_gaussian_rdp_upper(order: int, sigma_: sympy.Expr,
-                                  sampling_probability: sympy.Expr,
-                                  sensitivity: sympy.Expr = 1) -> sympy.Rational:
+def subsampled_gaussian_rdp_upper(
+    order: int, sigma_: sympy.Expr, sampling_probability: sympy.Expr, sensitivity: sympy.Expr = 1
+) -> sympy.Rational:
     """:func:`subsampled_gaussian_rdp` (the same bound) enclosed in mpmath interval arithmetic
     and rounded up to a rational: an upper bound on the exact value, without building the
     sympy expression (whose size grows with the order).
@@ -233,30 +290,38 @@ def subsampled_gaussian_rdp_upper(order: int, sigma_: sympy.Expr,
         half = iv.mpf(list(endpoints(interval(1 / (2 * s2), prec=iv.prec))))
         total = iv.mpf(0)
         for i in range(n + 1):
-            total += (math.comb(n, i) * (1 - qi) ** (n - i) * qi**i
-                      * iv.exp((i * i - i) * half))
+            total += math.comb(n, i) * (1 - qi) ** (n - i) * qi**i * iv.exp((i * i - i) * half)
         _, hi = endpoints(iv.log(total) / (n - 1))
     return from_float(mpf_to_float(hi, "up"))
 
 
-RDP_WITHOUT_REPLACEMENT = register(Theorem(
-    key="rdp_without_replacement",
-    name="RDP amplification by sampling without replacement",
-    citation="Wang, Balle, Kasiviswanathan 2019 (AISTATS), Theorem 9",
-    assumptions=("subsample of m out of n records without replacement, gamma = m/n, "
-                 "replace-one relation; base mechanism with RDP curve tau(j) and "
-                 "tau(inf) (possibly infinite); integer order alpha >= 2"),
-    statement=("tau'(alpha) <= 1/(alpha-1) log(1 + gamma^2 binom(alpha,2) min(4(e^{tau(2)}-1), "
-               "e^{tau(2)} min(2, (e^{tau(inf)}-1)^2)) + sum_{j=3}^alpha gamma^j binom(alpha,j) "
-               "e^{(j-1) tau(j)} min(2, (e^{tau(inf)}-1)^j))"),
-    bound={},
-    domain=("alpha > 1", "1 <= m <= n"),
-))
+RDP_WITHOUT_REPLACEMENT = register(
+    Theorem(
+        key="rdp_without_replacement",
+        name="RDP amplification by sampling without replacement",
+        citation="Wang, Balle, Kasiviswanathan 2019 (AISTATS), Theorem 9",
+        assumptions=(
+            "subsample of m out of n records without replacement, gamma = m/n, "
+            "replace-one relation; base mechanism with RDP curve tau(j) and "
+            "tau(inf) (possibly infinite); integer order alpha >= 2"
+        ),
+        statement=(
+            "tau'(alpha) <= 1/(alpha-1) log(1 + gamma^2 binom(alpha,2) min(4(e^{tau(2)}-1), "
+            "e^{tau(2)} min(2, (e^{tau(inf)}-1)^2)) + sum_{j=3}^alpha gamma^j binom(alpha,j) "
+            "e^{(j-1) tau(j)} min(2, (e^{tau(inf)}-1)^j))"
+        ),
+        bound={},
+        domain=("alpha > 1", "1 <= m <= n"),
+    )
+)
 
 
-def without_replacement_rdp(order: int, sampling_ratio: sympy.Expr,
-                            base_rdp: Callable[[int], sympy.Expr],
-                            base_rdp_infinity: sympy.Expr = sympy.oo) -> sympy.Expr:
+def without_replacement_rdp(
+    order: int,
+    sampling_ratio: sympy.Expr,
+    base_rdp: Callable[[int], sympy.Expr],
+    base_rdp_infinity: sympy.Expr = sympy.oo,
+) -> sympy.Expr:
     """An RDP bound of integer order alpha after sampling m of n records without replacement.
 
     Privacy: Wang, Balle, Kasiviswanathan 2019, Theorem 9 (replace-one relation).
@@ -282,42 +347,53 @@ def without_replacement_rdp(order: int, sampling_ratio: sympy.Expr,
         return sympy.Min(2, (sympy.exp(inf_tau) - 1) ** power)
 
     t2 = exact(base_rdp(2), "base_rdp(2)")
-    total = 1 + g**2 * sympy.binomial(a, 2) * sympy.Min(4 * (sympy.exp(t2) - 1),
-                                                        sympy.exp(t2) * cap(2))
+    total = 1 + g**2 * sympy.binomial(a, 2) * sympy.Min(
+        4 * (sympy.exp(t2) - 1), sympy.exp(t2) * cap(2)
+    )
     for i in range(3, a + 1):
         tau_i = exact(base_rdp(i), "tau")
         total += g**i * sympy.binomial(a, i) * sympy.exp((i - 1) * tau_i) * cap(i)
     return sympy.log(total) / (a - 1)
 
 
-RDP_COMPOSITION = register(Theorem(
-    key="rdp_composition",
-    name="RDP composition",
-    citation="Mironov 2017, Proposition 1",
-    assumptions="k adaptively composed mechanisms, each (alpha, tau_i)-RDP at the same order",
-    statement="the composition is (alpha, sum tau_i)-RDP for every order alpha > 1",
-    bound={"tau": sympy.Symbol("k", positive=True) * tau},
-    domain=("alpha > 1", "k >= 1"),
-    latex=r"\tau(\alpha) = \sum_i \tau_i(\alpha)",
-))
+RDP_COMPOSITION = register(
+    Theorem(
+        key="rdp_composition",
+        name="RDP composition",
+        citation="Mironov 2017, Proposition 1",
+        assumptions="k adaptively composed mechanisms, each (alpha, tau_i)-RDP at the same order",
+        statement="the composition is (alpha, sum tau_i)-RDP for every order alpha > 1",
+        bound={"tau": sympy.Symbol("k", positive=True) * tau},
+        domain=("alpha > 1", "k >= 1"),
+        latex=r"\tau(\alpha) = \sum_i \tau_i(\alpha)",
+    )
+)
 
 
-RDP_CONVERSION = register(Theorem(
-    key="rdp_to_approx_bbgg20",
-    name="RDP to (eps, delta) (improved conversion)",
-    citation="Balle, Barthe, Gaboardi, Hsu, Sato 2020 (AISTATS), Theorem 21",
-    assumptions="an (alpha, tau)-RDP mechanism, alpha > 1, 0 < delta < 1",
-    statement="M is (tau + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1), delta)-DP",
-    bound={"epsilon": tau + sympy.log((alpha - 1) / alpha)
-           - (sympy.log(delta) + sympy.log(alpha)) / (alpha - 1)},
-    domain=("alpha > 1", "0 < delta < 1"),
-    latex=(r"\varepsilon = \tau + \log\frac{\alpha-1}{\alpha}"
-           r" - \frac{\log\delta + \log\alpha}{\alpha - 1}"),
-))
+RDP_CONVERSION = register(
+    Theorem(
+        key="rdp_to_approx_bbgg20",
+        name="RDP to (eps, delta) (improved conversion)",
+        citation="Balle, Barthe, Gaboardi, Hsu, Sato 2020 (AISTATS), Theorem 21",
+        assumptions="an (alpha, tau)-RDP mechanism, alpha > 1, 0 < delta < 1",
+        statement="M is (tau + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1), delta)-DP",
+        bound={
+            "epsilon": tau
+            + sympy.log((alpha - 1) / alpha)
+            - (sympy.log(delta) + sympy.log(alpha)) / (alpha - 1)
+        },
+        domain=("alpha > 1", "0 < delta < 1"),
+        latex=(
+            r"\varepsilon = \tau + \log\frac{\alpha-1}{\alpha}"
+            r" - \frac{\log\delta + \log\alpha}{\alpha - 1}"
+        ),
+    )
+)
 
 
-def rdp_to_approx(orders: Sequence[sympy.Expr], taus: Sequence[sympy.Expr],
-                  delta_: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+def rdp_to_approx(
+    orders: Sequence[sympy.Expr], taus: Sequence[sympy.Expr], delta_: sympy.Expr
+) -> tuple[sympy.Expr, sympy.Expr]:
     """The best (eps, order) over a curve by Balle et al. 2020, Theorem 21.
 
     Each order gives a valid epsilon (also never worse than Mironov 2017, Proposition 3,

@@ -15,24 +15,34 @@ __all__ = ["SPARSE_VECTOR", "sparse_vector_epsilon", "sparse_vector_split"]
 
 b_t, b_q, c, Delta = sympy.symbols("b_T b_Q c Delta", positive=True)
 
-SPARSE_VECTOR = register(Theorem(
-    key="sparse_vector_lsl17",
-    name="sparse vector with c positives",
-    citation="Lyu, Su, Li 2017 (VLDB), Theorem 2 (Algorithm 1; monotonic queries: Section 3.3)",
-    assumptions=("queries of sensitivity Delta, threshold noise Lap(b_T) drawn once, query noise "
-                 "Lap(b_Q) per query, stop after c positive answers; adaptively chosen queries; "
-                 "for monotonic queries (all move in the same direction) the factor 2 drops"),
-    statement=("the algorithm is (Delta/b_T + 2 c Delta/b_Q)-DP ((Delta/b_T + c Delta/b_Q) if "
-               "monotonic)"),
-    bound={"epsilon": Delta / b_t + 2 * c * Delta / b_q},
-    domain=("b_T > 0", "b_Q > 0", "c >= 1", "Delta > 0"),
-    latex=r"\varepsilon = \frac{\Delta}{b_T} + \frac{2c\Delta}{b_Q}",
-))
+SPARSE_VECTOR = register(
+    Theorem(
+        key="sparse_vector_lsl17",
+        name="sparse vector with c positives",
+        citation="Lyu, Su, Li 2017 (VLDB), Theorem 2 (Algorithm 1; monotonic queries: Section 3.3)",
+        assumptions=(
+            "queries of sensitivity Delta, threshold noise Lap(b_T) drawn once, query noise "
+            "Lap(b_Q) per query, stop after c positive answers; adaptively chosen queries; "
+            "for monotonic queries (all move in the same direction) the factor 2 drops"
+        ),
+        statement=(
+            "the algorithm is (Delta/b_T + 2 c Delta/b_Q)-DP ((Delta/b_T + c Delta/b_Q) if "
+            "monotonic)"
+        ),
+        bound={"epsilon": Delta / b_t + 2 * c * Delta / b_q},
+        domain=("b_T > 0", "b_Q > 0", "c >= 1", "Delta > 0"),
+        latex=r"\varepsilon = \frac{\Delta}{b_T} + \frac{2c\Delta}{b_Q}",
+    )
+)
 
 
-def sparse_vector_epsilon(threshold_scale: sympy.Expr, query_scale: sympy.Expr,
-                          positives: sympy.Expr, sensitivity: sympy.Expr = 1,
-                          monotonic: bool = False) -> sympy.Expr:
+def sparse_vector_epsilon(
+    threshold_scale: sympy.Expr,
+    query_scale: sympy.Expr,
+    positives: sympy.Expr,
+    sensitivity: sympy.Expr = 1,
+    monotonic: bool = False,
+) -> sympy.Expr:
     """The epsilon of sparse vector with c positive answers (Lyu, Su, Li 2017, Theorem 2).
 
     Privacy: with threshold noise Lap(b_T) and query noise Lap(b_Q), the algorithm that answers
@@ -63,8 +73,9 @@ def sparse_vector_epsilon(threshold_scale: sympy.Expr, query_scale: sympy.Expr,
     return d / bt + factor * cc * d / bq
 
 
-def sparse_vector_split(epsilon: sympy.Expr, positives: sympy.Expr,
-                        monotonic: bool = False) -> tuple[sympy.Expr, sympy.Expr]:
+def sparse_vector_split(
+    epsilon: sympy.Expr, positives: sympy.Expr, monotonic: bool = False
+) -> tuple[sympy.Expr, sympy.Expr]:
     """(eps_1, eps_2) with eps_1 : eps_2 = 1 : (2c)^(2/3), the split Lyu, Su, Li 2017
     (Section 4.2) recommend; b_T = Delta/eps_1, b_Q = 2 c Delta/eps_2 (c Delta/eps_2 if monotonic).
     """

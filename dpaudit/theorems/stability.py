@@ -44,26 +44,32 @@ __all__ = [
 
 eps, delta, gamma, a, q, s = sympy.symbols("epsilon delta gamma a q s", positive=True)
 
-STABILITY_DECLARED = register(Theorem(
-    key="uniform_stability_is_prediction_dp",
-    name="uniform stability is (0, gamma)-private prediction",
-    citation="Dagan and Feldman 2020 (003), Section 2; Bousquet and Elisseeff 2002",
-    assumptions="binary prediction at one query point; replace-one neighbours",
-    statement="P[A_S(x)=y] <= P[A_S'(x)=y] + gamma for all x, y",
-    bound={"epsilon": sympy.Integer(0), "delta": gamma},
-    domain=("gamma > 0",),
-))
+STABILITY_DECLARED = register(
+    Theorem(
+        key="uniform_stability_is_prediction_dp",
+        name="uniform stability is (0, gamma)-private prediction",
+        citation="Dagan and Feldman 2020 (003), Section 2; Bousquet and Elisseeff 2002",
+        assumptions="binary prediction at one query point; replace-one neighbours",
+        statement="P[A_S(x)=y] <= P[A_S'(x)=y] + gamma for all x, y",
+        bound={"epsilon": sympy.Integer(0), "delta": gamma},
+        domain=("gamma > 0",),
+    )
+)
 
-DP_TO_STABILITY = register(Theorem(
-    key="binary_dp_to_stability",
-    name="(eps, delta)-DP binary output is (e^eps - 1 + 2 delta)/(e^eps + 1)-stable",
-    citation=("total-variation bound of (eps, delta)-DP on a binary output (Kairouz, Oh, "
-              "Viswanath 2015, Thm 2.4 specialised); 003 uses the looser e^eps - 1"),
-    assumptions="binary output; the two DP inequalities of both directions",
-    statement="|P[M(S)=y] - P[M(S')=y]| <= (e^eps - 1 + 2 delta)/(e^eps + 1)",
-    bound={"delta": (sympy.exp(eps) - 1 + 2 * delta) / (sympy.exp(eps) + 1)},
-    domain=("epsilon >= 0", "delta >= 0"),
-))
+DP_TO_STABILITY = register(
+    Theorem(
+        key="binary_dp_to_stability",
+        name="(eps, delta)-DP binary output is (e^eps - 1 + 2 delta)/(e^eps + 1)-stable",
+        citation=(
+            "total-variation bound of (eps, delta)-DP on a binary output (Kairouz, Oh, "
+            "Viswanath 2015, Thm 2.4 specialised); 003 uses the looser e^eps - 1"
+        ),
+        assumptions="binary output; the two DP inequalities of both directions",
+        statement="|P[M(S)=y] - P[M(S')=y]| <= (e^eps - 1 + 2 delta)/(e^eps + 1)",
+        bound={"delta": (sympy.exp(eps) - 1 + 2 * delta) / (sympy.exp(eps) + 1)},
+        domain=("epsilon >= 0", "delta >= 0"),
+    )
+)
 
 
 def dp_to_stability(epsilon: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
@@ -93,22 +99,27 @@ def _rational_up(x: sympy.Expr) -> sympy.Expr:
     return from_float(float_up(x))
 
 
-SUBSAMPLED_CANDIDATES = register(Theorem(
-    key="subsampled_candidates_stability",
-    name="stability of selection over a subsample-built class (003, Lemma 7)",
-    citation="Dagan and Feldman 2020 (003), Section 3.1, proof of Lemma 7 (tightened)",
-    assumptions=("T uniform subset of size n' of n records; the selection is s-stable for a "
-                 "fixed class; replace-one neighbours"),
-    statement="A is (n'/n + (1 - n'/n) s)-uniformly stable",
-    bound={"delta": q + (1 - q) * s},
-    # q = n'/n of the source, stated with n' <= n (003, Section 3.1: T is a subset of S)
-    domain=("n' >= 1", "n >= n'", "s >= 0"),
-    latex=r"\gamma = \tfrac{n'}{n} + \left(1 - \tfrac{n'}{n}\right) s",
-))
+SUBSAMPLED_CANDIDATES = register(
+    Theorem(
+        key="subsampled_candidates_stability",
+        name="stability of selection over a subsample-built class (003, Lemma 7)",
+        citation="Dagan and Feldman 2020 (003), Section 3.1, proof of Lemma 7 (tightened)",
+        assumptions=(
+            "T uniform subset of size n' of n records; the selection is s-stable for a "
+            "fixed class; replace-one neighbours"
+        ),
+        statement="A is (n'/n + (1 - n'/n) s)-uniformly stable",
+        bound={"delta": q + (1 - q) * s},
+        # q = n'/n of the source, stated with n' <= n (003, Section 3.1: T is a subset of S)
+        domain=("n' >= 1", "n >= n'", "s >= 0"),
+        latex=r"\gamma = \tfrac{n'}{n} + \left(1 - \tfrac{n'}{n}\right) s",
+    )
+)
 
 
-def subsampled_candidates_stability(sample: sympy.Expr, population: sympy.Expr,
-                                    inner: sympy.Expr) -> sympy.Expr:
+def subsampled_candidates_stability(
+    sample: sympy.Expr, population: sympy.Expr, inner: sympy.Expr
+) -> sympy.Expr:
     """Stability n'/n + (1 - n'/n) s of 003's stable learner.
 
     With probability n'/n the changed record is in T (the class may change: bound 1); else T
@@ -119,17 +130,21 @@ def subsampled_candidates_stability(sample: sympy.Expr, population: sympy.Expr,
     return ratio + (1 - ratio) * exact(inner, "stability")
 
 
-LABEL_FLIP = register(Theorem(
-    key="label_flip",
-    name="label flipping turns (eps, delta)-private prediction into pure",
-    citation=("Dagan and Feldman 2020 (003), proof of Corollary 1 and of Theorem 2 "
-              "(flip with probability alpha); exact constant derived here"),
-    assumptions="binary prediction flipped independently with probability a in (0, 1/2)",
-    statement="A' is ln(e^eps + (1 - 2a) delta / a)-private prediction",
-    bound={"epsilon": sympy.log(sympy.exp(eps) + (1 - 2 * a) * delta / a)},
-    domain=("0 < a < 1/2", "epsilon >= 0", "delta >= 0"),
-    latex=r"\varepsilon' = \ln\left(e^{\varepsilon} + \frac{(1-2a)\delta}{a}\right)",
-))
+LABEL_FLIP = register(
+    Theorem(
+        key="label_flip",
+        name="label flipping turns (eps, delta)-private prediction into pure",
+        citation=(
+            "Dagan and Feldman 2020 (003), proof of Corollary 1 and of Theorem 2 "
+            "(flip with probability alpha); exact constant derived here"
+        ),
+        assumptions="binary prediction flipped independently with probability a in (0, 1/2)",
+        statement="A' is ln(e^eps + (1 - 2a) delta / a)-private prediction",
+        bound={"epsilon": sympy.log(sympy.exp(eps) + (1 - 2 * a) * delta / a)},
+        domain=("0 < a < 1/2", "epsilon >= 0", "delta >= 0"),
+        latex=r"\varepsilon' = \ln\left(e^{\varepsilon} + \frac{(1-2a)\delta}{a}\right)",
+    )
+)
 
 
 def flipped_epsilon(epsilon: sympy.Expr, delta_: sympy.Expr, flip: sympy.Expr) -> sympy.Expr:
@@ -146,15 +161,17 @@ def flipped_epsilon(epsilon: sympy.Expr, delta_: sympy.Expr, flip: sympy.Expr) -
     return sympy.log(e + (1 - 2 * f) * _rational_up(exact(delta_, "delta")) / f)
 
 
-RANDOMIZED_FLIP = register(Theorem(
-    key="randomized_flip",
-    name="a flipped binary prediction is randomized response",
-    citation="Warner 1965; flipping with probability a is ln((1-a)/a)-DP whatever the input",
-    assumptions="binary output flipped independently with probability a in (0, 1/2)",
-    statement="A' is ln((1 - a)/a)-private prediction",
-    bound={"epsilon": sympy.log((1 - a) / a)},
-    domain=("0 < a < 1/2",),
-))
+RANDOMIZED_FLIP = register(
+    Theorem(
+        key="randomized_flip",
+        name="a flipped binary prediction is randomized response",
+        citation="Warner 1965; flipping with probability a is ln((1-a)/a)-DP whatever the input",
+        assumptions="binary output flipped independently with probability a in (0, 1/2)",
+        statement="A' is ln((1 - a)/a)-private prediction",
+        bound={"epsilon": sympy.log((1 - a) / a)},
+        domain=("0 < a < 1/2",),
+    )
+)
 
 
 def randomized_flip_epsilon(flip: sympy.Expr) -> sympy.Expr:
@@ -163,47 +180,70 @@ def randomized_flip_epsilon(flip: sympy.Expr) -> sympy.Expr:
     return sympy.log((1 - f) / f)
 
 
-PREDICTION_SUBSAMPLING = register(Theorem(
-    key="prediction_subsampling_df",
-    name="private prediction amplified by subsampling (003, Lemma 5)",
-    citation=("Dagan and Feldman 2020 (003), Lemma 5 (after Kasiviswanathan et al. 2011), "
-              "stated for eps and eta = m/n in (0, 1); the closed ends hold too: "
-              "ln(1 + eta (e^eps - 1)) <= eta (e^eps - 1) <= 2 eps eta for eps <= 1"),
-    assumptions=("inner eps-private (prediction) with eps <= 1 on a uniform subset of size "
-                 "m = eta n without replacement; replace-one neighbours"),
-    statement="A is 2 eps m / n-private prediction",
-    bound={"epsilon": 2 * eps * q},
-    domain=("0 < epsilon <= 1", "m >= 1", "n >= m"),
-))
+PREDICTION_SUBSAMPLING = register(
+    Theorem(
+        key="prediction_subsampling_df",
+        name="private prediction amplified by subsampling (003, Lemma 5)",
+        citation=(
+            "Dagan and Feldman 2020 (003), Lemma 5 (after Kasiviswanathan et al. 2011), "
+            "stated for eps and eta = m/n in (0, 1); the closed ends hold too: "
+            "ln(1 + eta (e^eps - 1)) <= eta (e^eps - 1) <= 2 eps eta for eps <= 1"
+        ),
+        assumptions=(
+            "inner eps-private (prediction) with eps <= 1 on a uniform subset of size "
+            "m = eta n without replacement; replace-one neighbours"
+        ),
+        statement="A is 2 eps m / n-private prediction",
+        bound={"epsilon": 2 * eps * q},
+        domain=("0 < epsilon <= 1", "m >= 1", "n >= m"),
+    )
+)
 
 
-def prediction_subsampling_epsilon(epsilon: sympy.Expr, sample: sympy.Expr,
-                                   population: sympy.Expr) -> sympy.Expr:
+def prediction_subsampling_epsilon(
+    epsilon: sympy.Expr, sample: sympy.Expr, population: sympy.Expr
+) -> sympy.Expr:
     """003 Lemma 5: 2 eps m/n (valid for eps <= 1; looser than ln(1 + (m/n)(e^eps - 1)))."""
-    return 2 * exact(epsilon, "epsilon") * exact(sample, "sample") / exact(population,
-                                                                          "population")
+    return 2 * exact(epsilon, "epsilon") * exact(sample, "sample") / exact(population, "population")
 
 
-LEMMA8_PREDICTION = register(Theorem(
-    key="dagan_feldman_lemma8",
-    name="relabeled subsample selection is (eps, delta)-private prediction (003, Lemma 8)",
-    citation=("Dagan and Feldman 2020 (003), Lemmas 8, 10, 11 with explicit constants; "
-              "eta-net failure bounded by the epsilon-net theorem (Haussler and Welzl 1987; "
-              "Blumer et al. 1989, Thm A2.1) on the class of disagreement regions"),
-    assumptions=("selection: exponential mechanism on the error count (sensitivity 1) over "
-                 "H_{S_I}; relabel: eps_R-private prediction, realizable learner; I uniform "
-                 "of size n' < n; class of VC dimension d; replace-one neighbours"),
-    statement=("eps = ln(1 + 4 e^{k(2 beta + eps_R)} n'/(n - n')) + eps_EM + eps_R, "
-               "delta = (n'/n) p_fail, k = eta (n - 1) + 1"),
-    domain=("1 <= n' < n", "epsilon_R >= 0", "epsilon_EM >= 0", "0 <= beta", "0 < eta < 1",
-            "d >= 1"),
-    latex=(r"\varepsilon = \ln\left(1 + 4e^{k(2\beta+\varepsilon_R)}\tfrac{n'}{n-n'}\right)"
-           r" + \varepsilon_{EM} + \varepsilon_R,\ \delta = \tfrac{n'}{n} p_{fail}"),
-))
+LEMMA8_PREDICTION = register(
+    Theorem(
+        key="dagan_feldman_lemma8",
+        name="relabeled subsample selection is (eps, delta)-private prediction (003, Lemma 8)",
+        citation=(
+            "Dagan and Feldman 2020 (003), Lemmas 8, 10, 11 with explicit constants; "
+            "eta-net failure bounded by the epsilon-net theorem (Haussler and Welzl 1987; "
+            "Blumer et al. 1989, Thm A2.1) on the class of disagreement regions"
+        ),
+        assumptions=(
+            "selection: exponential mechanism on the error count (sensitivity 1) over "
+            "H_{S_I}; relabel: eps_R-private prediction, realizable learner; I uniform "
+            "of size n' < n; class of VC dimension d; replace-one neighbours"
+        ),
+        statement=(
+            "eps = ln(1 + 4 e^{k(2 beta + eps_R)} n'/(n - n')) + eps_EM + eps_R, "
+            "delta = (n'/n) p_fail, k = eta (n - 1) + 1"
+        ),
+        domain=(
+            "1 <= n' < n",
+            "epsilon_R >= 0",
+            "epsilon_EM >= 0",
+            "0 <= beta",
+            "0 < eta < 1",
+            "d >= 1",
+        ),
+        latex=(
+            r"\varepsilon = \ln\left(1 + 4e^{k(2\beta+\varepsilon_R)}\tfrac{n'}{n-n'}\right)"
+            r" + \varepsilon_{EM} + \varepsilon_R,\ \delta = \tfrac{n'}{n} p_{fail}"
+        ),
+    )
+)
 
 
-def net_failure_bound(sample: sympy.Expr, vc_dimension: sympy.Expr,
-                      net_radius: sympy.Expr) -> sympy.Expr:
+def net_failure_bound(
+    sample: sympy.Expr, vc_dimension: sympy.Expr, net_radius: sympy.Expr
+) -> sympy.Expr:
     """An upper bound on P[a random (n'-1)-subset is not an eta-net] (003, Lemma 1).
 
     The eta-net condition of 003 (matched hypotheses disagree on at most an eta fraction) is
@@ -228,8 +268,9 @@ def selection_beta(selection: Exponential) -> sympy.Expr:
     return selection.epsilon / scale
 
 
-def lemma8_guarantee(event: RelabeledSubsampleSelection, relabel_epsilon: sympy.Expr
-                     ) -> tuple[sympy.Expr, sympy.Expr]:
+def lemma8_guarantee(
+    event: RelabeledSubsampleSelection, relabel_epsilon: sympy.Expr
+) -> tuple[sympy.Expr, sympy.Expr]:
     """(epsilon, delta) of 003's Section 4.2 algorithm, constants made explicit.
 
     Lemma 10's matching: matched h, g differ on k <= eta (n-1) + 1 records, so the selection

@@ -16,16 +16,18 @@ eps, delta, rho, k = sympy.symbols("epsilon delta rho k", positive=True)
 i = sympy.Symbol("i", integer=True, positive=True)
 rho_i = sympy.IndexedBase("rho")
 
-PURE_TO_ZCDP = register(Theorem(
-    key="pure_to_zcdp",
-    name="pure DP implies zCDP",
-    citation="Bun and Steinke 2016, Proposition 1.4",
-    assumptions="an eps-DP mechanism",
-    statement="M is (eps^2/2)-zCDP",
-    bound={"rho": eps**2 / 2},
-    domain=("epsilon >= 0",),
-    latex=r"\rho = \varepsilon^2/2",
-))
+PURE_TO_ZCDP = register(
+    Theorem(
+        key="pure_to_zcdp",
+        name="pure DP implies zCDP",
+        citation="Bun and Steinke 2016, Proposition 1.4",
+        assumptions="an eps-DP mechanism",
+        statement="M is (eps^2/2)-zCDP",
+        bound={"rho": eps**2 / 2},
+        domain=("epsilon >= 0",),
+        latex=r"\rho = \varepsilon^2/2",
+    )
+)
 
 
 def pure_to_zcdp(epsilon: sympy.Expr) -> sympy.Expr:
@@ -33,16 +35,18 @@ def pure_to_zcdp(epsilon: sympy.Expr) -> sympy.Expr:
     return exact(epsilon, "epsilon") ** 2 / 2
 
 
-ZCDP_COMPOSITION = register(Theorem(
-    key="zcdp_composition",
-    name="zCDP composition",
-    citation="Bun and Steinke 2016, Lemma 1.7 (Lemma 2.3 in the full version)",
-    assumptions="k adaptively composed mechanisms, each rho_i-zCDP",
-    statement="the composition is (sum rho_i)-zCDP",
-    bound={"rho": sympy.Sum(rho_i[i], (i, 1, k))},
-    domain=("k >= 1",),
-    latex=r"\rho = \sum_i \rho_i",
-))
+ZCDP_COMPOSITION = register(
+    Theorem(
+        key="zcdp_composition",
+        name="zCDP composition",
+        citation="Bun and Steinke 2016, Lemma 1.7 (Lemma 2.3 in the full version)",
+        assumptions="k adaptively composed mechanisms, each rho_i-zCDP",
+        statement="the composition is (sum rho_i)-zCDP",
+        bound={"rho": sympy.Sum(rho_i[i], (i, 1, k))},
+        domain=("k >= 1",),
+        latex=r"\rho = \sum_i \rho_i",
+    )
+)
 
 
 def zcdp_composition(rhos: Sequence[sympy.Expr]) -> sympy.Expr:
@@ -50,16 +54,18 @@ def zcdp_composition(rhos: Sequence[sympy.Expr]) -> sympy.Expr:
     return sympy.Add(*rhos)
 
 
-ZCDP_TO_APPROX = register(Theorem(
-    key="zcdp_to_approx",
-    name="zCDP to (eps, delta)",
-    citation="Bun and Steinke 2016, Proposition 1.3",
-    assumptions="a rho-zCDP mechanism; 0 < delta < 1",
-    statement="M is (rho + 2 sqrt(rho log(1/delta)), delta)-DP",
-    bound={"epsilon": rho + 2 * sympy.sqrt(rho * sympy.log(1 / delta))},
-    domain=("rho >= 0", "0 < delta < 1"),
-    latex=r"\varepsilon = \rho + 2\sqrt{\rho \log(1/\delta)}",
-))
+ZCDP_TO_APPROX = register(
+    Theorem(
+        key="zcdp_to_approx",
+        name="zCDP to (eps, delta)",
+        citation="Bun and Steinke 2016, Proposition 1.3",
+        assumptions="a rho-zCDP mechanism; 0 < delta < 1",
+        statement="M is (rho + 2 sqrt(rho log(1/delta)), delta)-DP",
+        bound={"epsilon": rho + 2 * sympy.sqrt(rho * sympy.log(1 / delta))},
+        domain=("rho >= 0", "0 < delta < 1"),
+        latex=r"\varepsilon = \rho + 2\sqrt{\rho \log(1/\delta)}",
+    )
+)
 
 
 def zcdp_to_approx(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
@@ -75,20 +81,32 @@ def zcdp_to_approx(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
     return r + 2 * sympy.sqrt(r * sympy.log(1 / d))
 
 
-ZCDP_TO_APPROX_OPTIMAL = register(Theorem(
-    key="zcdp_to_approx_cks20",
-    name="zCDP to (eps, delta) (optimal conversion)",
-    citation="Canonne, Kamath, Steinke 2020 (The Discrete Gaussian for DP), Corollary 13",
-    assumptions="a rho-zCDP mechanism; 0 < delta < 1; any order alpha > 1",
-    statement=("M is (eps, delta)-DP for every alpha > 1 with eps = alpha rho + (log(1/delta) "
-               "+ alpha log(1 - 1/alpha) - log(alpha - 1))/(alpha - 1)"),
-    bound={"epsilon": sympy.Symbol("alpha") * rho + (sympy.log(1 / delta)
-           + sympy.Symbol("alpha") * sympy.log(1 - 1 / sympy.Symbol("alpha"))
-           - sympy.log(sympy.Symbol("alpha") - 1)) / (sympy.Symbol("alpha") - 1)},
-    domain=("rho >= 0", "0 < delta < 1"),
-    latex=(r"\varepsilon = \inf_{\alpha>1} \alpha\rho + \frac{\log(1/\delta) + "
-           r"\alpha\log(1-1/\alpha) - \log(\alpha-1)}{\alpha-1}"),
-))
+ZCDP_TO_APPROX_OPTIMAL = register(
+    Theorem(
+        key="zcdp_to_approx_cks20",
+        name="zCDP to (eps, delta) (optimal conversion)",
+        citation="Canonne, Kamath, Steinke 2020 (The Discrete Gaussian for DP), Corollary 13",
+        assumptions="a rho-zCDP mechanism; 0 < delta < 1; any order alpha > 1",
+        statement=(
+            "M is (eps, delta)-DP for every alpha > 1 with eps = alpha rho + (log(1/delta) "
+            "+ alpha log(1 - 1/alpha) - log(alpha - 1))/(alpha - 1)"
+        ),
+        bound={
+            "epsilon": sympy.Symbol("alpha") * rho
+            + (
+                sympy.log(1 / delta)
+                + sympy.Symbol("alpha") * sympy.log(1 - 1 / sympy.Symbol("alpha"))
+                - sympy.log(sympy.Symbol("alpha") - 1)
+            )
+            / (sympy.Symbol("alpha") - 1)
+        },
+        domain=("rho >= 0", "0 < delta < 1"),
+        latex=(
+            r"\varepsilon = \inf_{\alpha>1} \alpha\rho + \frac{\log(1/\delta) + "
+            r"\alpha\log(1-1/\alpha) - \log(\alpha-1)}{\alpha-1}"
+        ),
+    )
+)
 
 
 def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
@@ -118,8 +136,9 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
         raise ValueError(f"rho must be > 0, got {r}")
 
     def value(order: sympy.Expr) -> sympy.Expr:
-        return (order * r + (sympy.log(1 / d) + order * sympy.log(1 - 1 / order)
-                             - sympy.log(order - 1)) / (order - 1))
+        return order * r + (
+            sympy.log(1 / d) + order * sympy.log(1 - 1 / order) - sympy.log(order - 1)
+        ) / (order - 1)
 
     import math
 
@@ -130,11 +149,13 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
     def objective(log_gap: float) -> float:
         # the same formula in floats: it only chooses the order, value(order) is exact
         order = 1 + math.exp(log_gap)
-        return (order * rf + (log_inv_d + order * math.log1p(-1 / order)
-                              - math.log(order - 1)) / (order - 1))
+        return order * rf + (log_inv_d + order * math.log1p(-1 / order) - math.log(order - 1)) / (
+            order - 1
+        )
 
-    res = minimize_scalar(objective, bounds=(-12.0, 12.0), method="bounded",
-                          options={"xatol": 1e-9})
+    res = minimize_scalar(
+        objective, bounds=(-12.0, 12.0), method="bounded", options={"xatol": 1e-9}
+    )
     best = 1 + math.exp(float(res.x))
     order = sympy.Rational(round(best * 10**6), 10**6)
     if order <= 1:

@@ -77,9 +77,15 @@ class Step:
     def __post_init__(self) -> None:
         rel = as_expr(self.relation)
         if not isinstance(rel, sympy.core.relational.Relational) or rel.rel_op not in (
-                "<", "<=", ">", ">="):
-            raise ValueError(f"Step {self.name!r}: relation must be an inequality such as "
-                             f"lhs <= rhs, got {self.relation!r}")
+            "<",
+            "<=",
+            ">",
+            ">=",
+        ):
+            raise ValueError(
+                f"Step {self.name!r}: relation must be an inequality such as "
+                f"lhs <= rhs, got {self.relation!r}"
+            )
         object.__setattr__(self, "relation", rel)
 
 
@@ -135,8 +141,9 @@ class Claim:
             if not isinstance(value, str) or not value.strip():
                 raise ValueError(f"Claim: {name} must be a non-empty string, got {value!r}")
         if not re.fullmatch(r"[\w./:-]+", self.key):
-            raise ValueError(f"Claim: key must be letters, digits and . / : - _ only, got "
-                             f"{self.key!r}")
+            raise ValueError(
+                f"Claim: key must be letters, digits and . / : - _ only, got {self.key!r}"
+            )
         if not isinstance(self.plan, Event):
             raise ValueError(f"Claim {self.key}: plan must be an event, got {self.plan!r}")
         if not isinstance(self.domain, Domain):
@@ -149,30 +156,45 @@ class Claim:
         if self.lower is not None:
             object.__setattr__(self, "lower", exact(self.lower, "lower"))
             if not self.lower_source.strip():
-                raise ValueError(f"Claim {self.key}: lower needs lower_source (why it is a "
-                                 "lower bound on the true epsilon)")
+                raise ValueError(
+                    f"Claim {self.key}: lower needs lower_source (why it is a "
+                    "lower bound on the true epsilon)"
+                )
         steps = tuple(self.steps)
         for s in steps:
             if not isinstance(s, Step):
                 raise ValueError(f"Claim {self.key}: steps must be Step objects, got {s!r}")
         object.__setattr__(self, "steps", steps)
-        object.__setattr__(self, "witnesses", tuple(
-            {str(k): exact(v, str(k)) for k, v in w.items()} for w in self.witnesses))
+        object.__setattr__(
+            self,
+            "witnesses",
+            tuple({str(k): exact(v, str(k)) for k, v in w.items()} for w in self.witnesses),
+        )
         known = set(self.domain.names)
         used: set[str] = {s.name for s in self.plan.free_symbols}
-        for expr in (self.epsilon, self.delta, self.lower,
-                     *(s.relation for s in steps if s.domain is None)):
+        for expr in (
+            self.epsilon,
+            self.delta,
+            self.lower,
+            *(s.relation for s in steps if s.domain is None),
+        ):
             if expr is not None:
                 used |= set(by_name(expr))
         unknown = used - known
         if unknown:
-            raise ValueError(f"Claim {self.key}: {', '.join(sorted(unknown))} has no range in "
-                             f"the domain ({self.domain})")
+            raise ValueError(
+                f"Claim {self.key}: {', '.join(sorted(unknown))} has no range in "
+                f"the domain ({self.domain})"
+            )
 
     def row(self) -> dict[str, str]:
         """The identifying columns of the ``verify --all`` table."""
-        return {"document": self.document, "theorem": self.theorem,
-                "domain": self.domain.text(), "key": self.key}
+        return {
+            "document": self.document,
+            "theorem": self.theorem,
+            "domain": self.domain.text(),
+            "key": self.key,
+        }
 
 
 #: Every registered claim by key, in registration order.
@@ -190,8 +212,10 @@ def register_claim(claim: Claim) -> Claim:
         raise ValueError(f"claim must be a Claim, got {claim!r}")
     existing = CLAIMS.get(claim.key)
     if existing is not None and existing != claim:
-        raise ValueError(f"a different claim is already registered as {claim.key!r} "
-                         f"({existing.document}, {existing.theorem})")
+        raise ValueError(
+            f"a different claim is already registered as {claim.key!r} "
+            f"({existing.document}, {existing.theorem})"
+        )
     CLAIMS[claim.key] = claim
     return claim
 
@@ -252,7 +276,10 @@ def load_claim_modules(modules: Iterable[str] | None = None) -> list[ModuleLoad]
         return [_import(name) for name in modules]
     out = [_import(name) for name in CLAIM_MODULES]
     for load in load_group(GROUPS["claims"]):
-        detail = "" if load.status == "loaded" else (
-            f"{load.detail} (plugin {load.name!r} of {load.group})")
+        detail = (
+            ""
+            if load.status == "loaded"
+            else (f"{load.detail} (plugin {load.name!r} of {load.group})")
+        )
         out.append(ModuleLoad(load.value, load.status, detail))
     return out

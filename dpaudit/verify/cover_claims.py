@@ -34,38 +34,60 @@ _PROOF_STEP = Step(
     Domain({"lambda": "(0, oo)", "x": "[0, 1]"}),
 )
 
-LEMMA_A1 = register_claim(Claim(
-    key="004/lemma-a1",
-    document=_DOC,
-    theorem="Lemma A.1",
-    statement=("EMCover with cover-condition scores and EM ~ exp(eps q) is "
-               "(2 eps (ln(1/delta) + 3/2), delta)-DP for every delta > 0"),
-    plan=EMCover(lam, T),
-    epsilon=stated_cover_epsilon(lam, delta),
-    delta=delta,
-    domain=Domain({"lambda": "(0, oo)", "delta": "(0, 1)", "T": "[1, oo)"}, integers=["T"]),
-    note="the lemma's eps is the inverse temperature lambda (the proof samples ~ exp(eps q))",
-    lower=cover_lower_bound(lam, delta, T),
-    lower_source="one covering candidate drawn w.p. y/(T+y), y = ln(1/delta)/2, never drawn",
-    steps=(_PROOF_STEP,),
-    witnesses=({"lambda": 3, "delta": "1/1000", "T": 1000},),
-    correction=("(lambda + (e^lambda - 1)(ln(1/delta) + 1), delta)-DP for all lambda > 0; the "
-                "stated bound holds for lambda <= 5/4"),
-))
+LEMMA_A1 = register_claim(
+    Claim(
+        key="004/lemma-a1",
+        document=_DOC,
+        theorem="Lemma A.1",
+        statement=(
+            "EMCover with cover-condition scores and EM ~ exp(eps q) is "
+            "(2 eps (ln(1/delta) + 3/2), delta)-DP for every delta > 0"
+        ),
+        plan=EMCover(lam, T),
+        epsilon=stated_cover_epsilon(lam, delta),
+        delta=delta,
+        domain=Domain({"lambda": "(0, oo)", "delta": "(0, 1)", "T": "[1, oo)"}, integers=["T"]),
+        note="the lemma's eps is the inverse temperature lambda (the proof samples ~ exp(eps q))",
+        lower=cover_lower_bound(lam, delta, T),
+        lower_source="one covering candidate drawn w.p. y/(T+y), y = ln(1/delta)/2, never drawn",
+        steps=(_PROOF_STEP,),
+        witnesses=({"lambda": 3, "delta": "1/1000", "T": 1000},),
+        correction=(
+            "(lambda + (e^lambda - 1)(ln(1/delta) + 1), delta)-DP for all lambda > 0; the "
+            "stated bound holds for lambda <= 5/4"
+        ),
+    )
+)
 
-LEMMA_A1_SMALL = register_claim(Claim(
-    key="004/lemma-a1-small-lambda",
-    document=_DOC,
-    theorem="Lemma A.1 (lambda <= 5/4)",
-    statement="the stated bound where its proof step holds: 0 < lambda <= 5/4",
-    plan=EMCover(lam, T),
-    epsilon=stated_cover_epsilon(lam, delta),
-    delta=delta,
-    domain=Domain({"lambda": Range(0, LAMBDA_STATED_MAX, low_open=True),
-                   "delta": "(0, 1)", "T": "[1, oo)"}, integers=["T"]),
-    steps=(Step(_PROOF_STEP.name, _PROOF_STEP.relation,
-                Domain({"lambda": Range(0, LAMBDA_STATED_MAX, low_open=True),
-                        "x": "[0, 1]"})),
-           Step("log(1 - p) <= -p, so a constant p-coin adversary has (1 - p)^(y/p) <= e^(-y) "
-                "(Lemma A.3)", sympy.log(1 - p) <= -p, Domain({"p": "[0, 1)"}))),
-))
+LEMMA_A1_SMALL = register_claim(
+    Claim(
+        key="004/lemma-a1-small-lambda",
+        document=_DOC,
+        theorem="Lemma A.1 (lambda <= 5/4)",
+        statement="the stated bound where its proof step holds: 0 < lambda <= 5/4",
+        plan=EMCover(lam, T),
+        epsilon=stated_cover_epsilon(lam, delta),
+        delta=delta,
+        domain=Domain(
+            {
+                "lambda": Range(0, LAMBDA_STATED_MAX, low_open=True),
+                "delta": "(0, 1)",
+                "T": "[1, oo)",
+            },
+            integers=["T"],
+        ),
+        steps=(
+            Step(
+                _PROOF_STEP.name,
+                _PROOF_STEP.relation,
+                Domain({"lambda": Range(0, LAMBDA_STATED_MAX, low_open=True), "x": "[0, 1]"}),
+            ),
+            Step(
+                "log(1 - p) <= -p, so a constant p-coin adversary has (1 - p)^(y/p) <= e^(-y) "
+                "(Lemma A.3)",
+                sympy.log(1 - p) <= -p,
+                Domain({"p": "[0, 1)"}),
+            ),
+        ),
+    )
+)

@@ -44,8 +44,9 @@ def _end(value: Any, name: str) -> sympy.Expr | None:
         try:
             expr = exact(as_expr(value.strip(), name), name)
         except (sympy.SympifyError, TypeError):
-            raise ValueError(f"{name} must be a number such as 0, 1/2 or log(2), "
-                             f"got {shorten(value)!r}") from None
+            raise ValueError(
+                f"{name} must be a number such as 0, 1/2 or log(2), got {shorten(value)!r}"
+            ) from None
     else:
         expr = exact(value, name)
     if expr.free_symbols:
@@ -101,10 +102,17 @@ class Range:
         check_text(text, "range")
         m = re.fullmatch(r"\s*([\(\[])\s*([^,]+?)\s*,\s*([^,]+?)\s*([\)\]])\s*", text)
         if not m:
-            raise ValueError(f"range must be interval notation such as '(0, 1)' or '[1, oo)', "
-                             f"got {shorten(text)!r}")
-        return cls(m.group(2), m.group(3), low_open=m.group(1) == "(",
-                   high_open=m.group(4) == ")", integer=integer)
+            raise ValueError(
+                f"range must be interval notation such as '(0, 1)' or '[1, oo)', "
+                f"got {shorten(text)!r}"
+            )
+        return cls(
+            m.group(2),
+            m.group(3),
+            low_open=m.group(1) == "(",
+            high_open=m.group(4) == ")",
+            integer=integer,
+        )
 
     # ---- queries -----------------------------------------------------------------------
 
@@ -127,8 +135,10 @@ class Range:
         v = exact(value, "value")
         if self.integer and v.is_Integer is not True:
             return False if v.is_number and (v.is_integer is False or v.is_Rational) else None
-        for end, is_low, is_open in ((self.low, True, self.low_open),
-                                     (self.high, False, self.high_open)):
+        for end, is_low, is_open in (
+            (self.low, True, self.low_open),
+            (self.high, False, self.high_open),
+        ):
             if end is None:
                 continue
             diff = v - end if is_low else end - v
@@ -177,8 +187,10 @@ def _as_range(value: Any, name: str, integer: bool) -> Range:
         return value
     if isinstance(value, str):
         return Range.parse(value, integer=integer)
-    raise ValueError(f"the range of {name} must be a Range or interval notation such as "
-                     f"'(0, 1)', got {shorten(value)!r}")
+    raise ValueError(
+        f"the range of {name} must be a Range or interval notation such as "
+        f"'(0, 1)', got {shorten(value)!r}"
+    )
 
 
 @dataclasses.dataclass(frozen=True, init=False)
@@ -202,15 +214,22 @@ class Domain:
     ranges: tuple[tuple[str, Range], ...]
     constraints: tuple[sympy.Basic, ...]
 
-    def __init__(self, ranges: Mapping[Any, Any] | None = None, *,
-                 integers: Iterable[Any] = (), constraints: Iterable[Any] = ()) -> None:
+    def __init__(
+        self,
+        ranges: Mapping[Any, Any] | None = None,
+        *,
+        integers: Iterable[Any] = (),
+        constraints: Iterable[Any] = (),
+    ) -> None:
         ranges = dict(ranges or {})
         names = {str(k): v for k, v in ranges.items()}
         ints = {str(n) for n in integers}
         for n in ints:
             if n not in names:
-                raise ValueError(f"integers: {n!r} has no range; give it one in ranges "
-                                 f"(known: {', '.join(sorted(names)) or 'none'})")
+                raise ValueError(
+                    f"integers: {n!r} has no range; give it one in ranges "
+                    f"(known: {', '.join(sorted(names)) or 'none'})"
+                )
         items = tuple(sorted((n, _as_range(v, n, n in ints)) for n, v in names.items()))
         cons: list[sympy.Basic] = []
         for c in constraints:
@@ -218,13 +237,16 @@ class Domain:
             if rel is sympy.true:
                 continue
             if not isinstance(rel, (sympy.core.relational.Relational, sympy.And)):
-                raise ValueError(f"constraints must be relations such as 'delta < epsilon', "
-                                 f"got {shorten(c)!r}")
+                raise ValueError(
+                    f"constraints must be relations such as 'delta < epsilon', got {shorten(c)!r}"
+                )
             rel = rel.xreplace({f: sympy.Rational(f) for f in rel.atoms(sympy.Float)})
             unknown = set(by_name(rel)) - set(names)
             if unknown:
-                raise ValueError(f"constraint {rel} mentions {', '.join(sorted(unknown))}, "
-                                 f"which has no range (known: {', '.join(sorted(names))})")
+                raise ValueError(
+                    f"constraint {rel} mentions {', '.join(sorted(unknown))}, "
+                    f"which has no range (known: {', '.join(sorted(names))})"
+                )
             cons.append(rel)
         object.__setattr__(self, "ranges", items)
         object.__setattr__(self, "constraints", tuple(cons))
@@ -255,8 +277,10 @@ class Domain:
                 is_int, part = True, part[: -len(" integer")].strip()
             if re.fullmatch(r"[A-Za-z_]\w*", part):
                 if not is_int:
-                    raise ValueError(f"domain part {shorten(raw.strip())!r} is a bare name; "
-                                     f"write e.g. '{part} >= 1' or '{part} integer'")
+                    raise ValueError(
+                        f"domain part {shorten(raw.strip())!r} is a bare name; "
+                        f"write e.g. '{part} >= 1' or '{part} integer'"
+                    )
                 integers.append(part)
                 continue
             bound = _parse_chain(part)
@@ -264,15 +288,23 @@ class Domain:
                 try:
                     constraints.append(as_expr(part, "domain part"))
                 except (sympy.SympifyError, TypeError, SyntaxError):
-                    raise ValueError(f"cannot read the domain part "
-                                     f"{shorten(raw.strip())!r}") from None
+                    raise ValueError(
+                        f"cannot read the domain part {shorten(raw.strip())!r}"
+                    ) from None
                 continue
             name, spec = bound
             ranges.setdefault(name, {}).update(spec)
             if is_int:
                 integers.append(name)
-        built = {n: Range(s.get("low"), s.get("high"), low_open=s.get("low_open", True),
-                          high_open=s.get("high_open", True)) for n, s in ranges.items()}
+        built = {
+            n: Range(
+                s.get("low"),
+                s.get("high"),
+                low_open=s.get("low_open", True),
+                high_open=s.get("high_open", True),
+            )
+            for n, s in ranges.items()
+        }
         for n in integers:
             built.setdefault(n, Range())
         return cls(built, integers=integers, constraints=constraints)
@@ -317,8 +349,9 @@ class Domain:
         values = {str(k): exact(v, str(k)) for k, v in point.items()}
         missing = [n for n in self.names if n not in values]
         if missing:
-            raise ValueError(f"point must give a value for every parameter; missing "
-                             f"{', '.join(missing)}")
+            raise ValueError(
+                f"point must give a value for every parameter; missing {', '.join(missing)}"
+            )
         state: bool | None = True
         for n, r in self.ranges:
             inside = r.contains(values[n])
@@ -394,8 +427,11 @@ def _parse_chain(part: str) -> tuple[str, dict[str, Any]] | None:
     if len(tokens) not in (3, 5):
         return None
     values, ops = tokens[0::2], tokens[1::2]
-    names = [i for i, v in enumerate(values) if re.fullmatch(r"[A-Za-z_]\w*", v)
-             and v not in ("oo", "pi", "E")]
+    names = [
+        i
+        for i, v in enumerate(values)
+        if re.fullmatch(r"[A-Za-z_]\w*", v) and v not in ("oo", "pi", "E")
+    ]
     if len(names) != 1:
         return None
     idx = names[0]

@@ -85,8 +85,16 @@ WORK_OPS = 20
 #: 1/SIDE_PROOF_SHARE of the caller's box and work budgets each.
 SIDE_PROOF_SHARE = 2
 
-_NONSMOOTH = (sympy.Min, sympy.Max, sympy.Abs, sympy.floor, sympy.ceiling, sympy.Piecewise,
-              sympy.sign, sympy.Heaviside)
+_NONSMOOTH = (
+    sympy.Min,
+    sympy.Max,
+    sympy.Abs,
+    sympy.floor,
+    sympy.ceiling,
+    sympy.Piecewise,
+    sympy.sign,
+    sympy.Heaviside,
+)
 _INF = mpmath.inf
 
 
@@ -136,8 +144,9 @@ class Verdict:
         if self.status == "proved":
             return f"proved: {self.method}"
         if self.status == "refuted":
-            return (f"refuted at {self.point_text()}: lhs = {self.lhs_value} > "
-                    f"rhs = {self.rhs_value}")
+            return (
+                f"refuted at {self.point_text()}: lhs = {self.lhs_value} > rhs = {self.rhs_value}"
+            )
         left = f"; undecided: {'; '.join(self.remaining)}" if self.remaining else ""
         return f"unknown: {self.method}{left}"
 
@@ -152,8 +161,7 @@ def _short(value: Any) -> str:
     if v.is_Rational and v.q < 10**6:
         return f"{v}" if len(str(v)) < 16 else mpmath.nstr(mpmath.mpf(v.p) / v.q, 12)
     with mpmath.workprec(80):
-        return mpmath.nstr(mpmath.mpf(v.p) / v.q if v.is_Rational else mpmath.mpf(v.evalf(30)),
-                           12)
+        return mpmath.nstr(mpmath.mpf(v.p) / v.q if v.is_Rational else mpmath.mpf(v.evalf(30)), 12)
 
 
 def parse_relation(relation: Any) -> sympy.core.relational.Relational:
@@ -164,12 +172,19 @@ def parse_relation(relation: Any) -> sympy.core.relational.Relational:
     """
     rel = as_expr(relation, "relation")
     if rel in (sympy.true, sympy.false):
-        raise ValueError(f"relation must be an inequality with free parameters, got {relation!r}"
-                         f" (sympy already decided it: {rel})")
+        raise ValueError(
+            f"relation must be an inequality with free parameters, got {relation!r}"
+            f" (sympy already decided it: {rel})"
+        )
     if not isinstance(rel, sympy.core.relational.Relational) or rel.rel_op not in (
-            "<", "<=", ">", ">="):
-        raise ValueError(f"relation must be an inequality lhs <= rhs (or <, >=, >), got "
-                         f"{relation!r}")
+        "<",
+        "<=",
+        ">",
+        ">=",
+    ):
+        raise ValueError(
+            f"relation must be an inequality lhs <= rhs (or <, >=, >), got {relation!r}"
+        )
     floats = rel.atoms(sympy.Float)
     if floats:
         rel = rel.xreplace({f: sympy.Rational(f) for f in floats})
@@ -206,10 +221,10 @@ class _Axis:
         if r.low is not None and r.high is not None:
             return "bounded"
         if r.low is not None:
-            return "up"        # [a, oo): x = a + u/(1-u), u in [0, 1]
+            return "up"  # [a, oo): x = a + u/(1-u), u in [0, 1]
         if r.high is not None:
-            return "down"      # (-oo, b]: x = b - u/(1-u), u in [0, 1]
-        return "line"          # (-oo, oo): x = u/(1-|u|), u in [-1, 1]
+            return "down"  # (-oo, b]: x = b - u/(1-u), u in [0, 1]
+        return "line"  # (-oo, oo): x = u/(1-|u|), u in [-1, 1]
 
     def initial(self) -> tuple[Fraction, Fraction]:
         r = self.range
@@ -343,7 +358,8 @@ class _Factor:
             try:
                 self._derivatives = {
                     s.name: sympy.Mul.make_args(_factored(sympy.diff(self.expr, s)))
-                    for s in sorted(self.expr.free_symbols, key=lambda s: s.name)}
+                    for s in sorted(self.expr.free_symbols, key=lambda s: s.name)
+                }
             except (TypeError, ValueError, NotImplementedError):
                 self.smooth = False
                 return None
@@ -453,8 +469,7 @@ def _bounded(fn: Any, fallback: Any, seconds: float = SYMPY_SECONDS) -> Any:
     if threading.current_thread() is not threading.main_thread():
         try:
             return fn()
-        except (TypeError, ValueError, NotImplementedError, RecursionError,
-                sympy.PolynomialError):
+        except (TypeError, ValueError, NotImplementedError, RecursionError, sympy.PolynomialError):
             return fallback
 
     state = {"active": True}
@@ -478,16 +493,14 @@ def _bounded(fn: Any, fallback: Any, seconds: float = SYMPY_SECONDS) -> Any:
     except _SympyTimeoutError:
         SAFETY_NET_HITS[0] += 1
         return fallback
-    except (TypeError, ValueError, NotImplementedError, RecursionError,
-            sympy.PolynomialError):
+    except (TypeError, ValueError, NotImplementedError, RecursionError, sympy.PolynomialError):
         return fallback
     finally:
         state["active"] = False
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, previous)
         if outer:
-            signal.setitimer(signal.ITIMER_PROF,
-                             max(outer - (time.process_time() - began), 1e-3))
+            signal.setitimer(signal.ITIMER_PROF, max(outer - (time.process_time() - began), 1e-3))
 
 
 def _small_exponents(expr: sympy.Expr) -> bool:
@@ -519,8 +532,7 @@ def _factored(expr: sympy.Expr) -> sympy.Expr:
             full = _bounded(lambda: sympy.factor(out), out)
             if sympy.count_ops(full) <= sympy.count_ops(out):
                 out = full
-    except (sympy.PolynomialError, NotImplementedError, TypeError, ValueError,
-            RecursionError):
+    except (sympy.PolynomialError, NotImplementedError, TypeError, ValueError, RecursionError):
         pass
     return out
 
@@ -534,8 +546,11 @@ def _factors(g: sympy.Expr) -> list[_Factor]:
     except (sympy.PolynomialError, NotImplementedError, TypeError, ValueError):
         gf = g
     parts: list[_Factor] = []
-    for arg in sympy.Mul.make_args(gf if sympy.count_ops(gf) <= sympy.count_ops(g)
-                                   or not _affordable(g, 600) else sympy.factor_terms(g)):
+    for arg in sympy.Mul.make_args(
+        gf
+        if sympy.count_ops(gf) <= sympy.count_ops(g) or not _affordable(g, 600)
+        else sympy.factor_terms(g)
+    ):
         base, power = arg, 1
         if arg.is_Pow and arg.exp.is_Integer and int(arg.exp) > 0:
             base, power = arg.base, int(arg.exp)
@@ -611,7 +626,7 @@ def _enclose_factor(f: _Factor, box: Mapping[str, tuple[Any, Any]]) -> Any:
         if lo <= hi:
             whole = mpmath.iv.mpf([lo, hi])
     if f.power != 1:
-        whole = whole ** f.power
+        whole = whole**f.power
     return whole
 
 
@@ -691,7 +706,7 @@ def _enclose(factors: Sequence[_Factor], box: Mapping[str, tuple[Any, Any]]) -> 
     total = mpmath.iv.mpf(1)
     for f in factors:
         part = _eval(f.expr, env)
-        total = total * (part ** f.power if f.power != 1 else part)
+        total = total * (part**f.power if f.power != 1 else part)
     lo, hi = endpoints(total)
     if lo > 0:
         return lo, hi
@@ -771,12 +786,19 @@ def _holds_at(cond: Any, values: Mapping[str, Any]) -> bool:
     if isinstance(cond, sympy.Not):
         return not _holds_at(cond.args[0], values)
     if isinstance(cond, sympy.core.relational.Relational) and cond.rel_op in (
-            "<", "<=", ">", ">=", "==", "!="):
+        "<",
+        "<=",
+        ">",
+        ">=",
+        "==",
+        "!=",
+    ):
         s = _sign_at(_value_at(cond.lhs, values) - _value_at(cond.rhs, values), {})
         if s is None:
             raise _UndecidedError(cond)
-        return {"<": s < 0, "<=": s <= 0, ">": s > 0, ">=": s >= 0, "==": s == 0,
-                "!=": s != 0}[cond.rel_op]
+        return {"<": s < 0, "<=": s <= 0, ">": s > 0, ">=": s >= 0, "==": s == 0, "!=": s != 0}[
+            cond.rel_op
+        ]
     raise _UndecidedError(cond)
 
 
@@ -834,8 +856,7 @@ def _integer_part(func: Any, arg: sympy.Expr) -> sympy.Integer:
             raise _UndecidedError(arg) from None
         if not (mpmath.isfinite(lo) and mpmath.isfinite(hi)):
             continue
-        with mpmath.workprec(prec + max(int(abs(lo)).bit_length(),
-                                        int(abs(hi)).bit_length()) + 8):
+        with mpmath.workprec(prec + max(int(abs(lo)).bit_length(), int(abs(hi)).bit_length()) + 8):
             a, b = rnd(lo), rnd(hi)
         if a == b:
             return sympy.Integer(int(a))
@@ -883,13 +904,22 @@ def _hc4_forward(e: sympy.Expr, env: Mapping[str, Any], out: dict[Any, Any]) -> 
         value = parts[0]
         for p in parts[1:]:
             value = value + p if e.is_Add else value * p
-    elif (isinstance(e, (sympy.exp, sympy.log)) or (e.is_Pow and e.exp == -1)) \
-            and e.args[0].free_symbols:
+    elif (isinstance(e, (sympy.exp, sympy.log)) or (e.is_Pow and e.exp == -1)) and e.args[
+        0
+    ].free_symbols:
         inner = _hc4_forward(e.args[0], env, out)
         try:
-            value = (mpmath.iv.exp(inner) if isinstance(e, sympy.exp) else
-                     mpmath.iv.log(inner) if endpoints(inner)[0] >= 0 else None) \
-                if not e.is_Pow else (1 / inner if not _has_zero(inner) else None)
+            value = (
+                (
+                    mpmath.iv.exp(inner)
+                    if isinstance(e, sympy.exp)
+                    else mpmath.iv.log(inner)
+                    if endpoints(inner)[0] >= 0
+                    else None
+                )
+                if not e.is_Pow
+                else (1 / inner if not _has_zero(inner) else None)
+            )
         except (ValueError, ZeroDivisionError):
             value = None
         if value is None:
@@ -908,8 +938,9 @@ def _has_zero(v: Any) -> bool:
     return not (lo > 0 or hi < 0)
 
 
-def _hc4_backward(e: sympy.Expr, target: Any, env: dict[str, Any],
-                  nodes: Mapping[Any, Any]) -> None:
+def _hc4_backward(
+    e: sympy.Expr, target: Any, env: dict[str, Any], nodes: Mapping[Any, Any]
+) -> None:
     """Narrow the symbols of ``e`` to the values compatible with ``e`` in ``target``:
     projections through +, *, 1/x, exp and log (inverse operations in outward-rounded
     interval arithmetic); other nodes pass nothing down (sound, only weaker).
@@ -957,9 +988,11 @@ def _hc4_backward(e: sympy.Expr, target: Any, env: dict[str, Any],
         _hc4_backward(inner, pre, env, nodes)
 
 
-def _contract(constraints: Sequence[tuple[Any, sympy.Expr, str]],
-              box: Mapping[str, tuple[Any, Any]],
-              integers: frozenset[str] = frozenset()) -> dict[str, tuple[Any, Any]] | None:
+def _contract(
+    constraints: Sequence[tuple[Any, sympy.Expr, str]],
+    box: Mapping[str, tuple[Any, Any]],
+    integers: frozenset[str] = frozenset(),
+) -> dict[str, tuple[Any, Any]] | None:
     """Shrink a box (name -> (lo, hi), Fractions or +-inf) to a sub-box holding every point
     of it that satisfies the side constraints ``(relation, lhs - rhs, op)``, or None when
     none does: HC4-revise (Benhamou et al. 1999) -- enclose each constraint's expression
@@ -978,8 +1011,7 @@ def _contract(constraints: Sequence[tuple[Any, sympy.Expr, str]],
         for _ in range(CONTRACTION_ROUNDS):
             before = dict(env)
             for _, diff, op in constraints:
-                if op not in half or not diff.free_symbols <= {
-                        sympy.Symbol(n) for n in env}:
+                if op not in half or not diff.free_symbols <= {sympy.Symbol(n) for n in env}:
                     continue
                 nodes: dict[Any, Any] = {}
                 _hc4_forward(diff, env, nodes)
@@ -1000,10 +1032,8 @@ def _contract(constraints: Sequence[tuple[Any, sympy.Expr, str]],
     out: dict[str, tuple[Any, Any]] = {}
     for n, (a, b) in box.items():
         lo, hi = endpoints(env[n])
-        na = a if _is_inf(lo) or (not _is_inf(a) and _mpf_fraction(lo) <= a) else \
-            _mpf_fraction(lo)
-        nb = b if _is_inf(hi) or (not _is_inf(b) and _mpf_fraction(hi) >= b) else \
-            _mpf_fraction(hi)
+        na = a if _is_inf(lo) or (not _is_inf(a) and _mpf_fraction(lo) <= a) else _mpf_fraction(lo)
+        nb = b if _is_inf(hi) or (not _is_inf(b) and _mpf_fraction(hi) >= b) else _mpf_fraction(hi)
         if (_is_inf(na) and na > 0) or (_is_inf(nb) and nb < 0):
             return None
         if not _is_inf(na) and not _is_inf(nb) and na > nb:
@@ -1043,8 +1073,7 @@ def _light_simplify(expr: sympy.Expr) -> sympy.Expr:
         if not _affordable(expr, 300):
             return expr
         out = _bounded(lambda: sympy.cancel(sympy.expand(expr)), expr)
-    except (TypeError, ValueError, NotImplementedError, RecursionError,
-            sympy.PolynomialError):
+    except (TypeError, ValueError, NotImplementedError, RecursionError, sympy.PolynomialError):
         return expr
     return out if sympy.count_ops(out) <= sympy.count_ops(expr) else expr
 
@@ -1061,12 +1090,15 @@ def _symbolic(g: sympy.Expr, domain: Domain, strict: bool) -> tuple[str | None, 
     gs = _light_simplify(gr)
     plain = _plain(gs)
     if gs == 0:
-        return (None if strict else "symbolic: both sides are identical after simplification"
-                ), plain
+        return (
+            None if strict else "symbolic: both sides are identical after simplification"
+        ), plain
     sign = gs.is_positive if strict else gs.is_nonnegative
     if sign is True:
-        return ("symbolic: sympy's sign rules show rhs - lhs "
-                f"{'> 0' if strict else '>= 0'} from the parameters' signs"), plain
+        return (
+            "symbolic: sympy's sign rules show rhs - lhs "
+            f"{'> 0' if strict else '>= 0'} from the parameters' signs"
+        ), plain
     return None, plain
 
 
@@ -1102,18 +1134,37 @@ def verify_inequality(
         ValueError: for a relation that is not an inequality, or a symbol with no range.
     """
     hits = SAFETY_NET_HITS[0]
-    verdict = _decide(relation, domain, max_boxes=max_boxes, time_limit=time_limit,
-                      symbolic=symbolic, max_work=max_work, _depth=_depth)
+    verdict = _decide(
+        relation,
+        domain,
+        max_boxes=max_boxes,
+        time_limit=time_limit,
+        symbolic=symbolic,
+        max_work=max_work,
+        _depth=_depth,
+    )
     fired = SAFETY_NET_HITS[0] - hits
     if fired and _depth == 0:
-        verdict = dataclasses.replace(verdict, method=(
-            f"{verdict.method} [the CPU-time safety net fired {fired} time(s) in side proofs "
-            "or sympy calls: this verdict may depend on the machine]"))
+        verdict = dataclasses.replace(
+            verdict,
+            method=(
+                f"{verdict.method} [the CPU-time safety net fired {fired} time(s) in side proofs "
+                "or sympy calls: this verdict may depend on the machine]"
+            ),
+        )
     return verdict
 
 
-def _decide(relation: Any, domain: Domain, *, max_boxes: int, time_limit: float,
-            symbolic: bool, max_work: int, _depth: int) -> Verdict:
+def _decide(
+    relation: Any,
+    domain: Domain,
+    *,
+    max_boxes: int,
+    time_limit: float,
+    symbolic: bool,
+    max_work: int,
+    _depth: int,
+) -> Verdict:
     """:func:`verify_inequality` without the safety-net note."""
     if not isinstance(domain, Domain):
         raise ValueError(f"domain must be a Domain, got {domain!r}")
@@ -1123,17 +1174,30 @@ def _decide(relation: Any, domain: Domain, *, max_boxes: int, time_limit: float,
     if decided is sympy.false:
         point = {n: _any_point(domain.range(n)) for n in domain.names}
         if domain.contains(point) is True:
-            return Verdict("refuted", decided, domain, "sympy decides it false everywhere",
-                           point, "(false)", "(false)")
-        return Verdict("unknown", decided, domain, "false wherever defined, but no domain "
-                       "point could be certified")
+            return Verdict(
+                "refuted",
+                decided,
+                domain,
+                "sympy decides it false everywhere",
+                point,
+                "(false)",
+                "(false)",
+            )
+        return Verdict(
+            "unknown",
+            decided,
+            domain,
+            "false wherever defined, but no domain point could be certified",
+        )
     rel = _plain(parse_relation(relation))
     if any(_same(rel, c) for c in domain.conditions()):
         return Verdict("proved", rel, domain, "by the domain's definition")
     unknown = set(by_name(rel)) - set(domain.names)
     if unknown:
-        raise ValueError(f"relation {rel} mentions {', '.join(sorted(unknown))}, which has no "
-                         f"range in the domain ({domain})")
+        raise ValueError(
+            f"relation {rel} mentions {', '.join(sorted(unknown))}, which has no "
+            f"range in the domain ({domain})"
+        )
     start = _clock()
     strict = rel.rel_op in ("<", ">")
     lhs, rhs = (rel.lhs, rel.rhs) if rel.rel_op in ("<", "<=") else (rel.rhs, rel.lhs)
@@ -1143,8 +1207,9 @@ def _decide(relation: Any, domain: Domain, *, max_boxes: int, time_limit: float,
         sym_method, g = _symbolic(g, domain, strict)
     names = sorted(set(by_name(g)) | {n for c in domain.constraints for n in by_name(c)})
     axes = [_Axis(n, domain.range(n)) for n in names]
-    search = _Search(lhs, rhs, g, strict, domain, axes, start, max_boxes, time_limit,
-                     max_work=max_work)
+    search = _Search(
+        lhs, rhs, g, strict, domain, axes, start, max_boxes, time_limit, max_work=max_work
+    )
     if sym_method is not None:
         # sympy's assumption system is trusted only together with a sample check
         bad = search.probe_points(12)
@@ -1157,15 +1222,22 @@ def _decide(relation: Any, domain: Domain, *, max_boxes: int, time_limit: float,
         return search.refutation(bad, "probe point")
     branch = _finite_branch(lhs)
     if branch is not None:
-        verdict = _verify_finite_branch(branch, rhs, rel, search, max_boxes, time_limit,
-                                        symbolic, _depth)
+        verdict = _verify_finite_branch(
+            branch, rhs, rel, search, max_boxes, time_limit, symbolic, _depth
+        )
         if verdict is not None:
             return verdict
     # the reformulation's side proofs and its search, then a branch-and-bound of the
     # original problem, each with the full deterministic budgets; one time safety net for all
-    reform = _reformulate(lhs, rhs, strict, domain, _depth, start + time_limit,
-                          budget=(max(max_boxes // SIDE_PROOF_SHARE, 1),
-                                  max(max_work // SIDE_PROOF_SHARE, 1)))
+    reform = _reformulate(
+        lhs,
+        rhs,
+        strict,
+        domain,
+        _depth,
+        start + time_limit,
+        budget=(max(max_boxes // SIDE_PROOF_SHARE, 1), max(max_work // SIDE_PROOF_SHARE, 1)),
+    )
     if reform is not None:
         verdict = _run_reformulated(reform, search, rel, max_boxes, time_limit, symbolic)
         if verdict.status != "unknown":
@@ -1179,15 +1251,26 @@ def _finite_branch(lhs: sympy.Expr) -> tuple[sympy.Expr, Any] | None:
     exponential mechanism's stability bound of 003 Lemma 7); else None."""
     if isinstance(lhs, sympy.Piecewise) and len(lhs.args) == 2:
         (a, cond), (b, rest) = lhs.args
-        if b is sympy.oo and rest is sympy.true and not a.has(sympy.oo, -sympy.oo) and \
-                isinstance(cond, sympy.core.relational.Relational):
+        if (
+            b is sympy.oo
+            and rest is sympy.true
+            and not a.has(sympy.oo, -sympy.oo)
+            and isinstance(cond, sympy.core.relational.Relational)
+        ):
             return a, cond
     return None
 
 
-def _verify_finite_branch(branch: tuple[sympy.Expr, Any], rhs: sympy.Expr, rel: Any,
-                          search: _Search, max_boxes: int, time_limit: float,
-                          symbolic: bool, depth: int) -> Verdict | None:
+def _verify_finite_branch(
+    branch: tuple[sympy.Expr, Any],
+    rhs: sympy.Expr,
+    rel: Any,
+    search: _Search,
+    max_boxes: int,
+    time_limit: float,
+    symbolic: bool,
+    depth: int,
+) -> Verdict | None:
     """``Piecewise((a, C), (oo, True)) <= rhs`` holds exactly where ``C`` holds and
     ``a <= rhs``: the proved verdict when both are proved on the domain (each a smooth
     inequality the reformulations can work on, where the Piecewise is not), else None."""
@@ -1198,52 +1281,89 @@ def _verify_finite_branch(branch: tuple[sympy.Expr, Any], rhs: sympy.Expr, rel: 
             continue
         if sub is sympy.false:
             return None
-        v = verify_inequality(sub, search.domain, max_boxes=max_boxes,
-                              time_limit=time_limit - (_clock() - search.start),
-                              symbolic=symbolic, max_work=search.max_work, _depth=depth + 1)
+        v = verify_inequality(
+            sub,
+            search.domain,
+            max_boxes=max_boxes,
+            time_limit=time_limit - (_clock() - search.start),
+            symbolic=symbolic,
+            max_work=search.max_work,
+            _depth=depth + 1,
+        )
         if not v.proved:
             return None
         notes.append(f"{sub} ({v.method})")
-    return Verdict("proved", rel, search.domain,
-                   "the bound is finite exactly where its condition holds: "
-                   + "; ".join(notes), boxes=search.boxes, seconds=_clock() - search.start)
+    return Verdict(
+        "proved",
+        rel,
+        search.domain,
+        "the bound is finite exactly where its condition holds: " + "; ".join(notes),
+        boxes=search.boxes,
+        seconds=_clock() - search.start,
+    )
 
 
-def _run_reformulated(reform: _Reformulated, search: _Search, rel: Any, max_boxes: int,
-                      time_limit: float, symbolic: bool) -> Verdict:
+def _run_reformulated(
+    reform: _Reformulated,
+    search: _Search,
+    rel: Any,
+    max_boxes: int,
+    time_limit: float,
+    symbolic: bool,
+) -> Verdict:
     """Decide a reformulation (the time safety net ``time_limit`` counted from the start of
     the original search); a counterexample is certified in the original problem, a proof's
     method names the reformulation."""
     how = f"reformulated ({'; '.join(reform.notes)})"
-    method, g = (_symbolic(reform.g, reform.domain, search.strict) if symbolic
-                 else (None, reform.g))
-    names = sorted(set(by_name(g)) | {n for c in reform.domain.constraints
-                                      for n in by_name(c)})
+    method, g = _symbolic(reform.g, reform.domain, search.strict) if symbolic else (None, reform.g)
+    names = sorted(set(by_name(g)) | {n for c in reform.domain.constraints for n in by_name(c)})
     axes = [_Axis(n, reform.domain.range(n)) for n in names]
-    sub = _Search(search.lhs, search.rhs, g, search.strict, reform.domain, axes,
-                  search.start, max_boxes, time_limit, origin=search, back=reform.back,
-                  max_work=search.max_work)
+    sub = _Search(
+        search.lhs,
+        search.rhs,
+        g,
+        search.strict,
+        reform.domain,
+        axes,
+        search.start,
+        max_boxes,
+        time_limit,
+        origin=search,
+        back=reform.back,
+        max_work=search.max_work,
+    )
     sub.rel = rel
     bad = sub.probe_points(12 if method is not None else 40)
     if bad is not None:
         return search.refutation(bad, f"probe point of the {how}")
     if method is not None:
-        return Verdict("proved", rel, search.domain, f"{how}; {method}",
-                       seconds=_clock() - search.start)
+        return Verdict(
+            "proved", rel, search.domain, f"{how}; {method}", seconds=_clock() - search.start
+        )
     verdict = sub.run(rel)
     if verdict.status == "proved":
-        return dataclasses.replace(verdict, domain=search.domain,
-                                   method=f"{how}; {verdict.method}")
+        return dataclasses.replace(verdict, domain=search.domain, method=f"{how}; {verdict.method}")
     return verdict
 
 
 class _Search:
     """One branch-and-bound run."""
 
-    def __init__(self, lhs: sympy.Expr, rhs: sympy.Expr, g: sympy.Expr, strict: bool,
-                 domain: Domain, axes: list[_Axis], start: float, max_boxes: int,
-                 time_limit: float, origin: _Search | None = None,
-                 back: Any = None, max_work: int = MAX_WORK) -> None:
+    def __init__(
+        self,
+        lhs: sympy.Expr,
+        rhs: sympy.Expr,
+        g: sympy.Expr,
+        strict: bool,
+        domain: Domain,
+        axes: list[_Axis],
+        start: float,
+        max_boxes: int,
+        time_limit: float,
+        origin: _Search | None = None,
+        back: Any = None,
+        max_work: int = MAX_WORK,
+    ) -> None:
         self.lhs, self.rhs, self.g, self.strict = lhs, rhs, g, strict
         # a reformulated problem: its points map back to the original's through ``back``,
         # and a counterexample counts only once certified in the original
@@ -1253,9 +1373,11 @@ class _Search:
         self.max_work, self.work = max_work, 0
         self.factors = _factors(g)
         self.cache: dict[tuple, Any] = {}
-        self.constraints = [(_plain(c), _plain(c.lhs - c.rhs), c.rel_op)
-                            for c in domain.constraints
-                            if isinstance(c, sympy.core.relational.Relational)]
+        self.constraints = [
+            (_plain(c), _plain(c.lhs - c.rhs), c.rel_op)
+            for c in domain.constraints
+            if isinstance(c, sympy.core.relational.Relational)
+        ]
         self.boxes = 0
         self.by_faces = 0
         self.rel: Any = None
@@ -1278,10 +1400,9 @@ class _Search:
             out[axis.name] = x
         return out
 
-    def contract(self, ubox: tuple[tuple[Fraction, Fraction], ...],
-                 xbox: dict[str, tuple[Any, Any]]
-                 ) -> tuple[tuple[tuple[Fraction, Fraction], ...],
-                            dict[str, tuple[Any, Any]]] | None:
+    def contract(
+        self, ubox: tuple[tuple[Fraction, Fraction], ...], xbox: dict[str, tuple[Any, Any]]
+    ) -> tuple[tuple[tuple[Fraction, Fraction], ...], dict[str, tuple[Any, Any]]] | None:
         """The box shrunk by the side constraints (:func:`_contract`), in both coordinates,
         or None when no point of it satisfies them.  A coordinate is narrowed only when it
         loses at least 1/64 of its width, to a grid of 2^-48 of its initial range (rounded
@@ -1330,8 +1451,9 @@ class _Search:
                 state = None
         return state
 
-    def exact_at(self, xbox: Mapping[str, tuple[Any, Any]]
-                 ) -> tuple[dict[str, Any], sympy.Expr | None]:
+    def exact_at(
+        self, xbox: Mapping[str, tuple[Any, Any]]
+    ) -> tuple[dict[str, Any], sympy.Expr | None]:
         """At a single point, the sign of g (-1, 0 or 1) when it is decided rigorously, else
         None: by interval enclosures at increasing precision, and a zero (an equality such
         as 2^4 = 4^2 defeats interval arithmetic) by exact algebra once every branch of a
@@ -1362,8 +1484,14 @@ class _Search:
             self.work += WORK_SYMBOLIC * self._cost(key[1])
             try:
                 self.cache[key] = make()
-            except (TypeError, ValueError, NotImplementedError, RecursionError,
-                    ZeroDivisionError, sympy.PolynomialError):
+            except (
+                TypeError,
+                ValueError,
+                NotImplementedError,
+                RecursionError,
+                ZeroDivisionError,
+                sympy.PolynomialError,
+            ):
                 self.cache[key] = None
         return self.cache[key]
 
@@ -1371,22 +1499,26 @@ class _Search:
         return self._cached(("parts", expr), lambda: _factors(expr)) or []
 
     def _diff(self, expr: sympy.Expr, name: str) -> sympy.Expr | None:
-        return self._cached(("diff", expr, name),
-                            lambda: _factored(sympy.diff(expr, sympy.Symbol(name))))
+        return self._cached(
+            ("diff", expr, name), lambda: _factored(sympy.diff(expr, sympy.Symbol(name)))
+        )
 
     def _face(self, expr: sympy.Expr, name: str, value: Fraction) -> sympy.Expr | None:
         """``expr`` with ``name = value`` substituted and simplified symbolically (so that a
         face on which the expression vanishes identically encloses as exactly 0); None when
         the substitution is not a finite expression."""
+
         def make() -> sympy.Expr | None:
             v = sympy.Rational(value.numerator, value.denominator)
             out = _light_simplify(_deep_cancel(expr.xreplace({sympy.Symbol(name): v})))
             return None if out.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo) else out
+
         return self._cached(("face", expr, name, value), make)
 
     def _reciprocal(self, expr: sympy.Expr, names: tuple[str, ...]) -> sympy.Expr | None:
         """``expr`` in the coordinates ``w = 1/x`` for each name (symbols ``1/x``),
         simplified so that infinity-over-infinity forms such as ``t/(t + c)`` cancel."""
+
         def make() -> sympy.Expr | None:
             # w > 0 at every point (w = 0 is x = oo); powers of a common exponent are merged
             # (a^p b^p = (a b)^p, exact where the expression is real: a, b >= 0 or p an
@@ -1397,6 +1529,7 @@ class _Search:
                 return None
             out = sympy.powsimp(out, combine="base", force=True)
             return _plain(_light_simplify(_deep_cancel(out)))
+
         return self._cached(("recip", expr, names), make)
 
     def _face_values(self, name: str) -> tuple[Fraction, ...]:
@@ -1427,8 +1560,12 @@ class _Search:
         for sub, need in f.guards:
             lo, hi = endpoints(_eval(sub, env))
             if need == "nonzero":
-                if lo > 0 or hi < 0 or self._positive_at_points(sub, env, along) or \
-                        self._positive_at_points(-sub, env, along):
+                if (
+                    lo > 0
+                    or hi < 0
+                    or self._positive_at_points(sub, env, along)
+                    or self._positive_at_points(-sub, env, along)
+                ):
                     continue
                 return False
             if lo > 0 or (need == "nonnegative" and lo >= 0):
@@ -1461,8 +1598,9 @@ class _Search:
         lo, _ = endpoints(_eval(e, env))
         return lo > 0
 
-    def nonneg(self, expr: sympy.Expr, box: Mapping[str, tuple[Any, Any]], depth: int,
-               strict: bool) -> bool:
+    def nonneg(
+        self, expr: sympy.Expr, box: Mapping[str, tuple[Any, Any]], depth: int, strict: bool
+    ) -> bool:
         """True when ``expr >= 0`` (``> 0``) is certain at every point of ``box``.
 
         Tried in turn: the reciprocal coordinates w = 1/x on coordinates that reach +-oo
@@ -1520,9 +1658,12 @@ class _Search:
                 if self.nonneg(face, fbox, depth - 1, strict):
                     if self.nonneg(grow, box, depth - 1, False):
                         return True
-                elif (strict and self._excluded(name, v)
-                      and self.nonneg(face, fbox, depth - 1, False)
-                      and self.nonneg(grow, box, depth - 1, True)):
+                elif (
+                    strict
+                    and self._excluded(name, v)
+                    and self.nonneg(face, fbox, depth - 1, False)
+                    and self.nonneg(grow, box, depth - 1, True)
+                ):
                     return True
         return False
 
@@ -1604,9 +1745,17 @@ class _Search:
             return self.origin.refutation(point, how)
         lhs_v, rhs_v = _separated(self.lhs, self.rhs, point)
         rel = self.rel if self.rel is not None else sympy.Le(self.lhs, self.rhs)
-        return Verdict("refuted", rel, self.domain, how or "counterexample point",
-                       dict(point), lhs_v, rhs_v, boxes=self.boxes,
-                       seconds=_clock() - self.start)
+        return Verdict(
+            "refuted",
+            rel,
+            self.domain,
+            how or "counterexample point",
+            dict(point),
+            lhs_v,
+            rhs_v,
+            boxes=self.boxes,
+            seconds=_clock() - self.start,
+        )
 
     # ---- the search ----------------------------------------------------------------------
 
@@ -1615,12 +1764,16 @@ class _Search:
         root = tuple(a.initial() for a in self.axes)
         counter = itertools.count()
         heap: list[tuple[Any, int, tuple[tuple[Fraction, Fraction], ...]]] = [
-            (0, next(counter), root)]
+            (0, next(counter), root)
+        ]
         undecided: list[tuple[tuple[Fraction, Fraction], ...]] = []
         proved_boxes = 0
         while heap:
-            if self.boxes >= self.max_boxes or self.work >= self.max_work or \
-                    _clock() - self.start > self.time_limit:
+            if (
+                self.boxes >= self.max_boxes
+                or self.work >= self.max_work
+                or _clock() - self.start > self.time_limit
+            ):
                 break
             _, _, ubox = heapq.heappop(heap)
             self.boxes += 1
@@ -1642,8 +1795,11 @@ class _Search:
                 if value is not None and (value > 0 or (value == 0 and not self.strict)):
                     lo = mpmath.mpf(0) if value == 0 else mpmath.mpf(1)
                 elif value is not None:
-                    found = (dict(point) if self.origin is None
-                             and self.domain.contains(point) is True else self.witness(point))
+                    found = (
+                        dict(point)
+                        if self.origin is None and self.domain.contains(point) is True
+                        else self.witness(point)
+                    )
                     if found is not None:
                         return self.refutation(found, "exact evaluation at a point")
             if not self.decided(lo) and self.strict and lo >= 0:
@@ -1672,25 +1828,42 @@ class _Search:
                 continue
             for child in children:
                 key = lo if not mpmath.isnan(lo) else -_INF
-                heapq.heappush(heap, (float(key) if not _is_inf(key) else -math.inf,
-                                      next(counter), child))
+                heapq.heappush(
+                    heap, (float(key) if not _is_inf(key) else -math.inf, next(counter), child)
+                )
         elapsed = _clock() - self.start
         if not heap and not undecided:
-            return Verdict("proved", rel, self.domain,
-                           f"interval branch-and-bound: {proved_boxes} boxes cover the domain "
-                           f"({self.boxes} examined"
-                           + (f"; {self.by_faces} by monotonicity from a face" if self.by_faces
-                              else "") + ")", boxes=self.boxes, seconds=elapsed)
+            return Verdict(
+                "proved",
+                rel,
+                self.domain,
+                f"interval branch-and-bound: {proved_boxes} boxes cover the domain "
+                f"({self.boxes} examined"
+                + (f"; {self.by_faces} by monotonicity from a face" if self.by_faces else "")
+                + ")",
+                boxes=self.boxes,
+                seconds=elapsed,
+            )
         left = [*undecided, *(b for _, _, b in heap)]
-        reason = ("box budget exhausted" if self.boxes >= self.max_boxes else
-                  "work budget exhausted" if self.work >= self.max_work else
-                  "time safety net reached (this verdict may depend on the machine)" if heap
-                  else "boxes too small to split further")
-        texts = tuple(self.describe(b) for b in sorted(left, key=self._volume,
-                                                       reverse=True)[:5])
-        return Verdict("unknown", rel, self.domain,
-                       f"{reason}; {len(left)} boxes undecided after {self.boxes}",
-                       remaining=texts, boxes=self.boxes, seconds=elapsed)
+        reason = (
+            "box budget exhausted"
+            if self.boxes >= self.max_boxes
+            else "work budget exhausted"
+            if self.work >= self.max_work
+            else "time safety net reached (this verdict may depend on the machine)"
+            if heap
+            else "boxes too small to split further"
+        )
+        texts = tuple(self.describe(b) for b in sorted(left, key=self._volume, reverse=True)[:5])
+        return Verdict(
+            "unknown",
+            rel,
+            self.domain,
+            f"{reason}; {len(left)} boxes undecided after {self.boxes}",
+            remaining=texts,
+            boxes=self.boxes,
+            seconds=elapsed,
+        )
 
     def _volume(self, ubox: Sequence[tuple[Fraction, Fraction]]) -> float:
         v = 1.0
@@ -1706,8 +1879,9 @@ class _Search:
             parts.append(f"{n} in [{_end_text(a)}, {_end_text(b)}]")
         return ", ".join(parts)
 
-    def split(self, ubox: tuple[tuple[Fraction, Fraction], ...]
-              ) -> list[tuple[tuple[Fraction, Fraction], ...]]:
+    def split(
+        self, ubox: tuple[tuple[Fraction, Fraction], ...]
+    ) -> list[tuple[tuple[Fraction, Fraction], ...]]:
         """Bisect the widest coordinate (relative to its initial width); [] if none can."""
         best, best_width = None, Fraction(0)
         for i, (axis, (u0, u1)) in enumerate(zip(self.axes, ubox, strict=True)):
@@ -1887,8 +2061,12 @@ def _sign_guess(d: sympy.Expr, domain: Domain) -> int:
             if r.low is not None and r.high is not None:
                 v = r.low + (r.high - r.low) * sympy.Rational(t.numerator, t.denominator)
             else:
-                v = _any_point(r) + (1 if r.high is None else -1) * sympy.Rational(
-                    t.numerator, t.denominator) * 100
+                v = (
+                    _any_point(r)
+                    + (1 if r.high is None else -1)
+                    * sympy.Rational(t.numerator, t.denominator)
+                    * 100
+                )
             point[n] = sympy.floor(v) if r.integer else v
         try:
             lo, hi = endpoints(interval(d, {sympy.Symbol(n): point[n] for n in by_name(d)}))
@@ -1919,11 +2097,12 @@ def _log_substitution(g: sympy.Expr, domain: Domain) -> _Reformulated | None:
         r = ranges.pop(n)
         t = sympy.Symbol(f"log(1/{n})", positive=True)
         rep[sympy.Symbol(n)] = sympy.exp(-t)
-        ranges[t.name] = Range(sympy.simplify(-sympy.log(r.high)), None,
-                               low_open=r.high_open)
+        ranges[t.name] = Range(sympy.simplify(-sympy.log(r.high)), None, low_open=r.high_open)
     g2 = _plain(sympy.expand_log(_positive_symbols(g.xreplace(rep)), deep=True))
-    cons = [_plain(sympy.expand_log(_positive_symbols(c.xreplace(rep)), deep=True))
-            for c in domain.constraints]
+    cons = [
+        _plain(sympy.expand_log(_positive_symbols(c.xreplace(rep)), deep=True))
+        for c in domain.constraints
+    ]
     new = Domain(ranges, constraints=cons)
 
     def back(p: dict[str, Any]) -> dict[str, Any]:
@@ -1932,21 +2111,31 @@ def _log_substitution(g: sympy.Expr, domain: Domain) -> _Reformulated | None:
             q[n] = _rational_near(sympy.exp(-as_expr(p[f"log(1/{n})"])))
         return q
 
-    return _Reformulated(g2, new, [f"{n} = exp(-t), t = log(1/{n}) in "
-                                   f"{ranges[f'log(1/{n})']}" for n in names], back)
+    return _Reformulated(
+        g2, new, [f"{n} = exp(-t), t = log(1/{n}) in {ranges[f'log(1/{n})']}" for n in names], back
+    )
 
 
 def _positive_symbols(expr: sympy.Expr) -> sympy.Expr:
     """The ``log(1/x)`` symbols made positive, so that ``expand_log`` may split logs."""
-    return expr.xreplace({s: sympy.Symbol(s.name, positive=True) for s in expr.free_symbols
-                          if s.name.startswith("log(1/")})
+    return expr.xreplace(
+        {
+            s: sympy.Symbol(s.name, positive=True)
+            for s in expr.free_symbols
+            if s.name.startswith("log(1/")
+        }
+    )
 
 
 def _linear_bound(c: Any, name: str) -> tuple[sympy.Expr, str] | None:
     """A side constraint linear in ``name`` with a numeric coefficient as (bound, "upper" or
     "lower"): ``x <= bound`` or ``x >= bound``; None otherwise."""
     if not isinstance(c, sympy.core.relational.Relational) or c.rel_op not in (
-            "<", "<=", ">", ">="):
+        "<",
+        "<=",
+        ">",
+        ">=",
+    ):
         return None
     x = sympy.Symbol(name)
     diff = _plain(c.lhs - c.rhs)
@@ -1960,8 +2149,14 @@ def _linear_bound(c: Any, name: str) -> tuple[sympy.Expr, str] | None:
     return bound, "upper" if upper else "lower"
 
 
-def _eliminate(g: sympy.Expr, strict: bool, domain: Domain, depth: int, deadline: float,
-               budget: tuple[int, int] = (MAX_BOXES, MAX_WORK)) -> _Reformulated | None:
+def _eliminate(
+    g: sympy.Expr,
+    strict: bool,
+    domain: Domain,
+    depth: int,
+    deadline: float,
+    budget: tuple[int, int] = (MAX_BOXES, MAX_WORK),
+) -> _Reformulated | None:
     """Monotone elimination of one parameter x: where the sign of dg/dx is *proved* on the
     domain (x relaxed to the reals), g is smallest at the end of x's admissible interval
     towards which it decreases -- the range's end, or a side constraint's bound
@@ -1984,11 +2179,12 @@ def _eliminate(g: sympy.Expr, strict: bool, domain: Domain, depth: int, deadline
         else:
             x = sympy.Symbol(name)
             d = _factored(sympy.diff(g, x))
-            relaxed = Domain({**dict(domain.ranges),
-                              name: dataclasses.replace(r, integer=False)},
-                             constraints=domain.constraints)
+            relaxed = Domain(
+                {**dict(domain.ranges), name: dataclasses.replace(r, integer=False)},
+                constraints=domain.constraints,
+            )
             guess = _sign_guess(d, relaxed)
-            for direction in ((1, -1) if guess >= 0 else (-1, 1)):
+            for direction in (1, -1) if guess >= 0 else (-1, 1):
                 # increasing: smallest at the lower end; decreasing: at the upper end
                 side = "lower" if direction == 1 else "upper"
                 mine = [(c, b) for c, b, s in bounds if s == side]
@@ -2008,16 +2204,23 @@ def _eliminate(g: sympy.Expr, strict: bool, domain: Domain, depth: int, deadline
                     SAFETY_NET_HITS[0] += 1
                     return None
                 rel = sympy.Ge(d, 0) if direction == 1 else sympy.Le(d, 0)
-                v = verify_inequality(rel, relaxed, time_limit=left, max_boxes=budget[0],
-                                      max_work=budget[1], _depth=depth + 1)
+                v = verify_inequality(
+                    rel,
+                    relaxed,
+                    time_limit=left,
+                    max_boxes=budget[0],
+                    max_work=budget[1],
+                    _depth=depth + 1,
+                )
                 if not v.proved:
                     continue
                 return _substitute_end(g, domain, name, at, used, side)
     return None
 
 
-def _substitute_end(g: sympy.Expr, domain: Domain, name: str, at: sympy.Expr, used: Any,
-                    side: str) -> _Reformulated:
+def _substitute_end(
+    g: sympy.Expr, domain: Domain, name: str, at: sympy.Expr, used: Any, side: str
+) -> _Reformulated:
     x = sympy.Symbol(name)
     r = domain.range(name)
     g2 = _light_simplify(_deep_cancel(g.xreplace({x: at})))
@@ -2033,8 +2236,11 @@ def _substitute_end(g: sympy.Expr, domain: Domain, name: str, at: sympy.Expr, us
             other = r.last_integer() if side == "lower" else r.first_integer()
         if other is not None:
             is_open = (r.high_open if side == "lower" else r.low_open) and not r.integer
-            rel = ((sympy.Lt if is_open else sympy.Le)(at, other) if side == "lower" else
-                   (sympy.Gt if is_open else sympy.Ge)(at, other))
+            rel = (
+                (sympy.Lt if is_open else sympy.Le)(at, other)
+                if side == "lower"
+                else (sympy.Gt if is_open else sympy.Ge)(at, other)
+            )
             cons.append(rel)
     cons = [c for c in cons if c is not sympy.true]
     ranges = {n: rr for n, rr in domain.ranges if n != name}
@@ -2047,8 +2253,9 @@ def _substitute_end(g: sympy.Expr, domain: Domain, name: str, at: sympy.Expr, us
             v = at.xreplace({sympy.Symbol(k): val for k, val in q.items()})
             if r.integer:
                 lo, hi = endpoints(interval(v, prec=POINT_PRECISION))
-                v = sympy.Integer(int(mpmath.floor(lo)) if side == "upper"
-                                  else int(mpmath.ceil(hi)))
+                v = sympy.Integer(
+                    int(mpmath.floor(lo)) if side == "upper" else int(mpmath.ceil(hi))
+                )
             elif not v.is_Rational:
                 v = _rational_near(v, "down" if side == "upper" else "up")
             q[name] = v
@@ -2056,17 +2263,24 @@ def _substitute_end(g: sympy.Expr, domain: Domain, name: str, at: sympy.Expr, us
                 return q
         return None
 
-    end_text = f"{name} = {at}" + (" (its bound in the side constraint)" if used is not None
-                                   else " (the end of its range)")
+    end_text = f"{name} = {at}" + (
+        " (its bound in the side constraint)" if used is not None else " (the end of its range)"
+    )
     note = f"{name} eliminated by proved monotonicity: {end_text}"
     if dropped:
         note += f"; {', '.join(dropped)} then free"
     return _Reformulated(g2, reduced, [note], back)
 
 
-def _reformulate(lhs: sympy.Expr, rhs: sympy.Expr, strict: bool, domain: Domain, depth: int,
-                 deadline: float, budget: tuple[int, int] = (MAX_BOXES, MAX_WORK)
-                 ) -> _Reformulated | None:
+def _reformulate(
+    lhs: sympy.Expr,
+    rhs: sympy.Expr,
+    strict: bool,
+    domain: Domain,
+    depth: int,
+    deadline: float,
+    budget: tuple[int, int] = (MAX_BOXES, MAX_WORK),
+) -> _Reformulated | None:
     """Rewrite ``lhs <= rhs`` on ``domain`` into ``g >= 0`` on a simpler domain, each step
     implying the previous one:
 
@@ -2089,9 +2303,17 @@ def _reformulate(lhs: sympy.Expr, rhs: sympy.Expr, strict: bool, domain: Domain,
             left = deadline - _clock()
             if left <= 0:
                 SAFETY_NET_HITS[0] += 1
-            if left <= 0 or not verify_inequality(sympy.Gt(a, 0), domain, time_limit=left,
-                                                  max_boxes=budget[0], max_work=budget[1],
-                                                  _depth=depth + 1).proved:
+            if (
+                left <= 0
+                or not verify_inequality(
+                    sympy.Gt(a, 0),
+                    domain,
+                    time_limit=left,
+                    max_boxes=budget[0],
+                    max_work=budget[1],
+                    _depth=depth + 1,
+                ).proved
+            ):
                 ok = False
                 break
         if ok:
@@ -2114,12 +2336,14 @@ def _reformulate(lhs: sympy.Expr, rhs: sympy.Expr, strict: bool, domain: Domain,
     if not backs:
         dom2, dropped = _drop_unused(g, dom)
         if dropped:
+
             def fill(p: dict[str, Any], dom: Domain = dom) -> dict[str, Any] | None:
                 for f in _fills(dropped, dom):
                     q = {**p, **f}
                     if dom.contains(q) is True:
                         return q
                 return None
+
             backs.append(fill)
             notes.append(f"{', '.join(dropped)} (only in side constraints) left free")
             dom = dom2

@@ -84,9 +84,14 @@ def _accountant_bound(claim: Claim) -> tuple[Guarantee | None, str]:
     return g, ""
 
 
-def verify_claim(claim: Claim, *, max_boxes: int = MAX_BOXES,
-                 time_limit: float = TIME_LIMIT, check_steps: bool = True,
-                 max_work: int = MAX_WORK) -> ClaimVerdict:
+def verify_claim(
+    claim: Claim,
+    *,
+    max_boxes: int = MAX_BOXES,
+    time_limit: float = TIME_LIMIT,
+    check_steps: bool = True,
+    max_work: int = MAX_WORK,
+) -> ClaimVerdict:
     """Decide a claim over its domain.
 
     Args:
@@ -105,18 +110,30 @@ def verify_claim(claim: Claim, *, max_boxes: int = MAX_BOXES,
     steps: list[tuple[str, Verdict]] = []
     if check_steps:
         for s in claim.steps:
-            steps.append((s.name, verify_inequality(s.relation, s.domain or claim.domain,
-                                                    max_boxes=max_boxes,
-                                                    time_limit=time_limit, max_work=max_work)))
-    step_note = "; ".join(f"proof step '{n}' {v.summary()}" for n, v in steps
-                          if v.status == "refuted")
+            steps.append(
+                (
+                    s.name,
+                    verify_inequality(
+                        s.relation,
+                        s.domain or claim.domain,
+                        max_boxes=max_boxes,
+                        time_limit=time_limit,
+                        max_work=max_work,
+                    ),
+                )
+            )
+    step_note = "; ".join(
+        f"proof step '{n}' {v.summary()}" for n, v in steps if v.status == "refuted"
+    )
 
-    def finish(status: str, detail: str, bound: Any = None, main: Verdict | None = None
-               ) -> ClaimVerdict:
+    def finish(
+        status: str, detail: str, bound: Any = None, main: Verdict | None = None
+    ) -> ClaimVerdict:
         if step_note and status != "refuted":
             detail = f"{detail}; {step_note}" if detail else step_note
-        return ClaimVerdict(claim, status, detail, bound, main, tuple(steps),
-                            time.monotonic() - start)
+        return ClaimVerdict(
+            claim, status, detail, bound, main, tuple(steps), time.monotonic() - start
+        )
 
     g, why = _accountant_bound(claim)
     # 1. the plan's parameters must be valid on the whole domain, and so must the side
@@ -129,11 +146,13 @@ def verify_claim(claim: Claim, *, max_boxes: int = MAX_BOXES,
             if as_expr(cond) is sympy.false:
                 why, g = f"the plan's parameters are invalid ({cond})", None
                 break
-            v = verify_inequality(cond, claim.domain, max_boxes=max_boxes,
-                                  time_limit=time_limit, max_work=max_work)
+            v = verify_inequality(
+                cond, claim.domain, max_boxes=max_boxes, time_limit=time_limit, max_work=max_work
+            )
             if v.status != "proved":
-                why = (f"the plan needs {cond}, which is {v.status} on the domain"
-                       + (f" ({v.point_text()})" if v.refuted else ""))
+                why = f"the plan needs {cond}, which is {v.status} on the domain" + (
+                    f" ({v.point_text()})" if v.refuted else ""
+                )
                 g = None
                 break
     # 2. upper bound: any one candidate below the claim proves it
@@ -141,20 +160,30 @@ def verify_claim(claim: Claim, *, max_boxes: int = MAX_BOXES,
     if g is not None:
         # proof by relaxation first: it settles nested minima and log-ratio asymptotics
         # the branch-and-bound cannot enclose, and gives up quickly otherwise
-        v = prove_by_relaxation(sympy.Le(g.epsilon, claim.epsilon), claim.domain,
-                                time_limit=min(time_limit, RELAX_SECONDS))
+        v = prove_by_relaxation(
+            sympy.Le(g.epsilon, claim.epsilon),
+            claim.domain,
+            time_limit=min(time_limit, RELAX_SECONDS),
+        )
         if v is not None:
-            return finish("proved", f"accountant: {_theorem_for(g, g.epsilon)}; {v.method}",
-                          g.epsilon, v)
+            return finish(
+                "proved", f"accountant: {_theorem_for(g, g.epsilon)}; {v.method}", g.epsilon, v
+            )
         bounds = list(g.epsilon.args) if isinstance(g.epsilon, sympy.Min) else [g.epsilon]
         if len(bounds) > 1:
             bounds.append(g.epsilon)
         for b in bounds:
-            v = verify_inequality(sympy.Le(b, claim.epsilon), claim.domain,
-                                  max_boxes=max_boxes, time_limit=time_limit, max_work=max_work)
+            v = verify_inequality(
+                sympy.Le(b, claim.epsilon),
+                claim.domain,
+                max_boxes=max_boxes,
+                time_limit=time_limit,
+                max_work=max_work,
+            )
             if v.proved:
-                return finish("proved", f"accountant: {_theorem_for(g, b)}; {v.method}",
-                              g.epsilon, v)
+                return finish(
+                    "proved", f"accountant: {_theorem_for(g, b)}; {v.method}", g.epsilon, v
+                )
             if main is None or (v.status == "unknown" and main.status != "unknown"):
                 main = v
     # 3. lower bound: a certified counterexample refutes
@@ -162,17 +191,26 @@ def verify_claim(claim: Claim, *, max_boxes: int = MAX_BOXES,
         for w in claim.witnesses:
             v = check_point(sympy.Le(claim.lower, claim.epsilon), claim.domain, w)
             if v.refuted:
-                detail = (f"at {v.point_text()} the true epsilon is at least {v.lhs_value} "
-                          f"({claim.lower_source}) > claimed {v.rhs_value}")
+                detail = (
+                    f"at {v.point_text()} the true epsilon is at least {v.lhs_value} "
+                    f"({claim.lower_source}) > claimed {v.rhs_value}"
+                )
                 if claim.correction:
                     detail += f"; correct statement: {claim.correction}"
                 return finish("refuted", detail, None if g is None else g.epsilon, v)
-        v = verify_inequality(sympy.Le(claim.lower, claim.epsilon), claim.domain,
-                              max_boxes=max_boxes, time_limit=time_limit, symbolic=False,
-                              max_work=max_work)
+        v = verify_inequality(
+            sympy.Le(claim.lower, claim.epsilon),
+            claim.domain,
+            max_boxes=max_boxes,
+            time_limit=time_limit,
+            symbolic=False,
+            max_work=max_work,
+        )
         if v.refuted:
-            detail = (f"at {v.point_text()} the true epsilon is at least {v.lhs_value} "
-                      f"({claim.lower_source}) > claimed {v.rhs_value}")
+            detail = (
+                f"at {v.point_text()} the true epsilon is at least {v.lhs_value} "
+                f"({claim.lower_source}) > claimed {v.rhs_value}"
+            )
             if claim.correction:
                 detail += f"; correct statement: {claim.correction}"
             return finish("refuted", detail, None if g is None else g.epsilon, v)

@@ -169,8 +169,9 @@ def _pow_sign(node: sympy.Pow, env: Mapping[str, Any]) -> int:
     return 0
 
 
-def _slots(g: sympy.Expr, env: Mapping[str, Any]) -> Iterator[tuple[tuple[int, ...],
-                                                                       sympy.Expr, int]]:
+def _slots(
+    g: sympy.Expr, env: Mapping[str, Any]
+) -> Iterator[tuple[tuple[int, ...], sympy.Expr, int]]:
     """(path, node, polarity of g in the node's value) for every node with a certain
     polarity, parents before children."""
 
@@ -182,7 +183,7 @@ def _slots(g: sympy.Expr, env: Mapping[str, Any]) -> Iterator[tuple[tuple[int, .
         elif node.is_Mul:
             signs = [_sign(a, env) for a in node.args]
             for i in range(len(node.args)):
-                others = signs[:i] + signs[i + 1:]
+                others = signs[:i] + signs[i + 1 :]
                 if all(others):
                     children.append((i, pol * int(sympy.prod(others))))
         elif node.is_Pow:
@@ -207,8 +208,9 @@ def _at(expr: sympy.Expr, path: tuple[int, ...]) -> sympy.Expr:
     return expr
 
 
-def _replace(g: sympy.Expr, path: tuple[int, ...], new: sympy.Expr,
-             env: Mapping[str, Any]) -> sympy.Expr | None:
+def _replace(
+    g: sympy.Expr, path: tuple[int, ...], new: sympy.Expr, env: Mapping[str, Any]
+) -> sympy.Expr | None:
     """``g`` with the node at ``path`` replaced by ``new``, or None when a function on the
     path would leave the range where it is monotone (checked after the change; the caller's
     polarity walk checked before)."""
@@ -219,8 +221,11 @@ def _replace(g: sympy.Expr, path: tuple[int, ...], new: sympy.Expr,
     for parent, i in zip(reversed(nodes[:-1]), reversed(path), strict=True):
         if isinstance(parent, sympy.log) and not _positive(current, env):
             return None
-        if parent.is_Pow and i == 0 and not (parent.exp.is_Integer and int(parent.exp) % 2
-                                             and parent.exp > 0):
+        if (
+            parent.is_Pow
+            and i == 0
+            and not (parent.exp.is_Integer and int(parent.exp) % 2 and parent.exp > 0)
+        ):
             strict = bool(parent.exp < 0)
             if not _positive(current, env, strict=strict):
                 return None
@@ -230,16 +235,14 @@ def _replace(g: sympy.Expr, path: tuple[int, ...], new: sympy.Expr,
     return current
 
 
-def _bound_for(node: sympy.Expr, pol: int, rule: str, env: Mapping[str, Any]
-               ) -> list[sympy.Expr]:
+def _bound_for(node: sympy.Expr, pol: int, rule: str, env: Mapping[str, Any]) -> list[sympy.Expr]:
     """The replacements ``rule`` offers for ``node`` at polarity ``pol`` (g nonincreasing in
     the node: an upper bound is wanted, pol = -1; nondecreasing: a lower bound)."""
     if rule == "min" and pol == -1 and isinstance(node, sympy.Min):
         return list(node.args)
     if rule == "max" and pol == 1 and isinstance(node, sympy.Max):
         return list(node.args)
-    if rule == "log" and pol == -1 and isinstance(node, sympy.log) and _positive(
-            node.args[0], env):
+    if rule == "log" and pol == -1 and isinstance(node, sympy.log) and _positive(node.args[0], env):
         return [node.args[0] - 1]
     if rule == "expm1" and pol == -1 and node.is_Add and len(node.args) == 2:
         ones = [a for a in node.args if a == -1]
@@ -271,8 +274,14 @@ def _choices(g: sympy.Expr, env: Mapping[str, Any]) -> list[tuple[sympy.Expr, li
                 for k, arg in enumerate(options):
                     new = _replace(expr, path, arg, env)
                     if new is not None:
-                        walk(new, [*notes, f"{RULES[rule]}: {_brief(node)} replaced by "
-                                           f"its argument {k + 1}, {_brief(arg)}"])
+                        walk(
+                            new,
+                            [
+                                *notes,
+                                f"{RULES[rule]}: {_brief(node)} replaced by "
+                                f"its argument {k + 1}, {_brief(arg)}",
+                            ],
+                        )
                 return
         out.append((expr, notes))
 
@@ -280,8 +289,9 @@ def _choices(g: sympy.Expr, env: Mapping[str, Any]) -> list[tuple[sympy.Expr, li
     return out
 
 
-def _relax(g: sympy.Expr, rules: tuple[str, ...], env: Mapping[str, Any],
-           screen: Any) -> tuple[sympy.Expr, list[str]]:
+def _relax(
+    g: sympy.Expr, rules: tuple[str, ...], env: Mapping[str, Any], screen: Any
+) -> tuple[sympy.Expr, list[str]]:
     """Apply ``rules`` wherever the polarity allows, one occurrence at a time, keeping a
     replacement only while the relaxed inequality still holds at the sample points
     (``screen``: a heuristic choice of *which* sound steps to take)."""
@@ -308,8 +318,7 @@ def _relax(g: sympy.Expr, rules: tuple[str, ...], env: Mapping[str, Any],
             break
         else:
             break
-    return g, [f"{RULES[r]} at {k} occurrence{'s' if k > 1 else ''}"
-               for r, k in used.items()]
+    return g, [f"{RULES[r]} at {k} occurrence{'s' if k > 1 else ''}" for r, k in used.items()]
 
 
 # ------------------------------------------------------------------------------------------
@@ -333,8 +342,9 @@ class _Problem:
 
 def _only_in_logs(expr: sympy.Expr, name: str) -> bool:
     x = sympy.Symbol(name)
-    stripped = expr.replace(lambda e: isinstance(e, sympy.log) and x in e.free_symbols,
-                            lambda e: sympy.Integer(2))
+    stripped = expr.replace(
+        lambda e: isinstance(e, sympy.log) and x in e.free_symbols, lambda e: sympy.Integer(2)
+    )
     return x not in stripped.free_symbols
 
 
@@ -344,8 +354,9 @@ def _symbol(name: str, r: Range) -> sympy.Symbol:
     return sympy.Symbol(name, real=True)
 
 
-def _logs_of(expr: Any, rep: Mapping[sympy.Symbol, sympy.Expr],
-             assumed: Mapping[sympy.Symbol, sympy.Symbol]) -> sympy.Expr:
+def _logs_of(
+    expr: Any, rep: Mapping[sympy.Symbol, sympy.Expr], assumed: Mapping[sympy.Symbol, sympy.Symbol]
+) -> sympy.Expr:
     out = as_expr(expr).xreplace(assumed).xreplace(rep)
     return sympy.expand_log(out, deep=True)
 
@@ -361,7 +372,7 @@ def _change_variables(p: _Problem) -> _Problem:
         if name not in by_name(p.g) or not _only_in_logs(p.g, name):
             continue
         x = sympy.Symbol(name)
-        if (r.low == 0 and r.low_open and r.high is not None and r.high <= 1):
+        if r.low == 0 and r.low_open and r.high is not None and r.high <= 1:
             t = sympy.Symbol(f"log(1/{name})", real=True)
             low = sympy.simplify(-sympy.log(r.high))
             new_ranges[t.name] = Range(low, None, low_open=r.high_open)
@@ -371,17 +382,21 @@ def _change_variables(p: _Problem) -> _Problem:
             s = sympy.Symbol(f"log({name})", real=True)
             new_ranges[s.name] = Range(sympy.log(r.low), None, low_open=r.low_open)
             rep[x] = sympy.exp(s)
-            notes.append(f"{name} = exp(s), s = log({name}) in {new_ranges[s.name]}"
-                         + (" (the integer parameter relaxed to the reals)" if r.integer
-                            else ""))
+            notes.append(
+                f"{name} = exp(s), s = log({name}) in {new_ranges[s.name]}"
+                + (" (the integer parameter relaxed to the reals)" if r.integer else "")
+            )
     if not rep:
         return p
     ranges = {n: r for n, r in p.ranges.items() if sympy.Symbol(n) not in rep}
     ranges.update(new_ranges)
-    assumed = {sympy.Symbol(n): _symbol(n, r) for n, r in p.ranges.items()
-               if sympy.Symbol(n) not in rep}
-    rep = {k: v.xreplace({s: _symbol(s.name, new_ranges[s.name]) for s in v.free_symbols})
-           for k, v in rep.items()}
+    assumed = {
+        sympy.Symbol(n): _symbol(n, r) for n, r in p.ranges.items() if sympy.Symbol(n) not in rep
+    }
+    rep = {
+        k: v.xreplace({s: _symbol(s.name, new_ranges[s.name]) for s in v.free_symbols})
+        for k, v in rep.items()
+    }
     g = _plain(_logs_of(p.g, rep, assumed))
     cons = []
     for c in p.constraints:
@@ -389,8 +404,10 @@ def _change_variables(p: _Problem) -> _Problem:
         if isinstance(c2, sympy.core.relational.Relational):
             a, b = c2.lhs, c2.rhs
             if a.is_positive and b.is_positive:  # log is increasing: an equivalence
-                c2 = c2.func(sympy.expand_log(sympy.log(a), deep=True),
-                             sympy.expand_log(sympy.log(b), deep=True))
+                c2 = c2.func(
+                    sympy.expand_log(sympy.log(a), deep=True),
+                    sympy.expand_log(sympy.log(b), deep=True),
+                )
         cons.append(_plain(c2))
     return _Problem(g, ranges, cons, [*p.notes, *notes])
 
@@ -419,8 +436,7 @@ def _pair(mul: sympy.Expr, env: Mapping[str, Any]) -> sympy.Expr:
             if not (a > 0 and c < 0 and _linear_form(p) and _linear_form(q)):
                 continue
             diff = sympy.expand(p - q)
-            if not diff.is_number or diff == 0 or not _positive(p, env) or not _positive(
-                    q, env):
+            if not diff.is_number or diff == 0 or not _positive(p, env) or not _positive(q, env):
                 continue
             r = min(a, -c)
             out *= (1 + diff / q) ** r
@@ -428,29 +444,36 @@ def _pair(mul: sympy.Expr, env: Mapping[str, Any]) -> sympy.Expr:
             changed = True
             break
     for base, k in factors.items():
-        out *= base ** k
+        out *= base**k
     return out
 
 
 def _distribute(expr: sympy.Expr) -> sympy.Expr:
     """Products distributed over the sums among their factors (not over sums in
     denominators or powers), so that factors of one term meet in one product."""
+
     def step(e: sympy.Expr) -> sympy.Expr:
         if e.is_Mul and any(a.is_Add for a in e.args):
             return sympy.expand_mul(e, deep=False)
         return e
+
     return sympy.bottom_up(expr, step)
 
 
 def _normalize(p: _Problem) -> _Problem:
     env = p.env()
-    g = sympy.expand_power_base(_distribute(p.g).xreplace(
-        {sympy.Symbol(n): _symbol(n, r) for n, r in p.ranges.items()}))
+    g = sympy.expand_power_base(
+        _distribute(p.g).xreplace({sympy.Symbol(n): _symbol(n, r) for n, r in p.ranges.items()})
+    )
     g2 = sympy.bottom_up(_plain(g), lambda e: _pair(e, env) if e.is_Mul else e)
     if g2 == p.g:
         return p
-    return _Problem(g2, p.ranges, p.constraints,
-                    [*p.notes, "ratios of logs P/Q with P - Q constant written 1 + (P - Q)/Q"])
+    return _Problem(
+        g2,
+        p.ranges,
+        p.constraints,
+        [*p.notes, "ratios of logs P/Q with P - Q constant written 1 + (P - Q)/Q"],
+    )
 
 
 def _monotone(expr: sympy.Expr, name: str, env: Mapping[str, Any]) -> int | None:
@@ -477,7 +500,7 @@ def _monotone(expr: sympy.Expr, name: str, env: Mapping[str, Any]) -> int | None
             m = _monotone(a, name, env)
             if m == 0:
                 continue
-            others = signs[:i] + signs[i + 1:]
+            others = signs[:i] + signs[i + 1 :]
             if m is None or not all(others):
                 return None
             parts.append(m * int(sympy.prod(others)))
@@ -565,9 +588,11 @@ def _eliminate_one(p: _Problem) -> _Problem | None:
         ranges = {n: rr for n, rr in q.ranges.items() if n != name}
         how = "nondecreasing" if m == 1 else "nonincreasing"
         is_open = r.low_open if side == "lower" else r.high_open
-        note = (f"rhs - lhs is {how} in {name} (signs of its expression tree, enclosed on "
-                f"the domain), so smallest at {name} = {end}"
-                + (" (an open end: the limit, g continuous there)" if is_open else ""))
+        note = (
+            f"rhs - lhs is {how} in {name} (signs of its expression tree, enclosed on "
+            f"the domain), so smallest at {name} = {end}"
+            + (" (an open end: the limit, g continuous there)" if is_open else "")
+        )
         return _Problem(g, ranges, cons, [*q.notes, note])
     return None
 
@@ -581,9 +606,13 @@ def _divide_positive(p: _Problem) -> _Problem | None:
     keep, symbols, enclosed = [], [], []
     for f in g.args:
         base = f.base if f.is_Pow and f.exp.is_Rational else f
-        if base.is_Symbol and base.name in p.ranges and (
-                lambda r: r.low is not None and (r.low > 0 or (r.low == 0 and r.low_open)))(
-                    p.ranges[base.name]):
+        if (
+            base.is_Symbol
+            and base.name in p.ranges
+            and (lambda r: r.low is not None and (r.low > 0 or (r.low == 0 and r.low_open)))(
+                p.ranges[base.name]
+            )
+        ):
             symbols.append(f)
         elif f.free_symbols and _positive(f, env):
             enclosed.append(mpmath.nstr(_bounds(f, env)[0], 4))
@@ -593,8 +622,12 @@ def _divide_positive(p: _Problem) -> _Problem | None:
         return None
     what = [str(sympy.Mul(*symbols))] if symbols else []
     what += [f"a factor enclosed >= {lo} > 0 (interval arithmetic)" for lo in enclosed]
-    return _Problem(sympy.Mul(*keep), p.ranges, p.constraints,
-                    [*p.notes, f"divided by {' and '.join(what)} (> 0 on the domain)"])
+    return _Problem(
+        sympy.Mul(*keep),
+        p.ranges,
+        p.constraints,
+        [*p.notes, f"divided by {' and '.join(what)} (> 0 on the domain)"],
+    )
 
 
 def _reduce(p: _Problem) -> _Problem:
@@ -649,11 +682,17 @@ def _samples(domain: Domain, count: int = 30) -> list[dict[str, Any]]:
             vs = [sympy.ceiling(v) for v in vs]
         values[n] = [v for v in vs if r.contains(v) is not False]
     names = sorted(values)
-    out = [{n: values[n][-1 if corner >> j & 1 else 0] for j, n in enumerate(names)}
-           for corner in range(2 ** min(len(names), 4))]
+    out = [
+        {n: values[n][-1 if corner >> j & 1 else 0] for j, n in enumerate(names)}
+        for corner in range(2 ** min(len(names), 4))
+    ]
     for i in range(count):
-        out.append({n: values[n][(i * (2 * j + 1) + i // (j + 2)) % len(values[n])]
-                    for j, n in enumerate(names)})
+        out.append(
+            {
+                n: values[n][(i * (2 * j + 1) + i // (j + 2)) % len(values[n])]
+                for j, n in enumerate(names)
+            }
+        )
     return out
 
 
@@ -671,8 +710,12 @@ def _screen_for(domain: Domain, strict: bool) -> Any:
         with mpmath.workdps(30):
             for pt in points:
                 try:
-                    v = f(*(mpmath.mpf(sympy.Rational(pt[n]).p) / sympy.Rational(pt[n]).q
-                            for n in names))
+                    v = f(
+                        *(
+                            mpmath.mpf(sympy.Rational(pt[n]).p) / sympy.Rational(pt[n]).q
+                            for n in names
+                        )
+                    )
                 except Exception:  # undefined at the sample: no verdict
                     continue
                 if isinstance(v, mpmath.mpc) or not mpmath.isfinite(v):
@@ -684,8 +727,9 @@ def _screen_for(domain: Domain, strict: bool) -> Any:
     return screen
 
 
-def prove_by_relaxation(relation: Any, domain: Domain, *, time_limit: float = 10.0,
-                        max_boxes: int = 1500) -> Verdict | None:
+def prove_by_relaxation(
+    relation: Any, domain: Domain, *, time_limit: float = 10.0, max_boxes: int = 1500
+) -> Verdict | None:
     """Try to prove ``lhs <= rhs`` (``<``, ``>=``, ``>``) on ``domain`` by relaxation,
     change of variables and monotone elimination (see the module docstring).  When no
     choice of Min arguments works on the whole domain, the domain is bisected (at most
@@ -713,8 +757,7 @@ def prove_by_relaxation(relation: Any, domain: Domain, *, time_limit: float = 10
     method = _prove_split(rhs - lhs, strict, domain, deadline, max_boxes, SPLIT_DEPTH, budget)
     if method is None:
         return None
-    return Verdict("proved", rel, domain, f"by relaxation: {method}",
-                   seconds=_clock() - start)
+    return Verdict("proved", rel, domain, f"by relaxation: {method}", seconds=_clock() - start)
 
 
 #: Levels of domain bisection when no single choice proves the whole domain.
@@ -737,7 +780,8 @@ def _halves(domain: Domain, name: str) -> tuple[Domain, Domain, str] | None:
     if r.integer:
         mid = sympy.floor(mid)
         if (r.low is not None and mid < r.first_integer()) or (
-                r.high is not None and mid >= r.last_integer()):
+            r.high is not None and mid >= r.last_integer()
+        ):
             return None
         upper = dataclasses.replace(r, low=mid + 1, low_open=False)
     else:
@@ -753,8 +797,15 @@ def _halves(domain: Domain, name: str) -> tuple[Domain, Domain, str] | None:
     return pieces[0], pieces[1], f"{name} <= {mid} and {name} >= {upper.low}"
 
 
-def _prove_split(g: sympy.Expr, strict: bool, domain: Domain, deadline: float,
-                 max_boxes: int, depth: int, budget: list[int]) -> str | None:
+def _prove_split(
+    g: sympy.Expr,
+    strict: bool,
+    domain: Domain,
+    deadline: float,
+    max_boxes: int,
+    depth: int,
+    budget: list[int],
+) -> str | None:
     """A proof method for ``g >= 0`` (``> 0``) on ``domain``, or None.  ``budget`` holds
     the candidates left (shared by all pieces, decremented in place)."""
     method = _prove_whole(g, strict, domain, deadline, max_boxes, budget)
@@ -776,8 +827,9 @@ def _prove_split(g: sympy.Expr, strict: bool, domain: Domain, deadline: float,
     return None
 
 
-def _prove_whole(g: sympy.Expr, strict: bool, domain: Domain, deadline: float,
-                 max_boxes: int, budget: list[int]) -> str | None:
+def _prove_whole(
+    g: sympy.Expr, strict: bool, domain: Domain, deadline: float, max_boxes: int, budget: list[int]
+) -> str | None:
     """One choice of Min arguments and relaxations for the whole domain."""
     base = _Problem(g, dict(domain.ranges), [_plain(c) for c in domain.constraints], [])
     env = base.env()
@@ -793,8 +845,9 @@ def _prove_whole(g: sympy.Expr, strict: bool, domain: Domain, deadline: float,
             if relaxed in tried or not screen(relaxed):
                 continue
             tried.add(relaxed)
-            p = _reduce(_Problem(relaxed, dict(base.ranges), list(base.constraints),
-                                 [*notes, *rnotes]))
+            p = _reduce(
+                _Problem(relaxed, dict(base.ranges), list(base.constraints), [*notes, *rnotes])
+            )
             if p.g.free_symbols:
                 if p.notes:
                     partial.append(p)
@@ -812,8 +865,13 @@ def _prove_whole(g: sympy.Expr, strict: bool, domain: Domain, deadline: float,
             return None
         budget[0] -= 1
         # the engine's deterministic work budget decides; the time left is a safety net
-        v = verify_inequality(sympy.Gt(p.g, 0) if strict else sympy.Ge(p.g, 0), p.domain(),
-                              time_limit=left, max_boxes=max_boxes, max_work=ENGINE_WORK)
+        v = verify_inequality(
+            sympy.Gt(p.g, 0) if strict else sympy.Ge(p.g, 0),
+            p.domain(),
+            time_limit=left,
+            max_boxes=max_boxes,
+            max_work=ENGINE_WORK,
+        )
         if v.proved:
             return _steps(p, f"the reduced inequality: {v.method}")
     return None
@@ -823,8 +881,9 @@ def _steps(p: _Problem, last: str) -> str:
     return "; ".join([*p.notes, last])
 
 
-def verify_with_relaxation(relation: Any, domain: Domain, *, time_limit: float = 20.0,
-                           max_boxes: int = 3000) -> Verdict:
+def verify_with_relaxation(
+    relation: Any, domain: Domain, *, time_limit: float = 20.0, max_boxes: int = 3000
+) -> Verdict:
     """:func:`prove_by_relaxation` (at most :data:`RELAX_SECONDS`), then, if it proved
     nothing, :func:`~dpaudit.verify.engine.verify_inequality` (which alone refutes)."""
     r = prove_by_relaxation(relation, domain, time_limit=min(time_limit, RELAX_SECONDS))

@@ -56,8 +56,9 @@ def _balle_wang_delta(mu: float, eps: float) -> mpmath.mpf:
         return mpmath.ncdf(mu / 2 - eps / mu) - mpmath.exp(eps) * mpmath.ncdf(-mu / 2 - eps / mu)
 
 
-@pytest.mark.parametrize("sigma,k,delta", [(1, 1, 1e-5), (2, 10, 1e-6), (0.8, 3, 1e-3),
-                                           (5, 100, 1e-8)])
+@pytest.mark.parametrize(
+    "sigma,k,delta", [(1, 1, 1e-5), (2, 10, 1e-6), (0.8, 3, 1e-3), (5, 100, 1e-8)]
+)
 def test_gaussian_matches_mpmath_oracle_on_both_sides(sigma, k, delta):
     g = account(SelfComposed(Gaussian(sigma), k), delta=delta)
     mu = math.sqrt(k) / sigma
@@ -85,8 +86,15 @@ def test_gaussian_matches_dp_accounting_pld():
 def test_parallel_add_remove_is_max_and_replace_one_adds_two_largest():
     ar = account(Parallel([Laplace(4), Laplace(2), Laplace(8)]))
     assert ar.epsilon == sympy.Rational(1, 2)
-    ro = account(Parallel([Laplace(4, relation="replace_one"), Laplace(2, relation="replace_one"),
-                           Laplace(8, relation="replace_one")]))
+    ro = account(
+        Parallel(
+            [
+                Laplace(4, relation="replace_one"),
+                Laplace(2, relation="replace_one"),
+                Laplace(8, relation="replace_one"),
+            ]
+        )
+    )
     assert ro.epsilon == sympy.Rational(1, 2) + sympy.Rational(1, 4)
 
 
@@ -139,8 +147,10 @@ def test_unsupported_sub_event_is_named_and_nothing_is_recorded():
 
 def test_recording_accountant_equals_functional_one():
     acc = Accountant().compose(Laplace(10), 5).compose(Exponential("0.5"))
-    assert acc.guarantee().epsilon == account(
-        Composed([SelfComposed(Laplace(10), 5), Exponential("0.5")])).epsilon
+    assert (
+        acc.guarantee().epsilon
+        == account(Composed([SelfComposed(Laplace(10), 5), Exponential("0.5")])).epsilon
+    )
     with pytest.raises(ValueError, match="count must be an integer"):
         acc.compose(Laplace(1), 0)
     assert len(acc._recorded) == 2
@@ -213,41 +223,47 @@ def test_group_of_approximate_event_meets_the_requested_delta():
 # ---------------------------------------------------------------- issue 3: CLI and extremes
 
 
-
 def test_account_json_reports_certified_epsilon_lower(capsys) -> None:
     import json
 
     from dpaudit.cli import main
 
-    assert main(["account", "SelfComposed(Laplace(scale=10), 100)", "--delta", "1e-6",
-                 "--json"]) == 0
+    assert (
+        main(["account", "SelfComposed(Laplace(scale=10), 100)", "--delta", "1e-6", "--json"]) == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["epsilon_lower"] is not None
     # the table's 4.6927 is rounded: the exact value is 4.69267 (dp_accounting 4.692667)
     assert 4.6927 * 0.999 <= out["epsilon_lower"] <= 4.69267 <= out["epsilon"] <= 4.6927 * 1.0005
     # a dominating pair of a family certifies no lower bound: the key is present, null
-    assert main(["account", "Composed([Exponential(1), Gaussian(2)])", "--delta", "1e-6",
-                 "--json"]) == 0
+    assert (
+        main(["account", "Composed([Exponential(1), Gaussian(2)])", "--delta", "1e-6", "--json"])
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert "epsilon_lower" in out and out["epsilon_lower"] is None
     # bounded-range composition: the optimum for the class is bracketed, and its lower end is
     # attained by an adaptive composition of exponential mechanisms (a certified lower bound)
-    assert main(["account", "SelfComposed(Exponential(0.1), 100)", "--delta", "1e-6",
-                 "--json"]) == 0
+    assert (
+        main(["account", "SelfComposed(Exponential(0.1), 100)", "--delta", "1e-6", "--json"]) == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert 2.246 <= out["epsilon_lower"] <= out["epsilon"] <= out["epsilon_lower"] + 0.01
 
 
-@pytest.mark.parametrize(("event", "delta", "low", "high"), [
-    # delta = 1e-18: the exact Gaussian profile decides, and upper >= lower
-    (lambda: ev.SelfComposed(ev.Gaussian(2), 10), "1e-18", 14.75, 14.76),
-    # epsilon 50 per step: optimal composition of randomized response, exact
-    (lambda: ev.SelfComposed(ev.RandomizedResponse(50), 3), "1e-6", 149.99, 150.0),
-    # 10^6 compositions
-    (lambda: ev.SelfComposed(ev.Laplace(1000), 10**6), "1e-6", 4.8, 4.95),
-    # q = 1 is the plain Gaussian
-    (lambda: ev.SelfComposed(ev.PoissonSampled(ev.Gaussian(2), 1), 10), "1e-6", 8.30, 8.31),
-])
+@pytest.mark.parametrize(
+    ("event", "delta", "low", "high"),
+    [
+        # delta = 1e-18: the exact Gaussian profile decides, and upper >= lower
+        (lambda: ev.SelfComposed(ev.Gaussian(2), 10), "1e-18", 14.75, 14.76),
+        # epsilon 50 per step: optimal composition of randomized response, exact
+        (lambda: ev.SelfComposed(ev.RandomizedResponse(50), 3), "1e-6", 149.99, 150.0),
+        # 10^6 compositions
+        (lambda: ev.SelfComposed(ev.Laplace(1000), 10**6), "1e-6", 4.8, 4.95),
+        # q = 1 is the plain Gaussian
+        (lambda: ev.SelfComposed(ev.PoissonSampled(ev.Gaussian(2), 1), 10), "1e-6", 8.30, 8.31),
+    ],
+)
 def test_extreme_inputs_give_sound_answers(event, delta, low, high) -> None:
     g = account(event(), delta=sympy.Rational(delta))
     assert low <= g.epsilon_upper <= high
@@ -257,8 +273,9 @@ def test_extreme_inputs_give_sound_answers(event, delta, low, high) -> None:
 
 def test_q_one_poisson_equals_plain_gaussian() -> None:
     plain = account(ev.SelfComposed(ev.Gaussian(2), 10), delta=sympy.Rational(1, 10**6))
-    sampled = account(ev.SelfComposed(ev.PoissonSampled(ev.Gaussian(2), 1), 10),
-                      delta=sympy.Rational(1, 10**6))
+    sampled = account(
+        ev.SelfComposed(ev.PoissonSampled(ev.Gaussian(2), 1), 10), delta=sympy.Rational(1, 10**6)
+    )
     assert sampled.epsilon_upper >= plain.epsilon_lower_float
     assert abs(sampled.epsilon_upper - plain.epsilon_upper) <= 1e-4 * plain.epsilon_upper
 
@@ -284,13 +301,15 @@ def test_wbk19_bound_matches_an_independent_evaluation():
     from dpaudit.theorems import rdp
 
     gamma, sigma, order = sympy.Rational(1, 20), 2, 6
-    value = rdp.without_replacement_rdp(order, gamma,
-                                        lambda j: rdp.gaussian_rdp(j, sigma, 1))
+    value = rdp.without_replacement_rdp(order, gamma, lambda j: rdp.gaussian_rdp(j, sigma, 1))
     with mpmath.workdps(40):
         g, t = mpmath.mpf(1) / 20, lambda j: mpmath.mpf(j) / (2 * sigma**2)
-        total = 1 + g**2 * mpmath.binomial(order, 2) * min(4 * (mpmath.exp(t(2)) - 1),
-                                                          2 * mpmath.exp(t(2)))
-        total += sum(g**j * mpmath.binomial(order, j) * mpmath.exp((j - 1) * t(j)) * 2
-                     for j in range(3, order + 1))
+        total = 1 + g**2 * mpmath.binomial(order, 2) * min(
+            4 * (mpmath.exp(t(2)) - 1), 2 * mpmath.exp(t(2))
+        )
+        total += sum(
+            g**j * mpmath.binomial(order, j) * mpmath.exp((j - 1) * t(j)) * 2
+            for j in range(3, order + 1)
+        )
         oracle = mpmath.log(total) / (order - 1)
         assert abs(mpmath.mpf(sympy.N(value, 40)) - oracle) < mpmath.mpf(10) ** -30

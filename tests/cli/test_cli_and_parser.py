@@ -20,23 +20,27 @@ def test_parses_nested_expressions_exactly():
     e = parse_event("Composed([Laplace(0.1), Gaussian(1.1, sensitivity=2)])")
     assert e == Composed([Laplace("0.1"), Gaussian("1.1", sensitivity=2)])
     assert parse_event("PoissonSampled(Gaussian(1.1), 256/60000)").rate == sympy.Rational(
-        256, 60000)
+        256, 60000
+    )
     assert parse_number("1e-6") == sympy.Rational(1, 10**6)
     assert PoissonSampled
 
 
-@pytest.mark.parametrize("text,pattern", [
-    ("__import__('os').system('true')", "starts with '_'"),
-    ("__import__('os')", "starts with '_'"),
-    ("Laplace(1).scale", "character '.' at column 11 is not allowed"),
-    ("Laplace(1", "syntax error"),
-    ("Laplace(-1)", r"scale must be in \(0, oo\), got -1"),
-    ("Laplace(b)", "unknown name 'b'"),
-    ("lambda: 1", "character ':' at column 7 is not allowed"),
-    ("Laplace(**{'scale': 1})", "syntax error"),
-    ("", "empty"),
-    ("3", "must be an event"),
-])
+@pytest.mark.parametrize(
+    "text,pattern",
+    [
+        ("__import__('os').system('true')", "starts with '_'"),
+        ("__import__('os')", "starts with '_'"),
+        ("Laplace(1).scale", "character '.' at column 11 is not allowed"),
+        ("Laplace(1", "syntax error"),
+        ("Laplace(-1)", r"scale must be in \(0, oo\), got -1"),
+        ("Laplace(b)", "unknown name 'b'"),
+        ("lambda: 1", "character ':' at column 7 is not allowed"),
+        ("Laplace(**{'scale': 1})", "syntax error"),
+        ("", "empty"),
+        ("3", "must be an event"),
+    ],
+)
 def test_rejects_malformed_and_unsafe_expressions(text, pattern):
     with pytest.raises(ExpressionError, match=pattern):
         parse_event(text)
@@ -73,8 +77,9 @@ def test_malformed_expression_is_one_line_exit_2(capsys):
 
 
 def test_console_script_help_lists_commands():
-    out = subprocess.run([sys.executable, "-m", "dpaudit", "--help"], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "dpaudit", "--help"], capture_output=True, text=True, check=True
+    ).stdout
     for command in ("demo", "account"):
         assert command in out
 

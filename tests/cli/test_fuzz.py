@@ -246,8 +246,7 @@ def check_numbers(value: Any, where: str) -> None:
                     item is None
                     or item == "inf"
                     or (isinstance(item, (int, float)) and math.isfinite(item) and item >= 0)
-                    or (isinstance(item, str)
-                    and key.endswith("exact"))
+                    or (isinstance(item, str) and key.endswith("exact"))
                 ), (where, key, item)
             check_numbers(item, where)
     elif isinstance(value, list):
@@ -439,11 +438,21 @@ def test_gaussian_composition_with_large_k_is_bounded() -> None:
         account(SelfComposed(Gaussian(1), 10**6), 1e-6)
 
 
-@pytest.mark.parametrize("event", [Laplace(sympy.Rational(1, 3)), Gaussian(1), ZCDP(1),
-                                   RandomizedResponse(1), SelfComposed(Laplace(1), 10)],
-                         ids=str)
-@pytest.mark.parametrize("delta", [sympy.Rational(999999999999, 10**12),
-                                   1 - sympy.Rational(1, 2**52), sympy.Rational(9, 10)])
+@pytest.mark.parametrize(
+    "event",
+    [
+        Laplace(sympy.Rational(1, 3)),
+        Gaussian(1),
+        ZCDP(1),
+        RandomizedResponse(1),
+        SelfComposed(Laplace(1), 10),
+    ],
+    ids=str,
+)
+@pytest.mark.parametrize(
+    "delta",
+    [sympy.Rational(999999999999, 10**12), 1 - sympy.Rational(1, 2**52), sympy.Rational(9, 10)],
+)
 def test_account_never_returns_a_negative_epsilon(event: object, delta: sympy.Expr) -> None:
     # the fuzz run found the zCDP optimal conversion (CKS20 Cor. 13) at -8.52 for Laplace(1/3)
     # at delta = 1 - 1e-12; (eps, delta)-DP implies (max(eps, 0), delta)-DP

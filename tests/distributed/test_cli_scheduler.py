@@ -50,9 +50,23 @@ def test_workers_that_cannot_import_the_mechanism_fail_in_one_line(
 ) -> None:
     # The certification batches run on the workers, which cannot import the object's module:
     # one line naming the missing module, exit code 2 (not 1, the violation code), no trace.
-    argv = ["audit", "_dask_mechanisms:UNIMPORTABLE", "--d0", "0", "--d1", "1", "--epsilon",
-            "1", "--samples", "20000", "--seed", "3", "--no-progress",
-            "--scheduler", cluster.scheduler_address]
+    argv = [
+        "audit",
+        "_dask_mechanisms:UNIMPORTABLE",
+        "--d0",
+        "0",
+        "--d1",
+        "1",
+        "--epsilon",
+        "1",
+        "--samples",
+        "20000",
+        "--seed",
+        "3",
+        "--no-progress",
+        "--scheduler",
+        cluster.scheduler_address,
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1, err
@@ -73,9 +87,23 @@ def test_engine_failure_is_exit_3_in_one_line(
         raise ConnectionResetError("scheduler connection lost")
 
     monkeypatch.setattr(runner.DaskExecutor, "submit", broken)
-    argv = ["audit", "_dask_mechanisms:UNIMPORTABLE", "--d0", "0", "--d1", "1", "--epsilon",
-            "1", "--samples", "20000", "--seed", "3", "--no-progress", "--scheduler",
-            "tcp://127.0.0.1:1"]
+    argv = [
+        "audit",
+        "_dask_mechanisms:UNIMPORTABLE",
+        "--d0",
+        "0",
+        "--d1",
+        "1",
+        "--epsilon",
+        "1",
+        "--samples",
+        "20000",
+        "--seed",
+        "3",
+        "--no-progress",
+        "--scheduler",
+        "tcp://127.0.0.1:1",
+    ]
     monkeypatch.setattr(runner.DaskExecutor, "__init__", lambda self, target: None)
     monkeypatch.setattr(runner.DaskExecutor, "shutdown", lambda self, wait=True: None)
     assert main(argv) == 3

@@ -82,8 +82,9 @@ def test_failed_task_is_retried_and_counted_once(
 
 
 def test_task_failing_every_time_fails_the_audit(client: Any) -> None:
-    with DaskExecutor(client, retries=1) as executor, pytest.raises(
-        MechanismError, match="raised RuntimeError: injected permanent failure"
+    with (
+        DaskExecutor(client, retries=1) as executor,
+        pytest.raises(MechanismError, match="raised RuntimeError: injected permanent failure"),
     ):
         audit(mech.AlwaysFailing(1.0), 0.0, 1.0, executor=executor, **CONFIG)
     assert client.status == "running"  # a client passed in is never closed
@@ -107,14 +108,17 @@ def _process_cluster() -> Iterator[tuple[Any, Any]]:
     with dask.config.set({"distributed.worker.multiprocessing-method": method}):
         if method == "forkserver":
             distributed.utils.get_mp_context().set_forkserver_preload(_PRELOAD)
-        with distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            scheduler_port=0,
-            dashboard_address="127.0.0.1:0",  # loopback, any free port
-        ) as cluster, distributed.Client(cluster, set_as_default=False) as client:
+        with (
+            distributed.LocalCluster(
+                n_workers=2,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                scheduler_port=0,
+                dashboard_address="127.0.0.1:0",  # loopback, any free port
+            ) as cluster,
+            distributed.Client(cluster, set_as_default=False) as client,
+        ):
             yield cluster, client
 
 

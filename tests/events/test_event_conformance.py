@@ -30,11 +30,13 @@ class TestLaplace(EventConformance):
         return [Laplace(10), Laplace("0.5", sensitivity=2), Laplace(1.3)]
 
     def invalid(self):
-        return [(lambda: Laplace(0), r"Laplace: scale must be in \(0, oo\), got 0"),
-                (lambda: Laplace(-1), r"scale .* got -1"),
-                (lambda: Laplace(float("nan")), r"scale .* got nan"),
-                (lambda: Laplace(1, sensitivity=0), r"sensitivity must be in \(0, oo\)"),
-                (lambda: Laplace(1, relation="sideways"), r"relation must be one of")]
+        return [
+            (lambda: Laplace(0), r"Laplace: scale must be in \(0, oo\), got 0"),
+            (lambda: Laplace(-1), r"scale .* got -1"),
+            (lambda: Laplace(float("nan")), r"scale .* got nan"),
+            (lambda: Laplace(1, sensitivity=0), r"sensitivity must be in \(0, oo\)"),
+            (lambda: Laplace(1, relation="sideways"), r"relation must be one of"),
+        ]
 
     def monotone_pairs(self):
         return [(Laplace(10), Laplace(5)), (Laplace(2, sensitivity=1), Laplace(2, sensitivity=3))]
@@ -47,8 +49,10 @@ class TestGaussian(EventConformance):
         return [Gaussian(1), Gaussian("0.8", sensitivity=2)]
 
     def invalid(self):
-        return [(lambda: Gaussian(0), r"Gaussian: sigma must be in \(0, oo\), got 0"),
-                (lambda: Gaussian(float("inf")), r"sigma .* got inf")]
+        return [
+            (lambda: Gaussian(0), r"Gaussian: sigma must be in \(0, oo\), got 0"),
+            (lambda: Gaussian(float("inf")), r"sigma .* got inf"),
+        ]
 
     def monotone_pairs(self):
         return [(Gaussian(3), Gaussian(2)), (Gaussian(1), Gaussian(1, sensitivity=2))]
@@ -91,9 +95,13 @@ class TestRandomizedResponse(EventConformance):
         return [RandomizedResponse(1), RandomizedResponse("0.5", categories=4)]
 
     def invalid(self):
-        return [(lambda: RandomizedResponse(1, categories=1),
-                 r"categories must be an integer in \[2, oo\), got 1"),
-                (lambda: RandomizedResponse(-1), r"epsilon must be in")]
+        return [
+            (
+                lambda: RandomizedResponse(1, categories=1),
+                r"categories must be an integer in \[2, oo\), got 1",
+            ),
+            (lambda: RandomizedResponse(-1), r"epsilon must be in"),
+        ]
 
 
 class TestReportNoisyMax(EventConformance):
@@ -101,8 +109,10 @@ class TestReportNoisyMax(EventConformance):
         return [ReportNoisyMax(1), ReportNoisyMax("0.5", noise="laplace", monotone=True)]
 
     def invalid(self):
-        return [(lambda: ReportNoisyMax(1, noise="cauchy"), r"noise must be one of"),
-                (lambda: ReportNoisyMax(0), r"epsilon must be in")]
+        return [
+            (lambda: ReportNoisyMax(1, noise="cauchy"), r"noise must be one of"),
+            (lambda: ReportNoisyMax(0), r"epsilon must be in"),
+        ]
 
 
 class TestAboveThreshold(EventConformance):
@@ -110,9 +120,13 @@ class TestAboveThreshold(EventConformance):
         return [AboveThreshold(1), AboveThreshold("0.5", cutoff=3, threshold_share="0.3")]
 
     def invalid(self):
-        return [(lambda: AboveThreshold(1, cutoff=0), r"cutoff must be an integer in \[1, oo\)"),
-                (lambda: AboveThreshold(1, threshold_share=1),
-                 r"threshold_share must be in \(0, 1\), got 1")]
+        return [
+            (lambda: AboveThreshold(1, cutoff=0), r"cutoff must be an integer in \[1, oo\)"),
+            (
+                lambda: AboveThreshold(1, threshold_share=1),
+                r"threshold_share must be in \(0, 1\), got 1",
+            ),
+        ]
 
 
 class TestDeclared(EventConformance):
@@ -122,10 +136,12 @@ class TestDeclared(EventConformance):
         return [PureDP("0.3"), ApproxDP(1, "1e-5"), ZCDP("0.05")]
 
     def invalid(self):
-        return [(lambda: ApproxDP(1, 1), r"ApproxDP: delta must be in \[0, 1\), got 1"),
-                (lambda: ApproxDP(1, -0.1), r"delta must be in"),
-                (lambda: ZCDP(0), r"ZCDP: rho must be in"),
-                (lambda: PureDP(0), r"PureDP: epsilon must be in")]
+        return [
+            (lambda: ApproxDP(1, 1), r"ApproxDP: delta must be in \[0, 1\), got 1"),
+            (lambda: ApproxDP(1, -0.1), r"delta must be in"),
+            (lambda: ZCDP(0), r"ZCDP: rho must be in"),
+            (lambda: PureDP(0), r"PureDP: epsilon must be in"),
+        ]
 
 
 class TestCombinators(EventConformance):
@@ -145,8 +161,10 @@ class TestCombinators(EventConformance):
     def invalid(self):
         return [
             (lambda: Composed([]), r"Composed: events must be a non-empty list"),
-            (lambda: Composed([Laplace(1), Laplace(1, relation="replace_one")]),
-             r"must share one neighbouring relation"),
+            (
+                lambda: Composed([Laplace(1), Laplace(1, relation="replace_one")]),
+                r"must share one neighbouring relation",
+            ),
             (lambda: Composed(Laplace(1)), r"got the single event"),
             (lambda: SelfComposed(Laplace(1), 0), r"count must be an integer in \[1, oo\)"),
             (lambda: Group(Laplace(1), 1.5), r"size must be an integer in \[1, oo\)"),
@@ -154,5 +172,7 @@ class TestCombinators(EventConformance):
         ]
 
     def monotone_pairs(self):
-        return [(Group(Laplace(10), 2), Group(Laplace(10), 3)),
-                (Composed([Laplace(10)]), Composed([Laplace(10), Gaussian(3)]))]
+        return [
+            (Group(Laplace(10), 2), Group(Laplace(10), 3)),
+            (Composed([Laplace(10)]), Composed([Laplace(10), Gaussian(3)])),
+        ]

@@ -33,8 +33,7 @@ def _oracle_profile(eps0: mpmath.mpf, k: int, g: mpmath.mpf, delta0: mpmath.mpf)
     return 1 - keep + keep * total
 
 
-def _oracle_epsilon(eps0: mpmath.mpf, k: int, delta: mpmath.mpf,
-                    delta0: mpmath.mpf) -> mpmath.mpf:
+def _oracle_epsilon(eps0: mpmath.mpf, k: int, delta: mpmath.mpf, delta0: mpmath.mpf) -> mpmath.mpf:
     lo, hi = mpmath.mpf(0), k * eps0
     if _oracle_profile(eps0, k, lo, delta0) <= delta:
         return lo
@@ -47,21 +46,25 @@ def _oracle_epsilon(eps0: mpmath.mpf, k: int, delta: mpmath.mpf,
     return hi
 
 
-@pytest.mark.parametrize(("eps0", "k", "delta", "delta0"), [
-    (1, 100, R(1, 10**6), 0),  # the table: 83.5307
-    (R(1, 2), 50, R(1, 10**5), 0),  # 18.9333
-    (R(1, 10), 100, R(1, 10**6), 0),
-    (R(3, 2), 7, R(1, 10), 0),
-    (R(1, 1000), 300, R(1, 10**3), 0),
-    (1, 40, R(1, 10**5), R(1, 10**7)),
-    (sympy.log(3), 10, R(1, 10**3), 0),  # an irrational eps0 (enclosed, not rounded)
-])
+@pytest.mark.parametrize(
+    ("eps0", "k", "delta", "delta0"),
+    [
+        (1, 100, R(1, 10**6), 0),  # the table: 83.5307
+        (R(1, 2), 50, R(1, 10**5), 0),  # 18.9333
+        (R(1, 10), 100, R(1, 10**6), 0),
+        (R(3, 2), 7, R(1, 10), 0),
+        (R(1, 1000), 300, R(1, 10**3), 0),
+        (1, 40, R(1, 10**5), R(1, 10**7)),
+        (sympy.log(3), 10, R(1, 10**3), 0),  # an irrational eps0 (enclosed, not rounded)
+    ],
+)
 def test_epsilon_bounds_enclose_the_oracle(eps0, k, delta, delta0) -> None:
     lo, hi = binomial.binomial_epsilon_bounds(eps0, k, delta, delta0)
     with mpmath.workdps(80):
         e = mpmath.mpf(sympy.N(eps0, 90))
-        exact = _oracle_epsilon(e, k, mpmath.mpf(sympy.N(delta, 90)),
-                                mpmath.mpf(sympy.N(delta0, 90)))
+        exact = _oracle_epsilon(
+            e, k, mpmath.mpf(sympy.N(delta, 90)), mpmath.mpf(sympy.N(delta0, 90))
+        )
         assert mpmath.mpf(lo) <= exact <= mpmath.mpf(hi)
     assert hi - lo <= 1e-12 * max(1.0, hi)
 
@@ -98,8 +101,7 @@ def test_edges() -> None:
     # delta above the profile at 0: epsilon 0
     assert binomial.binomial_epsilon_bounds(R(1, 10), 4, R(1, 2)) == (0.0, 0.0)
     # delta below the mass revealed by delta0: no finite epsilon
-    assert binomial.binomial_epsilon_bounds(1, 10, R(1, 10**6), R(1, 10**5)) == (math.inf,
-                                                                                 math.inf)
+    assert binomial.binomial_epsilon_bounds(1, 10, R(1, 10**6), R(1, 10**5)) == (math.inf, math.inf)
     # one copy: the closed form log((p - delta) / (1 - p))
     lo, hi = binomial.binomial_epsilon_bounds(1, 1, R(1, 10))
     with mpmath.workdps(50):

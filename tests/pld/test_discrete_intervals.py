@@ -17,20 +17,24 @@ def _profile(weight, d: int, eps: float, reach: int) -> mpmath.mpf:
         return mpmath.fsum(max(mpmath.mpf(0), (weight(x) - e * weight(x - d)) / z) for x in xs)
 
 
-@pytest.mark.parametrize(("kind", "param", "d"), [("laplace", 3.0, 1), ("laplace", 2.5, 3),
-                                                  ("gaussian", 1.5, 1), ("gaussian", 4.0, 2)])
+@pytest.mark.parametrize(
+    ("kind", "param", "d"),
+    [("laplace", 3.0, 1), ("laplace", 2.5, 3), ("gaussian", 1.5, 1), ("gaussian", 4.0, 2)],
+)
 def test_single_step_profile_is_enclosed(kind: str, param: float, d: int) -> None:
     if kind == "laplace":
         pair = pld.discrete_laplace(param, d, value_discretization=1e-3)
 
         def weight(x):
             return mpmath.e ** (-abs(x) / mpmath.mpf(param))
+
         reach = int(60 * param * 3) + d
     else:
         pair = pld.discrete_gaussian(param, d, value_discretization=1e-3)
 
         def weight(x):
-            return mpmath.e ** (-mpmath.mpf(x) ** 2 / (2 * mpmath.mpf(param) ** 2))
+            return mpmath.e ** (-(mpmath.mpf(x) ** 2) / (2 * mpmath.mpf(param) ** 2))
+
         reach = int(30 * param) + d
     for eps in (0.0, 0.2, 0.5, 1.0):
         lo, hi = pair.delta_bounds(eps)

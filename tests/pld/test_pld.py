@@ -42,20 +42,26 @@ def test_laplace_target_against_dp_accounting() -> None:
 
 
 def test_randomized_response_exact_on_its_lattice() -> None:
-    lo, hi = pld.randomized_response(1.0, value_discretization=1.0).self_compose(100) \
+    lo, hi = (
+        pld.randomized_response(1.0, value_discretization=1.0)
+        .self_compose(100)
         .epsilon_bounds(1e-6)
+    )
     assert hi >= 83.5307 and hi <= 83.5307 * 1.0005
     assert lo >= 83.5307 * 0.999 or lo == 0.0
 
 
-@pytest.mark.parametrize("build", [
-    lambda: pld.laplace(2.0),
-    lambda: pld.gaussian(2.0, sampling_probability=0.1),
-    lambda: pld.randomized_response(0.5, 3),
-    lambda: pld.generic(0.3, 1e-7, sampling_probability=0.2),
-    lambda: pld.discrete_laplace(3.0),
-    lambda: pld.discrete_gaussian(2.0),
-])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: pld.laplace(2.0),
+        lambda: pld.gaussian(2.0, sampling_probability=0.1),
+        lambda: pld.randomized_response(0.5, 3),
+        lambda: pld.generic(0.3, 1e-7, sampling_probability=0.2),
+        lambda: pld.discrete_laplace(3.0),
+        lambda: pld.discrete_gaussian(2.0),
+    ],
+)
 def test_k_at_once_equals_k_times(build) -> None:
     """Composing k copies at once agrees with composing one copy k times (a peer bug)."""
     base = build()
@@ -88,8 +94,11 @@ def test_generic_upper_at_least_exact_at_least_lower(eps: float, k: int, delta: 
 @given(sigma=st.floats(0.7, 4.0), q=st.floats(0.01, 1.0))
 def test_monotone_in_noise_and_rate(sigma: float, q: float) -> None:
     def bounds(s: float, rate: float) -> tuple[float, float]:
-        return pld.gaussian(s, sampling_probability=rate, value_discretization=1e-3) \
-            .self_compose(10).epsilon_bounds(1e-5)
+        return (
+            pld.gaussian(s, sampling_probability=rate, value_discretization=1e-3)
+            .self_compose(10)
+            .epsilon_bounds(1e-5)
+        )
 
     a, b, c = bounds(sigma, q), bounds(sigma * 1.2, q), bounds(sigma, q / 2)
     assert b[1] <= a[1] + 1e-9 and c[1] <= a[1] + 1e-9
@@ -136,10 +145,13 @@ def test_fft_error_bound_covers_observed_error() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sigma,q,steps,delta,target", [
-    (1.1, 256 / 60000, 14062, 1e-5, 2.3816),
-    (0.8, 0.01, 10000, 1e-6, 11.1832),
-])
+@pytest.mark.parametrize(
+    "sigma,q,steps,delta,target",
+    [
+        (1.1, 256 / 60000, 14062, 1e-5, 2.3816),
+        (0.8, 0.01, 10000, 1e-6, 11.1832),
+    ],
+)
 def test_dp_sgd_targets(sigma: float, q: float, steps: int, delta: float, target: float) -> None:
     lo, hi = pld.gaussian(sigma, sampling_probability=q).self_compose(steps).epsilon_bounds(delta)
     assert target * 0.99995 <= hi <= target * 1.0005
@@ -152,9 +164,11 @@ def test_dp_sgd_against_dp_accounting() -> None:
     from dp_accounting.pld import pld_privacy_accountant
 
     acc = pld_privacy_accountant.PLDAccountant()
-    acc.compose(dp_accounting.PoissonSampledDpEvent(
-        256 / 60000, dp_accounting.GaussianDpEvent(1.1)), 14062)
+    acc.compose(
+        dp_accounting.PoissonSampledDpEvent(256 / 60000, dp_accounting.GaussianDpEvent(1.1)), 14062
+    )
     peer = acc.get_epsilon(1e-5)
-    lo, hi = pld.gaussian(1.1, sampling_probability=256 / 60000).self_compose(14062) \
-        .epsilon_bounds(1e-5)
+    lo, hi = (
+        pld.gaussian(1.1, sampling_probability=256 / 60000).self_compose(14062).epsilon_bounds(1e-5)
+    )
     assert lo <= peer * 1.0005 and hi >= peer * 0.9995

@@ -72,14 +72,13 @@ def _subsampled_gaussian_exact(sigma: float, q: float, eps: float, direction: st
         arg = (mpmath.exp(-e) - (1 - q)) / q
         if arg <= 0:
             return 0.0
-        x = -s**2 * mpmath.log(arg) - mpmath.mpf(1) / 2
+        x = -(s**2) * mpmath.log(arg) - mpmath.mpf(1) / 2
         p = mpmath.ncdf(-x / s)
         qq = (1 - q) * mpmath.ncdf(-x / s) + q * mpmath.ncdf((-1 - x) / s)
     return p - mpmath.exp(e) * qq
 
 
-@pytest.mark.parametrize(("sigma", "q"), [(1.1, 256 / 60000), (0.8, 0.01), (2.0, 1.0),
-                                          (0.5, 0.3)])
+@pytest.mark.parametrize(("sigma", "q"), [(1.1, 256 / 60000), (0.8, 0.01), (2.0, 1.0), (0.5, 0.3)])
 def test_subsampled_gaussian_profile_is_enclosed(sigma: float, q: float) -> None:
     d = pld.gaussian(sigma, sampling_probability=q)
     for direction, dist in (("remove", d.remove), ("add", d.add)):

@@ -12,18 +12,25 @@ from mechanisms.catalogue import LaplaceCount, RandomizedResponse
 QUICK = 20_000
 
 
-def quick_target(mechanism: object, name: str, expect: str = "private",
-                 epsilon: float | None = None) -> Target:
+def quick_target(
+    mechanism: object, name: str, expect: str = "private", epsilon: float | None = None
+) -> Target:
     """A target around a catalogue mechanism object, audited with few samples."""
     from mechanisms.report_targets import _declared_plan
 
     pairs = tuple(mechanism.pairs)  # type: ignore[attr-defined]
-    return Target(name=name, title=name, group="test",
-                  epsilon=float(epsilon if epsilon is not None
-                                else mechanism.epsilon),  # type: ignore[attr-defined]
-                  plan=_declared_plan(mechanism), mechanism=lambda: mechanism,
-                  pairs=lambda: pairs, samples=QUICK, expect=expect,
-                  source=f"{type(mechanism).__module__}:{type(mechanism).__qualname__}")
+    return Target(
+        name=name,
+        title=name,
+        group="test",
+        epsilon=float(epsilon if epsilon is not None else mechanism.epsilon),  # type: ignore[attr-defined]
+        plan=_declared_plan(mechanism),
+        mechanism=lambda: mechanism,
+        pairs=lambda: pairs,
+        samples=QUICK,
+        expect=expect,
+        source=f"{type(mechanism).__module__}:{type(mechanism).__qualname__}",
+    )
 
 
 @pytest.fixture

@@ -13,10 +13,8 @@ from dpaudit.report.verdict import down, up, verdict
 def test_plan_tree_shows_combinators_and_leaves() -> None:
     plan = ev.Composed([ev.SelfComposed(ev.Laplace(2), 3), ev.Exponential(1)])
     assert plan_tree(plan) == (
-        "Composed()\n"
-        "|- SelfComposed(count=3)\n"
-        "|  `- Laplace(2)\n"
-        "`- Exponential(1)")
+        "Composed()\n|- SelfComposed(count=3)\n|  `- Laplace(2)\n`- Exponential(1)"
+    )
 
 
 def test_describe_is_cheap_and_complete(laplace_target: Target) -> None:
@@ -39,8 +37,7 @@ def test_collect_correct_mechanism_is_consistent(laplace_target: Target) -> None
     assert "wall_time" not in a  # reports depend on inputs and seed only
     assert [p["samples"] for p in a["growth"]][-1] == laplace_target.samples
     assert r["verdict"]["kind"] == "consistent" and not r["verdict"]["finding"]
-    assert r["curve"]["points"][0] == {"delta": 0.0, "epsilon_upper": 1.0,
-                                       "epsilon_lower": None}
+    assert r["curve"]["points"][0] == {"delta": 0.0, "epsilon_upper": 1.0, "epsilon_lower": None}
     json.dumps(r, allow_nan=False)  # JSON-ready
 
 
@@ -67,8 +64,13 @@ def test_verdict_flags_unexpected_outcomes(broken_target: Target) -> None:
 
 
 def test_unaudited_target_reports_accountant_and_verifier() -> None:
-    t = Target(name="test/plan-only", title="plan only", group="test", epsilon=0.5,
-               plan=ev.SelfComposed(ev.Laplace(4), 2))
+    t = Target(
+        name="test/plan-only",
+        title="plan only",
+        group="test",
+        epsilon=0.5,
+        plan=ev.SelfComposed(ev.Laplace(4), 2),
+    )
     r = collect(t)
     assert r["audit"] is None and r["verdict"]["kind"] == "not audited"
     assert r["guarantee"]["epsilon_upper"] == 0.5
@@ -87,8 +89,7 @@ def test_certified_curve_lies_below_the_event_bound() -> None:
     pts = _certified_curve(0.5, 0.1)
     assert pts and pts[0]["epsilon"] == 0.0
     assert all(0 < p["delta_lower"] <= 0.5 - 0.1 for p in pts)
-    assert [p["delta_lower"] for p in pts] == sorted((p["delta_lower"] for p in pts),
-                                                     reverse=True)
+    assert [p["delta_lower"] for p in pts] == sorted((p["delta_lower"] for p in pts), reverse=True)
     assert _certified_curve(0.1, 0.2) == []
 
 

@@ -32,7 +32,7 @@ HOSTILE = [
     "1. item",
     "&lt;b&gt; &amp; \\ back\\slash\\",
     "<img src=x onerror=alert(1)>",
-    'quote " and \' apostrophe',
+    "quote \" and ' apostrophe",
     "line one\nline two\r\n<b>three</b>",
     "```\nfence\n```",
 ]

@@ -13,15 +13,22 @@ from dpaudit.report import Target, check_up_to_date, generate
 
 
 def test_generate_markdown_with_index_plots_and_manifest(
-        tmp_path: Path, laplace_target: Target, broken_target: Target) -> None:
+    tmp_path: Path, laplace_target: Target, broken_target: Target
+) -> None:
     reports = generate([laplace_target, broken_target], tmp_path, seed=5, progress=False)
     assert [r["verdict"]["kind"] for r in reports] == ["consistent", "violation"]
     index = (tmp_path / "index.md").read_text()
     assert "[test/laplace](test--laplace.md)" in index
     assert "VIOLATION" in index and "No unexpected finding" in index
     page = (tmp_path / "test--broken.md").read_text()
-    for heading in ("## Claim", "## Declared plan", "## Accountant's guarantee",
-                    "## Verification of the claim", "## Audit of the code", "## Plots"):
+    for heading in (
+        "## Claim",
+        "## Declared plan",
+        "## Accountant's guarantee",
+        "## Verification of the claim",
+        "## Audit of the code",
+        "## Plots",
+    ):
         assert heading in page
     assert "(rounded down, confidence 95%)" in page and "upper bound, rounded up" in page
     assert (tmp_path / "plots" / "test--broken-curve.png").read_bytes()[:4] == b"\x89PNG"
@@ -29,33 +36,38 @@ def test_generate_markdown_with_index_plots_and_manifest(
     assert check_up_to_date(tmp_path, [laplace_target, broken_target]) == []
 
 
-def test_generation_is_byte_identical_under_the_seed(tmp_path: Path,
-                                                     rr_target: Target) -> None:
+def test_generation_is_byte_identical_under_the_seed(tmp_path: Path, rr_target: Target) -> None:
     generate([rr_target], tmp_path / "a", seed=3, progress=False, command="x")
     generate([rr_target], tmp_path / "b", seed=3, progress=False, command="x")
     for f in sorted((tmp_path / "a").rglob("*")):
         if f.is_file():
-            assert f.read_bytes() == (tmp_path / "b" / f.relative_to(tmp_path / "a")
-                                      ).read_bytes(), f.name
+            assert (
+                f.read_bytes() == (tmp_path / "b" / f.relative_to(tmp_path / "a")).read_bytes()
+            ), f.name
 
 
 def test_check_finds_edits_stale_inputs_and_missing_reports(
-        tmp_path: Path, rr_target: Target, laplace_target: Target) -> None:
+    tmp_path: Path, rr_target: Target, laplace_target: Target
+) -> None:
     generate([rr_target], tmp_path, seed=3, progress=False, audit=False)
     assert check_up_to_date(tmp_path, [rr_target]) == []
     page = tmp_path / "test--rr.md"
     page.write_text(page.read_text() + "\nedited\n")
     assert check_up_to_date(tmp_path, [rr_target]) == [
-        "test/rr: test--rr.md was edited after generation"]
+        "test/rr: test--rr.md was edited after generation"
+    ]
     generate([rr_target], tmp_path, seed=3, progress=False, audit=False)
     import dataclasses
+
     changed = dataclasses.replace(rr_target, samples=rr_target.samples + 1)
     assert check_up_to_date(tmp_path, [changed]) == [
         "test/rr: its target changed",
-        "test/rr: its inputs changed (code audited, plan, claim, seed or samples)"]
+        "test/rr: its inputs changed (code audited, plan, claim, seed or samples)",
+    ]
     assert "test/laplace: no report" in check_up_to_date(tmp_path, [rr_target, laplace_target])
     assert check_up_to_date(tmp_path / "nowhere")[0].endswith(
-        "regenerate with `dpaudit report all --out reports --seed 2024`")
+        "regenerate with `dpaudit report all --out reports --seed 2024`"
+    )
 
 
 def test_html_report_is_standalone_and_escaped(tmp_path: Path, broken_target: Target) -> None:
@@ -64,11 +76,12 @@ def test_html_report_is_standalone_and_escaped(tmp_path: Path, broken_target: Ta
     assert page.startswith("<!DOCTYPE html>") and "<script" not in page
     assert 'class="verdict violation"' in page
     assert '<img src="data:image/png;base64,' in page  # embedded: test_html_standalone.py
-    assert "<a href=\"test--broken.html\">" in (tmp_path / "index.html").read_text()
+    assert '<a href="test--broken.html">' in (tmp_path / "index.html").read_text()
 
 
 def _write_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "my_mechs.py").write_text(textwrap.dedent("""
+    (tmp_path / "my_mechs.py").write_text(
+        textwrap.dedent("""
         import numpy as np
         from dpaudit.audit import NeighbouringPair
 
@@ -85,12 +98,14 @@ def _write_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
         GOOD = NoisyCount(1.0, 1.0)
         LEAKY = NoisyCount(0.25, 1.0)
-    """))
+    """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
 
 
-def test_cli_exit_codes_and_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_exit_codes_and_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     _write_module(tmp_path, monkeypatch)
     out = tmp_path / "out"
     assert main(["report", "my_mechs:GOOD", "--out", str(out), "--json", "--seed", "1"]) == 0
@@ -111,10 +126,17 @@ def test_cli_bad_input_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--out DIR is required" in capsys.readouterr().err
 
 
-def test_regenerating_one_target_keeps_the_others(tmp_path: Path, rr_target: Target,
-                                                  laplace_target: Target) -> None:
-    generate([rr_target, laplace_target], tmp_path, seed=3, progress=False, audit=False,
-             command="the command")
+def test_regenerating_one_target_keeps_the_others(
+    tmp_path: Path, rr_target: Target, laplace_target: Target
+) -> None:
+    generate(
+        [rr_target, laplace_target],
+        tmp_path,
+        seed=3,
+        progress=False,
+        audit=False,
+        command="the command",
+    )
     generate([laplace_target], tmp_path, seed=3, progress=False, audit=False)
     index = (tmp_path / "index.md").read_text()
     assert "test--rr.md" in index and "test--laplace.md" in index and "the command" in index

@@ -22,8 +22,10 @@ BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 BROWSER = next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
 
 pytestmark = pytest.mark.skipif(
-    BROWSER is None, reason="no headless browser: install Debian's chromium "
-                            "(apt-get install -y chromium) to check that HTML reports render")
+    BROWSER is None,
+    reason="no headless browser: install Debian's chromium "
+    "(apt-get install -y chromium) to check that HTML reports render",
+)
 
 PROBE = """<script>
 window.addEventListener('load', () => {
@@ -43,12 +45,26 @@ window.addEventListener('load', () => {
 
 def _render(page: Path) -> str:
     probe = page.with_name("probe-" + page.name)
-    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"),
-                     encoding="utf-8")
+    probe.write_text(
+        page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8"
+    )
     done = subprocess.run(
-        [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
-         "--allow-file-access-from-files", "--virtual-time-budget=5000", "--dump-dom",
-         probe.as_uri()], capture_output=True, text=True, timeout=120, check=False)
+        [
+            BROWSER,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--window-size=1280,900",
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            probe.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     found = re.search(r'<div id="probe">([^<]*)</div>', done.stdout)
     assert found, f"the browser did not run the page: {done.stderr[-500:]}"
     return found.group(1)

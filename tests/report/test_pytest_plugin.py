@@ -12,7 +12,7 @@ from mechanisms.catalogue import LaplaceCount
 
 pytest_plugins = ["pytester"]
 
-USER_SUITE = '''
+USER_SUITE = """
 import numpy as np
 import sympy
 import dpaudit.events as ev
@@ -44,7 +44,7 @@ def test_symbolic_claim():
     k = sympy.Symbol("k", positive=True, integer=True)
     assert_claim_verified(plan=ev.SelfComposed(ev.Laplace(k / eps), k), epsilon=eps,
                           domain="eps > 0, k >= 1 integer")
-'''
+"""
 
 
 def test_plugin_in_a_user_suite(pytester: pytest.Pytester) -> None:

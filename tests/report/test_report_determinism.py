@@ -47,24 +47,34 @@ def test_curve_lists_every_delta_without_a_bound() -> None:
 
 def test_curve_of_label_flipped_stable_learner_is_complete() -> None:
     # 003 Corollary 1's instance: these points used to time out (> 20 s CPU each)
-    plan = LabelFlipped(SubsampledCandidates(Exponential("3/400", relation=R), 1, 134),
-                        "1/20")
+    plan = LabelFlipped(SubsampledCandidates(Exponential("3/400", relation=R), 1, 134), "1/20")
     curve = _curve(plan)
     assert [p["delta"] for p in curve["points"]] == [0.0, *CURVE_DELTAS]
     assert curve["unbounded"] == [] and curve["failures"] == []
     for p in curve["points"]:
-        assert p["epsilon_upper"] >= Accountant().guarantee(
-            plan, sympy.Rational(0) if p["delta"] == 0 else p["delta"]).epsilon_upper
+        assert (
+            p["epsilon_upper"]
+            >= Accountant()
+            .guarantee(plan, sympy.Rational(0) if p["delta"] == 0 else p["delta"])
+            .epsilon_upper
+        )
 
 
 def test_unbounded_points_are_rendered() -> None:
-    curve = {"points": [], "failures": [], "unbounded": [
-        {"delta": 0.0, "reason": "no pure-DP guarantee (delta = 0)"},
-        {"delta": 1e-12, "reason": "no guarantee at this delta"},
-        {"delta": 0.1, "reason": "no guarantee at this delta"}]}
+    curve = {
+        "points": [],
+        "failures": [],
+        "unbounded": [
+            {"delta": 0.0, "reason": "no pure-DP guarantee (delta = 0)"},
+            {"delta": 1e-12, "reason": "no guarantee at this delta"},
+            {"delta": 0.1, "reason": "no guarantee at this delta"},
+        ],
+    }
     text = to_markdown(_curve_gaps(curve))
-    assert ("no bound at delta = 0 (no pure-DP guarantee (delta = 0)); 1e-12, 0.1 "
-            "(no guarantee at this delta)") in text
+    assert (
+        "no bound at delta = 0 (no pure-DP guarantee (delta = 0)); 1e-12, 0.1 "
+        "(no guarantee at this delta)"
+    ) in text
     assert _curve_gaps({"points": [], "failures": [], "unbounded": []}) == []
 
 
@@ -86,8 +96,10 @@ def test_expected_exclusions_are_summarised_informative_ones_kept() -> None:
 
 def test_cpu_safety_net_stops_a_runaway_point() -> None:
     start = time.process_time()
-    with pytest.raises(CurveTooSlowError, match=r"more than 0\.2 s of CPU"), \
-            _cpu_safety_net(0.2, "test point"):
+    with (
+        pytest.raises(CurveTooSlowError, match=r"more than 0\.2 s of CPU"),
+        _cpu_safety_net(0.2, "test point"),
+    ):
         while time.process_time() - start < 30:
             pass
     assert time.process_time() - start < 10
@@ -105,8 +117,14 @@ _GENERATE = textwrap.dedent("""
 #: Targets covering a PLD curve, a stability curve with unbounded points, label flipping,
 #: an exponential-mechanism audit, a broken mechanism's audit, and claim verifications by
 #: branch-and-bound (003/lemma-7) and by relaxation (000/theorem-3).
-_TARGETS = ("000/theorem-3", "001/margin-selection", "003/lemma-7", "003/corollary-1",
-            "catalogue/laplace-count", "broken/broken-laplace-too-little-noise")
+_TARGETS = (
+    "000/theorem-3",
+    "001/margin-selection",
+    "003/lemma-7",
+    "003/corollary-1",
+    "catalogue/laplace-count",
+    "broken/broken-laplace-too-little-noise",
+)
 
 
 def _generate(run: Path, hash_seed: str) -> Path:
@@ -114,8 +132,13 @@ def _generate(run: Path, hash_seed: str) -> Path:
     manifest name the output directory)."""
     run.mkdir()
     env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(ROOT)}
-    subprocess.run([sys.executable, "-c", _GENERATE, "reports", ",".join(_TARGETS)],
-                   check=True, env=env, cwd=run, timeout=1800)
+    subprocess.run(
+        [sys.executable, "-c", _GENERATE, "reports", ",".join(_TARGETS)],
+        check=True,
+        env=env,
+        cwd=run,
+        timeout=1800,
+    )
     return run / "reports"
 
 

@@ -37,9 +37,18 @@ def test_upper_is_never_below_and_lower_never_above(x: float) -> None:
 
 def test_keys_choose_the_direction() -> None:
     x = 0.12345678915  # the 11th digit decides the 10-digit rounding
-    out = for_people({"epsilon_upper": x, "epsilon_lower": x, "epsilon_estimate": x,
-                      "audit": {"p_denominator_upper": [x], "delta_lower": (x,)},
-                      "samples": 10, "name": "a", "ok": True, "none": None})
+    out = for_people(
+        {
+            "epsilon_upper": x,
+            "epsilon_lower": x,
+            "epsilon_estimate": x,
+            "audit": {"p_denominator_upper": [x], "delta_lower": (x,)},
+            "samples": 10,
+            "name": "a",
+            "ok": True,
+            "none": None,
+        }
+    )
     assert out["epsilon_upper"] >= x >= out["epsilon_lower"]
     assert out["epsilon_upper"] > out["epsilon_lower"]
     assert out["audit"]["p_denominator_upper"][0] >= x >= out["audit"]["delta_lower"][0]
@@ -53,11 +62,14 @@ def test_non_finite_and_zero_pass_through() -> None:
     assert math.isnan(round_significant(math.nan))
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"direction": "sideways"}, "direction must be one of"),
-    ({"digits": 0}, r"digits must be an integer >= 1, got 0"),
-    ({"digits": True}, r"digits must be an integer >= 1, got True"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"direction": "sideways"}, "direction must be one of"),
+        ({"digits": 0}, r"digits must be an integer >= 1, got 0"),
+        ({"digits": True}, r"digits must be an integer >= 1, got True"),
+    ],
+)
 def test_bad_arguments_are_refused(kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         round_significant(1.0, **kwargs)

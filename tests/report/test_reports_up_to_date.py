@@ -29,16 +29,24 @@ REPORTS = Path(__file__).resolve().parents[2] / "reports"
 def test_committed_reports_are_up_to_date() -> None:
     load_targets()
     problems = check_up_to_date(REPORTS)
-    assert not problems, (f"reports/ is stale; regenerate with `{REGENERATE_COMMAND}`:\n"
-                          + "\n".join(problems))
+    assert not problems, (
+        f"reports/ is stale; regenerate with `{REGENERATE_COMMAND}`:\n" + "\n".join(problems)
+    )
 
 
 @pytest.mark.slow
 def test_full_regeneration_matches_the_committed_reports(tmp_path: Path) -> None:
     load_targets()
-    generate(list(TARGETS.values()), tmp_path, seed=REPORTS_SEED, progress=False,
-             command=REGENERATE_COMMAND)
-    differ = [p.name for p in sorted(tmp_path.glob("*.*"))
-              if p.suffix in (".md", ".json")
-              and (REPORTS / p.name).read_bytes() != p.read_bytes()]
+    generate(
+        list(TARGETS.values()),
+        tmp_path,
+        seed=REPORTS_SEED,
+        progress=False,
+        command=REGENERATE_COMMAND,
+    )
+    differ = [
+        p.name
+        for p in sorted(tmp_path.glob("*.*"))
+        if p.suffix in (".md", ".json") and (REPORTS / p.name).read_bytes() != p.read_bytes()
+    ]
     assert not differ, f"regenerated reports differ: {differ}"

@@ -56,10 +56,22 @@ def test_every_claim_is_audited_or_states_why(key: str) -> None:
 #: The claims of the five source documents at the time the audits were wired (a claim
 #: registered later without an auditable form is reported with :data:`NO_FORM_YET`).
 SOURCE_CLAIMS = (
-    "000/theorem-3", "000/theorem-5", "001/label-dp", "001/margin-selection",
-    "001/theorem-3.1", "001/theorem-3.2", "001/theorem-5.1", "002/exponential-mechanism",
-    "002/private-pac-learner", "003/corollary-1", "003/lemma-5", "003/lemma-7",
-    "004/lemma-a1", "004/lemma-a1-small-lambda", "004/theorem-3.5", "004/theorem-4.4",
+    "000/theorem-3",
+    "000/theorem-5",
+    "001/label-dp",
+    "001/margin-selection",
+    "001/theorem-3.1",
+    "001/theorem-3.2",
+    "001/theorem-5.1",
+    "002/exponential-mechanism",
+    "002/private-pac-learner",
+    "003/corollary-1",
+    "003/lemma-5",
+    "003/lemma-7",
+    "004/lemma-a1",
+    "004/lemma-a1-small-lambda",
+    "004/theorem-3.5",
+    "004/theorem-4.4",
 )
 
 
@@ -86,14 +98,22 @@ def test_audit_lower_bound_below_accountant_upper_bound(key: str) -> None:
     instance (and no violation of the claim, except for a claim known to be false: there
     the audit is still bounded by the accountant's corrected bound)."""
     t = _target(key)
-    g = Accountant().guarantee(target_plan(t),
-                               sympy.nsimplify(t.delta) if t.delta else None)
+    g = Accountant().guarantee(target_plan(t), sympy.nsimplify(t.delta) if t.delta else None)
     samples = min(t.samples, SANDWICH_SAMPLES)
-    result = audit(t.mechanism(), pairs=list(t.pairs()), epsilon=t.epsilon, delta=t.delta,
-                   samples=samples, confidence=AUDIT_CONFIDENCE,
-                   seed=target_seed(2024, t), progress=False)
-    print(f"{key}: audit lower {result.epsilon_lower:.4f} <= upper {g.epsilon_upper:.4f} "
-          f"({samples} samples)")
+    result = audit(
+        t.mechanism(),
+        pairs=list(t.pairs()),
+        epsilon=t.epsilon,
+        delta=t.delta,
+        samples=samples,
+        confidence=AUDIT_CONFIDENCE,
+        seed=target_seed(2024, t),
+        progress=False,
+    )
+    print(
+        f"{key}: audit lower {result.epsilon_lower:.4f} <= upper {g.epsilon_upper:.4f} "
+        f"({samples} samples)"
+    )
     assert result.epsilon_lower <= g.epsilon_upper
     if t.expect == "private":
         assert not result.violation
@@ -107,16 +127,23 @@ def test_sandwich_catches_a_mechanism_spending_more_than_its_plan() -> None:
     declared = SubsampledResponse(1, 10).plan(100)
     upper = Accountant().guarantee(declared).epsilon_upper
     broken = SubsampledResponse(3, 10)
-    result = audit(broken, *broken.pair(100), epsilon=0.2, samples=SANDWICH_SAMPLES, seed=1,
-                   progress=False)
+    result = audit(
+        broken, *broken.pair(100), epsilon=0.2, samples=SANDWICH_SAMPLES, seed=1, progress=False
+    )
     assert result.epsilon_lower > upper and result.violation
 
 
 def test_a_stated_reason_is_rendered_in_report_and_verdict() -> None:
     reason = "a pure stability statement: the algorithm releases nothing to audit"
-    t = Target(name="test/unaudited", title="unaudited", group="test", epsilon=1.0,
-               claim="002/exponential-mechanism",
-               parameters=CLAIM_INSTANCES["002/exponential-mechanism"], not_audited=reason)
+    t = Target(
+        name="test/unaudited",
+        title="unaudited",
+        group="test",
+        epsilon=1.0,
+        claim="002/exponential-mechanism",
+        parameters=CLAIM_INSTANCES["002/exponential-mechanism"],
+        not_audited=reason,
+    )
     report = collect(t, 0)
     assert report["audit"] is None and report["verdict"]["kind"] == "not audited"
     assert report["verdict"]["line"].startswith(f"not audited: {reason}")
@@ -127,8 +154,14 @@ def test_a_stated_reason_is_rendered_in_report_and_verdict() -> None:
 
 def test_a_reason_with_a_mechanism_is_refused() -> None:
     with pytest.raises(ValueError, match=r"not_audited \(a reason .*\) must be empty"):
-        Target(name="test/both", title="both", group="test", epsilon=1.0,
-               mechanism=lambda: (lambda d, rng: 0), not_audited="why")
+        Target(
+            name="test/both",
+            title="both",
+            group="test",
+            epsilon=1.0,
+            mechanism=lambda: lambda d, rng: 0,
+            not_audited="why",
+        )
 
 
 @pytest.mark.parametrize("sampling", ["uniform", "poisson"])
@@ -150,8 +183,9 @@ def test_vectorised_noisy_sgd_is_the_single_run_code(sampling: str) -> None:
     assert len({tuple(w) for w in many}) == 50  # independent runs, not copies
 
 
-@pytest.mark.parametrize("key", ["001/margin-selection", "003/lemma-7", "003/corollary-1",
-                                 "003/lemma-5"])
+@pytest.mark.parametrize(
+    "key", ["001/margin-selection", "003/lemma-7", "003/corollary-1", "003/lemma-5"]
+)
 def test_batched_form_matches_single_runs(key: str) -> None:
     """The vectorised ``.batch`` of the new auditable forms draws from the same law as single
     runs: the frequency of the batch's most common output (of P[output >= batch median] for

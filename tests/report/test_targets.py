@@ -42,7 +42,8 @@ def test_builtin_targets_cover_catalogue_broken_and_every_claim() -> None:
 def test_resolve_by_name_group_glob_and_order() -> None:
     load_targets()
     assert [t.name for t in resolve_targets(["catalogue/laplace-count"])] == [
-        "catalogue/laplace-count"]
+        "catalogue/laplace-count"
+    ]
     assert {t.group for t in resolve_targets(["broken"])} == {"broken"}
     names = [t.name for t in resolve_targets(["catalogue/laplace-*", "catalogue/laplace-count"])]
     assert names == ["catalogue/laplace-count", "catalogue/laplace-histogram"]

@@ -62,7 +62,6 @@ def test_hundred_exponential_mechanisms_bracket() -> None:
     assert 2.2460 <= lower <= upper <= 2.2560
     assert upper - lower <= 0.005
     # sides computed separately agree with both at once
-    assert bounded_range.bounded_range_composition_bounds(0.1, 100, 1e-6,
-                                                          sides="upper")[1] == upper
+    assert bounded_range.bounded_range_composition_bounds(0.1, 100, 1e-6, sides="upper")[1] == upper
     with pytest.raises(ValueError, match="sides must be"):
         bounded_range.bounded_range_composition_bounds(0.1, 2, 1e-6, sides="middle")

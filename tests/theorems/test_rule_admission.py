@@ -49,34 +49,50 @@ def _representatives() -> list[tuple[ev.Event, sympy.Expr | None]]:
     g = ev.Gaussian(2)
     em = ev.Exponential(R(1, 10), relation=RO)
     return [
-        (ev.Laplace(1), None), (ev.DiscreteLaplace(2), R(1, 10**6)),
-        (ev.Gaussian(3), R(1, 10**6)), (ev.DiscreteGaussian(3), R(1, 10**6)),
-        (ev.Exponential(R(1, 2)), R(1, 10**6)), (ev.RandomizedResponse(1, categories=3), 0),
+        (ev.Laplace(1), None),
+        (ev.DiscreteLaplace(2), R(1, 10**6)),
+        (ev.Gaussian(3), R(1, 10**6)),
+        (ev.DiscreteGaussian(3), R(1, 10**6)),
+        (ev.Exponential(R(1, 2)), R(1, 10**6)),
+        (ev.RandomizedResponse(1, categories=3), 0),
         (ev.SelfComposed(ev.RandomizedResponse(1), 3), R(1, 10**6)),
-        (ev.ReportNoisyMax(R(1, 2)), None), (ev.AboveThreshold(1, cutoff=2), None),
-        (ev.PureDP(R(1, 2)), R(1, 10**6)), (ev.ApproxDP(R(1, 2), R(1, 10**8)), R(1, 10**6)),
+        (ev.ReportNoisyMax(R(1, 2)), None),
+        (ev.AboveThreshold(1, cutoff=2), None),
+        (ev.PureDP(R(1, 2)), R(1, 10**6)),
+        (ev.ApproxDP(R(1, 2), R(1, 10**8)), R(1, 10**6)),
         (ev.ZCDP(R(1, 10)), R(1, 10**6)),
         (ev.Composed([ev.Laplace(1), g, ev.ApproxDP(R(1, 10), R(1, 10**9))]), R(1, 10**5)),
         (ev.Composed([ev.Exponential(R(1, 5))] * 3), R(1, 10**5)),
         (ev.SelfComposed(ev.Exponential(R(1, 5)), 4), R(1, 10**5)),
         (ev.SelfComposed(ev.ApproxDP(R(1, 10), R(1, 10**9)), 5), R(1, 10**5)),
-        (ev.SelfComposed(g, 3), R(1, 10**5)), (ev.SelfComposed(ev.Laplace(10), 30), R(1, 10**6)),
+        (ev.SelfComposed(g, 3), R(1, 10**5)),
+        (ev.SelfComposed(ev.Laplace(10), 30), R(1, 10**6)),
         (ev.Parallel([ev.Laplace(1), ev.Laplace(2)]), None),
         (ev.Parallel([ev.ApproxDP(R(1, 10), R(1, 10**9)), g]), R(1, 10**5)),
         (ev.PostProcessed(g), R(1, 10**5)),
-        (ev.Group(ev.Laplace(2), 2), None), (ev.Group(g, 2), R(1, 10**5)),
+        (ev.Group(ev.Laplace(2), 2), None),
+        (ev.Group(g, 2), R(1, 10**5)),
         (ev.SelfComposed(ev.PoissonSampled(g, R(1, 100)), 10), R(1, 10**5)),
         (ev.PoissonSampled(ev.Laplace(1), R(1, 10)), R(1, 10**5)),
         (ev.SampledWithoutReplacement(ev.Gaussian(2, relation=RO), 10, 100), R(1, 10**5)),
         (ev.SampledWithoutReplacement(ev.PureDP(R(1, 2), relation=RO), 10, 100), None),
-        (EMCover(R(1, 10), rounds=20), R(1, 10**6)), (EMCover(R(1, 10)), R(1, 10**6)),
+        (EMCover(R(1, 10), rounds=20), R(1, 10**6)),
+        (EMCover(R(1, 10)), R(1, 10**6)),
         (UniformlyStable(R(1, 100)), None),
         (SubsampledCandidates(em, sample=10, population=1000), None),
         (LabelFlipped(UniformlyStable(R(1, 100)), flip=R(1, 10)), None),
         (LabelFlipped(ev.PureDP(5, relation=RO), flip=R(2, 5)), None),
-        (RelabeledSubsampleSelection(em, ev.PureDP(R(1, 10), relation=RO), sample=10,
-                                     population=10000, vc_dimension=2, net_radius=R(1, 10)),
-         R(1, 2)),
+        (
+            RelabeledSubsampleSelection(
+                em,
+                ev.PureDP(R(1, 10), relation=RO),
+                sample=10,
+                population=10000,
+                vc_dimension=2,
+                net_radius=R(1, 10),
+            ),
+            R(1, 2),
+        ),
         # symbolic: conditions decided by the symbols' assumptions or left as assumptions
         (EMCover(lam, rounds=T), dlt),
         (ev.SelfComposed(ev.ApproxDP(e0, dlt), k), R(1, 2)),
@@ -116,8 +132,7 @@ def _nodes(event: ev.Event):
         yield from _nodes(child)
 
 
-@pytest.mark.parametrize(("event", "delta"), _representatives(),
-                         ids=lambda x: str(x)[:40])
+@pytest.mark.parametrize(("event", "delta"), _representatives(), ids=lambda x: str(x)[:40])
 def test_every_step_carries_its_domain_checks(event: ev.Event, delta: sympy.Expr) -> None:
     steps = _all_steps(event, delta)
     assert steps
@@ -161,6 +176,7 @@ def test_every_card_with_a_domain_is_checked_by_some_rule_path() -> None:
 
 # ---------------------------------------------------------------- in and out of domain
 
+
 def test_cover_lemma_in_domain_is_applied_with_the_coin_lemma_checked() -> None:
     g = Accountant().guarantee(EMCover(R(1, 10)), R(1, 10**6))
     assert g.theorem is cover.EM_COVER
@@ -171,9 +187,11 @@ def test_cover_lemma_in_domain_is_applied_with_the_coin_lemma_checked() -> None:
 
 
 def test_cover_lemma_out_of_domain_is_rejected_with_the_reason() -> None:
-    with pytest.raises(UnsupportedEventError,
-                       match=r"corrected Lemma A.1\) not applicable .*0 < delta fails "
-                             r"\(checked: delta = 0\)"):
+    with pytest.raises(
+        UnsupportedEventError,
+        match=r"corrected Lemma A.1\) not applicable .*0 < delta fails "
+        r"\(checked: delta = 0\)",
+    ):
         Accountant().guarantee(EMCover(R(1, 10)), 0)
     # with T known the composition theorems still apply, and the rejection is listed
     g = Accountant().guarantee(EMCover(R(1, 10), rounds=3), 0)
@@ -197,12 +215,12 @@ def test_stability_conversion_in_and_out_of_domain() -> None:
     assert not ok.rejected
     # 003 Lemma 5 applies (the rule's statement, all conditions verified); Balle, Barthe,
     # Gaboardi 2018 is tighter, so the accountant keeps that one
-    lemma5 = next(s for s in _all_steps(event, None)
-                  if s.theorem is stability.PREDICTION_SUBSAMPLING)
+    lemma5 = next(
+        s for s in _all_steps(event, None) if s.theorem is stability.PREDICTION_SUBSAMPLING
+    )
     assert [c.status for c in lemma5.checks] == ["verified"] * 4
     assert "eps = 2 eps_0 m/n = 0.1" in lemma5.formula
-    big = Accountant().guarantee(ev.SampledWithoutReplacement(ev.PureDP(2, relation=RO),
-                                                              10, 100))
+    big = Accountant().guarantee(ev.SampledWithoutReplacement(ev.PureDP(2, relation=RO), 10, 100))
     (rej,) = [r for r in big.rejected if r.theorem is stability.PREDICTION_SUBSAMPLING]
     assert "assumption epsilon <= 1 fails (checked: epsilon = 2)" in str(rej)
     assert "not applicable" in big.text() and "epsilon <= 1 fails" in big.text()
@@ -218,8 +236,7 @@ def test_label_flip_checks_its_flip_probability() -> None:
 
 def test_pld_pair_in_and_out_of_domain() -> None:
     d = R(1, 10**5)
-    g = Accountant().guarantee(ev.SelfComposed(ev.PoissonSampled(ev.Gaussian(2), R(1, 100)),
-                                               10), d)
+    g = Accountant().guarantee(ev.SelfComposed(ev.PoissonSampled(ev.Gaussian(2), R(1, 100)), 10), d)
     text = g.text()
     assert "PLD dominating pair of the Gaussian mechanism" in text
     assert "0 < q <= 1 (checked: q = 1/100)" in text
@@ -232,9 +249,11 @@ def test_pld_pair_in_and_out_of_domain() -> None:
 
 
 def test_explain_never_says_not_checked(capsys: pytest.CaptureFixture[str]) -> None:
-    for args in (["EMCover(0.1, rounds=20)", "--delta", "1e-6"],
-                 ["SubsampledCandidates(Exponential(0.1, relation='replace_one'), 10, 1000)"],
-                 ["SelfComposed(PoissonSampled(Gaussian(2), 0.01), 10)", "--delta", "1e-6"]):
+    for args in (
+        ["EMCover(0.1, rounds=20)", "--delta", "1e-6"],
+        ["SubsampledCandidates(Exponential(0.1, relation='replace_one'), 10, 1000)"],
+        ["SelfComposed(PoissonSampled(Gaussian(2), 0.01), 10)", "--delta", "1e-6"],
+    ):
         for extra in ([], ["--latex"]):
             assert main(["explain", *args, *extra]) == 0
             out = capsys.readouterr().out
@@ -242,9 +261,15 @@ def test_explain_never_says_not_checked(capsys: pytest.CaptureFixture[str]) -> N
             assert "checked:" in out
 
 
-@pytest.mark.parametrize(("leaf", "peer", "k"), [
-    ("Laplace(10)", "LaplaceDpEvent", 10), ("Laplace(10)", "LaplaceDpEvent", 1000),
-    ("Gaussian(4)", "GaussianDpEvent", 10), ("Gaussian(4)", "GaussianDpEvent", 1000)])
+@pytest.mark.parametrize(
+    ("leaf", "peer", "k"),
+    [
+        ("Laplace(10)", "LaplaceDpEvent", 10),
+        ("Laplace(10)", "LaplaceDpEvent", 1000),
+        ("Gaussian(4)", "GaussianDpEvent", 10),
+        ("Gaussian(4)", "GaussianDpEvent", 1000),
+    ],
+)
 def test_leaf_rdp_curves_match_dp_accounting(leaf: str, peer: str, k: int) -> None:
     """Oracle: dp_accounting's RdpAccountant on the same integer orders 2..49 (it converts
     with the same Balle et al. 2020 bound); ours is rounded up, so within 1e-9 above."""
@@ -270,9 +295,15 @@ def _text_of(step: Step) -> str:
     return "\n".join(line for _, s in step.walk() for line in assumption_lines(s))
 
 
-@pytest.mark.parametrize(("known", "status"), [
-    ((dlt < 1,), "verified"), ((dlt <= 1,), "unverified"), ((dlt < 2,), "unverified"),
-    ((), "unverified")])
+@pytest.mark.parametrize(
+    ("known", "status"),
+    [
+        ((dlt < 1,), "verified"),
+        ((dlt <= 1,), "unverified"),
+        ((dlt < 2,), "unverified"),
+        ((), "unverified"),
+    ],
+)
 def test_log_conditions_follow_only_from_a_sufficient_bound(known: tuple, status: str) -> None:
     """ln(1/delta) > 0 iff delta < 1 (delta > 0): delta <= 1 or delta < 2 do not suffice."""
     (check,) = cover.COIN_LEMMA.check({"y": sympy.log(1 / dlt)}, known)

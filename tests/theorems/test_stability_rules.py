@@ -31,8 +31,7 @@ def test_uniform_stability_is_zero_epsilon_prediction_dp() -> None:
     assert g.epsilon == 0
 
 
-@pytest.mark.parametrize("eps_em,sample,n", [("1/10", 10, 1000), ("1/3", 50, 200),
-                                             ("1", 1, 10)])
+@pytest.mark.parametrize("eps_em,sample,n", [("1/10", 10, 1000), ("1/3", 50, 200), ("1", 1, 10)])
 def test_subsampled_candidates_within_lemma7(eps_em: str, sample: int, n: int) -> None:
     event = SubsampledCandidates(Exponential(eps_em, relation=R), sample, n)
     stmt = Accountant().statements(event)[0]
@@ -47,8 +46,7 @@ def test_label_flip_gives_corollary1_epsilon() -> None:
     for eps, alpha in ((1.0, 0.1), (0.5, 0.05), (0.1, 0.25)):
         gamma = sympy.nsimplify(eps * alpha / 2)
         e = _eps(LabelFlipped(UniformlyStable(gamma), sympy.nsimplify(alpha)))
-        assert e == pytest.approx(math.log(1 + (1 - 2 * alpha) * float(gamma) / alpha),
-                                  rel=1e-9)
+        assert e == pytest.approx(math.log(1 + (1 - 2 * alpha) * float(gamma) / alpha), rel=1e-9)
         assert e <= eps / 2 + 1e-12  # tighter than the paper's eps
 
 
@@ -68,14 +66,17 @@ def test_lemma8_constant_matches_paper_4e6() -> None:
     # 003's parameterisation: EM privacy 2/(eta n), relabel privacy 1/(eta n), k = 2 eta n
     # gives c = 4 e^6; our k = eta (n - 1) + 1 <= 2 eta n gives c <= 4 e^6.
     n, eta, m = 10_000, sympy.Rational(1, 50), 100
-    ev = RelabeledSubsampleSelection(Exponential(2 / (eta * n), relation=R),
-                                     PureDP(1 / (eta * n), relation=R), m, n, 2, eta)
+    ev = RelabeledSubsampleSelection(
+        Exponential(2 / (eta * n), relation=R), PureDP(1 / (eta * n), relation=R), m, n, 2, eta
+    )
     eps, delta = st.lemma8_guarantee(ev, 1 / (eta * n))
     c_paper = 4 * math.exp(6)
     bound = math.log(1 + c_paper * m / (n - m)) + 3 / float(eta * n)
     assert float(eps) <= bound
-    assert float(eps) == pytest.approx(math.log(1 + 4 * math.exp(
-        float((eta * (n - 1) + 1) * 3 / (eta * n))) * m / (n - m)) + 3 / float(eta * n))
+    assert float(eps) == pytest.approx(
+        math.log(1 + 4 * math.exp(float((eta * (n - 1) + 1) * 3 / (eta * n))) * m / (n - m))
+        + 3 / float(eta * n)
+    )
     assert 0 < float(delta) <= m / n
 
 
@@ -95,14 +96,21 @@ def test_df_lemma5_rule_and_requirement_eps_le_1() -> None:
     assert e2 < 2
 
 
-@pytest.mark.parametrize("build,match", [
-    (lambda: SubsampledCandidates(Exponential(1, relation=R), 20, 10), "sample must be in"),
-    (lambda: SubsampledCandidates(Exponential(1), 2, 10), "replace_one"),
-    (lambda: LabelFlipped(UniformlyStable("1/10"), "1/2"), "flip must be"),
-    (lambda: UniformlyStable(2), "gamma must be"),
-    (lambda: RelabeledSubsampleSelection(Exponential(1, relation=R), PureDP(1, relation=R),
-                                         10, 10, 2, "1/10"), "sample must be in"),
-])
+@pytest.mark.parametrize(
+    "build,match",
+    [
+        (lambda: SubsampledCandidates(Exponential(1, relation=R), 20, 10), "sample must be in"),
+        (lambda: SubsampledCandidates(Exponential(1), 2, 10), "replace_one"),
+        (lambda: LabelFlipped(UniformlyStable("1/10"), "1/2"), "flip must be"),
+        (lambda: UniformlyStable(2), "gamma must be"),
+        (
+            lambda: RelabeledSubsampleSelection(
+                Exponential(1, relation=R), PureDP(1, relation=R), 10, 10, 2, "1/10"
+            ),
+            "sample must be in",
+        ),
+    ],
+)
 def test_invalid_events_are_refused(build, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         build()
@@ -115,13 +123,16 @@ def test_monotone_in_flip_and_stability() -> None:
     assert flips == sorted(flips, reverse=True)
 
 
-@pytest.mark.parametrize("key,point", [
-    ("003/lemma-7", {"gamma": "1/10", "n": 1000, "n_prime": 100}),
-    ("003/lemma-7", {"gamma": "3/10", "n": 10, "n_prime": 3}),
-    ("003/corollary-1", {"epsilon": "1/2", "alpha": "1/10", "n": 6000, "n_prime": 50}),
-    ("003/corollary-1", {"epsilon": "9/10", "alpha": "2/5", "n": 100, "n_prime": 6}),
-    ("003/lemma-5", {"epsilon": "1", "n": 100, "n_prime": 7}),
-])
+@pytest.mark.parametrize(
+    "key,point",
+    [
+        ("003/lemma-7", {"gamma": "1/10", "n": 1000, "n_prime": 100}),
+        ("003/lemma-7", {"gamma": "3/10", "n": 10, "n_prime": 3}),
+        ("003/corollary-1", {"epsilon": "1/2", "alpha": "1/10", "n": 6000, "n_prime": 50}),
+        ("003/corollary-1", {"epsilon": "9/10", "alpha": "2/5", "n": 100, "n_prime": 6}),
+        ("003/lemma-5", {"epsilon": "1", "n": 100, "n_prime": 7}),
+    ],
+)
 def test_claims_hold_at_sample_points(key: str, point: dict) -> None:
     """Until the verifier lands: the accountant's bound at points of the claim's domain is
     within the claimed (epsilon, delta)."""

@@ -56,8 +56,9 @@ def test_a_card_without_domain_is_caught_and_evaluated_conditions_rejected() -> 
     assert bare.domain is None
     positive = sympy.Symbol("epsilon", positive=True)
     with pytest.raises(ValueError, match="must be a comparison"):
-        Theorem(key="t", name="t", citation="c", assumptions="a", statement="s",
-                domain=(positive > 0,))  # sympy evaluates this to True: information lost
+        Theorem(
+            key="t", name="t", citation="c", assumptions="a", statement="s", domain=(positive > 0,)
+        )  # sympy evaluates this to True: information lost
     with pytest.raises(ValueError, match="must be a comparison"):
         conditions("epsilon")
 
@@ -71,9 +72,17 @@ def test_conditions_parse_chains_primes_and_reserved_names() -> None:
     assert c[2].rhs == R(5, 4)
 
 
-@pytest.mark.parametrize(("slack", "status"), [
-    (R(1, 2), "verified"), (R(1, 10**6), "verified"), (1, "refuted"), (R(3, 2), "refuted"),
-    (0, "refuted"), (R(-1, 5), "refuted")])
+@pytest.mark.parametrize(
+    ("slack", "status"),
+    [
+        (R(1, 2), "verified"),
+        (R(1, 10**6), "verified"),
+        (1, "refuted"),
+        (R(3, 2), "refuted"),
+        (0, "refuted"),
+        (R(-1, 5), "refuted"),
+    ],
+)
 def test_advanced_composition_domain_numbers(slack: sympy.Expr, status: str) -> None:
     checks = ADVANCED.check({"epsilon": R(1, 10), "delta": 0, "k": 10, "delta'": slack})
     worst = "refuted" if any(c.status == "refuted" for c in checks) else "verified"
@@ -117,8 +126,11 @@ def test_advanced_candidate_outside_its_domain_is_skipped_with_a_reason() -> Non
 
 
 def test_zcdp_conversion_at_delta_zero_is_refused_with_the_reason() -> None:
-    with pytest.raises(ValueError, match=r"zCDP to \(eps, delta\) not applicable.*0 < delta "
-                                         r"fails \(checked: delta = 0\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"zCDP to \(eps, delta\) not applicable.*0 < delta "
+        r"fails \(checked: delta = 0\)",
+    ):
         account(ev.Gaussian(1), 0)
     with pytest.raises(ValueError, match="delta"):
         zcdp.zcdp_to_approx(R(1, 2), 0)
@@ -137,7 +149,8 @@ def test_inside_the_domain_the_numbers_are_the_theorems_closed_forms() -> None:
 
 
 def test_text_latex_and_explain_show_the_assumption_lines(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     g = account(ev.SelfComposed(ev.Laplace(10), 100), R(1, 10**6))
     adv = next(c for c in g.candidates if c.label == "advanced composition")
     full = dataclasses_replace_derivation(g, adv.step)
@@ -150,7 +163,8 @@ def test_text_latex_and_explain_show_the_assumption_lines(
     out = capsys.readouterr().out
     assert "domain:      b > 0, Delta > 0 (checked: Delta = 1, b = 10)" in out.replace(
         "b > 0 (checked: b = 10); Delta > 0 (checked: Delta = 1)",
-        "b > 0, Delta > 0 (checked: Delta = 1, b = 10)")
+        "b > 0, Delta > 0 (checked: Delta = 1, b = 10)",
+    )
     assert "k >= 1 (checked: k = 100)" in out
     assert main(["explain", "SelfComposed(Laplace(10), 100)", "--latex"]) == 0
     assert r"Domain: $k \geq 1$ (checked: k = 100)." in capsys.readouterr().out
@@ -182,10 +196,16 @@ def test_symbolic_condition_not_verified_becomes_an_assumption_of_the_guarantee(
 
 def _gaussian_claim(domain: Domain) -> Claim:
     rho = 1 / (2 * sigma**2)
-    return Claim(key="test/domain-side", document="test", theorem="zCDP conversion",
-                 statement="Gaussian is (rho + 2 sqrt(rho log 1/delta), delta)-DP",
-                 plan=ev.Gaussian(sigma), epsilon=zcdp.zcdp_to_approx(rho, delta),
-                 delta=delta, domain=domain)
+    return Claim(
+        key="test/domain-side",
+        document="test",
+        theorem="zCDP conversion",
+        statement="Gaussian is (rho + 2 sqrt(rho log 1/delta), delta)-DP",
+        plan=ev.Gaussian(sigma),
+        epsilon=zcdp.zcdp_to_approx(rho, delta),
+        delta=delta,
+        domain=domain,
+    )
 
 
 def test_verifier_must_prove_the_side_conditions_over_the_claim_domain() -> None:
@@ -205,22 +225,31 @@ fractions = st.fractions(min_value=Fraction(-2), max_value=Fraction(3), max_deno
 
 @settings(max_examples=200, deadline=None)
 @given(eps=fractions, dlt=fractions, k=st.integers(-2, 50), slack=fractions)
-def test_property_advanced_domain_matches_exact_comparison(eps: Fraction, dlt: Fraction,
-                                                           k: int, slack: Fraction) -> None:
-    checks = ADVANCED.check({"epsilon": R(eps.numerator, eps.denominator),
-                             "delta": R(dlt.numerator, dlt.denominator), "k": k,
-                             "delta'": R(slack.numerator, slack.denominator)})
+def test_property_advanced_domain_matches_exact_comparison(
+    eps: Fraction, dlt: Fraction, k: int, slack: Fraction
+) -> None:
+    checks = ADVANCED.check(
+        {
+            "epsilon": R(eps.numerator, eps.denominator),
+            "delta": R(dlt.numerator, dlt.denominator),
+            "k": k,
+            "delta'": R(slack.numerator, slack.denominator),
+        }
+    )
     inside = eps >= 0 and dlt >= 0 and k >= 1 and 0 < slack < 1
     assert all(c.status != "unverified" for c in checks)
     assert all(c.status == "verified" for c in checks) == inside
 
 
 @settings(max_examples=25, deadline=None)
-@given(b=st.fractions(min_value=Fraction(1, 10), max_value=Fraction(50),
-                      max_denominator=100),
-       k=st.integers(1, 40), exponent=st.integers(2, 9))
+@given(
+    b=st.fractions(min_value=Fraction(1, 10), max_value=Fraction(50), max_denominator=100),
+    k=st.integers(1, 40),
+    exponent=st.integers(2, 9),
+)
 def test_property_inside_the_domain_every_checked_step_is_verified(
-        b: Fraction, k: int, exponent: int) -> None:
+    b: Fraction, k: int, exponent: int
+) -> None:
     event = ev.SelfComposed(ev.Laplace(R(b.numerator, b.denominator)), k)
     target = R(1, 10**exponent)
     g = account(event, target)
@@ -233,14 +262,15 @@ def test_property_inside_the_domain_every_checked_step_is_verified(
 
 
 @settings(max_examples=60, deadline=None)
-@given(rho=st.fractions(min_value=Fraction(1, 1000), max_value=Fraction(10),
-                        max_denominator=1000),
-       d=st.fractions(min_value=Fraction(-1), max_value=Fraction(2), max_denominator=1000))
-def test_property_zcdp_conversion_applies_exactly_on_its_domain(rho: Fraction,
-                                                               d: Fraction) -> None:
+@given(
+    rho=st.fractions(min_value=Fraction(1, 1000), max_value=Fraction(10), max_denominator=1000),
+    d=st.fractions(min_value=Fraction(-1), max_value=Fraction(2), max_denominator=1000),
+)
+def test_property_zcdp_conversion_applies_exactly_on_its_domain(rho: Fraction, d: Fraction) -> None:
     event = ev.ZCDP(R(rho.numerator, rho.denominator))
-    statement = Concentrated(Step(zcdp.ZCDP_TO_APPROX, event, "declared"),
-                             rho=R(rho.numerator, rho.denominator))
+    statement = Concentrated(
+        Step(zcdp.ZCDP_TO_APPROX, event, "declared"), rho=R(rho.numerator, rho.denominator)
+    )
     with domains.context(()) as rejected:
         cands = statement.candidates(R(d.numerator, d.denominator))
     if 0 < d < 1:

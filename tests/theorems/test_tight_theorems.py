@@ -27,8 +27,7 @@ def test_advanced_composition_table_value() -> None:
 
 
 def test_kov_heterogeneous_is_min_of_three() -> None:
-    eps, _ = advanced.heterogeneous_advanced_composition([R(1, 10)] * 100, [0] * 100,
-                                                         R(1, 10**6))
+    eps, _ = advanced.heterogeneous_advanced_composition([R(1, 10)] * 100, [0] * 100, R(1, 10**6))
     assert float_up(eps) <= 6.31
 
 
@@ -58,9 +57,11 @@ def test_zcdp_conversions() -> None:
 def test_bounded_range_profile_closed_form() -> None:
     eps = 0.3
     for x in (0.0, 0.1, 0.2):
-        best = max((1 - math.exp(-t * eps)) * (1 - math.exp(x - (1 - t) * eps))
-                   for t in [i / 2000 for i in range(2001)] if x <= (1 - t) * eps) / (
-            1 - math.exp(-eps))
+        best = max(
+            (1 - math.exp(-t * eps)) * (1 - math.exp(x - (1 - t) * eps))
+            for t in [i / 2000 for i in range(2001)]
+            if x <= (1 - t) * eps
+        ) / (1 - math.exp(-eps))
         val = float_up(bounded_range.bounded_range_profile(R(3, 10), sympy.nsimplify(x)))
         assert best <= val + 1e-12 and val - best < 1e-6
     assert bounded_range.bounded_range_zcdp(R(1, 10)) == R(1, 800)
@@ -74,8 +75,9 @@ def test_rdp_values() -> None:
     # subsampled Gaussian with q = 1 equals the Gaussian
     assert abs(float_up(rdp.subsampled_gaussian_rdp(5, 2, 1)) - 5 / 8) < 1e-12
     orders = list(range(2, 40))
-    taus = [14062 * rdp.subsampled_gaussian_rdp(a, 1.1, R(256, 60000), numeric=True)
-            for a in orders]
+    taus = [
+        14062 * rdp.subsampled_gaussian_rdp(a, 1.1, R(256, 60000), numeric=True) for a in orders
+    ]
     eps, _ = rdp.rdp_to_approx(orders, taus, R(1, 10**5))
     assert 2.59 < float(eps) < 2.60
 
@@ -118,8 +120,10 @@ def _nonadaptive_br_epsilon(eps0: float, k: int, delta: float) -> float:
 
     def eps_at(t: mpmath.mpf) -> mpmath.mpf:
         p = (mpmath.exp(e) - mpmath.exp(t)) / (mpmath.exp(e) - 1)
-        terms = [(mpmath.binomial(k, i) * p**i * (1 - p) ** (k - i), i * t + (k - i) * (t - e))
-                 for i in range(k + 1)]
+        terms = [
+            (mpmath.binomial(k, i) * p**i * (1 - p) ** (k - i), i * t + (k - i) * (t - e))
+            for i in range(k + 1)
+        ]
 
         def profile(x: mpmath.mpf) -> mpmath.mpf:
             return mpmath.fsum(w * max(0, 1 - mpmath.exp(x - loss)) for w, loss in terms)

@@ -27,7 +27,7 @@ def _mechanism(count: int, m: int, eps0: mpmath.mpf) -> list[mpmath.mpf]:
     count has sensitivity 1 under substitution), clipped to -1..m+1 (post-processing); outputs
     -1, 0, ..., m + 1.  Beyond the counts the loss of k substituted copies is exactly k eps0,
     so group privacy is needed."""
-    r = mpmath.e ** -eps0
+    r = mpmath.e**-eps0
     law = [r ** (1 + count) / (1 + r)]  # P(count + Z <= -1)
     law += [(1 - r) / (1 + r) * r ** abs(o - count) for o in range(m + 1)]
     law.append(r ** (m + 1 - count) / (1 + r))  # P(count + Z >= m + 1)
@@ -50,8 +50,9 @@ def _worst_divergence(n: int, m: int, eps0: mpmath.mpf, level: mpmath.mpf) -> mp
     for ones in range(n):  # x has ones + 1 ones, x' has ones (one record substituted)
         a, b = _sampled_law(ones + 1, n, m, eps0), _sampled_law(ones, n, m, eps0)
         for p, q in ((a, b), (b, a)):
-            h = mpmath.fsum(max(mpmath.mpf(0), pi - mpmath.e**level * qi)
-                            for pi, qi in zip(p, q, strict=True))
+            h = mpmath.fsum(
+                max(mpmath.mpf(0), pi - mpmath.e**level * qi) for pi, qi in zip(p, q, strict=True)
+            )
             worst = max(worst, h)
     return worst
 
@@ -61,8 +62,7 @@ def test_theorem_10_holds_by_brute_force(eps0, m, n) -> None:
     with mpmath.workdps(50):
         e0 = mpmath.mpf(eps0.p) / eps0.q
         for level in (R(0), R(1, 4), R(1, 2), eps0, 2 * eps0):
-            eps_out, delta_out = amplification.with_replacement_amplification(
-                level, eps0, 0, m, n)
+            eps_out, delta_out = amplification.with_replacement_amplification(level, eps0, 0, m, n)
             # the brute force at the theorem's eps' (rounded down: a smaller eps' only
             # raises the divergence, so the check is not weakened)
             observed = _worst_divergence(n, m, e0, mpmath.mpf(float_down(eps_out)))

@@ -1,4 +1,4 @@
-"""``ruff check`` is part of the test suite."""
+"""``ruff check`` and ``ruff format --check`` are part of the test suite."""
 
 from __future__ import annotations
 
@@ -12,10 +12,20 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_ruff_clean():
+def _ruff(*args: str) -> subprocess.CompletedProcess[str]:
     ruff = shutil.which("ruff")
-    cmd = [ruff, "check", "."] if ruff else [sys.executable, "-m", "ruff", "check", "."]
+    cmd = [ruff, *args] if ruff else [sys.executable, "-m", "ruff", *args]
     result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if result.returncode != 0 and "No module named ruff" in result.stderr:
         pytest.fail("ruff is not installed: pip install -e '.[dev]'")
+    return result
+
+
+def test_ruff_check_is_clean() -> None:
+    result = _ruff("check", ".")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format_leaves_every_file_unchanged() -> None:
+    result = _ruff("format", "--check", ".")
+    assert result.returncode == 0, "run `ruff format .`:\n" + result.stdout + result.stderr

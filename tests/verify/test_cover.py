@@ -63,10 +63,12 @@ def test_comparison_with_composition() -> None:
     # advanced composition of the 100 rounds (each 0.1-DP), slack delta' = 1e-6: closed form
     eps0 = 0.1
     assert values["advanced composition"] == pytest.approx(
-        math.sqrt(2 * 100 * math.log(1e6)) * eps0 + 100 * eps0 * math.expm1(eps0), rel=1e-12)
+        math.sqrt(2 * 100 * math.log(1e6)) * eps0 + 100 * eps0 * math.expm1(eps0), rel=1e-12
+    )
     assert {"optimal composition", "privacy loss distribution"} <= set(values)
     assert values["cover (corrected Lemma A.1)"] < min(
-        v for k, v in values.items() if k != "cover (corrected Lemma A.1)")
+        v for k, v in values.items() if k != "cover (corrected Lemma A.1)"
+    )
 
 
 def test_lower_bound_construction_is_a_lower_bound() -> None:

@@ -46,30 +46,61 @@ def test_domain_rejects_unknown_constraint_symbol() -> None:
 
 def test_claim_validation_and_registry() -> None:
     d = Domain({"epsilon": "(0, 1)", "k": "[1, oo)"}, integers=["k"])
-    c = Claim(key="test/basic", document="test", theorem="T", statement="k eps",
-              plan=SelfComposed(PureDP(eps), k), epsilon=k * eps, delta=0, domain=d)
+    c = Claim(
+        key="test/basic",
+        document="test",
+        theorem="T",
+        statement="k eps",
+        plan=SelfComposed(PureDP(eps), k),
+        epsilon=k * eps,
+        delta=0,
+        domain=d,
+    )
     try:
         register_claim(c)
         register_claim(c)  # idempotent
-        other = Claim(key="test/basic", document="test", theorem="T2", statement="k eps",
-                      plan=SelfComposed(PureDP(eps), k), epsilon=k * eps, delta=0, domain=d)
+        other = Claim(
+            key="test/basic",
+            document="test",
+            theorem="T2",
+            statement="k eps",
+            plan=SelfComposed(PureDP(eps), k),
+            epsilon=k * eps,
+            delta=0,
+            domain=d,
+        )
         with pytest.raises(ValueError, match="already registered"):
             register_claim(other)
     finally:
         CLAIMS.pop("test/basic", None)
     with pytest.raises(ValueError, match="has no range"):
-        Claim(key="test/x", document="t", theorem="T", statement="s",
-              plan=PureDP(sympy.Symbol("rho")), epsilon=eps, delta=0, domain=d)
+        Claim(
+            key="test/x",
+            document="t",
+            theorem="T",
+            statement="s",
+            plan=PureDP(sympy.Symbol("rho")),
+            epsilon=eps,
+            delta=0,
+            domain=d,
+        )
     with pytest.raises(ValueError, match="delta must be in"):
-        Claim(key="test/x", document="t", theorem="T", statement="s", plan=PureDP(eps),
-              epsilon=eps, delta=1, domain=d)
+        Claim(
+            key="test/x",
+            document="t",
+            theorem="T",
+            statement="s",
+            plan=PureDP(eps),
+            epsilon=eps,
+            delta=1,
+            domain=d,
+        )
 
 
 def test_absent_and_broken_modules_are_told_apart(tmp_path, monkeypatch) -> None:
     (tmp_path / "broken_claims_mod.py").write_text("import not_a_real_dependency_xyz\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    loads = {m.module: m for m in load_claim_modules(["no_such_module_abc",
-                                                      "broken_claims_mod"])}
+    loads = {m.module: m for m in load_claim_modules(["no_such_module_abc", "broken_claims_mod"])}
     assert loads["no_such_module_abc"].status == "absent"
     assert loads["broken_claims_mod"].status == "error"
     assert "not_a_real_dependency_xyz" in loads["broken_claims_mod"].detail

@@ -23,8 +23,7 @@ def test_advanced_composition_dominates_zcdp_route() -> None:
     # 2016) gives k eps0^2/2 + eps0 sqrt(2k ln(1/d)), never larger on its domain.
     adv = sympy.sqrt(2 * k * sympy.log(1 / dlt)) * eps + k * eps * (sympy.exp(eps) - 1)
     zc = k * eps**2 / 2 + eps * sympy.sqrt(2 * k * sympy.log(1 / dlt))
-    v = verify_inequality(zc <= adv, Domain.parse("0 < epsilon < 1, 0 < delta < 1, k >= 1 "
-                                                  "integer"))
+    v = verify_inequality(zc <= adv, Domain.parse("0 < epsilon < 1, 0 < delta < 1, k >= 1 integer"))
     assert v.proved, v.summary()
 
 
@@ -33,15 +32,18 @@ def test_known_inequalities_proved() -> None:
     assert verify_inequality("log(1 + x) <= x", Domain.parse("x > -1")).proved
     assert verify_inequality("k <= 2**k", Domain.parse("k >= 0 integer")).proved
     assert verify_inequality("k**2 <= 2**k", Domain.parse("4 <= k <= 60 integer")).proved
-    v = verify_inequality("1 + (exp(epsilon) - 1)*x <= exp(2*epsilon*x)",
-                          Domain.parse("0 < epsilon <= 1, 0 <= x <= 1"))
+    v = verify_inequality(
+        "1 + (exp(epsilon) - 1)*x <= exp(2*epsilon*x)",
+        Domain.parse("0 < epsilon <= 1, 0 <= x <= 1"),
+    )
     assert v.proved and ("branch-and-bound" in v.method or "monotonicity" in v.method)
 
 
 def test_bun_fang_proof_step_refuted() -> None:
     # 004, proof of Lemma A.1: "for every eps > 0 and x in [0, 1]" -- false for large eps
-    v = verify_inequality("1 + (exp(epsilon) - 1)*x <= exp(2*epsilon*x)",
-                          Domain.parse("epsilon > 0, 0 <= x <= 1"))
+    v = verify_inequality(
+        "1 + (exp(epsilon) - 1)*x <= exp(2*epsilon*x)", Domain.parse("epsilon > 0, 0 <= x <= 1")
+    )
     assert v.refuted
     assert_refutation_holds(v)
     assert float(v.lhs_value) > float(v.rhs_value)
@@ -60,9 +62,9 @@ def test_side_constraints_restrict_the_domain() -> None:
 
 def test_unknown_says_what_is_left() -> None:
     # true, but tight at two interior points where no coordinate is monotone: too few boxes
-    v = verify_inequality("x*(1 - x) <= 1/4 + exp(x)/10**30",
-                          Domain.parse("0 <= x <= 1"),
-                          max_boxes=3, symbolic=False)
+    v = verify_inequality(
+        "x*(1 - x) <= 1/4 + exp(x)/10**30", Domain.parse("0 <= x <= 1"), max_boxes=3, symbolic=False
+    )
     assert v.status in ("unknown", "refuted")
     if v.status == "unknown":
         assert v.remaining
@@ -86,11 +88,14 @@ _TRUE_FAMILY = [
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(which=st.integers(0, len(_TRUE_FAMILY) - 1),
-       shift=st.fractions(min_value="1/1000", max_value=3).map(sympy.Rational),
-       scale=st.fractions(min_value="1/2", max_value="999/1000").map(sympy.Rational))
-def test_never_proves_a_false_perturbation(which: int, shift: sympy.Rational,
-                                           scale: sympy.Rational) -> None:
+@given(
+    which=st.integers(0, len(_TRUE_FAMILY) - 1),
+    shift=st.fractions(min_value="1/1000", max_value=3).map(sympy.Rational),
+    scale=st.fractions(min_value="1/2", max_value="999/1000").map(sympy.Rational),
+)
+def test_never_proves_a_false_perturbation(
+    which: int, shift: sympy.Rational, scale: sympy.Rational
+) -> None:
     lhs, rhs, dom = _TRUE_FAMILY[which]
     domain = Domain.parse(dom)
     for false_rhs in (rhs - shift, scale * rhs):
@@ -115,7 +120,10 @@ def _really_true(lhs, rhs, domain) -> bool:
         r = domain.range(n)
         lo = float(r.low) if r.low is not None else 0.0
         hi = float(r.high) if r.high is not None else lo + 1e4
-        grids.append(np.linspace(lo + 1e-9, hi, 400) if not r.integer
-                     else np.arange(max(lo, 1), min(hi, 400) + 1))
+        grids.append(
+            np.linspace(lo + 1e-9, hi, 400)
+            if not r.integer
+            else np.arange(max(lo, 1), min(hi, 400) + 1)
+        )
     mesh = np.meshgrid(*grids)
     return bool(np.all(f(*mesh) >= -1e-12))

@@ -24,8 +24,7 @@ UNIT = Domain.parse("0 <= x <= 1")
 @contextmanager
 def _loaded(processes: int = 3) -> Iterator[None]:
     """Busy-loop processes competing for the CPU while the block runs."""
-    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-            for _ in range(processes)]
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
     try:
         yield
     finally:
@@ -75,10 +74,12 @@ def test_claim_verdict_identical_twice_one_run_under_load() -> None:
 def test_unknown_claim_names_the_work_or_box_budget() -> None:
     # a claim cut short by a small budget says which deterministic budget ran out
     load_claim_modules()
-    v = verify_claim(get_claim("003/lemma-5"), check_steps=False, max_boxes=1200,
-                     max_work=400, time_limit=300.0)
+    v = verify_claim(
+        get_claim("003/lemma-5"), check_steps=False, max_boxes=1200, max_work=400, time_limit=300.0
+    )
     assert v.status == "unknown", v.detail
     assert "work budget exhausted" in v.detail or "box budget exhausted" in v.detail
-    again = verify_claim(get_claim("003/lemma-5"), check_steps=False, max_boxes=1200,
-                         max_work=400, time_limit=300.0)
+    again = verify_claim(
+        get_claim("003/lemma-5"), check_steps=False, max_boxes=1200, max_work=400, time_limit=300.0
+    )
     assert again.detail == v.detail

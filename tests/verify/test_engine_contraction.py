@@ -27,16 +27,20 @@ def _c(rel: sympy.Basic) -> tuple[sympy.Basic, sympy.Expr, str]:
 def test_contraction_examples() -> None:
     # x + y <= 2 with y >= 1: x <= 1 and y <= 2
     assert _contract([_c(x + y <= 2)], {"x": (F(0), F(4)), "y": (F(1), F(4))}) == {
-        "x": (F(0), F(1)), "y": (F(1), F(2))}
+        "x": (F(0), F(1)),
+        "y": (F(1), F(2)),
+    }
     # x y <= 1 cannot hold with x >= 2, y >= 1: the box is discarded
     assert _contract([_c(x * y <= 1)], {"x": (F(2), F(4)), "y": (F(1), F(4))}) is None
     # e^x >= y >= 3: x >= log 3 (rounded outwards)
     box = _contract([_c(sympy.exp(x) >= y)], {"x": (F(0), F(4)), "y": (F(3), F(4))})
     assert F(10986, 10000) < box["x"][0] <= F(109862288, 10**8)  # log 3 = 1.0986122886...
     # 003 Lemma 7's n' <= gamma n: n >= n'/gamma, integers rounded inwards, oo kept
-    box = _contract([_c(sympy.Symbol("m") <= sympy.Symbol("g") * sympy.Symbol("n"))],
-                    {"m": (F(64), F(128)), "g": (F(1, 32), F(1, 16)),
-                     "n": (F(2), mpmath.inf)}, frozenset({"m", "n"}))
+    box = _contract(
+        [_c(sympy.Symbol("m") <= sympy.Symbol("g") * sympy.Symbol("n"))],
+        {"m": (F(64), F(128)), "g": (F(1, 32), F(1, 16)), "n": (F(2), mpmath.inf)},
+        frozenset({"m", "n"}),
+    )
     assert box["n"] == (F(1024), mpmath.inf) and box["m"] == (F(64), F(128))
 
 
@@ -62,17 +66,21 @@ _CONSTRAINTS = [
 _fractions = st.fractions(min_value=-3, max_value=3, max_denominator=50)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(which=st.lists(st.integers(0, len(_CONSTRAINTS) - 1), min_size=1, max_size=3),
-       coeffs=st.lists(st.tuples(_fractions, _fractions), min_size=3, max_size=3),
-       corners=st.lists(st.tuples(_fractions, _fractions), min_size=3, max_size=3),
-       ints=st.sets(st.sampled_from(["x", "y", "z"]), max_size=2),
-       samples=st.lists(st.tuples(*[st.integers(0, 1000)] * 3), min_size=30, max_size=30))
-def test_contraction_never_discards_a_feasible_point(which, coeffs, corners, ints,
-                                                     samples) -> None:
-    rels = [_CONSTRAINTS[w](sympy.Rational(a), sympy.Rational(b))
-            for w, (a, b) in zip(which, coeffs, strict=False)]
+@settings(
+    max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    which=st.lists(st.integers(0, len(_CONSTRAINTS) - 1), min_size=1, max_size=3),
+    coeffs=st.lists(st.tuples(_fractions, _fractions), min_size=3, max_size=3),
+    corners=st.lists(st.tuples(_fractions, _fractions), min_size=3, max_size=3),
+    ints=st.sets(st.sampled_from(["x", "y", "z"]), max_size=2),
+    samples=st.lists(st.tuples(*[st.integers(0, 1000)] * 3), min_size=30, max_size=30),
+)
+def test_contraction_never_discards_a_feasible_point(which, coeffs, corners, ints, samples) -> None:
+    rels = [
+        _CONSTRAINTS[w](sympy.Rational(a), sympy.Rational(b))
+        for w, (a, b) in zip(which, coeffs, strict=False)
+    ]
     rels = [r for r in rels if isinstance(r, sympy.core.relational.Relational)]
     box = {n: (min(p, q), max(p, q)) for n, (p, q) in zip("xyz", corners, strict=True)}
     for n in ints:  # an integer parameter: box ends at integers

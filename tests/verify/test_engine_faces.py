@@ -61,9 +61,15 @@ def test_ratio_of_logs_at_delta_zero() -> None:
 
 def test_side_constraint_bound_substituted() -> None:
     # log(1 + k/n) <= eps whenever k <= eps n: increasing in k, so k = eps n is the worst case
-    v = verify_inequality(sympy.log(1 + k / n) <= eps,
-                          Domain({"epsilon": "(0, 1)", "k": "[1, oo)", "n": "[1, oo)"},
-                                 integers=["k", "n"], constraints=[k <= eps * n]), **ALL)
+    v = verify_inequality(
+        sympy.log(1 + k / n) <= eps,
+        Domain(
+            {"epsilon": "(0, 1)", "k": "[1, oo)", "n": "[1, oo)"},
+            integers=["k", "n"],
+            constraints=[k <= eps * n],
+        ),
+        **ALL,
+    )
     assert v.proved and "eliminated by proved monotonicity" in v.method, v.summary()
 
 
@@ -74,20 +80,41 @@ def _families():
         # tight at the corner x = y = 0 (monotonicity from a face, depth 2)
         (sympy.log(1 + x * y), x * y, Domain.parse("0 < x < 1, 0 < y < 1")),
         # tight as delta -> 0 (delta = e^-t, reciprocal coordinate 1/t)
-        (eps * sympy.sqrt(L / sympy.log(2 / dlt)), eps,
-         Domain.parse("0 < epsilon < 1, 0 < delta < 1")),
+        (
+            eps * sympy.sqrt(L / sympy.log(2 / dlt)),
+            eps,
+            Domain.parse("0 < epsilon < 1, 0 < delta < 1"),
+        ),
         # tight as eps -> 0 at the side constraint's bound k = eps n (monotone elimination)
-        (sympy.log(1 + k / n), eps,
-         Domain({"epsilon": "(0, 1)", "k": "[1, oo)", "n": "[1, oo)"}, integers=["k", "n"],
-                constraints=[k <= eps * n])),
+        (
+            sympy.log(1 + k / n),
+            eps,
+            Domain(
+                {"epsilon": "(0, 1)", "k": "[1, oo)", "n": "[1, oo)"},
+                integers=["k", "n"],
+                constraints=[k <= eps * n],
+            ),
+        ),
         # 003 Corollary 1's flipped-label bound against eps (1 - 2 alpha)/4, tight as alpha,
         # eps -> 0 to second order (so beyond the face rule's depth: left unknown, and only
         # used perturbed)
-        (sympy.log(1 + (1 - 2 * a) * (k / n + (1 - k / n) * (sympy.exp(a * eps / 6) - 1)
-                                      / (sympy.exp(a * eps / 6) + 1)) / a),
-         eps * (1 - 2 * a) / 4,
-         Domain({"epsilon": "(0, 1)", "alpha": "(0, 1/2)", "n": "[2, oo)", "k": "[1, oo)"},
-                integers=["n", "k"], constraints=[k <= a * eps * n / 6])),
+        (
+            sympy.log(
+                1
+                + (1 - 2 * a)
+                * (
+                    k / n
+                    + (1 - k / n) * (sympy.exp(a * eps / 6) - 1) / (sympy.exp(a * eps / 6) + 1)
+                )
+                / a
+            ),
+            eps * (1 - 2 * a) / 4,
+            Domain(
+                {"epsilon": "(0, 1)", "alpha": "(0, 1/2)", "n": "[2, oo)", "k": "[1, oo)"},
+                integers=["n", "k"],
+                constraints=[k <= a * eps * n / 6],
+            ),
+        ),
     ]
 
 
@@ -100,13 +127,17 @@ def test_families_are_true() -> None:
 # Perturbations on a grid of 1/1000 (hypothesis' arbitrary fractions carry huge numerators and
 # denominators, on which sympy.factor inside the engine ran for minutes); derandomized so a
 # CI run is reproducible.
-@settings(max_examples=6, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(which=st.integers(0, 3),
-       shift=st.integers(1, 1000).map(lambda i: sympy.Rational(i, 1000)),
-       scale=st.integers(500, 999).map(lambda i: sympy.Rational(i, 1000)))
-def test_never_proves_a_perturbed_family(which: int, shift: sympy.Rational,
-                                         scale: sympy.Rational) -> None:
+@settings(
+    max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    which=st.integers(0, 3),
+    shift=st.integers(1, 1000).map(lambda i: sympy.Rational(i, 1000)),
+    scale=st.integers(500, 999).map(lambda i: sympy.Rational(i, 1000)),
+)
+def test_never_proves_a_perturbed_family(
+    which: int, shift: sympy.Rational, scale: sympy.Rational
+) -> None:
     # every family is tight (lhs/rhs -> 1 or lhs - rhs -> 0) somewhere, so lowering the rhs
     # by any shift or any factor < 1 makes it false there
     lhs, rhs, domain = _families()[which]
@@ -144,21 +175,24 @@ def test_face_rule_needs_a_proved_derivative_sign() -> None:
     g = x**2 - x
     s = _search(g, domain)
     box = {"x": (Fraction(0), Fraction(1))}
-    assert not s.nonneg(sympy.Symbol("x")**2 - sympy.Symbol("x"), box, 3, False)
+    assert not s.nonneg(sympy.Symbol("x") ** 2 - sympy.Symbol("x"), box, 3, False)
     v = verify_inequality("x <= x**2", domain, **FAST)
     assert v.refuted
     assert_refutation_holds(v, prec=200)
     # the same face with a proved sign is accepted: x^2 + x >= 0 from x = 0
-    assert s.nonneg(sympy.Symbol("x")**2 + sympy.Symbol("x"), box, 1, False)
+    assert s.nonneg(sympy.Symbol("x") ** 2 + sympy.Symbol("x"), box, 1, False)
 
 
 def test_elimination_needs_a_proved_derivative_sign() -> None:
     # k <= eps n bounds k, but d/dk of sin-free (k - 2)^2 changes sign on [1, oo): k is not
     # eliminated; with a signed derivative it is
     kk, nn, ee = sympy.symbols("k n epsilon")
-    domain = Domain({"epsilon": "(0, 1)", "k": "[1, oo)", "n": "[1, oo)"},
-                    integers=["k", "n"], constraints=[kk <= ee * nn])
-    assert _eliminate((kk - 2)**2 * ee / nn, False, domain, 0, _clock() + 5) is None
+    domain = Domain(
+        {"epsilon": "(0, 1)", "k": "[1, oo)", "n": "[1, oo)"},
+        integers=["k", "n"],
+        constraints=[kk <= ee * nn],
+    )
+    assert _eliminate((kk - 2) ** 2 * ee / nn, False, domain, 0, _clock() + 5) is None
     step = _eliminate(ee - kk / nn, False, domain, 0, _clock() + 5)
     assert step is not None and "k = epsilon*n" in step.notes[0]
 
@@ -175,9 +209,14 @@ def test_open_end_is_not_an_elimination_end() -> None:
 def test_verify_all_under_a_minute() -> None:
     root = Path(__file__).resolve().parents[2]
     start = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "dpaudit", "verify", "--all"], cwd=root,
-                         env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-m", "dpaudit", "verify", "--all"],
+        cwd=root,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     elapsed = time.monotonic() - start
     assert "claims in" in out.stdout, out.stderr[-2000:]
     assert elapsed < 60, f"verify --all took {elapsed:.1f} s"

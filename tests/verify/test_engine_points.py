@@ -32,9 +32,12 @@ def _x_above() -> sympy.Rational:
     mpmath at 400 bits; its gap above 10^-6 is checked rigorously in the tests."""
     with mpmath.workprec(400):
         big = mpmath.mpf(N)
-        root = mpmath.findroot(lambda t: 3 * big**2 * mpmath.log(1 + t / big)
-                               - mpmath.mpf(10)**-6 - mpmath.mpf(10)**-50,
-                               mpmath.mpf(1) / (3 * 10**15))
+        root = mpmath.findroot(
+            lambda t: (
+                3 * big**2 * mpmath.log(1 + t / big) - mpmath.mpf(10) ** -6 - mpmath.mpf(10) ** -50
+            ),
+            mpmath.mpf(1) / (3 * 10**15),
+        )
         return sympy.Rational(mpmath.nstr(root, 95))
 
 
@@ -54,8 +57,7 @@ def test_the_example_is_above_the_threshold() -> None:
 def test_min_and_max_branches_chosen_rigorously() -> None:
     assert _value_at(sympy.Min(LOG_TERM, MICRO), POINT) == MICRO
     assert _value_at(sympy.Max(LOG_TERM, MICRO), POINT) == LOG_TERM.xreplace({n: N, x: X})
-    assert _value_at(sympy.Abs(MICRO - LOG_TERM), POINT) == LOG_TERM.xreplace(
-        {n: N, x: X}) - MICRO
+    assert _value_at(sympy.Abs(MICRO - LOG_TERM), POINT) == LOG_TERM.xreplace({n: N, x: X}) - MICRO
     pw = sympy.Piecewise((sympy.Integer(1), LOG_TERM <= MICRO), (sympy.Integer(2), True))
     assert _value_at(pw, POINT) == 2
     # floor of a value just below an integer, and of an exact integer given as logs
@@ -64,11 +66,14 @@ def test_min_and_max_branches_chosen_rigorously() -> None:
     assert _value_at(sympy.floor(sympy.log(8) / sympy.log(2)), {}) == 3
 
 
-@pytest.mark.parametrize("relation", [
-    sympy.Le(sympy.Max(LOG_TERM, MICRO), MICRO),
-    sympy.Ge(sympy.Min(-LOG_TERM, -MICRO), -MICRO),
-    sympy.Ge(sympy.Min(2 * MICRO - LOG_TERM, MICRO), MICRO),
-])
+@pytest.mark.parametrize(
+    "relation",
+    [
+        sympy.Le(sympy.Max(LOG_TERM, MICRO), MICRO),
+        sympy.Ge(sympy.Min(-LOG_TERM, -MICRO), -MICRO),
+        sympy.Ge(sympy.Min(2 * MICRO - LOG_TERM, MICRO), MICRO),
+    ],
+)
 def test_false_at_a_point_by_1e_50_is_refuted_not_proved(relation) -> None:
     v = verify_inequality(relation, ONE_POINT)
     assert v.refuted, v.summary()

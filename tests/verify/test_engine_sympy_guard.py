@@ -31,7 +31,7 @@ QUICK = 15.0
 
 
 def _polynomial(c: sympy.Rational) -> sympy.Expr:
-    return sympy.expand((x**3 + c * y + 1) * (c * x * y**2 - x + c**2) * (x + y + c)**2)
+    return sympy.expand((x**3 + c * y + 1) * (c * x * y**2 - x + c**2) * (x + y + c) ** 2)
 
 
 def test_affordable_refuses_large_coefficients() -> None:
@@ -39,7 +39,7 @@ def test_affordable_refuses_large_coefficients() -> None:
     big = _polynomial(HUGE)
     assert _affordable(small, 300)
     assert not _affordable(big, 300)
-    assert not _affordable(x + sympy.Rational(1, 2**(MAX_COEFFICIENT_BITS + 1)), 300)
+    assert not _affordable(x + sympy.Rational(1, 2 ** (MAX_COEFFICIENT_BITS + 1)), 300)
     assert not _affordable(small, 5)  # too many operations
 
 

@@ -60,12 +60,15 @@ def test_source_claims_proved_by_relaxation(key: str) -> None:
 # ---- what the relaxations rest on ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("relation,domain", [
-    ("log(y) <= y - 1", "y > 0"),
-    ("exp(y) - 1 <= y*exp(y)", "-30 <= y <= 30"),
-    ("exp(y) - 1 <= y*exp(y)", "y >= 0"),
-    ("exp(y) - 1 <= y*exp(y)", "y <= 0"),
-])
+@pytest.mark.parametrize(
+    "relation,domain",
+    [
+        ("log(y) <= y - 1", "y > 0"),
+        ("exp(y) - 1 <= y*exp(y)", "-30 <= y <= 30"),
+        ("exp(y) - 1 <= y*exp(y)", "y >= 0"),
+        ("exp(y) - 1 <= y*exp(y)", "y <= 0"),
+    ],
+)
 def test_rules_proved_by_the_engine_alone(relation: str, domain: str) -> None:
     v = verify_inequality(relation, Domain.parse(domain), **ALL)
     assert v.proved, v.summary()
@@ -85,20 +88,24 @@ def test_textbook_n_log_one_plus_x_over_n() -> None:
 # ---- soundness: polarity, false perturbations ----------------------------------------------
 
 
-@pytest.mark.parametrize("relation,domain,witness", [
-    # a Min on the right-hand side must not be replaced by an argument
-    ("x <= Min(x, 2)", "0 <= x <= 3", {"x": 3}),
-    # a Min with a negative coefficient: g grows with it, no upper bound may replace it
-    ("-Min(x, 1) <= -1/2", "0 <= x <= 2", {"x": 0}),
-    # log(y) <= y - 1 used the wrong way round
-    ("y - 1 <= log(y)", "y > 0", {"y": 2}),
-    # under a decreasing function (1/u) an upper bound of u lowers the left-hand side
-    ("1/(1 + log(1 + x)) <= 1/(1 + x)", "0 < x <= 1", {"x": 1}),
-    # log(y) <= y - 1 here would take sqrt's argument 6 - y below 0 (y > 6): refused
-    ("-sqrt(5 - log(y)) <= -2", "1 <= y <= 20", {"y": 20}),
-])
-def test_false_inequalities_never_proved(relation: str, domain: str,
-                                         witness: dict[str, object]) -> None:
+@pytest.mark.parametrize(
+    "relation,domain,witness",
+    [
+        # a Min on the right-hand side must not be replaced by an argument
+        ("x <= Min(x, 2)", "0 <= x <= 3", {"x": 3}),
+        # a Min with a negative coefficient: g grows with it, no upper bound may replace it
+        ("-Min(x, 1) <= -1/2", "0 <= x <= 2", {"x": 0}),
+        # log(y) <= y - 1 used the wrong way round
+        ("y - 1 <= log(y)", "y > 0", {"y": 2}),
+        # under a decreasing function (1/u) an upper bound of u lowers the left-hand side
+        ("1/(1 + log(1 + x)) <= 1/(1 + x)", "0 < x <= 1", {"x": 1}),
+        # log(y) <= y - 1 here would take sqrt's argument 6 - y below 0 (y > 6): refused
+        ("-sqrt(5 - log(y)) <= -2", "1 <= y <= 20", {"y": 20}),
+    ],
+)
+def test_false_inequalities_never_proved(
+    relation: str, domain: str, witness: dict[str, object]
+) -> None:
     rel = sympy.sympify(relation, rational=True)
     assert _value(rel.lhs - rel.rhs, witness) > 0  # false at the witness
     assert prove_by_relaxation(rel, Domain.parse(domain)) is None
@@ -123,8 +130,9 @@ def test_perturbed_source_claims(key: str) -> None:
         target = sympy.Rational(factor) * claim.epsilon
         assert prove_by_relaxation(sympy.Le(bound, target), claim.domain) is None
     # the machinery is tight enough to prove a target just above the supremum
-    tight = prove_by_relaxation(sympy.Le(bound, sympy.Rational(true_factor) * claim.epsilon),
-                                claim.domain)
+    tight = prove_by_relaxation(
+        sympy.Le(bound, sympy.Rational(true_factor) * claim.epsilon), claim.domain
+    )
     assert tight is not None and tight.proved
 
 
@@ -134,8 +142,9 @@ def test_perturbed_claims_not_proved_by_verify_claim(key: str) -> None:
     _, claim = _bound(key)
     for factor in (_SUP[key][0], "1/2"):
         wrong = dataclasses.replace(claim, epsilon=sympy.Rational(factor) * claim.epsilon)
-        assert verify_claim(wrong, check_steps=False, time_limit=2.0,
-                            max_boxes=300).status != "proved"
+        assert (
+            verify_claim(wrong, check_steps=False, time_limit=2.0, max_boxes=300).status != "proved"
+        )
 
 
 def test_bound_at_half_epsilon_refuted() -> None:
@@ -150,21 +159,33 @@ def _grid_sup() -> mpmath.mpf:
     """max(bound / eps) for 000 Theorem 3 over a grid that includes the worst corner."""
     bound, _ = _bound("000/theorem-3")
     names = ("epsilon", "delta", "n")
-    f = sympy.lambdify([sympy.Symbol(v) for v in names], bound / sympy.Symbol("epsilon"),
-                       modules="mpmath")
+    f = sympy.lambdify(
+        [sympy.Symbol(v) for v in names], bound / sympy.Symbol("epsilon"), modules="mpmath"
+    )
     with mpmath.workdps(50):
-        return max(f(mpmath.mpf(sympy.Rational(e).p) / sympy.Rational(e).q,
-                     mpmath.mpf(sympy.Rational(d).p) / sympy.Rational(d).q, mpmath.mpf(m))
-                   for e in ("1", "1/2", "1/1000") for d in ("1/10", "1/1000", "1e-30")
-                   for m in (10, 11, 1000))
+        return max(
+            f(
+                mpmath.mpf(sympy.Rational(e).p) / sympy.Rational(e).q,
+                mpmath.mpf(sympy.Rational(d).p) / sympy.Rational(d).q,
+                mpmath.mpf(m),
+            )
+            for e in ("1", "1/2", "1/1000")
+            for d in ("1/10", "1/1000", "1e-30")
+            for m in (10, 11, 1000)
+        )
 
 
-@pytest.mark.parametrize("factor", [
-    "7/10", "3/4",
-    # the two factors nearest the supremum 0.7509 take ~10 s each: slow suite
-    pytest.param("751/1000", marks=pytest.mark.slow),
-    pytest.param("752/1000", marks=pytest.mark.slow),
-    "76/100"])
+@pytest.mark.parametrize(
+    "factor",
+    [
+        "7/10",
+        "3/4",
+        # the two factors nearest the supremum 0.7509 take ~10 s each: slow suite
+        pytest.param("751/1000", marks=pytest.mark.slow),
+        pytest.param("752/1000", marks=pytest.mark.slow),
+        "76/100",
+    ],
+)
 def test_never_proved_below_the_numerical_supremum(factor: str) -> None:
     """Property: a target c * eps is proved only if c exceeds max(bound / eps) over a grid
     that includes the worst corner (mpmath, 50 digits)."""

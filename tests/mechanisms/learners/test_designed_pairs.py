@@ -46,8 +46,16 @@ def _target(key: str):
 
 
 def _certified(mechanism, pair, epsilon: float, delta: float, samples: int) -> float:
-    result = audit(mechanism, *pair, epsilon=epsilon, delta=delta, samples=samples,
-                   confidence=CONFIDENCE, seed=3, progress=False)
+    result = audit(
+        mechanism,
+        *pair,
+        epsilon=epsilon,
+        delta=delta,
+        samples=samples,
+        confidence=CONFIDENCE,
+        seed=3,
+        progress=False,
+    )
     return result.epsilon_lower
 
 
@@ -65,13 +73,13 @@ class _LoudSelection(PrivateERM):
 
     def _selection(self) -> ExponentialMechanism:
         share = exact(self.selection_share, "share") * exact(self.epsilon, "epsilon")
-        return ExponentialMechanism(10 * share, self.loss.bound,
-                                    relation=ev.Relation.REPLACE_ONE)
+        return ExponentialMechanism(10 * share, self.loss.bound, relation=ev.Relation.REPLACE_ONE)
 
 
 def _loud(e: PrivateERM) -> _LoudSelection:
-    return _LoudSelection(e.epsilon, e.delta, e.loss, e.repetitions, e.steps,
-                          e.selection_share, e.sampling)
+    return _LoudSelection(
+        e.epsilon, e.delta, e.loss, e.repetitions, e.steps, e.selection_share, e.sampling
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,17 +102,21 @@ def _noisy_gd_pair() -> tuple[np.ndarray, tuple]:
 def test_noisy_gd_pair_is_the_reports_pair() -> None:
     _, pair = _noisy_gd_pair()
     for key in ("000/theorem-3", "001/theorem-3.2"):
-        (d0, d1), = _target(key).pairs()
+        ((d0, d1),) = _target(key).pairs()
         for got, want in zip((*d0, *d1), (*pair[0], *pair[1]), strict=True):
             np.testing.assert_array_equal(got, want)
 
 
 #: (claim, the broken learner built like the report's: eps 1, delta 1e-5, margin, R^1).
 NOISY_GD = {
-    "000": ("000/theorem-3", lambda: _BrokenNoisyGD(sympy.Integer(1),
-                                                    sympy.Rational(1, 100_000), 0.5, 1)),
-    "001": ("001/theorem-3.2", lambda: _BrokenEfficient(sympy.Integer(1),
-                                                        sympy.Rational(1, 100_000), 0.25, 1)),
+    "000": (
+        "000/theorem-3",
+        lambda: _BrokenNoisyGD(sympy.Integer(1), sympy.Rational(1, 100_000), 0.5, 1),
+    ),
+    "001": (
+        "001/theorem-3.2",
+        lambda: _BrokenEfficient(sympy.Integer(1), sympy.Rational(1, 100_000), 0.25, 1),
+    ),
 }
 
 
@@ -114,8 +126,9 @@ def test_noisy_gd_pair_certifies_a_positive_lower_bound(doc: str) -> None:
     1, delta = 1e-5) with NOISY_GD_SAMPLES: certified > 0 (both were 0.0 on the previous
     pair, 10 random records with one label negated, read in R^10)."""
     t = _target(NOISY_GD[doc][0])
-    lower = _certified(t.mechanism(), next(iter(t.pairs())), t.epsilon, t.delta,
-                       NOISY_GD_SAMPLES[doc])
+    lower = _certified(
+        t.mechanism(), next(iter(t.pairs())), t.epsilon, t.delta, NOISY_GD_SAMPLES[doc]
+    )
     print(f"{t.name} designed pair: certified {lower:.4f}")
     assert lower > 0
 
@@ -125,8 +138,9 @@ def test_noisy_gd_broken_selection_is_caught_by_the_same_pair(doc: str) -> None:
     """The same pair and samples, the selection's noise scale / 10: certified > 1."""
     A, pair = _noisy_gd_pair()
     broken = NOISY_GD[doc][1]()
-    lower = _certified(broken.mechanism(A, A @ pair[0][0][-1]), pair, 1.0, 1e-5,
-                       NOISY_GD_SAMPLES[doc])
+    lower = _certified(
+        broken.mechanism(A, A @ pair[0][0][-1]), pair, 1.0, 1e-5, NOISY_GD_SAMPLES[doc]
+    )
     print(f"{doc} broken selection: certified {lower:.4f}")
     assert lower > 1.0
 
@@ -160,8 +174,9 @@ def test_corollary1_broken_selection_is_caught_by_the_same_pair() -> None:
     x = np.array([0.0, 0.3])
     alpha = sympy.Rational(1, 5)
     broken = FlippedStableLearner(300 * sympy.Rational(99, 100) * alpha / 6, 1, alpha)
-    lower = _certified(broken.mechanism(x), balanced_query_pair(31, x), 0.99, 0.0,
-                       COROLLARY1_SAMPLES)
+    lower = _certified(
+        broken.mechanism(x), balanced_query_pair(31, x), 0.99, 0.0, COROLLARY1_SAMPLES
+    )
     print(f"003 Corollary 1 broken selection: certified {lower:.4f}")
     assert lower > 0.99
 
@@ -179,9 +194,16 @@ def _winnow(scale: float) -> DPWinnow:
     both multiplied by ``scale`` (``scale`` > 1: noise scales divided by it)."""
     log = math.log(2 / 1e-4)
     params = DPWinnowParameters(
-        horizon=1, rho=0.5, epsilon_hat=scale * 0.99 / (4 * math.sqrt(2 * log)),
-        eta=scale * 0.99 / (8 * math.sqrt(2 * log)), threshold=-1e6, samples=1, beta=0.1,
-        switches=1, setting="Theorem 4.4")
+        horizon=1,
+        rho=0.5,
+        epsilon_hat=scale * 0.99 / (4 * math.sqrt(2 * log)),
+        eta=scale * 0.99 / (8 * math.sqrt(2 * log)),
+        threshold=-1e6,
+        samples=1,
+        beta=0.1,
+        switches=1,
+        setting="Theorem 4.4",
+    )
     return DPWinnow(4, params)
 
 
@@ -222,8 +244,15 @@ def test_lemma7_pair_certifies_a_positive_total_variation() -> None:
     the total variation: audited at delta = 0 (50,000 samples), P_lower[d0 in E] -
     P_upper[d1 in E] > 0 (exact: tanh(gamma/4) = 0.062 at gamma = 1/4, n = 9, n' = 2)."""
     t = _target("003/lemma-7")
-    result = audit(t.mechanism(), *next(iter(t.pairs())), epsilon=0.0, samples=LEMMA7_SAMPLES,
-                   confidence=CONFIDENCE, seed=3, progress=False)
+    result = audit(
+        t.mechanism(),
+        *next(iter(t.pairs())),
+        epsilon=0.0,
+        samples=LEMMA7_SAMPLES,
+        confidence=CONFIDENCE,
+        seed=3,
+        progress=False,
+    )
     tv = result.p_numerator_lower - result.p_denominator_upper
     print(f"003/lemma-7 designed pair: certified total variation {tv:.4f}")
     assert 0 < tv <= math.tanh(1 / 16)
@@ -235,7 +264,15 @@ def test_lemma7_broken_selection_is_caught_by_the_same_pair() -> None:
     flagged: certified epsilon > 0 at delta = 3 gamma."""
     x = np.array([0.0, 0.3])
     broken = StableLearner(40 * sympy.Rational(1, 4), 2)
-    result = audit(broken.mechanism(x), *balanced_query_pair(9, x), epsilon=0.0, delta=0.75,
-                   samples=LEMMA7_SAMPLES, confidence=CONFIDENCE, seed=3, progress=False)
+    result = audit(
+        broken.mechanism(x),
+        *balanced_query_pair(9, x),
+        epsilon=0.0,
+        delta=0.75,
+        samples=LEMMA7_SAMPLES,
+        confidence=CONFIDENCE,
+        seed=3,
+        progress=False,
+    )
     print(f"003 Lemma 7 broken selection: certified {result.epsilon_lower:.4f}")
     assert result.epsilon_lower > 0 and result.violation

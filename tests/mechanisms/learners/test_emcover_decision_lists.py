@@ -44,6 +44,7 @@ TRIALS, ALPHA, BETA, MAX_FAILURES, D = 15, 0.1, 0.1, 6, 5
 
 def _adapters(problem, points):
     """The array-based problem as the callables of dpaudit.events.cover's checker."""
+
     def score(dataset, h):
         data = np.array(dataset, dtype=bool).reshape(len(dataset), problem.n_candidates)
         return problem.scores(data, np.ones(len(dataset), dtype=bool), [])[h]
@@ -80,8 +81,9 @@ def test_greedy_cover_scores_meet_the_cover_conditions() -> None:
         return bool(problem.covered(as_data([z]), h)[0])
 
     datasets = [(), (points[3],), (points[1], points[6], points[7])]
-    assert check_cover_conditions([score], range(problem.n_candidates), covers, points,
-                                  datasets) == []
+    assert (
+        check_cover_conditions([score], range(problem.n_candidates), covers, points, datasets) == []
+    )
 
 
 def test_emcover_batch_matches_single_runs() -> None:
@@ -203,8 +205,7 @@ def test_utility_check_can_fail() -> None:
 
 
 def test_lemma_a4_empirical_error_bound() -> None:
-    assert greedy_cover_error_bound(10, 0.1, 1) == pytest.approx(
-        40 * math.log(math.sqrt(20) * 10))
+    assert greedy_cover_error_bound(10, 0.1, 1) == pytest.approx(40 * math.log(math.sqrt(20) * 10))
 
 
 def test_conjunction_features_count_and_proposition_a9() -> None:
@@ -243,12 +244,11 @@ def test_online_decision_lists_through_dp_winnow() -> None:
     _, rho = decision_list_halfspace(dl, m)
     f = rng.integers(0, 2, (t, m)).astype(bool)
     labels = dl.predict(f)
-    params = relaxed_parameters(rho, 2 * (m + 1), t, 0.1, eta=rho / 2, epsilon_hat=20.0,
-                                samples=80)
+    params = relaxed_parameters(rho, 2 * (m + 1), t, 0.1, eta=rho / 2, epsilon_hat=20.0, samples=80)
     learner = DecisionListOnlineLearner(m, params)
     run = learner.run(f, labels, rng)
     assert isinstance(learner.winnow, DPWinnow)
     assert run.updates <= params.switches
     first = (run.predictions[: t // 2] != 2 * labels[: t // 2] - 1).sum()
-    second = (run.predictions[t // 2:] != 2 * labels[t // 2:] - 1).sum()
+    second = (run.predictions[t // 2 :] != 2 * labels[t // 2 :] - 1).sum()
     assert second < first / 2

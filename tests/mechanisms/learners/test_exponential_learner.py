@@ -39,23 +39,29 @@ def test_utility_gap_and_sample_size_formulas() -> None:
     assert em_utility_gap(2, 10, 1, sensitivity=3) == pytest.approx(3 * (math.log(10) + 1))
     m = private_pac_sample_size(ALPHA, BETA, 1.0, 101)
     a1, b1 = ALPHA / 3, BETA / 2
-    expected = max(3 * (math.log(202) + math.log(1 / b1)) / a1**2,
-                   2 * (math.log(101) + math.log(1 / b1)) / a1)
+    expected = max(
+        3 * (math.log(202) + math.log(1 / b1)) / a1**2, 2 * (math.log(101) + math.log(1 / b1)) / a1
+    )
     assert m == math.ceil(expected)
     # privacy is "free" for eps > alpha; below, the 1/(alpha eps) term dominates
     assert private_pac_sample_size(ALPHA, BETA, 1e-3, 101) > 10 * m
 
 
-@pytest.mark.parametrize(("call", "match"), [
-    (lambda: em_utility_gap(0, 10, 1), r"epsilon must be a number in \(0, oo\), got 0"),
-    (lambda: em_utility_gap(1, 0, 1), r"n_candidates must be an integer in \[1, oo\)"),
-    (lambda: private_pac_sample_size(0.7, 0.1, 1, 5), r"alpha must be a number in \(0, 0.5"),
-    (lambda: thresholds_on_grid(0), r"grid_size must be an integer in \[1, oo\), got 0"),
-    (lambda: PrivatePACLearner(thresholds_on_grid(4), -1), r"epsilon must be"),
-    (lambda: PrivatePACLearner(thresholds_on_grid(4), 1).scores([5], [1]),
-     r"x must hold integers in \[0, 3\]"),
-    (lambda: PrivatePACLearner(thresholds_on_grid(4), 1).scores([1], [0]), r"y must hold"),
-])
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: em_utility_gap(0, 10, 1), r"epsilon must be a number in \(0, oo\), got 0"),
+        (lambda: em_utility_gap(1, 0, 1), r"n_candidates must be an integer in \[1, oo\)"),
+        (lambda: private_pac_sample_size(0.7, 0.1, 1, 5), r"alpha must be a number in \(0, 0.5"),
+        (lambda: thresholds_on_grid(0), r"grid_size must be an integer in \[1, oo\), got 0"),
+        (lambda: PrivatePACLearner(thresholds_on_grid(4), -1), r"epsilon must be"),
+        (
+            lambda: PrivatePACLearner(thresholds_on_grid(4), 1).scores([5], [1]),
+            r"x must hold integers in \[0, 3\]",
+        ),
+        (lambda: PrivatePACLearner(thresholds_on_grid(4), 1).scores([1], [0]), r"y must hold"),
+    ],
+)
 def test_bad_input_is_refused(call, match) -> None:
     with pytest.raises(ValueError, match=match):
         call()

@@ -75,8 +75,9 @@ def test_algorithm2_audit_below_accountant() -> None:
     y1[-1] = -y1[-1]
     learner = NetMarginLearner(1.0, 0.5, 2)
     upper = Accountant().guarantee(learner.plan(8)).epsilon_upper
-    result = audit(learner.selection_mechanism(A), (X, y), (X, y1), epsilon=1.0,
-                   samples=100_000, seed=11)
+    result = audit(
+        learner.selection_mechanism(A), (X, y), (X, y1), epsilon=1.0, samples=100_000, seed=11
+    )
     print(f"audit lower {result.epsilon_lower:.3f}, accountant upper {upper:.3f}")
     assert not result.violation
     assert result.epsilon_lower <= upper
@@ -107,8 +108,7 @@ def test_algorithm1_poisson_variant_is_accounted_from_its_steps() -> None:
     (recorded in the README)."""
     rng = np.random.default_rng(8)
     X, y, _ = margin_sample(100, 10, 0.5, rng)
-    learner = NoisyGDMarginLearner(2.0, 1e-5, 0.5, 5, repetitions=2, steps=500,
-                                   sampling="poisson")
+    learner = NoisyGDMarginLearner(2.0, 1e-5, 0.5, 5, repetitions=2, steps=500, sampling="poisson")
     with Ledger() as ledger:
         learner.fit(X, y, rng)
     spent, planned = ledger.check_within(learner.plan(100), 1e-5)
@@ -126,8 +126,7 @@ def test_algorithm1_utility_at_reduced_steps() -> None:
         rng = np.random.default_rng(100 + seed)
         X, y, w = margin_sample(300, 20, 0.5, rng)
         Xt, yt, _ = margin_sample(3000, 20, 0.5, rng, w=w)
-        model = NoisyGDMarginLearner(4.0, 1e-5, 0.5, 10, repetitions=3, steps=8000).fit(
-            X, y, rng)
+        model = NoisyGDMarginLearner(4.0, 1e-5, 0.5, 10, repetitions=3, steps=8000).fit(X, y, rng)
         errors.append(model.error(Xt, yt))
     print("Algorithm 1/3 test errors", errors)
     assert np.median(errors) < 0.3
@@ -172,8 +171,14 @@ def test_demo_shows_a_part2_learner_end_to_end_next_to_part1() -> None:
 
     titles = [section.title for section in load_sections()]
     assert titles.index("A learner of Lecture 4 / Bun and Fang, end to end") < titles.index(
-        "A large-margin / private-prediction learner, end to end")
+        "A large-margin / private-prediction learner, end to end"
+    )
     text = demo_section()
-    for line in ("train:", "learned: test error", "ledger spent 1 of 1",
-                 "verify: claim 000/theorem-5 (Theorem 5): proved", "certified epsilon >="):
+    for line in (
+        "train:",
+        "learned: test error",
+        "ledger spent 1 of 1",
+        "verify: claim 000/theorem-5 (Theorem 5): proved",
+        "certified epsilon >=",
+    ):
         assert line in text, line

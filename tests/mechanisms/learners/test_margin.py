@@ -31,10 +31,11 @@ def data() -> tuple[np.ndarray, ...]:
     return X, y, Xt, yt
 
 
-@pytest.mark.parametrize("learner", [PureLinearLearner(1.0, 0.25, 2),
-                                     NeuralNetLearner(1.0, 0.1),
-                                     MarginSelection(1.0, 3, 2)],
-                         ids=["algorithm-1", "neural-net", "margin-selection"])
+@pytest.mark.parametrize(
+    "learner",
+    [PureLinearLearner(1.0, 0.25, 2), NeuralNetLearner(1.0, 0.1), MarginSelection(1.0, 3, 2)],
+    ids=["algorithm-1", "neural-net", "margin-selection"],
+)
 def test_pure_learners_spend_exactly_their_plan(learner, data) -> None:
     X, y, _, _ = data
     rng = np.random.default_rng(1)

@@ -27,8 +27,10 @@ def test_one_prediction_spends_exactly_its_plan() -> None:
     rng = np.random.default_rng(0)
     X, y = plane_sample(300, rng)
     x = np.array([0.1, 0.2])
-    for learner in (FlippedStableLearner("1/30", 10, "1/10"),
-                    Theorem2Learner(20, "1/20", "1/10", 10)):
+    for learner in (
+        FlippedStableLearner("1/30", 10, "1/10"),
+        Theorem2Learner(20, "1/20", "1/10", 10),
+    ):
         with Ledger() as ledger:
             learner.predict(X, y, x, rng)
         spent, planned = ledger.check_within(learner.plan(300), 0)
@@ -74,8 +76,7 @@ def _corollary1_audit(samples: int) -> tuple[float, float]:
     y1 = np.array([0, 0])
     learner = FlippedStableLearner(4, 1, "1/20")
     upper = Accountant().guarantee(learner.plan(2)).epsilon_upper
-    result = audit(learner.mechanism(X[0]), (X, y), (X, y1), epsilon=upper,
-                   samples=samples, seed=5)
+    result = audit(learner.mechanism(X[0]), (X, y), (X, y1), epsilon=upper, samples=samples, seed=5)
     print(f"Corollary 1 audit lower {result.epsilon_lower:.3f}, upper {upper:.3f}")
     assert not result.violation
     assert result.epsilon_lower <= upper
@@ -136,8 +137,9 @@ def test_theorem2_spends_its_two_primitives_as_the_lemma8_event() -> None:
     with Ledger() as ledger:
         learner.predict(X, y, X[0], rng)
     assert [e.event for e in ledger.entries] == [learner.plan(200)]
-    assert learner.plan(200).event.relabel == ev.Exponential(sympy.Rational(1, 5), 1,
-                                                             relation=ev.Relation.REPLACE_ONE)
+    assert learner.plan(200).event.relabel == ev.Exponential(
+        sympy.Rational(1, 5), 1, relation=ev.Relation.REPLACE_ONE
+    )
     with Ledger() as ledger:
         RealizableLearner(8, "1/2").predict(X, y, X[0], rng)
     assert [e.event for e in ledger.entries] == [RealizableLearner(8, "1/2").plan()]

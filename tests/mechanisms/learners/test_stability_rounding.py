@@ -53,7 +53,8 @@ def test_flipped_epsilon_of_closed_form_is_an_upper_bound() -> None:
 def test_rational_and_symbolic_inputs_are_exact() -> None:
     e, d = sympy.symbols("e d", positive=True)
     assert st.dp_to_stability(sympy.Rational(1, 4), 0) == (
-        (sympy.exp(sympy.Rational(1, 4)) - 1) / (sympy.exp(sympy.Rational(1, 4)) + 1))
+        (sympy.exp(sympy.Rational(1, 4)) - 1) / (sympy.exp(sympy.Rational(1, 4)) + 1)
+    )
     assert st.dp_to_stability(e, d) == (sympy.exp(e) - 1 + 2 * d) / (sympy.exp(e) + 1)
     assert st.flipped_epsilon(e, d, sympy.Rational(1, 4)) == sympy.log(sympy.exp(e) + 2 * d)
     # a closed form without a logarithm keeps its exact form (shown in derivations)

@@ -89,8 +89,14 @@ class _SelectionWithLittleNoise(Theorem2Learner):
 def _sandwich(learner: Theorem2Learner) -> tuple[float, float]:
     correct, q, pair = theorem2_audited()
     upper = Accountant().guarantee(correct.plan(THEOREM2_INSTANCE["n"])).epsilon_upper
-    result = audit(learner.mechanism(q), pairs=[pair], epsilon=float(upper),
-                   samples=AUDIT_SAMPLES, seed=1, progress=False)
+    result = audit(
+        learner.mechanism(q),
+        pairs=[pair],
+        epsilon=float(upper),
+        samples=AUDIT_SAMPLES,
+        seed=1,
+        progress=False,
+    )
     return result.epsilon_lower, float(upper)
 
 

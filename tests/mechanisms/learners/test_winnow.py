@@ -41,16 +41,23 @@ def test_multiplicative_update_normalises() -> None:
     assert w.tolist() == pytest.approx([2 / 6.5, 0.5 / 6.5, 2 / 6.5, 2 / 6.5])
 
 
-@pytest.mark.parametrize(("call", "match"), [
-    (lambda: confident_winnow_update_bound(8, 1.0, 0.1, 0.5),
-     r"eta must be in \(0, 2 \(1 - c\) rho\)"),
-    (lambda: confident_winnow_update_bound(0, 0.1, 0.1, 0.5), r"d must be an integer"),
-    (lambda: ConfidentWinnow(4, 0.1, 0.5, c=1.5), r"c must be a number in \[0, 1\)"),
-    (lambda: ConfidentWinnow(2, 0.1, 0.5).run([[1, 0]], [1]), r"x must be a \(T, d\) array"),
-    (lambda: paper_parameters(1.0, 1e-6, 0.3, 8, 10, 0.1), r"epsilon must be a number in"),
-    (lambda: DPWinnowParameters(10, 0.5, 1.0, 0.1, 1.0, 0, 0.1, 3),
-     r"samples must be an integer in \[1, oo\), got 0"),
-])
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (
+            lambda: confident_winnow_update_bound(8, 1.0, 0.1, 0.5),
+            r"eta must be in \(0, 2 \(1 - c\) rho\)",
+        ),
+        (lambda: confident_winnow_update_bound(0, 0.1, 0.1, 0.5), r"d must be an integer"),
+        (lambda: ConfidentWinnow(4, 0.1, 0.5, c=1.5), r"c must be a number in \[0, 1\)"),
+        (lambda: ConfidentWinnow(2, 0.1, 0.5).run([[1, 0]], [1]), r"x must be a \(T, d\) array"),
+        (lambda: paper_parameters(1.0, 1e-6, 0.3, 8, 10, 0.1), r"epsilon must be a number in"),
+        (
+            lambda: DPWinnowParameters(10, 0.5, 1.0, 0.1, 1.0, 0, 0.1, 3),
+            r"samples must be an integer in \[1, oo\), got 0",
+        ),
+    ],
+)
 def test_bad_input_is_refused(call, match) -> None:
     with pytest.raises(ValueError, match=match):
         call()
@@ -64,8 +71,11 @@ def test_confident_winnow_respects_lemma_4_2(k: int, instructions: str) -> None:
     rng = np.random.default_rng(k)
     x, y, _, rho = majority_halfspace_stream(64, k, 3000, rng)
     eta = rho / 4  # half the rate (1 - c) rho that maximises the bound's denominator
-    bits = {"all": None, "random": rng.integers(0, 2, size=3000),
-            "none": np.zeros(3000, dtype=int)}[instructions]
+    bits = {
+        "all": None,
+        "random": rng.integers(0, 2, size=3000),
+        "none": np.zeros(3000, dtype=int),
+    }[instructions]
     run = ConfidentWinnow(64, eta, rho, 0.5).run(x, y, bits)
     bound = confident_winnow_update_bound(64, eta, rho, 0.5)
     assert run.updates <= bound
@@ -97,8 +107,12 @@ def test_theorem_4_4_claim_holds_at_sample_points() -> None:
     claim = THEOREM_4_4_CLAIM
     names = {s.name: s for s in claim.plan.free_symbols}
     for eps, delta, m, k in [(0.5, 1e-6, 100, 10), (0.99, 0.5, 1, 1), (0.1, 1e-9, 5000, 3000)]:
-        values = {"epsilon": sympy.Rational(str(eps)), "delta": sympy.Rational(str(delta)),
-                  "m": m, "K": k}
+        values = {
+            "epsilon": sympy.Rational(str(eps)),
+            "delta": sympy.Rational(str(delta)),
+            "m": m,
+            "K": k,
+        }
         event = substitute(claim.plan, {names[n]: v for n, v in values.items() if n in names})
         g = Accountant().guarantee(event, values["delta"])
         assert g.epsilon_upper <= eps
@@ -145,8 +159,10 @@ def test_relaxed_utility_within_the_proof_bound() -> None:
     assert run.updates <= params.switches
     assert run.mistakes <= (run.updates + 1) * (params.threshold + alpha)
     assert run.mistakes <= params.mistake_bound() < T
-    first, second = (run.predictions[: T // 2] != y[: T // 2]).sum(), \
-        (run.predictions[T // 2:] != y[T // 2:]).sum()
+    first, second = (
+        (run.predictions[: T // 2] != y[: T // 2]).sum(),
+        (run.predictions[T // 2 :] != y[T // 2 :]).sum(),
+    )
     assert second < first / 3
 
 
@@ -163,8 +179,9 @@ def test_audit_lower_bound_below_accountant() -> None:
     """Audit on the stressing pair: K = 1, m = 1, one-example streams.  The certified lower
     bound comes from the sampled coordinate (exact loss 1.425 at eta = 1/2, d = 8); the
     accountant's bound is eps_hat + 4 eta = 4.  Samples: 20,000 per dataset, seed fixed."""
-    params = DPWinnowParameters(horizon=1, rho=0.5, epsilon_hat=2.0, eta=0.5, threshold=0.5,
-                                samples=1, beta=0.1, switches=1)
+    params = DPWinnowParameters(
+        horizon=1, rho=0.5, epsilon_hat=2.0, eta=0.5, threshold=0.5, samples=1, beta=0.1, switches=1
+    )
     learner = DPWinnow(8, params)
     d0, d1 = winnow_neighbouring_pair(8)
     upper = Accountant().guarantee(learner.plan()).epsilon_upper

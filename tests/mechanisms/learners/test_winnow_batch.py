@@ -21,8 +21,17 @@ ALPHA = 1e-3
 
 
 def _winnow(eta: float) -> DPWinnow:
-    params = DPWinnowParameters(horizon=5, rho=0.5, epsilon_hat=1.0, eta=eta, threshold=0.5,
-                                samples=2, beta=0.1, switches=2, setting="test")
+    params = DPWinnowParameters(
+        horizon=5,
+        rho=0.5,
+        epsilon_hat=1.0,
+        eta=eta,
+        threshold=0.5,
+        samples=2,
+        beta=0.1,
+        switches=2,
+        setting="test",
+    )
     return DPWinnow(4, params)
 
 
@@ -35,8 +44,10 @@ def _p_value(a: collections.Counter, b: collections.Counter) -> float:
     keys = sorted(set(a) | set(b), key=str)
     big = [k for k in keys if a[k] + b[k] >= 20]
     rest = [k for k in keys if a[k] + b[k] < 20]
-    table = [[a[k] for k in big] + [sum(a[k] for k in rest)],
-             [b[k] for k in big] + [sum(b[k] for k in rest)]]
+    table = [
+        [a[k] for k in big] + [sum(a[k] for k in rest)],
+        [b[k] for k in big] + [sum(b[k] for k in rest)],
+    ]
     return float(stats.chi2_contingency(np.array(table))[1])
 
 

@@ -15,6 +15,7 @@ import time
 import pytest
 
 from dpaudit.accountant import Accountant, account
+from dpaudit.cli import main
 from dpaudit.events import Laplace
 from dpaudit.numeric import exact
 from dpaudit.parse import ExpressionError, parse_event, parse_number
@@ -135,30 +136,53 @@ COMMANDS = {
     "verify": lambda p: ["verify", p, "--domain", "0 < x < 1"],
     "verify --domain": lambda p: ["verify", "x <= 1", "--domain", p],
 }
-#: a representative subset per command (each subprocess costs an interpreter start-up)
+#: a representative subset per command
 CLI_KINDS = ("import-call", "subclasses", "lambda", "cyrillic", "tower", "digits", "long")
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_payload_is_refused_on_the_command_line(command, tmp_path):
+def test_payload_is_refused_by_the_command(command, tmp_path, monkeypatch, capsys):
+    """Every payload through the CLI's own entry point (in-process: the same ``main`` the
+    console script calls): exit 2, one line on stderr, no traceback, no side effect."""
     canary = tmp_path / CANARY
     texts = payloads(canary)
+    monkeypatch.chdir(tmp_path)
     for kind in CLI_KINDS:
         argv = COMMANDS[command](texts[kind])
         start = time.perf_counter()
-        proc = subprocess.run(
-            [sys.executable, "-m", "dpaudit", *argv],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-        )
+        code = main(argv)
         elapsed = time.perf_counter() - start
-        where = f"{command} {kind}: rc={proc.returncode} stderr={proc.stderr[-300:]!r}"
-        assert proc.returncode == 2, where
-        assert "Traceback" not in proc.stderr + proc.stdout, where
-        assert proc.stderr.count("\n") == 1, where
+        out, err = capsys.readouterr()
+        where = f"{command} {kind}: rc={code} stderr={err[-300:]!r}"
+        assert code == 2, where
+        assert "Traceback" not in err + out, where
+        assert err.count("\n") == 1, where
         assert not canary.exists(), where
-        # interpreter and sympy start-up included: the work itself is bounded by the limits
-        assert elapsed < 20, f"{where} took {elapsed:.1f} s"
+        assert elapsed < 5, f"{where} took {elapsed:.1f} s"
+
+
+#: the whole path from a shell: two commands, the injection found on the old parser first
+SUBPROCESS_COMMANDS = ("verify --domain", "account")
+
+
+@pytest.mark.parametrize("command", SUBPROCESS_COMMANDS)
+def test_payload_is_refused_on_the_command_line(command, tmp_path):
+    canary = tmp_path / CANARY
+    argv = COMMANDS[command](payloads(canary)["import-call"])
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "dpaudit", *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    elapsed = time.perf_counter() - start
+    where = f"{command}: rc={proc.returncode} stderr={proc.stderr[-300:]!r}"
+    assert proc.returncode == 2, where
+    assert "Traceback" not in proc.stderr + proc.stdout, where
+    assert proc.stderr.count("\n") == 1, where
+    assert not canary.exists(), where
+    # interpreter and sympy start-up included: the work itself is bounded by the limits
+    assert elapsed < 20, f"{where} took {elapsed:.1f} s"

@@ -29,8 +29,10 @@ from dpaudit.verify.prove import verify_claim
 x, y, eps, dlt, a = sympy.symbols("x y epsilon delta alpha", positive=True)
 k, n = sympy.symbols("k n", positive=True, integer=True)
 
-#: The per-inequality budget ``dpaudit verify --all`` uses.
-ALL = {"time_limit": 3.0, "max_boxes": 1200}
+#: The per-inequality box budget ``dpaudit verify --all`` uses.  The budget that decides is
+#: the box count; the CPU-time safety net (3 s in the CLI) is raised here so that a verdict
+#: does not depend on how loaded the test machine is (xdist workers beside other jobs).
+ALL = {"time_limit": 20.0, "max_boxes": 1200}
 FAST = {"time_limit": 1.5, "max_boxes": 200}
 
 

@@ -13,9 +13,10 @@ float noise and far below what a reader uses, in the direction its meaning allow
   is rounded down (towards -inf);
 * anything else (estimates, parameters, the delta of a claim) is rounded to nearest.
 
-The decimal chosen is then stored as the nearest float on its safe side (one ulp further
-when the nearest float lies past the decimal), so an upper bound in memory is still an upper
-bound.  Integers, strings, booleans and None pass through unchanged.
+The decimal chosen is stored as its nearest float, which is still on the safe side of the
+input float (rounding to nearest is monotone), so an upper bound in memory is still an upper
+bound; and rounding is idempotent, so a stored report recomputes to itself.
+Integers, strings, booleans and None pass through unchanged.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def round_significant(
         digits: significant digits, >= 1.
 
     Returns:
-        The float nearest to the rounded decimal on the side ``direction`` requires.
+        The float nearest to the rounded decimal: >= x for "up", <= x for "down".
 
     Raises:
         ValueError: for an unknown direction or digits < 1.
@@ -54,13 +55,11 @@ def round_significant(
         raise ValueError(f"digits must be an integer >= 1, got {digits!r}")
     if not math.isfinite(x) or x == 0:
         return x
-    dec = Context(prec=digits, rounding=_MODES[direction]).plus(Decimal(x))
-    out = float(dec)
-    if direction == "up" and Decimal(out) < dec:
-        out = math.nextafter(out, math.inf)
-    elif direction == "down" and Decimal(out) > dec:
-        out = math.nextafter(out, -math.inf)
-    return out
+    # Round the shortest decimal that reads back as x (repr), so that rounding is idempotent
+    # (a stored number rounds to itself).  Still on the safe side: for "up", D >= repr(x)
+    # and rounding to the nearest float is monotone, so float(D) >= float(repr(x)) = x.
+    dec = Context(prec=digits, rounding=_MODES[direction]).plus(Decimal(repr(x)))
+    return float(dec)
 
 
 def _direction(key: str) -> str:

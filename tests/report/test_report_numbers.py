@@ -35,6 +35,14 @@ def test_upper_is_never_below_and_lower_never_above(x: float) -> None:
         assert abs(Decimal(up) - Decimal(down)) <= slack + 2 * Decimal(math.ulp(x))
 
 
+@settings(max_examples=300, derandomize=True)
+@given(finite, st.sampled_from(["up", "down", "nearest"]))
+def test_rounding_is_idempotent(x: float, direction: str) -> None:
+    # a stored report recomputes to itself
+    once = round_significant(x, direction)
+    assert round_significant(once, direction) == once
+
+
 def test_keys_choose_the_direction() -> None:
     x = 0.12345678915  # the 11th digit decides the 10-digit rounding
     out = for_people(

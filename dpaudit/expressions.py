@@ -62,9 +62,14 @@ LIMITS: dict[str, int] = {
     "length": 10_000,  # characters of text
     "tokens": 5_000,  # tokens in one text
     "depth": 100,  # nesting of parentheses, brackets, calls, unary signs and powers
-    "digits": 4_000,  # digits in one number literal (before and after the point)
-    "exponent": 4_000,  # |decimal exponent| of one number literal (1e-4000 .. 1e4000)
-    "bits": 100_000,  # bits of an exact number the parser computes (e.g. base**exponent)
+    "digits": 1_000,  # digits in one number literal (before and after the point)
+    "exponent": 1_000,  # |decimal exponent| of one number literal (1e-1000 .. 1e1000)
+    # bits of an exact number the parser computes (e.g. base**exponent); sympy's own work on
+    # exact numbers (sqrt, floor of a huge integer) grows fast past a few thousand digits
+    "bits": 4_000,
+    # decimal exponent of the magnitude of a numeric argument of a function or a power
+    # (floor(exp(exp(100))) or ceiling(exp(10**4)) would make sympy compute a huge integer)
+    "magnitude": 1_000,
     "factorial": 10_000,  # largest numeric argument of factorial, gamma, binomial
 }
 
@@ -408,6 +413,26 @@ class _Parser:
         self.check_size(factors)
         return sympy.Mul(*factors)
 
+    def check_magnitude(self, value: sympy.Basic, what: str, tok: Any = None) -> None:
+        """Refuse a numeric value whose magnitude exceeds 10**LIMITS["magnitude"] (estimated
+        with 15-digit floating point, which represents any exponent), before a function or
+        a power makes sympy compute with it exactly."""
+        if not isinstance(value, sympy.Expr) or value.free_symbols or value.is_Rational:
+            return
+        try:
+            approx = sympy.Abs(value).evalf(15)
+        except (TypeError, ValueError, ArithmeticError, RecursionError):
+            raise self.fail(f"{what}: cannot size the argument {_short(str(value))}", tok) from None
+        if approx.is_zero:
+            return
+        limit = sympy.Float(10) ** LIMITS["magnitude"]
+        if approx.is_finite is False or (approx.is_number and approx > limit):
+            raise self.fail(
+                f"{what}: argument too large: {_short(str(value))} exceeds "
+                f"10**{LIMITS['magnitude']}",
+                tok,
+            )
+
     def check_size(self, operands: list[sympy.Basic]) -> None:
         bits = sum(_bits(x) for x in operands if isinstance(x, sympy.Rational))
         if bits > LIMITS["bits"]:
@@ -449,6 +474,19 @@ class _Parser:
                 )
             if base == 0 and exponent < 0:
                 raise self.fail("division by zero (0 to a negative power)", op)
+        self.check_magnitude(base, "'**'", op)
+        self.check_magnitude(exponent, "'**'", op)
+        if isinstance(exponent, sympy.Rational) and abs(exponent) > LIMITS["bits"]:
+            # (2*x)**n expands to 2**n * x**n: size the numeric coefficient's power first
+            coeff, _ = base.as_coeff_Mul() if isinstance(base, sympy.Expr) else (1, base)
+            if isinstance(coeff, sympy.Rational) and coeff not in (0, 1, -1):
+                bits = abs(int(exponent.p)) * max(_log2(coeff.p), _log2(coeff.q))
+                if bits > LIMITS["bits"]:
+                    raise self.fail(
+                        f"power too large: ({_short(str(base))})**{_short(str(exponent))}"
+                        f" would need about {bits} bits, the limit is {LIMITS['bits']}",
+                        op,
+                    )
         return sympy.Pow(base, exponent)
 
     def primary(self) -> Any:
@@ -549,6 +587,8 @@ class _Parser:
                 want = f"{lo}" if lo == hi else (f"{lo} or more" if hi is None else f"{lo} to {hi}")
                 raise self.fail(f"{name} takes {want} argument(s), got {len(args)}", name_tok)
             values = [self.number(a, t, name) for a, t in args]
+            for v in values:
+                self.check_magnitude(v, name, name_tok)
             if name in ("factorial", "gamma", "binomial"):
                 for v in values:
                     if v.is_number and v.is_finite and abs(v) > LIMITS["factorial"]:
@@ -694,6 +734,15 @@ def as_expr(value: Any, name: str = "value") -> Any:
             raise ExpressionError(f"{name}: {err}") from None
     if isinstance(value, (list, tuple)):
         return type(value)(as_expr(v, name) for v in value)
+    # sympify(strict=True) does not pass strict to a container's items: the string keys of a
+    # dict would be evaluated as Python.  Only numbers and sympy objects go to sympify.
+    if isinstance(value, (dict, set, frozenset, bytes, bytearray)) or (
+        hasattr(value, "__array__") and getattr(value, "ndim", 0) != 0
+    ):
+        raise ValueError(
+            f"{name} must be a number, a sympy expression or text, got "
+            f"{type(value).__name__} {_short(repr(value))}"
+        )
     try:
         return sympy.sympify(value, strict=True)
     except (sympy.SympifyError, TypeError, ValueError):

@@ -143,8 +143,8 @@ def test_relation_and_symbols():
         ("x" * (LIMITS["length"] + 1), "too long: 10001 characters, the limit is 10000"),
         ("(" * 101 + "1" + ")" * 101, "nested too deeply: more than 100 levels"),
         ("-" * 101 + "1", "nested too deeply"),
-        ("1" * 4001, "4001 digits, the limit is 4000"),
-        ("1e4001", "exponent 4001, the limit is \\+-4000"),
+        ("1" * 1001, "1001 digits, the limit is 1000"),
+        ("1e1001", "exponent 1001, the limit is \\+-1000"),
         ("+".join(["1"] * 2600), "too many tokens"),
         ("2**100001", "power too large: 2\\*\\*100001"),
         ("9**9**9**9", "power too large"),
@@ -167,8 +167,8 @@ def test_limits_and_refusals_are_named(text, pattern):
 
 def test_within_limits_is_accepted():
     assert parse_expression("(" * 99 + "1" + ")" * 99) == 1
-    assert parse_expression("2**100000") == sympy.Integer(2) ** 100000
-    assert parse_expression("1" * 4000) == sympy.Integer("1" * 4000)
+    assert parse_expression("2**4000") == sympy.Integer(2) ** 4000
+    assert parse_expression("1" * 1000) == sympy.Integer("1" * 1000)
 
 
 def test_as_expr():

@@ -17,6 +17,7 @@ import pytest
 from dpaudit.accountant import Accountant, account
 from dpaudit.cli import main
 from dpaudit.events import Laplace
+from dpaudit.expressions import as_expr, parse_expression
 from dpaudit.numeric import exact
 from dpaudit.parse import ExpressionError, parse_event, parse_number
 from dpaudit.pytest_plugin import assert_claim_verified
@@ -186,3 +187,40 @@ def test_payload_is_refused_on_the_command_line(command, tmp_path):
     assert not canary.exists(), where
     # interpreter and sympy start-up included: the work itself is bounded by the limits
     assert elapsed < 20, f"{where} took {elapsed:.1f} s"
+
+
+#: Payloads that made sympy hang or evaluate text before the magnitude guards (found by a
+#: second, independent parser review): each must be refused quickly.
+HEAVY = [
+    "floor(exp(exp(100)))",
+    "sqrt(3**20000+1)",
+    "(2*x)**(10**8)",
+    "Max(exp(exp(50)), 1)",
+    "ceiling(exp(10**4))",
+]
+
+
+@pytest.mark.parametrize("text", HEAVY)
+def test_heavy_numbers_are_refused_before_sympy_computes_them(text):
+    start = time.perf_counter()
+    with pytest.raises(ExpressionError, match="too large"):
+        parse_expression(text)
+    assert time.perf_counter() - start < 2
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"__import__('os').system('touch CANARY_DICT')": 1},
+        {"__import__('os').system('touch CANARY_DICT')"},
+        frozenset({"1"}),
+        b"1+1",
+    ],
+    ids=["dict", "set", "frozenset", "bytes"],
+)
+def test_containers_of_text_are_refused_not_evaluated(value, tmp_path, monkeypatch):
+    # sympify(strict=True) does not pass strict to a container's items
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="must be a number, a sympy expression or text"):
+        as_expr(value)
+    assert not (tmp_path / "CANARY_DICT").exists()

@@ -581,8 +581,13 @@ def bracket_decreasing(
             return lo_try, hi_try
     lower, upper = zero, sympy.Integer(1)
     steps = 0
-    while below(upper) is not True:
-        lower = upper
+    while (state := below(upper)) is not True:
+        # only a point certified above the target may become the lower end: where the
+        # comparison cannot decide (None), the bracket widens upward and ``lower`` stays
+        # (it once moved to 64 for 10 x Gaussian(1) at delta 1e-71: a "lower bound" of 128
+        # above the true 61.18)
+        if state is False:
+            lower = upper
         upper = upper * 2
         steps += 1
         if steps > max_steps:

@@ -4,7 +4,6 @@ or mixed between threads, and the PLD memo survives concurrent use."""
 from __future__ import annotations
 
 import random
-import threading
 
 import mpmath
 import pytest
@@ -13,28 +12,10 @@ from dpaudit.accountant import Accountant, tight
 from dpaudit.events import Gaussian, Laplace, SelfComposed
 
 
-def _run(threads: int, work) -> None:
-    barrier = threading.Barrier(threads)
-    errors: list[BaseException] = []
-
-    def target(i: int) -> None:
-        try:
-            barrier.wait()
-            work(i)
-        except BaseException as exc:  # reported below: a thread must not fail silently
-            errors.append(exc)
-
-    pool = [threading.Thread(target=target, args=(i,)) for i in range(threads)]
-    for t in pool:
-        t.start()
-    for t in pool:
-        t.join(timeout=60)
-        assert not t.is_alive(), "a thread hung (deadlock?)"
-    assert not errors, errors
-
-
 @pytest.mark.usefixtures("fast_switching")
-def test_concurrent_guarantees_restore_mpmath_precision_and_agree_with_serial_ones() -> None:
+def test_concurrent_guarantees_restore_mpmath_precision_and_agree_with_serial_ones(
+    run_threads,
+) -> None:
     """4 threads each ask for 4 guarantees whose theorems raise mpmath's precision (optimal
     composition, the analytic Gaussian): afterwards mp.prec and iv.prec are back at their
     defaults (without the lock, interleaved save/restore left them at 103 and 80), and each
@@ -49,14 +30,14 @@ def test_concurrent_guarantees_restore_mpmath_precision_and_agree_with_serial_on
             event, delta = cases[k]
             results[k] = Accountant().guarantee(event, delta).epsilon_upper
 
-    _run(4, work)
+    run_threads(4, work)
     assert (mpmath.mp.prec, mpmath.iv.prec) == (prec, iv_prec)
     for k, (event, delta) in enumerate(cases):
         assert results[k] == Accountant().guarantee(event, delta).epsilon_upper
 
 
 @pytest.mark.usefixtures("fast_switching")
-def test_the_pld_memo_survives_concurrent_lookups_and_evictions() -> None:
+def test_the_pld_memo_survives_concurrent_lookups_and_evictions(run_threads) -> None:
     """16 threads x 40000 lookups of 52 keys in the 48-entry PLD memo (constant eviction):
     every lookup returns its own value, no KeyError from a key evicted between lookup and
     move-to-end (seen without the lock: a few per run)."""
@@ -68,7 +49,7 @@ def test_the_pld_memo_survives_concurrent_lookups_and_evictions() -> None:
             assert tight._memo(("thread-test", k), lambda k=k: ("pld", k)) == ("pld", k)
 
     try:
-        _run(16, work)
+        run_threads(16, work)
     finally:
         with tight._PLD_MEMO_LOCK:
             for key in [k for k in tight._PLD_MEMO if k[0] == "thread-test"]:

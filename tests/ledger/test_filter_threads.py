@@ -3,7 +3,6 @@ never exceeded, and what was spent is exactly the sum of the steps admitted."""
 
 from __future__ import annotations
 
-import threading
 from fractions import Fraction
 
 import pytest
@@ -17,28 +16,10 @@ ROUNDS = 20
 SCALES = (20, 30, 50)  # steps of epsilon 1/20, 1/30, 1/50
 
 
-def _run(threads: int, work) -> None:
-    barrier = threading.Barrier(threads)
-    errors: list[BaseException] = []
-
-    def target(i: int) -> None:
-        try:
-            barrier.wait()
-            work(i)
-        except BaseException as exc:  # reported below: a thread must not fail silently
-            errors.append(exc)
-
-    pool = [threading.Thread(target=target, args=(i,)) for i in range(threads)]
-    for t in pool:
-        t.start()
-    for t in pool:
-        t.join(timeout=60)
-        assert not t.is_alive(), "a thread hung (deadlock?)"
-    assert not errors, errors
-
-
 @pytest.mark.usefixtures("fast_switching")
-def test_many_threads_never_exceed_the_budget_and_spend_what_they_were_admitted() -> None:
+def test_many_threads_never_exceed_the_budget_and_spend_what_they_were_admitted(
+    run_threads,
+) -> None:
     """16 threads charge one basic filter of budget 1 with steps of 1/20, 1/30, 1/50 until
     refused, 20 rounds: the filter's sum is exactly the sum of the admitted steps, at most 1,
     and the budget is used up (no step that fits was refused)."""
@@ -55,7 +36,7 @@ def test_many_threads_never_exceed_the_budget_and_spend_what_they_were_admitted(
                     return
                 admitted[i].append(Fraction(1, scale))
 
-        _run(THREADS, work)
+        run_threads(THREADS, work)
         total = sum((sum(a, Fraction(0)) for a in admitted), Fraction(0))
         steps = sum(len(a) for a in admitted)
         assert total <= 1
@@ -66,7 +47,7 @@ def test_many_threads_never_exceed_the_budget_and_spend_what_they_were_admitted(
 
 
 @pytest.mark.usefixtures("fast_switching")
-def test_many_threads_on_an_advanced_filter_stay_within_its_statistic() -> None:
+def test_many_threads_on_an_advanced_filter_stay_within_its_statistic(run_threads) -> None:
     """The same with the advanced filter (a non-additive statistic): the filter's statistic
     of the steps admitted stays within the budget, and every admitted step is counted."""
     for _ in range(ROUNDS // 4):
@@ -81,7 +62,7 @@ def test_many_threads_on_an_advanced_filter_stay_within_its_statistic() -> None:
                     return
                 counts[i] += 1
 
-        _run(THREADS, work)
+        run_threads(THREADS, work)
         assert len(f.spent_epsilons) == sum(counts)
         assert f.spent()[0] <= 1.0
         # sequentially the filter admits exactly this many steps of 1/50
@@ -94,7 +75,7 @@ def test_many_threads_on_an_advanced_filter_stay_within_its_statistic() -> None:
 
 
 @pytest.mark.usefixtures("fast_switching")
-def test_many_threads_on_one_odometer_count_every_step_once() -> None:
+def test_many_threads_on_one_odometer_count_every_step_once(run_threads) -> None:
     """16 threads x 25 steps on one odometer, 20 rounds: 400 steps, each counted once, the
     reading is their exact sum."""
     for _ in range(ROUNDS):
@@ -104,14 +85,14 @@ def test_many_threads_on_one_odometer_count_every_step_once() -> None:
             for _ in range(25):
                 odo(Laplace(SCALES[i % len(SCALES)]))
 
-        _run(THREADS, work)
+        run_threads(THREADS, work)
         assert len(odo.epsilons) == len(odo.deltas) == THREADS * 25
         expected = sum(25 * Fraction(1, SCALES[i % len(SCALES)]) for i in range(THREADS))
         assert sympy.Add(*odo.epsilons) == sympy.Rational(expected.numerator, expected.denominator)
 
 
 @pytest.mark.usefixtures("fast_switching")
-def test_a_child_filter_shared_by_threads_never_overcharges_its_parent() -> None:
+def test_a_child_filter_shared_by_threads_never_overcharges_its_parent(run_threads) -> None:
     """Two child filters (budget 1/2 each) under one parent of budget 3/4, 16 threads
     charging the children: the parent's spending is exactly the children's together, at
     most 3/4, and each child is within its own budget."""
@@ -127,7 +108,7 @@ def test_a_child_filter_shared_by_threads_never_overcharges_its_parent() -> None
                 except BudgetExceededError:
                     return
 
-        _run(THREADS, work)
+        run_threads(THREADS, work)
         spent = [sympy.Add(*c.spent_epsilons) for c in children]
         assert all(s <= sympy.Rational(1, 2) for s in spent)
         assert sympy.Add(*parent.spent_epsilons) == spent[0] + spent[1]

@@ -15,28 +15,8 @@ THREADS = 16
 ROUNDS = 20
 
 
-def _run(threads: int, work) -> None:
-    barrier = threading.Barrier(threads)
-    errors: list[BaseException] = []
-
-    def target(i: int) -> None:
-        try:
-            barrier.wait()
-            work(i)
-        except BaseException as exc:  # reported below: a thread must not fail silently
-            errors.append(exc)
-
-    pool = [threading.Thread(target=target, args=(i,)) for i in range(threads)]
-    for t in pool:
-        t.start()
-    for t in pool:
-        t.join(timeout=60)
-        assert not t.is_alive(), "a thread hung (deadlock?)"
-    assert not errors, errors
-
-
 @pytest.mark.usefixtures("fast_switching")
-def test_a_ledger_entered_by_many_threads_conserves_every_count() -> None:
+def test_a_ledger_entered_by_many_threads_conserves_every_count(run_threads) -> None:
     """16 threads enter one shared ledger and record 30 runs each, with counts 1..3, 20
     rounds: every entry arrives once and the counts add up."""
     for _ in range(ROUNDS):
@@ -47,7 +27,7 @@ def test_a_ledger_entered_by_many_threads_conserves_every_count() -> None:
                 for j in range(30):
                     record(Laplace(10), 1 + (i + j) % 3, label=f"t{i}")
 
-        _run(THREADS, work)
+        run_threads(THREADS, work)
         assert len(ledger) == THREADS * 30
         assert sum(e.count for e in ledger.entries) == sum(
             1 + (i + j) % 3 for i in range(THREADS) for j in range(30)
@@ -57,7 +37,9 @@ def test_a_ledger_entered_by_many_threads_conserves_every_count() -> None:
 
 
 @pytest.mark.usefixtures("fast_switching")
-def test_a_guarded_ledger_shared_by_threads_records_exactly_what_its_filter_admitted() -> None:
+def test_a_guarded_ledger_shared_by_threads_records_exactly_what_its_filter_admitted(
+    run_threads,
+) -> None:
     """16 threads add to one ledger guarded by a filter of budget 1 until refused: the
     ledger's entries are exactly the filter's steps (count conservation), within budget."""
     for _ in range(ROUNDS):
@@ -71,7 +53,7 @@ def test_a_guarded_ledger_shared_by_threads_records_exactly_what_its_filter_admi
                 except BudgetExceededError:
                     return
 
-        _run(THREADS, work)
+        run_threads(THREADS, work)
         assert sum(e.count for e in ledger.entries) <= 40
         assert len(f.spent_epsilons) == len(ledger)
         assert ledger.guarantee().epsilon_upper <= 1.0
@@ -125,7 +107,7 @@ def test_a_ledger_entered_twice_records_each_run_once() -> None:
 
 
 @pytest.mark.usefixtures("fast_switching")
-def test_ledgers_nested_in_opposite_orders_in_two_threads_do_not_deadlock() -> None:
+def test_ledgers_nested_in_opposite_orders_in_two_threads_do_not_deadlock(run_threads) -> None:
     """Thread A records inside L1(f1) then L2(f2), thread B inside L2 then L1: the locks are
     taken in one global order, so both finish, and both filters count every run."""
     f1, f2 = PrivacyFilter(100), PrivacyFilter(100)
@@ -137,5 +119,5 @@ def test_ledgers_nested_in_opposite_orders_in_two_threads_do_not_deadlock() -> N
             for _ in range(40):
                 record(Laplace(100))
 
-    _run(8, work)
+    run_threads(8, work)
     assert len(l1) == len(l2) == len(f1.spent_epsilons) == len(f2.spent_epsilons) == 320

@@ -86,7 +86,7 @@ def injections(canary: Path) -> list[str]:
         f"eval(\"open('{c}','w')\")",
         "lambda: 0",
         "().__class__.__base__",
-        "{0.__class__}".format,
+        "'{0.__class__}'.format(1)",
         f"Laplace(__import__('os').system('touch {c}'))",
         f"Laplace(1); open('{c}', 'w')",
         f"$(touch {c})",
@@ -471,3 +471,11 @@ def test_fuzz_mechanisms_module_is_importable() -> None:
         assert _fuzz_mechanisms.laplace.epsilon == 1.0
     finally:
         sys.path.remove(os.fspath(Path(__file__).parent))
+
+
+def test_every_generated_argument_is_text(tmp_path: Path) -> None:
+    # a payload list once held a bound method instead of a string, which only the slow run met
+    r = random.Random(1515)
+    for _ in range(SLOW_CASES):
+        argv = case(r, tmp_path / "canary", tmp_path, OTHER_COMMANDS, True)
+        assert all(isinstance(a, str) for a in argv), argv

@@ -322,6 +322,13 @@ def test_cli_fuzz_large(sandbox: tuple[Path, Path]) -> None:
 
 @pytest.mark.slow
 @needs_new_parser
+@pytest.mark.xfail(
+    strict=False,
+    raises=Hang,
+    reason="known defect (issue 15 part 4, bounded work): a composition with k up to 10**12 "
+    "can run the PLD/optimal-composition work past the 20 s case limit; see "
+    "test_gaussian_composition_with_large_k_is_bounded",
+)
 def test_cli_fuzz_expressions_large(sandbox: tuple[Path, Path]) -> None:
     _run(SLOW_CASES // 2, 1516, sandbox, EXPRESSION_COMMANDS, large_k=True)
 

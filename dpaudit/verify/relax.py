@@ -61,20 +61,13 @@ import sympy
 
 from dpaudit.expressions import as_expr
 from dpaudit.numeric import endpoints, interval
+from dpaudit.verify.budget import BOX_PRECISION, _clock
 from dpaudit.verify.domain import Domain, Range, by_name
-from dpaudit.verify.engine import (
-    BOX_PRECISION,
-    Verdict,
-    _clock,
-    _eval,
-    _Factor,
-    _guards,
-    _linear_bound,
-    _plain,
-    parse_relation,
-    verify_inequality,
-)
-from dpaudit.verify.engine import _continuous as _guards_hold
+from dpaudit.verify.enclosure import _continuous as _guards_hold
+from dpaudit.verify.enclosure import _eval, _Factor, _guards
+from dpaudit.verify.engine import verify_inequality
+from dpaudit.verify.reformulate import _linear_bound
+from dpaudit.verify.verdict import Verdict, _plain, parse_relation
 
 __all__ = ["RELAX_SECONDS", "RULES", "prove_by_relaxation", "verify_with_relaxation"]
 

@@ -53,9 +53,9 @@ CASES: list[tuple[str, Callable[[], ev.Event], str, float]] = [
 
 
 def _ours(build: Callable[[], ev.Event], delta: str) -> tuple[object, float]:
-    from dpaudit.accountant import tight
+    from dpaudit.accountant import currencies
 
-    tight._PLD_MEMO.clear()  # a cold accountant for every timed run
+    currencies._PLD_MEMO.clear()  # a cold accountant for every timed run
     start = time.perf_counter()
     g = account(build(), delta=R(delta))
     return g, time.perf_counter() - start

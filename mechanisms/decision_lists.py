@@ -3,7 +3,7 @@ the PAC model (Section 3, Algorithm 3.1, Theorem 3.5, Appendix A) and online lea
 DP-Winnow (Section 4.3, Lemma 4.10, Theorems 4.11-4.12).
 
 Decision lists are over a feature set F given as a Boolean feature matrix (n examples x M
-features); :func:`mechanisms.synthetic_part1.literal_features` gives the 2d literals of
+features); :func:`mechanisms.synthetic_discrete.literal_features` gives the 2d literals of
 Boolean points (1-decision lists), :func:`conjunction_features` the conjunctions of at most k
 literals (k-decision lists, Appendix A.3).
 
@@ -53,7 +53,7 @@ from dpaudit.numeric import exact, float_up
 from dpaudit.verify import Claim, Domain, register_claim
 from mechanisms.emcover import EMCover
 from mechanisms.emcover import plan as cover_plan
-from mechanisms.synthetic_part1 import DecisionList
+from mechanisms.synthetic_discrete import DecisionList
 from mechanisms.winnow import DPWinnow, DPWinnowParameters, DPWinnowRun
 
 __all__ = [

@@ -351,7 +351,7 @@ def demo_section(seed: int = 2024) -> str:
     from dpaudit.audit import audit
     from dpaudit.verify.prove import verify_claim
     from mechanisms.ledger import Ledger
-    from mechanisms.synthetic_part1 import grid_threshold_sample
+    from mechanisms.synthetic_discrete import grid_threshold_sample
 
     epsilon, alpha, beta, grid, target = 1.0, 0.1, 0.1, 100, 37
     rng = np.random.default_rng(seed)

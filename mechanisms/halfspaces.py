@@ -12,7 +12,7 @@ Zakynthinou, "Efficient private algorithms for learning large-margin halfspaces"
   mechanism over a gamma/10-net of the unit ball of R^m with utility minus the fraction of
   points of margin below gamma/10 (sensitivity 1/n).  Privacy: Theorem 5, pure epsilon.
 * the lower-bound construction of Theorem 6 is a data generator:
-  :func:`mechanisms.synthetic_part2.lower_bound_code` / ``lower_bound_sample``.
+  :func:`mechanisms.synthetic_margin.lower_bound_code` / ``lower_bound_sample``.
 
 Reconstructions and corrections (the PDF extraction garbles formulas):
 
@@ -644,7 +644,7 @@ def demo_section(seed: int = 2024) -> str:
     from dpaudit.audit import audit
     from dpaudit.verify import get_claim
     from dpaudit.verify.prove import verify_claim
-    from mechanisms.synthetic_part2 import margin_sample
+    from mechanisms.synthetic_margin import margin_sample
 
     epsilon, gamma, n, d = 1.0, 0.6, 400, 20
     rng = np.random.default_rng(seed)

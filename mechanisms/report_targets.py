@@ -150,7 +150,7 @@ def _pac() -> tuple[Callable[[], Any], Callable[[], Any]]:
 
 def _net_margin() -> tuple[Callable[[], Any], Callable[[], Any]]:
     from mechanisms.halfspaces import NetMarginLearner, jl_matrix
-    from mechanisms.synthetic_part2 import margin_sample
+    from mechanisms.synthetic_margin import margin_sample
 
     rng = np.random.default_rng(5)
     X, y, _ = margin_sample(8, 6, 0.5, rng)
@@ -195,7 +195,7 @@ def _label_flipped_last(n: int, d: int) -> tuple[Any, Any, Any, np.random.Genera
     label negated (every candidate that separates the last record moves its score by 1/n, in
     opposite directions for the two sides: the worst case of the EM analysis); and the
     generator, to draw the fixed projection from next."""
-    from mechanisms.synthetic_part2 import margin_sample
+    from mechanisms.synthetic_margin import margin_sample
 
     rng = np.random.default_rng(5)
     X, y, _ = margin_sample(n, d, 0.5, rng)
@@ -226,7 +226,7 @@ def _neural_net() -> tuple[Callable[[], Any], Callable[[], Any]]:
 
 def _label_dp() -> tuple[Callable[[], Any], Callable[[], Any]]:
     from mechanisms.margin import LabelDPLearner
-    from mechanisms.synthetic_part2 import margin_sample
+    from mechanisms.synthetic_margin import margin_sample
 
     rng = np.random.default_rng(7)
     X, y, w = margin_sample(int(_at("001/label-dp", "m")), 2, 0.05, rng)

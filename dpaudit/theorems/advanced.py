@@ -22,6 +22,7 @@ __all__ = [
 eps, delta, dslack, k = sympy.symbols("epsilon delta delta' k", positive=True)
 i = sympy.Symbol("i", integer=True, positive=True)
 eps_i = sympy.IndexedBase("epsilon")
+delta_i = sympy.IndexedBase("delta")
 
 ADVANCED_COMPOSITION = register(
     Theorem(
@@ -85,6 +86,12 @@ def advanced_composition(
     return eps_total, n * d + s
 
 
+#: sum_i eps_i^2 and sum_i a_i of Kairouz, Oh, Viswanath 2015, Theorem 3.5.
+_KOV_SQUARES = sympy.Sum(eps_i[i] ** 2, (i, 1, k))
+_KOV_DRIFT = sympy.Sum(
+    (sympy.exp(eps_i[i]) - 1) * eps_i[i] / (sympy.exp(eps_i[i]) + 1), (i, 1, k)
+)
+
 KOV_HETEROGENEOUS = register(
     Theorem(
         key="kov_heterogeneous",
@@ -99,7 +106,17 @@ KOV_HETEROGENEOUS = register(
             "delta')) and sum a_i + sqrt(2 sum eps_i^2 ln(1/delta')), with "
             "a_i = (e^eps_i - 1) eps_i/(e^eps_i + 1)"
         ),
-        bound={"epsilon": sympy.Sum(eps_i[i], (i, 1, k))},
+        bound={
+            "epsilon": sympy.Min(
+                sympy.Sum(eps_i[i], (i, 1, k)),
+                _KOV_DRIFT
+                + sympy.sqrt(
+                    2 * _KOV_SQUARES * sympy.log(sympy.E + sympy.sqrt(_KOV_SQUARES) / dslack)
+                ),
+                _KOV_DRIFT + sympy.sqrt(2 * _KOV_SQUARES * sympy.log(1 / dslack)),
+            ),
+            "delta": 1 - (1 - dslack) * sympy.Product(1 - delta_i[i], (i, 1, k)),
+        },
         domain=("k >= 1", "0 < delta' < 1"),
         latex=(
             r"\varepsilon' = \min\Big\{\sum\varepsilon_i,\ \sum a_i + \sqrt{2\sum\varepsilon_i^2"

@@ -38,8 +38,8 @@ __all__ = [
     "without_replacement_rdp",
 ]
 
-alpha, sigma, b, p, eps, q, tau, delta = sympy.symbols(
-    "alpha sigma b p epsilon q tau delta", positive=True
+alpha, sigma, b, p, eps, q, tau, delta, Delta = sympy.symbols(
+    "alpha sigma b p epsilon q tau delta Delta", positive=True
 )
 j = sympy.Symbol("j", integer=True, nonnegative=True)
 
@@ -63,7 +63,7 @@ RDP_GAUSSIAN = register(
         citation="Mironov 2017, Proposition 7 / Table II",
         assumptions="L2 sensitivity Delta, N(0, sigma^2) noise; any order alpha > 1",
         statement="M is (alpha, alpha Delta^2 / (2 sigma^2))-RDP",
-        bound={"tau": alpha / (2 * sigma**2)},
+        bound={"tau": alpha * Delta**2 / (2 * sigma**2)},
         domain=("alpha > 1", "sigma > 0", "Delta > 0"),
         latex=r"\tau(\alpha) = \alpha\Delta^2/(2\sigma^2)",
     )
@@ -157,7 +157,14 @@ RDP_PURE = register(
         ),
         assumptions="an eps-DP mechanism; order alpha > 1",
         statement="M is (alpha, min(eps, tau_RR(alpha, e^eps/(1+e^eps))))-RDP",
-        bound={"tau": eps},
+        bound={
+            "tau": sympy.Min(
+                eps,
+                RDP_RANDOMIZED_RESPONSE.bound["tau"].xreplace(
+                    {p: sympy.exp(eps) / (1 + sympy.exp(eps))}
+                ),
+            )
+        },
         domain=("alpha > 1", "epsilon >= 0"),
     )
 )

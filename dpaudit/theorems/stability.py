@@ -42,7 +42,9 @@ __all__ = [
     "subsampled_candidates_stability",
 ]
 
-eps, delta, gamma, a, q, s = sympy.symbols("epsilon delta gamma a q s", positive=True)
+eps, delta, gamma, a, s, m, n, n_sub = sympy.symbols(
+    "epsilon delta gamma a s m n n'", positive=True
+)
 
 STABILITY_DECLARED = register(
     Theorem(
@@ -109,8 +111,8 @@ SUBSAMPLED_CANDIDATES = register(
             "fixed class; replace-one neighbours"
         ),
         statement="A is (n'/n + (1 - n'/n) s)-uniformly stable",
-        bound={"delta": q + (1 - q) * s},
-        # q = n'/n of the source, stated with n' <= n (003, Section 3.1: T is a subset of S)
+        # stated with n' <= n (003, Section 3.1: T is a subset of S)
+        bound={"delta": n_sub / n + (1 - n_sub / n) * s},
         domain=("n' >= 1", "n >= n'", "s >= 0"),
         latex=r"\gamma = \tfrac{n'}{n} + \left(1 - \tfrac{n'}{n}\right) s",
     )
@@ -194,7 +196,7 @@ PREDICTION_SUBSAMPLING = register(
             "m = eta n without replacement; replace-one neighbours"
         ),
         statement="A is 2 eps m / n-private prediction",
-        bound={"epsilon": 2 * eps * q},
+        bound={"epsilon": 2 * eps * m / n},
         domain=("0 < epsilon <= 1", "m >= 1", "n >= m"),
     )
 )

@@ -136,9 +136,10 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
         raise ValueError(f"rho must be > 0, got {r}")
 
     def value(order: sympy.Expr) -> sympy.Expr:
-        return order * r + (
-            sympy.log(1 / d) + order * sympy.log(1 - 1 / order) - sympy.log(order - 1)
-        ) / (order - 1)
+        # the card's formula (one formula), at the order chosen below
+        return ZCDP_TO_APPROX_OPTIMAL.bound["epsilon"].xreplace(
+            {sympy.Symbol("alpha"): order, rho: r, delta: d}
+        )
 
     import math
 

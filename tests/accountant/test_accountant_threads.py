@@ -8,7 +8,7 @@ import random
 import mpmath
 import pytest
 
-from dpaudit.accountant import Accountant, tight
+from dpaudit.accountant import Accountant, currencies
 from dpaudit.events import Gaussian, Laplace, SelfComposed
 
 
@@ -46,12 +46,12 @@ def test_the_pld_memo_survives_concurrent_lookups_and_evictions(run_threads) -> 
         rng = random.Random(i)
         for _ in range(40000):
             k = rng.randrange(52)
-            assert tight._memo(("thread-test", k), lambda k=k: ("pld", k)) == ("pld", k)
+            assert currencies._memo(("thread-test", k), lambda k=k: ("pld", k)) == ("pld", k)
 
     try:
         run_threads(16, work)
     finally:
-        with tight._PLD_MEMO_LOCK:
-            for key in [k for k in tight._PLD_MEMO if k[0] == "thread-test"]:
-                del tight._PLD_MEMO[key]
-    assert len(tight._PLD_MEMO) <= tight._PLD_MEMO_SIZE
+        with currencies._PLD_MEMO_LOCK:
+            for key in [k for k in currencies._PLD_MEMO if k[0] == "thread-test"]:
+                del currencies._PLD_MEMO[key]
+    assert len(currencies._PLD_MEMO) <= currencies._PLD_MEMO_SIZE

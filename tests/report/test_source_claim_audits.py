@@ -171,7 +171,7 @@ def test_vectorised_noisy_sgd_is_the_single_run_code(sampling: str) -> None:
     only: the batch multiplies matrices where the single run multiplies vectors, and BLAS
     builds sum those in different orders; another draw of the noise would differ by O(1)."""
     from mechanisms.halfspaces import MarginLoss, PrivateERM
-    from mechanisms.synthetic_part2 import margin_sample
+    from mechanisms.synthetic_margin import margin_sample
 
     X, y, _ = margin_sample(10, 5, 0.5, np.random.default_rng(0))
     erm = PrivateERM(50, sympy.Rational(1, 10**5), MarginLoss(0.5), 3, 40, sampling=sampling)

@@ -12,9 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpaudit.verify import Domain, get_claim, load_claim_modules
+from dpaudit.verify.contraction import _contract
 from dpaudit.verify.domain import decide
-from dpaudit.verify.engine import _contract, _Search, verify_inequality
+from dpaudit.verify.engine import verify_inequality
 from dpaudit.verify.prove import verify_claim
+from dpaudit.verify.search import _Search
 
 x, y, z = sympy.symbols("x y z")
 F = Fraction

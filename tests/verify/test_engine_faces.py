@@ -23,8 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpaudit.verify import Domain, get_claim, load_claim_modules
-from dpaudit.verify.engine import _Axis, _clock, _eliminate, _Search, verify_inequality
+from dpaudit.verify.boxes import _Axis
+from dpaudit.verify.budget import _clock
+from dpaudit.verify.engine import _eliminate, verify_inequality
 from dpaudit.verify.prove import verify_claim
+from dpaudit.verify.search import _Search
 
 x, y, eps, dlt, a = sympy.symbols("x y epsilon delta alpha", positive=True)
 k, n = sympy.symbols("k n", positive=True, integer=True)

@@ -18,8 +18,10 @@ import sympy
 from _refutation import assert_refutation_holds
 
 from dpaudit.verify import Domain
+from dpaudit.verify.boxes import _frac_down, _frac_up
 from dpaudit.verify.domain import Range
-from dpaudit.verify.engine import _frac_down, _frac_up, _sign_at, _value_at, verify_inequality
+from dpaudit.verify.engine import verify_inequality
+from dpaudit.verify.points import _sign_at, _value_at
 
 n, x = sympy.symbols("n x")
 LOG_TERM = 3 * n**2 * sympy.log(1 + x / n)

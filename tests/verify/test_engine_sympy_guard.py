@@ -11,14 +11,14 @@ import pytest
 import sympy
 from test_engine_faces import FAST, _families
 
-from dpaudit.verify.engine import (
+from dpaudit.verify.enclosure import _factors
+from dpaudit.verify.engine import verify_inequality
+from dpaudit.verify.symbolic import (
     MAX_COEFFICIENT_BITS,
     _affordable,
     _deep_cancel,
     _factored,
-    _factors,
     _light_simplify,
-    verify_inequality,
 )
 
 x, y = sympy.symbols("x y")

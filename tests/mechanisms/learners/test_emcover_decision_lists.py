@@ -33,7 +33,7 @@ from mechanisms.decision_lists import (
 from mechanisms.emcover import EMCover, SetCoverMechanism, SetCoverProblem, cover_neighbouring_pair
 from mechanisms.ledger import Ledger
 from mechanisms.primitives import LaplaceMechanism
-from mechanisms.synthetic_part1 import DecisionList, literal_features, random_decision_list
+from mechanisms.synthetic_discrete import DecisionList, literal_features, random_decision_list
 from mechanisms.winnow import DPWinnow, relaxed_parameters
 
 DELTA = sympy.Rational(1, 10**6)

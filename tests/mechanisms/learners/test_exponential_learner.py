@@ -24,7 +24,7 @@ from mechanisms.exponential_learner import (
     true_error_threshold,
 )
 from mechanisms.ledger import Ledger
-from mechanisms.synthetic_part1 import grid_threshold_sample
+from mechanisms.synthetic_discrete import grid_threshold_sample
 
 #: Utility check design: TRIALS independent runs at the lecture's sample size; the theorem
 #: says each fails with probability <= BETA, so failures ~ Binomial(TRIALS, <= BETA) and we

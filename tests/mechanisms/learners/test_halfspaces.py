@@ -18,7 +18,7 @@ from mechanisms.halfspaces import (
     project_to_sphere,
 )
 from mechanisms.ledger import Ledger
-from mechanisms.synthetic_part2 import lower_bound_code, lower_bound_sample, margin_sample
+from mechanisms.synthetic_margin import lower_bound_code, lower_bound_sample, margin_sample
 
 
 @pytest.mark.parametrize("m,radius,scale", [(2, 1.0, 0.05), (3, 1.0, 0.2), (2, 2.0, 0.1)])

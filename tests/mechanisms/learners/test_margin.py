@@ -18,7 +18,7 @@ from mechanisms.margin import (
     PureLinearLearner,
     random_fourier_features,
 )
-from mechanisms.synthetic_part2 import margin_sample, rings_sample
+from mechanisms.synthetic_margin import margin_sample, rings_sample
 
 M = 400
 

@@ -20,7 +20,7 @@ from mechanisms.private_prediction import (
     StableLearner,
     Theorem2Learner,
 )
-from mechanisms.synthetic_part2 import plane_sample
+from mechanisms.synthetic_margin import plane_sample
 
 
 def test_one_prediction_spends_exactly_its_plan() -> None:

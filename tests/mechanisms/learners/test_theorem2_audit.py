@@ -16,7 +16,7 @@ from dpaudit.audit import audit
 from mechanisms.ledger import Ledger
 from mechanisms.private_prediction import RealizableLearner, Theorem2Learner
 from mechanisms.report_targets import THEOREM2_INSTANCE, theorem2_audited
-from mechanisms.synthetic_part2 import plane_sample
+from mechanisms.synthetic_margin import plane_sample
 
 #: Samples per dataset of the audits below; confidence 95% (the audit's default: alpha = 0.05,
 #: Bonferroni-corrected Clopper-Pearson bounds).

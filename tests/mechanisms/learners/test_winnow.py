@@ -13,7 +13,7 @@ from dpaudit.accountant import Accountant, substitute
 from dpaudit.audit import audit
 from mechanisms.ledger import Ledger
 from mechanisms.primitives import ExponentialMechanism
-from mechanisms.synthetic_part1 import majority_halfspace_stream
+from mechanisms.synthetic_discrete import majority_halfspace_stream
 from mechanisms.winnow import (
     THEOREM_4_4_CLAIM,
     ConfidentWinnow,

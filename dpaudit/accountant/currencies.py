@@ -1,0 +1,376 @@
+"""The currencies of the tight rules (:mod:`dpaudit.accountant.tight`): statements that are
+whole privacy profiles, evaluated at the requested delta.
+
+* :class:`LossDistribution` -- a :class:`~dpaudit.pld.PLDPair` with certified upper and lower
+  profiles.
+* :class:`OptimalComposition` -- k-fold composition by the exact Kairouz-Oh-Viswanath formula.
+* :class:`AdvancedComposition` -- Dwork-Rothblum-Vadhan.
+* :class:`RenyiCurve` -- an RDP curve on integer orders.
+* :class:`BoundedRangeComposition` -- composition of bounded-range mechanisms.
+
+Also the accountant's memo of built privacy-loss distributions (:func:`_memo`).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import math
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import sympy
+
+from dpaudit import events as ev
+from dpaudit import pld
+from dpaudit.accountant.domains import admit
+from dpaudit.accountant.statements import (
+    Candidate,
+    Statement,
+    Step,
+    show,
+)
+from dpaudit.events.base import Event
+from dpaudit.expressions import as_expr
+from dpaudit.numeric import EvaluationError, float_down, float_up, from_float
+from dpaudit.theorems import advanced, optimal, rdp
+from dpaudit.theorems import bounded_range as br
+from dpaudit.theorems.accounting import PLD_ACCOUNTING
+
+#: Grid step of the privacy-loss distributions built by the accountant.
+VALUE_DISCRETIZATION = 1e-4
+
+
+def _number(value: Any) -> float | None:
+    """A float for a numeric exact value, None for a symbolic one."""
+    expr = as_expr(value)
+    if expr.free_symbols:
+        return None
+    try:
+        return float(expr)
+    except (TypeError, ValueError):
+        return None
+
+
+def _rational_up(x: float) -> sympy.Expr:
+    return from_float(x)
+
+
+@dataclasses.dataclass(frozen=True)
+class LossDistribution(Statement):
+    """A privacy loss distribution (both directions) of the event, built on demand.
+
+    ``build(h)`` returns the event's :class:`~dpaudit.pld.PLDPair` on the grid of step h (or
+    None when the construction does not apply, e.g. the support is too large for the grid);
+    :meth:`candidates` refines the grid until the certified bounds are close enough.
+    """
+
+    build: Callable[[float], pld.PLDPair | None] | None = None
+    tight: bool = True
+    currency = "pld"
+
+    def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
+        d = _number(delta) if delta is not None else None
+        if self.build is None or d is None or not (0 < d < 1):
+            return []
+        checks = admit(PLD_ACCOUNTING, self.step.event, {"delta": delta})
+        if checks is None:
+            return []
+        found = refined_epsilon_bounds(self.build, d)
+        if found is None:
+            return []
+        lo, hi, h = found
+        upper = sympy.Rational(max(hi, 0.0))
+        lower = sympy.Rational(lo) if self.tight and self.exact_profile and lo > 0 else None
+        step = Step(
+            PLD_ACCOUNTING,
+            self.step.event,
+            f"({show(upper)}, {show(delta)})-DP",
+            f"epsilon in [{lo:.10g}, {hi:.10g}] at delta = {show(delta)} (grid {h:g})",
+            (self.step,),
+            note=(
+                "upper: connect-the-dots dominating pair; lower: post-processed pair"
+                if self.tight
+                else "dominating pair of a family: upper bound only"
+            ),
+            checks=checks,
+        )
+        return [Candidate(upper, delta, step, lower)]
+
+
+#: The PLD grid: the first (coarsest) step tried, the finest step (:data:`VALUE_DISCRETIZATION`)
+#: and the target: the grid is refined while the certified gap ``upper - lower`` exceeds
+#: ``TARGET_GAP * upper``.
+COARSEST_GRID = 1e-3
+FINEST_GRID = VALUE_DISCRETIZATION
+TARGET_GAP = 3e-4
+
+
+def refined_epsilon_bounds(
+    build: Callable[[float], pld.PLDPair | None], delta: float
+) -> tuple[float, float, float] | None:
+    """Certified ``(lower, upper, h)`` for the PLD ``build(h)`` at ``delta``.
+
+    Starts on the coarse grid :data:`COARSEST_GRID` and refines while the gap between the
+    certified bounds is above :data:`TARGET_GAP` times the upper bound, down to
+    :data:`FINEST_GRID`.  Every grid gives certified bounds, so the best of each side is
+    kept.  The discretisation error of the connect-the-dots pair shrinks about like h^2, so
+    the next step is ``h sqrt(target / gap)`` (with a safety factor), at most h / 2; a fine
+    grid is built only when a coarse one is not accurate enough (for bounded losses, such as
+    Laplace's, the coarse grid is also the tighter one: the FFT's rounding bound grows with
+    the grid's length).
+
+    Returns None when no grid gives a finite upper bound.
+    """
+    h = COARSEST_GRID
+    best_lo, best_hi, used = 0.0, math.inf, h
+    while True:
+        pair = build(h)
+        if pair is not None:
+            lo, hi = pair.epsilon_bounds(delta)
+            best_lo = max(best_lo, lo)
+            if hi < best_hi:
+                best_hi, used = hi, h
+        gap = best_hi - best_lo
+        if h <= FINEST_GRID or gap <= TARGET_GAP * best_hi:
+            break
+        shrink = 0.7 * math.sqrt(TARGET_GAP * best_hi / gap) if math.isfinite(gap) else 0.1
+        h = max(FINEST_GRID, h * min(0.5, max(0.1, shrink)))
+    if not math.isfinite(best_hi):
+        return None
+    return min(best_lo, best_hi), best_hi, used
+
+
+@dataclasses.dataclass(frozen=True)
+class OptimalComposition(Statement):
+    """k-fold composition of an (epsilon0, delta0)-DP mechanism, resolved at the target delta."""
+
+    epsilon0: sympy.Expr = sympy.Integer(0)
+    delta0: sympy.Expr = sympy.Integer(0)
+    count: int = 1
+    currency = "optimal"
+
+    def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
+        if delta is None or _number(delta) is None or _number(self.epsilon0) is None:
+            return []
+        checks = admit(
+            optimal.OPTIMAL_COMPOSITION,
+            self.step.event,
+            {"epsilon": self.epsilon0, "delta": self.delta0, "k": self.count, "delta_g": delta},
+        )
+        if checks is None:
+            return []
+        # certified floats first (fast); the exact closed form only when they are unavailable
+        try:
+            bounds = optimal.optimal_epsilon_bounds(self.epsilon0, self.delta0, self.count, delta)
+            if bounds is not None:
+                eps, eps_low = sympy.Rational(bounds[1]), sympy.Rational(bounds[0])
+                how = f"eps_g in [{bounds[0]:.12g}, {bounds[1]:.12g}] (interval-verified)"
+            else:
+                eps = eps_low = optimal.optimal_epsilon(
+                    self.epsilon0, self.delta0, self.count, delta
+                )
+                how = "exact closed form"
+        except (ValueError, EvaluationError):
+            return []
+        step = Step(
+            optimal.OPTIMAL_COMPOSITION,
+            self.step.event,
+            f"({show(eps)}, {show(delta)})-DP",
+            f"smallest eps_g with delta_g(eps_g) <= {show(delta)}, k = {self.count}, "
+            f"eps_0 = {show(self.epsilon0)}, delta_0 = {show(self.delta0)}: {how}",
+            (self.step,),
+            checks=checks,
+        )
+        # the bound is attained by k-fold binary randomized response, so for that event, and
+        # for a generic eps-DP event (whose worst case is randomized response), it is also the
+        # exact value (a certified lower bound), as the PLD of those events would certify
+        event = self.step.event
+        parts = getattr(event, "events", None) or (getattr(event, "event", None),)
+        exact_here = (
+            self.delta0 == 0
+            and all(p == parts[0] for p in parts)
+            and _binomial_exact(parts[0], self.count)
+        )
+        return [Candidate(eps, delta, step, eps_low if exact_here else None)]
+
+
+@dataclasses.dataclass(frozen=True)
+class AdvancedComposition(Statement):
+    """k-fold advanced composition, with slack delta' = target delta - k delta0."""
+
+    epsilon0: sympy.Expr = sympy.Integer(0)
+    delta0: sympy.Expr = sympy.Integer(0)
+    count: int = 1
+    currency = "advanced"
+
+    def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
+        if delta is None or _number(delta) is None or _number(self.epsilon0) is None:
+            return []
+        slack = as_expr(delta) - self.count * self.delta0
+        checks = admit(
+            advanced.ADVANCED_COMPOSITION,
+            self.step.event,
+            {"epsilon": self.epsilon0, "delta": self.delta0, "k": self.count, "delta'": slack},
+        )
+        if checks is None:
+            return []
+        eps, dlt = advanced.advanced_composition(self.epsilon0, self.delta0, self.count, slack)
+        step = Step(
+            advanced.ADVANCED_COMPOSITION,
+            self.step.event,
+            f"({show(eps)}, {show(dlt)})-DP",
+            f"eps = sqrt(2k ln(1/delta')) eps_0 + k eps_0 (e^eps_0 - 1), k = {self.count},"
+            f" delta' = {show(slack)}",
+            (self.step,),
+            checks=checks,
+        )
+        return [Candidate(eps, dlt, step)]
+
+
+@dataclasses.dataclass(frozen=True)
+class RenyiCurve(Statement):
+    """An RDP curve tau(alpha) on integer orders (numeric values, exact at the chosen order).
+
+    ``tau_upper``, when given, is a callable order -> a rational upper bound on tau (an
+    interval evaluation rounded up), used instead of the exact expression for speed: the
+    conversion to (eps, delta) increases with tau, so the result is still an upper bound.
+    """
+
+    orders: tuple[int, ...] = ()
+    taus: tuple[sympy.Expr, ...] = ()
+    exact_tau: Any = None  # callable order -> exact tau, used for the chosen order
+    tau_upper: Any = None
+    currency = "rdp"
+
+    def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
+        if delta is None or _number(delta) is None or not (0 < _number(delta) < 1):
+            return []
+        order = rdp.choose_order(self.orders, self.taus, delta)  # floats: only a choice
+        checks = admit(rdp.RDP_CONVERSION, self.step.event, {"alpha": order, "delta": delta})
+        if checks is None:
+            return []
+        tau = (self.tau_upper or self.exact_tau)(order)
+        if tau in (sympy.oo, sympy.zoo, sympy.nan):  # no finite divergence: no (eps, delta)
+            return []
+        eps, _ = rdp.rdp_to_approx([order], [tau], delta)
+        step = Step(
+            rdp.RDP_CONVERSION,
+            self.step.event,
+            f"({show(eps)}, {show(delta)})-DP",
+            f"order alpha = {order}",
+            (self.step,),
+            checks=checks,
+        )
+        return [Candidate(eps, delta, step)]
+
+
+@dataclasses.dataclass(frozen=True)
+class BoundedRangeComposition(Statement):
+    """k adaptively composed eps-BR mechanisms (Dong, Durfee, Rogers 2020), resolved at the
+    target delta by the dynamic programme of :func:`~dpaudit.theorems.bounded_range.
+    bounded_range_composition_bounds`: an upper bound, and a certified lower bound on the
+    optimum for the class (an adaptive composition of exponential mechanisms attains it)."""
+
+    epsilon0: sympy.Expr = sympy.Integer(0)
+    count: int = 1
+    currency = "bounded_range"
+
+    def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
+        d = _number(delta) if delta is not None else None
+        if d is None or _number(self.epsilon0) is None or not (0 < d < 1):
+            return []
+        checks = admit(
+            br.BR_ADAPTIVE_COMPOSITION,
+            self.step.event,
+            {"epsilon": self.epsilon0, "k": self.count, "delta": delta},
+        )
+        if checks is None:
+            return []
+        # the class grows with eps: the upper side runs with eps rounded up, the lower side
+        # with eps rounded down
+        e_up, e_dn = float_up(self.epsilon0), float_down(self.epsilon0)
+
+        def bounds() -> tuple[float, float] | None:
+            if e_up == e_dn:
+                return br.bounded_range_composition_bounds(e_up, self.count, d)
+            hi = br.bounded_range_composition_bounds(e_up, self.count, d, sides="upper")[1]
+            lo = (
+                br.bounded_range_composition_bounds(e_dn, self.count, d, sides="lower")[0]
+                if e_dn > 0
+                else 0.0
+            )
+            return lo, hi
+
+        found = _memo(("br_dp", self.epsilon0, self.count, d), lambda: _safe(bounds))
+        if found is None or not math.isfinite(found[1]):
+            return []
+        lo, hi = found
+        eps = sympy.Rational(hi)
+        step = Step(
+            br.BR_ADAPTIVE_COMPOSITION,
+            self.step.event,
+            f"({show(eps)}, {show(delta)})-DP",
+            f"V_{self.count}(eps) <= {show(delta)} for {self.count} adaptive "
+            f"{show(self.epsilon0)}-BR mechanisms: optimum in [{lo:.6g}, {hi:.6g}] "
+            "(grid dynamic programme)",
+            (self.step,),
+            note=(
+                "lower: an adaptive composition of exponential mechanisms with "
+                "these parameters is not (lower, delta)-DP"
+            ),
+            checks=checks,
+        )
+        return [Candidate(eps, delta, step, sympy.Rational(lo) if lo > 0 else None)]
+
+
+_PLD_MEMO: collections.OrderedDict[tuple[Any, ...], Any] = collections.OrderedDict()
+_PLD_MEMO_SIZE = 48
+
+
+_PLD_MEMO_LOCK = threading.Lock()  # get/move/evict race between threads without it
+
+
+def _memo(key: tuple[Any, ...], build: Any) -> Any:
+    """``build()`` memoised on ``key`` (an event, what is done to it, and the grid step): a PLD
+    is a function of its event, and the same sub-events recur across queries.  Thread-safe:
+    the memo is read and updated under a lock (``build`` runs outside it; two threads may
+    both build the same PLD, and either result is the same)."""
+    try:
+        with _PLD_MEMO_LOCK:
+            hit = _PLD_MEMO.get(key)
+            if hit is not None:
+                _PLD_MEMO.move_to_end(key)
+    except TypeError:  # unhashable parameters: no memo
+        return build()
+    if hit is not None:
+        return hit
+    value = build()
+    if value is not None:
+        with _PLD_MEMO_LOCK:
+            _PLD_MEMO[key] = value
+            while len(_PLD_MEMO) > _PLD_MEMO_SIZE:
+                _PLD_MEMO.popitem(last=False)
+    return value
+
+
+def _safe(fn: Any) -> Any:
+    """Run a PLD construction; a ValueError (grid too large, extreme parameters) means the
+    PLD result does not apply here, and the other results still do."""
+    try:
+        return fn()
+    except (ValueError, OverflowError, MemoryError):
+        return None
+
+
+def _binomial_exact(event: Event, count: int) -> bool:
+    """Whether ``count`` copies of ``event`` are resolved exactly by :class:`OptimalComposition`:
+    binary randomized response, and a generic eps-DP mechanism (whose dominating pair is
+    binary randomized response; Kairouz, Oh, Viswanath 2015, Theorem 3.3), have a two-point
+    privacy loss, so their k-fold loss is binomial and the FFT PLD would only approximate it."""
+    if count > optimal.MAX_EXACT_COUNT:
+        return False
+    if isinstance(event, ev.RandomizedResponse):
+        return _number(event.categories) == 2 and _number(event.epsilon) is not None
+    return isinstance(event, ev.PureDP) and _number(event.epsilon) is not None

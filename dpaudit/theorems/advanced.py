@@ -88,9 +88,7 @@ def advanced_composition(
 
 #: sum_i eps_i^2 and sum_i a_i of Kairouz, Oh, Viswanath 2015, Theorem 3.5.
 _KOV_SQUARES = sympy.Sum(eps_i[i] ** 2, (i, 1, k))
-_KOV_DRIFT = sympy.Sum(
-    (sympy.exp(eps_i[i]) - 1) * eps_i[i] / (sympy.exp(eps_i[i]) + 1), (i, 1, k)
-)
+_KOV_DRIFT = sympy.Sum((sympy.exp(eps_i[i]) - 1) * eps_i[i] / (sympy.exp(eps_i[i]) + 1), (i, 1, k))
 
 KOV_HETEROGENEOUS = register(
     Theorem(

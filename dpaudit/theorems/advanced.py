@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import sympy
 
-from dpaudit.numeric import exact
+from dpaudit.numeric import exact, exact_min
 from dpaudit.theorems.base import Theorem, register
 
 __all__ = [
@@ -151,4 +151,4 @@ def heterogeneous_advanced_composition(
     second = drift + sympy.sqrt(2 * sq * sympy.log(sympy.E + sympy.sqrt(sq) / s))
     third = drift + sympy.sqrt(2 * sq * sympy.log(1 / s))
     delta_total = 1 - (1 - s) * sympy.Mul(*[1 - d for d in ds])
-    return sympy.Min(first, second, third), delta_total
+    return exact_min(first, second, third), delta_total

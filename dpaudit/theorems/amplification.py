@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sympy
 
-from dpaudit.numeric import exact
+from dpaudit.numeric import exact, exact_max, exact_min
 from dpaudit.theorems.base import Theorem, register
 
 __all__ = [
@@ -180,9 +180,9 @@ def with_replacement_amplification(
     total = sympy.Integer(0)
     for k_ in range(1, sample_size + 1):
         group_delta = d0 * sympy.Add(*[sympy.exp(i * e0) for i in range(k_)])
-        profile = group_delta + (1 - group_delta) * sympy.Max(
+        profile = group_delta + (1 - group_delta) * exact_max(
             0, sympy.exp(k_ * e0) - sympy.exp(e)
         ) / (1 + sympy.exp(k_ * e0))
         weight = sympy.binomial(sample_size, k_) * nn ** (-k_) * (1 - 1 / nn) ** (sample_size - k_)
-        total += weight * sympy.Min(1, profile)
+        total += weight * exact_min(1, profile)
     return eps_out, total

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import sympy
 
 from dpaudit.events.base import Relation
+from dpaudit.numeric import exact_max
 from dpaudit.theorems.base import Theorem, register
 
 eps, delta, rho, mu, k = sympy.symbols("epsilon delta rho mu k", positive=True)
@@ -76,7 +77,7 @@ def _two_largest_sum(values: Sequence[sympy.Expr]) -> sympy.Expr:
     if len(values) == 1:
         return values[0]
     pairs = [values[a] + values[c] for a in range(len(values)) for c in range(a + 1, len(values))]
-    return sympy.Max(*pairs)
+    return exact_max(*pairs)
 
 
 def parallel_composition(
@@ -92,7 +93,7 @@ def parallel_composition(
     twice (remove the old record, add the new one).
     """
     if relation is Relation.ADD_REMOVE:
-        return sympy.Max(*epsilons), sympy.Max(*deltas)
+        return exact_max(*epsilons), exact_max(*deltas)
     return _two_largest_sum(list(epsilons)), _two_largest_sum(list(deltas))
 
 

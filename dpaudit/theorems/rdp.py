@@ -15,7 +15,7 @@ import sympy
 from scipy.special import gammaln, logsumexp
 
 from dpaudit.expressions import as_expr
-from dpaudit.numeric import exact, float_up
+from dpaudit.numeric import exact, exact_max, exact_min, float_up
 from dpaudit.theorems.base import Theorem, register
 
 __all__ = [
@@ -178,7 +178,7 @@ def pure_rdp(order: sympy.Expr, epsilon: sympy.Expr) -> sympy.Expr:
     """
     e = exact(epsilon, "epsilon")
     rr = randomized_response_rdp(order, sympy.exp(e) / (1 + sympy.exp(e)))
-    return sympy.Min(e, rr)
+    return exact_min(e, rr)
 
 
 RDP_SUBSAMPLED_GAUSSIAN = register(
@@ -351,10 +351,10 @@ def without_replacement_rdp(
     def cap(power: int) -> sympy.Expr:
         if inf_tau is sympy.oo:
             return sympy.Integer(2)
-        return sympy.Min(2, (sympy.exp(inf_tau) - 1) ** power)
+        return exact_min(2, (sympy.exp(inf_tau) - 1) ** power)
 
     t2 = exact(base_rdp(2), "base_rdp(2)")
-    total = 1 + g**2 * sympy.binomial(a, 2) * sympy.Min(
+    total = 1 + g**2 * sympy.binomial(a, 2) * exact_min(
         4 * (sympy.exp(t2) - 1), sympy.exp(t2) * cap(2)
     )
     for i in range(3, a + 1):
@@ -429,7 +429,7 @@ def rdp_to_approx(
                 best = (value, cand, a)
     if best is None:  # unreachable: orders is non-empty
         raise ValueError("no order given")
-    return sympy.Max(best[1], sympy.Integer(0)), best[2]
+    return exact_max(best[1], sympy.Integer(0)), best[2]
 
 
 def choose_order(orders: Sequence[int], taus: Sequence[float], delta_: sympy.Expr) -> int:

@@ -21,7 +21,7 @@ from dpaudit.events.stability import (
     RelabeledSubsampleSelection,
 )
 from dpaudit.expressions import as_expr
-from dpaudit.numeric import exact, float_up, from_float
+from dpaudit.numeric import exact, exact_min, float_up, from_float
 from dpaudit.theorems.base import Theorem, register
 
 __all__ = [
@@ -256,8 +256,8 @@ def net_failure_bound(
     m = exact(sample, "sample") - 1
     d = exact(vc_dimension, "vc_dimension")
     eta = exact(net_radius, "net_radius")
-    shatter = sympy.Min(2 ** (2 * m), (sympy.E * 2 * m / d) ** (2 * d))
-    bound = sympy.Min(1, 2 * shatter * 2 ** (-eta * m / 2))
+    shatter = exact_min(2 ** (2 * m), (sympy.E * 2 * m / d) ** (2 * d))
+    bound = exact_min(1, 2 * shatter * 2 ** (-eta * m / 2))
     if not (m.free_symbols or eta.free_symbols) and bool(m < 8 / eta):
         return sympy.Integer(1)
     return bound

@@ -145,8 +145,7 @@ def _column(i: int, entry: Any) -> Column:
     if isinstance(entry, list):
         if not entry:
             raise ValueError(
-                f"{where} must be a non-empty list of allowed values (a categorical column), "
-                "got []"
+                f"{where} must be a non-empty list of allowed values (a categorical column), got []"
             )
         if len(entry) > MAX_CATEGORIES:
             raise ValueError(
@@ -229,8 +228,10 @@ class RecordDomain:
         k = int(rng.integers(1, self.width + 1)) if rng.random() < 0.3 else 1
         for j in rng.choice(self.width, size=k, replace=False):
             column = self.columns[j]
-            moved[j] = column.uniform(rng) if rng.random() < 0.15 else column.towards_edge(
-                float(moved[j]), rng
+            moved[j] = (
+                column.uniform(rng)
+                if rng.random() < 0.15
+                else column.towards_edge(float(moved[j]), rng)
             )
         return moved
 
@@ -262,10 +263,13 @@ def check_domain(domain: Any) -> RecordDomain:
         )
     if not 1 <= len(domain) <= MAX_COLUMNS:
         raise ValueError(
-            f"domain must have between 1 and {MAX_COLUMNS} columns (MAX_COLUMNS), got "
-            f"{len(domain)}"
+            f"domain must have between 1 and {MAX_COLUMNS} columns (MAX_COLUMNS), got {len(domain)}"
         )
-    if isinstance(domain, tuple) and len(domain) == 2 and all(_number(v) is not None for v in domain):
+    if (
+        isinstance(domain, tuple)
+        and len(domain) == 2
+        and all(_number(v) is not None for v in domain)
+    ):
         raise ValueError(
             "domain must be a list of columns, got the tuple "
             f"{domain!r}; for one numeric column write [{domain!r}]"

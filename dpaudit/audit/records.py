@@ -43,7 +43,7 @@ import numpy as np
 from dpaudit.audit.domain import RecordDomain, as_records, check_domain
 from dpaudit.audit.errors import MechanismError
 from dpaudit.audit.estimators import bound_level, predicted_bounds
-from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES
+from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES, MAX_WORKERS, worker_limit
 from dpaudit.audit.monte_carlo import _check, _check_size, _is_int, _is_number, audit
 from dpaudit.audit.probe import probe
 from dpaudit.audit.result import AuditResult
@@ -108,9 +108,12 @@ class RecordsAuditResult(AuditResult):
         return data
 
     def __eq__(self, other: object) -> bool:
+        """Equal fields, datasets included (the wall time aside)."""
         if not isinstance(other, RecordsAuditResult):
             return NotImplemented
-        return self.to_dict() == other.to_dict()
+        mine, theirs = self.to_dict(), other.to_dict()
+        mine.pop("wall_time"), theirs.pop("wall_time")
+        return mine == theirs
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -299,6 +302,7 @@ def audit_records(
     budget_seconds: float | None = None,
     workers: int = 1,
     executor: Any = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     max_memory_bytes: int = DEFAULT_MAX_MEMORY_BYTES,
 ) -> RecordsAuditResult:
     """Search neighbouring datasets over a record domain, then certify the worst pair found.
@@ -333,6 +337,9 @@ def audit_records(
             alone unless the budget cuts the search short.
         workers: local worker processes, as for :func:`audit`.
         executor: an executor or Dask client/address, as for :func:`audit`.
+        batch_size: samples per seeded batch, as for :func:`audit` (the result depends on
+            the seed and the batch size, never on ``workers``; search samples are spread over
+            the workers batch by batch, so a slow ``fn`` wants small batches).
         max_memory_bytes: memory limit of the final audit's samples, as for :func:`audit`.
 
     Returns:
@@ -370,6 +377,14 @@ def audit_records(
         isinstance(confidence, float) and 0.0 < confidence < 1.0,
         "a float in (0, 1)",
     )
+    limit = worker_limit()
+    _check(
+        "workers",
+        workers,
+        _is_int(workers) and 1 <= workers <= limit,
+        f"an integer in [1, {limit}] (the machine's CPUs, at least 2, at most {MAX_WORKERS})",
+    )
+    _check("batch_size", batch_size, _is_int(batch_size) and batch_size >= 1, "an integer >= 1")
     _check(
         "budget_seconds",
         budget_seconds,
@@ -389,14 +404,17 @@ def audit_records(
     corner_rng = np.random.default_rng(seed_sequence(root, _CORNERS))
     structured = _structured(checked, relation, (smin, smax), corner_rng)
     first = next(structured)
-    probed = probe(fn, first.datasets(width)[0], seed_sequence(root, _PROBE))
-    _check_size(probed, n_sel, min(DEFAULT_BATCH_SIZE, samples), max_memory_bytes, samples)
+    try:
+        probed = probe(fn, first.datasets(width)[0], seed_sequence(root, _PROBE))
+    except MechanismError as err:
+        raise MechanismError(f"{err} (on the dataset {_rows(first.datasets(width)[0])})") from err
+    _check_size(probed, n_sel, min(batch_size, samples), max_memory_bytes, samples)
     families = ("threshold", "outcomes") if probed.schema.kind == "scalar" else FAMILIES
 
     scored: list[tuple[float, int, _Candidate, tuple[np.ndarray, np.ndarray]]] = []
     seen: set[tuple[bytes, bytes]] = set()
     runner_root = seed_sequence(root, _SEARCH)
-    with Runner(fn, runner_root, DEFAULT_BATCH_SIZE, workers, executor) as runner:
+    with Runner(fn, runner_root, batch_size, workers, executor, schema=probed.schema) as runner:
 
         def score(candidate: _Candidate) -> None:
             pair = candidate.datasets(width)
@@ -405,7 +423,6 @@ def audit_records(
                 return
             seen.add(key)
             i = len(scored)
-            runner.schema = None
             try:
                 x0 = runner.sample(pair[0], n_search, (i, 0))
                 x1 = runner.sample(pair[1], n_search, (i, 1))
@@ -442,7 +459,7 @@ def audit_records(
                         break
                     score(_perturb(parent, checked, (smin, smax), moves, round_))
 
-    best_score, _, chosen, (d0, d1) = min(scored, key=lambda t: (-t[0], t[1]))
+    _, _, chosen, (d0, d1) = min(scored, key=lambda t: (-t[0], t[1]))
     result = audit(
         fn,
         d0,
@@ -454,6 +471,7 @@ def audit_records(
         seed=seed_sequence(root, _FINAL),
         selection_fraction=SELECTION_FRACTION,
         workers=workers,
+        batch_size=batch_size,
         executor=executor,
         max_memory_bytes=max_memory_bytes,
     )

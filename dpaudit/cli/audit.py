@@ -13,7 +13,6 @@ for K query answers) or the object's own ``pairs``; epsilon and delta default to
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from typing import Any
@@ -22,6 +21,7 @@ from dpaudit.audit import audit as run_audit
 from dpaudit.audit import exact_audit, query_pairs
 from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES
 from dpaudit.cli.exit_codes import dumps
+from dpaudit.plugins import load_object
 
 #: Default samples per dataset on the command line.
 DEFAULT_SAMPLES = 1_000_000
@@ -86,17 +86,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _load(target: str) -> Any:
-    module_name, sep, attr = target.partition(":")
-    if not sep or not module_name or not attr:
-        raise ValueError(f"MODULE:OBJECT must look like 'package.module:name', got {target!r}")
-    try:
-        obj: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as err:
-        raise ValueError(
-            f"MODULE:OBJECT must name an importable object, got {target!r}: {err}"
-        ) from err
+    obj = load_object(target)
     return obj() if isinstance(obj, type) else obj
 
 

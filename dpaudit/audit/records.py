@@ -404,17 +404,19 @@ def audit_records(
     corner_rng = np.random.default_rng(seed_sequence(root, _CORNERS))
     structured = _structured(checked, relation, (smin, smax), corner_rng)
     first = next(structured)
-    try:
-        probed = probe(fn, first.datasets(width)[0], seed_sequence(root, _PROBE))
-    except MechanismError as err:
-        raise MechanismError(f"{err} (on the dataset {_rows(first.datasets(width)[0])})") from err
-    _check_size(probed, n_sel, min(batch_size, samples), max_memory_bytes, samples)
-    families = ("threshold", "outcomes") if probed.schema.kind == "scalar" else FAMILIES
-
     scored: list[tuple[float, int, _Candidate, tuple[np.ndarray, np.ndarray]]] = []
     seen: set[tuple[bytes, bytes]] = set()
-    runner_root = seed_sequence(root, _SEARCH)
-    with Runner(fn, runner_root, batch_size, workers, executor, schema=probed.schema) as runner:
+    # Entering the runner first checks that Dask workers can import fn (before any sampling).
+    with Runner(fn, seed_sequence(root, _SEARCH), batch_size, workers, executor) as runner:
+        try:
+            probed = probe(fn, first.datasets(width)[0], seed_sequence(root, _PROBE))
+        except MechanismError as err:
+            raise MechanismError(
+                f"{err} (on the dataset {_rows(first.datasets(width)[0])})"
+            ) from err
+        _check_size(probed, n_sel, min(batch_size, samples), max_memory_bytes, samples)
+        families = ("threshold", "outcomes") if probed.schema.kind == "scalar" else FAMILIES
+        runner.schema = probed.schema
 
         def score(candidate: _Candidate) -> None:
             pair = candidate.datasets(width)

@@ -211,11 +211,14 @@ class RecordDomain:
             found.append(np.array([e[int(rng.integers(len(e)))] for e in ends]))
         return found
 
-    def single_changes(self, base: np.ndarray) -> list[np.ndarray]:
-        """``base`` with one column moved to each of that column's other extremes."""
-        found = []
+    def single_changes(self, base: np.ndarray, limit: int) -> list[np.ndarray]:
+        """``base`` with one column moved to each of that column's other extremes (the first
+        ``limit`` such records)."""
+        found: list[np.ndarray] = []
         for j, column in enumerate(self.columns):
             for value in column.extremes():
+                if len(found) >= limit:
+                    return found
                 if value != base[j]:
                     record = base.copy()
                     record[j] = value

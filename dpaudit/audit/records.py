@@ -163,7 +163,7 @@ def _structured(
     """Structured candidates, most promising first (duplicates are removed by the caller)."""
     low, high, centre, zero = domain.low(), domain.high(), domain.centre(), domain.zero()
     corners = domain.corners(CORNER_LIMIT, rng)
-    changes = domain.single_changes(low) + domain.single_changes(high)
+    changes = domain.single_changes(low, CORNER_LIMIT) + domain.single_changes(high, CORNER_LIMIT)
     smin, smax = sizes
     width = domain.width
 

@@ -11,6 +11,7 @@ defect) are flagged.
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -24,10 +25,13 @@ from _records_mechanisms import (
     fails_on_empty,
     writes_its_input,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpaudit.audit import AuditResult, RecordsAuditResult, audit_records
 from dpaudit.audit.domain import check_domain, parse_records
 from dpaudit.audit.errors import MechanismError
+from dpaudit.audit.records import RELATIONS, _perturb, _structured
 
 ALPHA = 0.05
 SAMPLES = 100_000
@@ -257,3 +261,43 @@ def test_records_text_parses_numeric_and_categorical_columns() -> None:
 def test_bad_records_text_is_refused_with_where(text: str, match: str) -> None:
     with pytest.raises(ValueError, match=r"--records.*" + match):
         parse_records(text)
+
+
+_numeric = st.tuples(
+    st.sampled_from([-1e6, -3.5, -1.0, 0.0, 0.25, 2.0]),
+    st.sampled_from([0.0, 0.5, 1.0, 7.0, 1e6]),
+).map(lambda t: (min(t), max(t)))
+_categorical = st.lists(st.integers(-3, 5), min_size=1, max_size=5)
+_domains = st.lists(st.one_of(_numeric, _categorical), min_size=1, max_size=4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    domain=_domains,
+    relation=st.sampled_from(RELATIONS),
+    smin=st.integers(0, 3),
+    extra=st.integers(1, 4),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_every_candidate_pair_is_neighbouring_in_the_domain_and_sizes(
+    domain: list[Any], relation: str, smin: int, extra: int, seed: int
+) -> None:
+    # A pair that is not neighbouring (or leaves the domain) could flag a correct function:
+    # every pair the search may certify, structured or perturbed, is checked here.
+    checked = check_domain(domain)
+    sizes = (smin, smin + extra)
+    rng = np.random.default_rng(seed)
+    candidates = list(itertools.islice(_structured(checked, relation, sizes, rng), 200))
+    assert candidates
+    for parent in list(candidates[:10]):
+        child = parent
+        for round_ in range(8):
+            child = _perturb(child, checked, sizes, rng, round_)
+            candidates.append(child)
+    lowest = max(1, sizes[0]) if relation == "replace-one" else sizes[0]
+    for candidate in candidates:
+        d0, d1 = candidate.datasets(checked.width)
+        assert neighbours(d0, d1, relation), candidate.name
+        assert all(lowest <= len(d) <= sizes[1] for d in (d0, d1)), candidate.name
+        assert all(checked.contains(row) for d in (d0, d1) for row in d), candidate.name
+        assert not d0.flags.writeable and not d1.flags.writeable

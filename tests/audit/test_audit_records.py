@@ -301,3 +301,21 @@ def test_every_candidate_pair_is_neighbouring_in_the_domain_and_sizes(
         assert all(lowest <= len(d) <= sizes[1] for d in (d0, d1)), candidate.name
         assert all(checked.contains(row) for d in (d0, d1) for row in d), candidate.name
         assert not d0.flags.writeable and not d1.flags.writeable
+
+
+#: False-alarm experiment: audits of a correct function, each at confidence 1 - ALPHA.
+FALSE_ALARM_RUNS = 40
+#: P[Binomial(40, 0.05) > 6] < 0.015: a search that inflated the false-alarm rate above
+#: alpha (e.g. by certifying on its own search samples) would exceed it.
+FALSE_ALARM_MAX = 6
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("relation", RELATIONS)
+def test_false_alarm_rate_on_a_correct_function_is_at_most_alpha(relation: str) -> None:
+    fn = ClippedSum(-1.0, 10.0, SENSITIVITY[relation] / EPSILON)
+    alarms = sum(
+        run(fn, relation=relation, samples=10_000, seed=1000 + s).violation
+        for s in range(FALSE_ALARM_RUNS)
+    )
+    assert alarms <= FALSE_ALARM_MAX

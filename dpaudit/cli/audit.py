@@ -68,7 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="DOMAIN",
         help="search neighbouring datasets over this record domain instead of giving them: "
         "one column each, '(low,high)' numeric or '{a,b,c}' / '[a,b,c]' categorical "
-        "numbers, e.g. \"(-1,10),(0,1)\"; OBJECT is called as fn(data, rng) with a 2-D "
+        'numbers, e.g. "(-1,10),(0,1)"; OBJECT is called as fn(data, rng) with a 2-D '
         "float array, one row per record",
     )
     p.add_argument(

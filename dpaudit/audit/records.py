@@ -184,7 +184,10 @@ def _structured(
         for k, (start, target) in enumerate(moves):
             for s in counts if k < firsts else (lo, smax):
                 yield _Candidate(
-                    copies(start, s), target, s - 1, f"{s} equal records, one replaced"
+                    copies(start, s),
+                    target,
+                    s - 1,
+                    "one record replaced" if s == 1 else f"{s} equal records, one replaced",
                 )
                 if k < 2:
                     other = np.vstack([copies(target, s - 1), start[None, :]])
@@ -205,10 +208,20 @@ def _structured(
             if s == 0:
                 yield _Candidate(copies(record, 0), record, None, "no records, one added")
                 continue
-            yield _Candidate(copies(record, s), record, None, f"{s} duplicates, one more added")
+            yield _Candidate(
+                copies(record, s),
+                record,
+                None,
+                "one record, a copy added" if s == 1 else f"{s} duplicates, one more added",
+            )
             fills = (low, high, centre) if primary else (_opposite(domain, record),)
             for fill in fills:
-                yield _Candidate(copies(fill, s), record, None, f"{s} equal records, one added")
+                yield _Candidate(
+                    copies(fill, s),
+                    record,
+                    None,
+                    "one record, another added" if s == 1 else f"{s} equal records, one added",
+                )
             if primary:
                 yield _Candidate(mixed(s), record, None, f"{s} mixed records, one added")
 

@@ -2,6 +2,8 @@
 
 Public API:
     audit(mechanism, d0, d1, *, epsilon, delta=0.0, samples, confidence=0.95, seed=None, ...)
+    audit_records(fn, domain, *, epsilon, delta=0.0, relation="replace-one", sizes=(1, 8),
+                  samples, confidence=0.95, seed=None, budget_seconds=None, workers=1)
     exact_audit(mechanism, d0, d1, *, epsilon, delta=0.0, pairs=None)
     exact_epsilon(p, q, delta=0.0); check_sampler(mechanism, dataset, *, samples, ...)
     query_pairs(length, *, base=0.0, sensitivity=1.0)
@@ -11,12 +13,15 @@ Public API:
 from dpaudit.audit.exact import check_sampler, exact_audit, exact_epsilon
 from dpaudit.audit.monte_carlo import audit
 from dpaudit.audit.pairs import NeighbouringPair, query_pairs
+from dpaudit.audit.records import RecordsAuditResult, audit_records
 from dpaudit.audit.result import AuditResult
 
 __all__ = [
     "AuditResult",
     "NeighbouringPair",
+    "RecordsAuditResult",
     "audit",
+    "audit_records",
     "check_sampler",
     "exact_audit",
     "exact_epsilon",

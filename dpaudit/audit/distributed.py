@@ -19,7 +19,9 @@ audit as small *recomputable* tasks rather than with every batch, so a worker th
 holding them does not lose them.  They travel as pickled bytes that a worker unpickles in a
 task (:func:`_loads`): the scheduler never needs the user's modules, and a worker that cannot
 import the mechanism's module fails that task with an ``ImportError`` naming the module,
-which the runner reports in one line (:class:`~dpaudit.audit.errors.MechanismError`).
+which the runner reports in one line (:class:`~dpaudit.audit.errors.MechanismError`). The
+runner checks this up front (:meth:`DaskExecutor.check_importable`, on every worker) before
+it draws any sample.
 
 Dask is an optional dependency (``pip install 'dpaudit[dask]'``); it is imported only when a
 Dask executor is made.
@@ -84,6 +86,12 @@ def _loads(payload: bytes) -> Any:
             f"a worker cannot rebuild an argument of the audit ({type(err).__name__}: {err}); "
             "the worker's modules differ from the client's"
         ) from err
+
+
+def _can_load(payload: bytes) -> bool:
+    """Run on every worker by :meth:`DaskExecutor.check_importable`."""
+    _loads(payload)
+    return True
 
 
 def _import_distributed() -> Any:
@@ -175,6 +183,18 @@ class DaskExecutor:
             # Keep ``value`` alive with its future so that its id() is never reused.
             held = self._shared[id(value)] = (value, future)
         return held[1]
+
+    def check_importable(self, obj: Any) -> None:
+        """Check, before any task runs, that every worker can rebuild ``obj`` (the mechanism):
+        import its module and whatever that module needs.
+
+        Raises:
+            ImportError: from the first worker that cannot (the runner turns it into a
+                one-line :class:`~dpaudit.audit.errors.MechanismError`).
+        """
+        import cloudpickle
+
+        self.client.run(_can_load, cloudpickle.dumps(obj))
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Submit one batch task.

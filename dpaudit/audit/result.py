@@ -78,6 +78,10 @@ class AuditResult:
     reproducible: bool = True
     warnings: tuple[str, ...] = ()
 
+    def _pair_text(self) -> str:
+        """The pair in words (subclasses holding the datasets themselves say it otherwise)."""
+        return self.pair
+
     @property
     def samples_d1(self) -> int:
         """Certification samples drawn on d1 (equal to ``samples_d0``)."""
@@ -115,7 +119,7 @@ class AuditResult:
             f"  claim               : epsilon={self.epsilon_claimed:g}, delta={self.delta:g}",
             f"  event               : {self.event}",
             f"  direction           : {self.direction}",
-            f"  pair                : {self.pair}",
+            f"  pair                : {self._pair_text()}",
             f"  counts              : {counts}",
             f"  confidence          : {conf}",
             f"  seed                : {self.seed}",

@@ -173,6 +173,17 @@ class Runner:
             self._own = ProcessPoolExecutor(max_workers=self.workers, initializer=_reseed_globals)
         elif is_dask_target(self.executor):  # a distributed.Client or a scheduler address
             self._own = DaskExecutor(self.executor)
+        engine = self._own if self._own is not None else self.executor
+        if isinstance(engine, DaskExecutor):  # fail before sampling if workers cannot import
+            try:
+                engine.check_importable(self.mechanism)
+            except BaseException as err:
+                if self._own is not None:
+                    self._own.shutdown()
+                failure = _engine_failure(err, engine)
+                if failure is err:
+                    raise
+                raise failure from err
         self._bar = tqdm(
             total=self.total,
             unit="sample",

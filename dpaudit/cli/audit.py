@@ -3,25 +3,31 @@
     dpaudit audit mechanisms.broken:BrokenLaplaceTooLittleNoise
     dpaudit audit mymodule:my_mechanism --d0 '[1, 0, 1]' --d1 '[1, 0]' --epsilon 1 --json
     dpaudit audit mymodule:noisy_max --query-pairs 5 --epsilon 1 --samples 1000000
+    dpaudit audit mymodule:noisy_sum --records "(-1,10),{0,1}" --relation add-remove --epsilon 1
 
 OBJECT is a mechanism (``mechanism(dataset, rng)``) or a class whose no-argument instance is
 one. Datasets come from ``--d0``/``--d1`` (JSON), ``--query-pairs K`` (the standard patterns
-for K query answers) or the object's own ``pairs``; epsilon and delta default to the object's
-``epsilon``/``delta`` (its claim). Exit status 1 on a violation, 0 otherwise, 2 on bad input.
+for K query answers) or the object's own ``pairs``; or, with ``--records DOMAIN``, the
+neighbouring datasets are searched over a record domain (:func:`dpaudit.audit.audit_records`;
+the syntax of DOMAIN is in :mod:`dpaudit.audit.domain`). Epsilon and delta default to the
+object's ``epsilon``/``delta`` (its claim). OBJECT is imported from an installed module or
+from the current directory. Exit status 1 on a violation, 0 otherwise, 2 on bad input.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from typing import Any
 
 from dpaudit.audit import audit as run_audit
-from dpaudit.audit import exact_audit, query_pairs
+from dpaudit.audit import audit_records, exact_audit, query_pairs
+from dpaudit.audit.domain import parse_records
 from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES
+from dpaudit.audit.records import RELATIONS
 from dpaudit.cli.exit_codes import dumps
+from dpaudit.plugins import load_object
 
 #: Default samples per dataset on the command line.
 DEFAULT_SAMPLES = 1_000_000
@@ -58,6 +64,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="search the standard neighbouring patterns of K query answers",
     )
     p.add_argument(
+        "--records",
+        metavar="DOMAIN",
+        help="search neighbouring datasets over this record domain instead of giving them: "
+        "one column each, '(low,high)' numeric or '{a,b,c}' / '[a,b,c]' categorical "
+        'numbers, e.g. "(-1,10),(0,1)"; OBJECT is called as fn(data, rng) with a 2-D '
+        "float array, one row per record",
+    )
+    p.add_argument(
+        "--relation",
+        choices=RELATIONS,
+        default="replace-one",
+        help="with --records: replace one record, or add/remove one (default replace-one)",
+    )
+    p.add_argument(
+        "--sizes",
+        metavar="MIN,MAX",
+        default="1,8",
+        help="with --records: dataset sizes searched, inclusive (default 1,8)",
+    )
+    p.add_argument(
+        "--budget",
+        type=float,
+        metavar="SECONDS",
+        help="with --records: time budget of the search (default: a fixed number of rounds)",
+    )
+    p.add_argument(
         "--workers",
         type=int,
         default=1,
@@ -86,17 +118,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _load(target: str) -> Any:
-    module_name, sep, attr = target.partition(":")
-    if not sep or not module_name or not attr:
-        raise ValueError(f"MODULE:OBJECT must look like 'package.module:name', got {target!r}")
-    try:
-        obj: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as err:
-        raise ValueError(
-            f"MODULE:OBJECT must name an importable object, got {target!r}: {err}"
-        ) from err
+    obj = load_object(target)
     return obj() if isinstance(obj, type) else obj
 
 
@@ -119,6 +141,47 @@ def _json(text: str, name: str) -> Any:
         raise ValueError(f"{name} must be JSON nested less deeply, got {text[:80]!r}") from None
 
 
+def _sizes(text: str) -> tuple[int, int]:
+    parts = text.split(",")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        raise ValueError(f"--sizes must be two integers MIN,MAX such as 1,8, got {text!r}")
+    return int(parts[0]), int(parts[1])
+
+
+def _run_records(args: argparse.Namespace, fn: Any, epsilon: float, delta: float) -> Any:
+    given = [
+        name
+        for name, value in (
+            ("--d0", args.d0),
+            ("--d1", args.d1),
+            ("--query-pairs", args.query_pairs),
+            ("--exact", args.exact or None),
+        )
+        if value is not None
+    ]
+    if given:
+        raise ValueError(
+            f"--records must not be combined with {', '.join(given)} (it searches the "
+            "datasets itself), got both"
+        )
+    domain = parse_records(args.records)
+    return audit_records(
+        fn,
+        domain,
+        epsilon=epsilon,
+        delta=delta,
+        relation=args.relation,
+        sizes=_sizes(args.sizes),
+        samples=args.samples,
+        confidence=args.confidence,
+        seed=args.seed,
+        budget_seconds=args.budget,
+        workers=args.workers,
+        executor=args.scheduler,
+        max_memory_bytes=args.max_memory,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``dpaudit audit``; exit status 1 on a violation."""
     mechanism = _load(args.target)
@@ -126,6 +189,9 @@ def run(args: argparse.Namespace) -> int:
     if epsilon is None:
         raise ValueError("--epsilon must be given (OBJECT has no epsilon attribute), got none")
     delta = args.delta if args.delta is not None else float(getattr(mechanism, "delta", 0.0))
+    if args.records is not None:
+        result = _run_records(args, mechanism, epsilon, delta)
+        return _show(result, args)
     d0 = d1 = pairs = None
     if args.d0 is not None or args.d1 is not None:
         if args.d0 is None or args.d1 is None:
@@ -160,6 +226,10 @@ def run(args: argparse.Namespace) -> int:
             progress=False if args.no_progress else None,
             max_memory_bytes=args.max_memory,
         )
+    return _show(result, args)
+
+
+def _show(result: Any, args: argparse.Namespace) -> int:
     for warning in getattr(result, "warnings", ()):
         print(f"dpaudit audit: warning: {warning}", file=sys.stderr)
     print(dumps(result.to_dict(), indent=2) if args.json else result, file=sys.stdout)

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import importlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from dpaudit.events import Event
-from dpaudit.plugins import GROUPS, load_group, raise_on_errors
+from dpaudit.plugins import GROUPS, TargetError, load_group, load_object, raise_on_errors
 
 __all__ = [
     "TARGETS",
@@ -283,19 +282,10 @@ def target_from_mechanism(obj: Any, name: str | None = None, group: str = "user"
 
 
 def _load_object(spec: str) -> list[Target]:
-    module_name, _, attr = spec.partition(":")
     try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as err:
-        raise UnknownTargetError(
-            f"cannot import {module_name!r} for target {spec!r}: {err}"
-        ) from None
-    try:
-        obj: Any = module
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except AttributeError:
-        raise UnknownTargetError(f"{module_name} has no {attr!r} (target {spec!r})") from None
+        obj = load_object(spec, "target")
+    except TargetError as err:
+        raise UnknownTargetError(str(err)) from None
     if isinstance(obj, type) or (
         callable(obj) and not hasattr(obj, "pairs") and not isinstance(obj, Target)
     ):

@@ -106,7 +106,42 @@ def test_engine_failure_is_exit_3_in_one_line(
     ]
     monkeypatch.setattr(runner.DaskExecutor, "__init__", lambda self, target: None)
     monkeypatch.setattr(runner.DaskExecutor, "shutdown", lambda self, wait=True: None)
+    monkeypatch.setattr(runner.DaskExecutor, "check_importable", lambda self, obj: None)
     assert main(argv) == 3
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1, err
     assert "engine failure" in err and "scheduler connection lost" in err
+
+
+def test_workers_are_checked_before_any_sampling(
+    cluster: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every worker must rebuild the mechanism before the audit samples: no batch is submitted
+    # and none is drawn in the client process (only the two probe runs, which never leave it).
+    from dpaudit.audit import runner
+
+    def no_batches(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a batch ran before the workers were checked")
+
+    monkeypatch.setattr(runner.DaskExecutor, "submit", no_batches)
+    monkeypatch.setattr(runner, "draw", no_batches)
+    argv = [
+        "audit",
+        "_dask_mechanisms:UNIMPORTABLE",
+        "--d0",
+        "0",
+        "--d1",
+        "1",
+        "--epsilon",
+        "1",
+        "--samples",
+        "2000",
+        "--seed",
+        "3",
+        "--scheduler",
+        cluster.scheduler_address,
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "cannot import the mechanism" in err and "dpaudit_test_module_missing" in err

@@ -1,0 +1,375 @@
+"""Record domains: what one record of a dataset may be, for the record-level neighbour search.
+
+A domain is a list with one entry per column of the dataset (a 2-D float array, one row per
+record):
+
+* a ``(low, high)`` tuple of finite numbers with ``low <= high``: a numeric column taking any
+  value in the closed interval;
+* a list (or 1-D array) of finite numbers: a categorical column taking one of these values.
+
+:func:`check_domain` validates such a list into a :class:`RecordDomain`, which proposes the
+records the search tries first (the all-low and all-high records, the centre, zero, the
+corners of the box, one column at a time at its other extreme) and moves records towards the
+corners and edges during the local search (:func:`RecordDomain.perturb`).
+
+:func:`parse_records` reads the command line's ``--records`` text with a small tokenizer of
+its own (numbers only; nothing is evaluated)::
+
+    records = column { "," column } ;
+    column  = "(" number "," number ")"                  (* numeric: low, high *)
+            | "{" number { "," number } "}"              (* categorical values *)
+            | "[" number { "," number } "]" ;            (* categorical values *)
+    number  = [ "+" | "-" ] ( digits [ "." [ digits ] ] | "." digits )
+              [ ( "e" | "E" ) [ "+" | "-" ] digits ] ;
+
+e.g. ``"(-1,10),(0,1)"`` (two numeric columns) or ``"(0,100),{0,1,2}"`` (a numeric column
+and a categorical one).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "MAX_CATEGORIES",
+    "MAX_COLUMNS",
+    "MAX_RECORDS_TEXT",
+    "Column",
+    "RecordDomain",
+    "check_domain",
+    "parse_records",
+]
+
+#: Most columns a record domain may have.
+MAX_COLUMNS = 1_000
+#: Most values of one categorical column.
+MAX_CATEGORIES = 100_000
+#: Longest ``--records`` text accepted (characters).
+MAX_RECORDS_TEXT = 100_000
+#: Values of a categorical column the search tries as "extremes" of that column (the first,
+#: last and evenly spaced ones between them, in the order given).
+CATEGORICAL_EXTREMES = 8
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a record domain.
+
+    Attributes:
+        low: smallest value (numeric) or first value (categorical).
+        high: largest value (numeric) or last value (categorical).
+        values: the allowed values of a categorical column (None: numeric interval).
+    """
+
+    low: float
+    high: float
+    values: tuple[float, ...] | None = None
+
+    @property
+    def categorical(self) -> bool:
+        """Whether the column takes one of finitely many values."""
+        return self.values is not None
+
+    def extremes(self) -> tuple[float, ...]:
+        """The values the search tries first: the ends, and for categories a few between."""
+        if self.values is None:
+            return (self.low,) if self.low == self.high else (self.low, self.high)
+        k = len(self.values)
+        picks = np.unique(np.linspace(0, k - 1, min(k, CATEGORICAL_EXTREMES)).astype(int))
+        return tuple(self.values[i] for i in picks)
+
+    def centre(self) -> float:
+        """The midpoint (numeric) or the middle value (categorical)."""
+        if self.values is None:
+            return self.low + (self.high - self.low) / 2
+        return self.values[len(self.values) // 2]
+
+    def contains(self, value: float) -> bool:
+        """Whether ``value`` is allowed in this column."""
+        if self.values is None:
+            return self.low <= value <= self.high
+        return value in self.values
+
+    def towards_edge(self, value: float, rng: np.random.Generator) -> float:
+        """A value moved from ``value`` towards an edge of the column (or onto one)."""
+        if self.values is None:
+            target = self.low if rng.random() < 0.5 else self.high
+            step = rng.choice((1.0, 1.0, 0.5, 0.9))  # onto the edge, or part of the way
+            moved = value + step * (target - value)
+            return float(min(self.high, max(self.low, moved)))
+        return float(self.values[int(rng.integers(len(self.values)))])
+
+    def uniform(self, rng: np.random.Generator) -> float:
+        """A value drawn uniformly from the column."""
+        if self.values is None:
+            return float(rng.uniform(self.low, self.high))
+        return float(self.values[int(rng.integers(len(self.values)))])
+
+
+def _number(value: Any) -> float | None:
+    """``value`` as a finite float, or None if it is not a finite real number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _column(i: int, entry: Any) -> Column:
+    where = f"domain[{i}]"
+    if isinstance(entry, tuple):
+        if len(entry) != 2:
+            raise ValueError(
+                f"{where} must be a (low, high) tuple of two finite numbers, got a tuple of "
+                f"{len(entry)} items: {entry!r}"
+            )
+        low, high = (_number(v) for v in entry)
+        if low is None or high is None:
+            raise ValueError(
+                f"{where} must be a (low, high) tuple of finite numbers (no nan, inf, bool or "
+                f"text), got {entry!r}"
+            )
+        if low > high:
+            raise ValueError(f"{where} must be a (low, high) tuple with low <= high, got {entry!r}")
+        return Column(low, high)
+    if isinstance(entry, np.ndarray):
+        entry = entry.tolist() if entry.ndim == 1 else entry
+    if isinstance(entry, list):
+        if not entry:
+            raise ValueError(
+                f"{where} must be a non-empty list of allowed values (a categorical column), got []"
+            )
+        if len(entry) > MAX_CATEGORIES:
+            raise ValueError(
+                f"{where} must list at most {MAX_CATEGORIES:,} values (MAX_CATEGORIES), got "
+                f"{len(entry):,}"
+            )
+        values = [_number(v) for v in entry]
+        bad = next((v for v, f in zip(entry, values, strict=True) if f is None), None)
+        if any(f is None for f in values):
+            raise ValueError(
+                f"{where} must list finite numbers (the dataset is a float array; encode "
+                f"categories as numbers), got the value {bad!r}"
+            )
+        unique = tuple(dict.fromkeys(values))  # first occurrence order
+        return Column(unique[0], unique[-1], unique)
+    raise ValueError(
+        f"{where} must be a (low, high) tuple (numeric column) or a list of allowed values "
+        f"(categorical column), got {type(entry).__name__}: {entry!r}"[:300]
+    )
+
+
+@dataclass(frozen=True)
+class RecordDomain:
+    """A validated record domain: one :class:`Column` per column of the dataset."""
+
+    columns: tuple[Column, ...]
+
+    @property
+    def width(self) -> int:
+        """Number of columns."""
+        return len(self.columns)
+
+    def low(self) -> np.ndarray:
+        """Every column at its low end (its first value)."""
+        return np.array([c.low for c in self.columns])
+
+    def high(self) -> np.ndarray:
+        """Every column at its high end (its last value)."""
+        return np.array([c.high for c in self.columns])
+
+    def centre(self) -> np.ndarray:
+        """Every column at its midpoint (its middle value)."""
+        return np.array([c.centre() for c in self.columns])
+
+    def zero(self) -> np.ndarray | None:
+        """The all-zero record when the domain holds it (a record that adds nothing to a sum)."""
+        return np.zeros(self.width) if all(c.contains(0.0) for c in self.columns) else None
+
+    def contains(self, record: np.ndarray) -> bool:
+        """Whether ``record`` is in the domain."""
+        return all(c.contains(float(v)) for c, v in zip(self.columns, record, strict=True))
+
+    def corners(self, limit: int, rng: np.random.Generator) -> list[np.ndarray]:
+        """Corners of the box (every column at one of its extremes): all of them when there
+        are at most ``limit``, else the all-low and all-high corners and random others."""
+        ends = [c.extremes() for c in self.columns]
+        count = math.prod(len(e) for e in ends)
+        if count <= limit:
+            grids = np.meshgrid(*[np.array(e) for e in ends], indexing="ij")
+            return [row for row in np.stack([g.reshape(-1) for g in grids], axis=1)]
+        found = [self.low(), self.high()]
+        for _ in range(limit - 2):
+            found.append(np.array([e[int(rng.integers(len(e)))] for e in ends]))
+        return found
+
+    def single_changes(self, base: np.ndarray, limit: int) -> list[np.ndarray]:
+        """``base`` with one column moved to each of that column's other extremes (the first
+        ``limit`` such records)."""
+        found: list[np.ndarray] = []
+        for j, column in enumerate(self.columns):
+            for value in column.extremes():
+                if len(found) >= limit:
+                    return found
+                if value != base[j]:
+                    record = base.copy()
+                    record[j] = value
+                    found.append(record)
+        return found
+
+    def perturb(self, record: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``record`` with one to all columns moved towards an edge (or redrawn uniformly)."""
+        moved = record.copy()
+        k = int(rng.integers(1, self.width + 1)) if rng.random() < 0.3 else 1
+        for j in rng.choice(self.width, size=k, replace=False):
+            column = self.columns[j]
+            moved[j] = (
+                column.uniform(rng)
+                if rng.random() < 0.15
+                else column.towards_edge(float(moved[j]), rng)
+            )
+        return moved
+
+    def uniform(self, rng: np.random.Generator) -> np.ndarray:
+        """A record drawn uniformly, column by column."""
+        return np.array([c.uniform(rng) for c in self.columns])
+
+
+def check_domain(domain: Any) -> RecordDomain:
+    """Validate a record domain.
+
+    Args:
+        domain: a list with one entry per column: a ``(low, high)`` tuple of finite numbers
+            (``low <= high``) for a numeric column, a non-empty list of finite numbers for a
+            categorical one.
+
+    Returns:
+        The :class:`RecordDomain`.
+
+    Raises:
+        ValueError: naming the entry (``domain[i]``), what it must be and what it is.
+    """
+    if isinstance(domain, RecordDomain):
+        return domain
+    if not isinstance(domain, (list, tuple)) or isinstance(domain, str):
+        raise ValueError(
+            "domain must be a list with one entry per column ((low, high) tuple or list of "
+            f"values), got {type(domain).__name__}"
+        )
+    if not 1 <= len(domain) <= MAX_COLUMNS:
+        raise ValueError(
+            f"domain must have between 1 and {MAX_COLUMNS} columns (MAX_COLUMNS), got {len(domain)}"
+        )
+    if (
+        isinstance(domain, tuple)
+        and len(domain) == 2
+        and all(_number(v) is not None for v in domain)
+    ):
+        raise ValueError(
+            "domain must be a list of columns, got the tuple "
+            f"{domain!r}; for one numeric column write [{domain!r}]"
+        )
+    return RecordDomain(tuple(_column(i, entry) for i, entry in enumerate(domain)))
+
+
+_TOKEN = re.compile(
+    r"\s*(?:(?P<number>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)|(?P<mark>[(){}\[\],]))"
+)
+_CLOSE = {"(": ")", "{": "}", "[": "]"}
+
+
+def _tokens(text: str) -> list[tuple[str, str, int]]:
+    found, i = [], 0
+    while i < len(text):
+        if text[i:].strip() == "":
+            break
+        match = _TOKEN.match(text, i)
+        if match is None:
+            start = len(text) - len(text[i:].lstrip())
+            raise ValueError(
+                f"--records must be columns like '(-1,10),(0,1)' or '{{0,1,2}}' (numbers, "
+                f"parentheses, braces, brackets, commas), got {text[:80]!r}: unexpected "
+                f"{text[start : start + 10]!r} at character {start}"
+            )
+        kind = "number" if match.group("number") is not None else "mark"
+        found.append((kind, match.group(kind), match.start(kind)))
+        i = match.end()
+    return found
+
+
+def parse_records(text: str) -> list[tuple[float, float] | list[float]]:
+    """Read the command line's ``--records`` text into a domain list (grammar above).
+
+    Args:
+        text: e.g. ``"(-1,10),(0,1)"`` or ``"(0,100),{0,1,2}"``.
+
+    Returns:
+        The domain: a ``(low, high)`` tuple per numeric column, a list per categorical one
+        (validate it with :func:`check_domain`).
+
+    Raises:
+        ValueError: naming ``--records``, the syntax expected and where the text departs.
+    """
+    if not isinstance(text, str) or len(text) > MAX_RECORDS_TEXT:
+        size = len(text) if isinstance(text, str) else type(text).__name__
+        raise ValueError(
+            f"--records must be a text of at most {MAX_RECORDS_TEXT:,} characters, got {size}"
+        )
+    tokens = _tokens(text)
+    columns: list[tuple[float, float] | list[float]] = []
+    pos = 0
+
+    def fail(expected: str) -> ValueError:
+        got = f"{tokens[pos][1]!r} at character {tokens[pos][2]}" if pos < len(tokens) else "end"
+        return ValueError(
+            f"--records must be columns like '(-1,10),(0,1)' or '(0,100),{{0,1,2}}', got "
+            f"{text[:80]!r}: expected {expected}, found {got}"
+        )
+
+    while True:
+        if pos >= len(tokens) or tokens[pos][1] not in _CLOSE:
+            raise fail("'(' , '{' or '['")
+        opening = tokens[pos][1]
+        pos += 1
+        values = []
+        while True:
+            if pos >= len(tokens) or tokens[pos][0] != "number":
+                raise fail("a number")
+            values.append(float(tokens[pos][1]))  # a token the regex checked: digits only
+            pos += 1
+            if pos < len(tokens) and tokens[pos][1] == ",":
+                pos += 1
+                continue
+            if pos < len(tokens) and tokens[pos][1] == _CLOSE[opening]:
+                pos += 1
+                break
+            raise fail(f"',' or {_CLOSE[opening]!r}")
+        if opening == "(":
+            if len(values) != 2:
+                raise ValueError(
+                    f"--records: a numeric column must be '(low,high)' with two numbers, got "
+                    f"{len(values)} number(s) in column {len(columns)} of {text[:80]!r}"
+                )
+            columns.append((values[0], values[1]))
+        else:
+            columns.append(values)
+        if pos == len(tokens):
+            return columns
+        if tokens[pos][1] != ",":
+            raise fail("',' between columns")
+        pos += 1
+
+
+def as_records(data: Sequence[Any] | np.ndarray, width: int) -> np.ndarray:
+    """A read-only 2-D float array of ``width`` columns (the datasets the search builds)."""
+    array = np.array(data, dtype=float).reshape(-1, width)
+    array.flags.writeable = False
+    return array

@@ -1,0 +1,82 @@
+"""Functions over record datasets for the tests of ``audit_records`` (module level, so that
+worker processes can import them).  Each says which neighbouring relation it is correct for."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class ClippedSum:
+    """Sum of column 0 clipped to [low, high], plus Laplace noise of scale ``scale``.
+
+    Correct at epsilon when ``scale = sensitivity / epsilon``: sensitivity ``high - low``
+    under replace-one, ``max(|low|, |high|)`` under add-remove.
+    """
+
+    def __init__(self, low: float, high: float, scale: float) -> None:
+        self.low, self.high, self.scale = low, high, scale
+
+    def total(self, data: np.ndarray) -> float:
+        return float(np.clip(data[:, 0], self.low, self.high).sum())
+
+    def __call__(self, data: np.ndarray, rng: np.random.Generator) -> float:
+        return self.total(data) + rng.laplace(0.0, self.scale)
+
+    def batch(self, data: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        return self.total(data) + rng.laplace(0.0, self.scale, n)
+
+
+class ForgetsUpperClip(ClippedSum):
+    """Claims a sum clipped to [0, 1] with noise for sensitivity 1, but clips only from
+    below: broken for records above 1 (true epsilon ``high_of_domain * epsilon``)."""
+
+    def total(self, data: np.ndarray) -> float:
+        return float(np.maximum(data[:, 0], self.low).sum())
+
+
+class TwoColumnSum:
+    """Sum of both columns, each clipped to [0, 1], with noise calibrated for sensitivity 1.
+
+    Replacing a record changes the output by at most 1 unless both columns move: the only
+    pairs with true epsilon ``2 / scale`` replace a corner record (0, 0) by (1, 1).
+    """
+
+    def __init__(self, scale: float) -> None:
+        self.scale = scale
+
+    def batch(self, data: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        return float(np.clip(data, 0.0, 1.0).sum()) + rng.laplace(0.0, self.scale, n)
+
+    def __call__(self, data: np.ndarray, rng: np.random.Generator) -> float:
+        return float(self.batch(data, 1, rng)[0])
+
+
+class NoisyHistogram:
+    """Histogram of column 0 over the categories 0..k-1 with Laplace(scale) on every bin.
+
+    With ``scale = 1 / epsilon`` it is epsilon-DP under add-remove (L1 sensitivity 1) but only
+    2 epsilon-DP under replace-one (two bins move).
+    """
+
+    def __init__(self, k: int, scale: float) -> None:
+        self.k, self.scale = k, scale
+
+    def batch(self, data: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        counts = np.bincount(data[:, 0].astype(int), minlength=self.k)[: self.k]
+        return counts + rng.laplace(0.0, self.scale, (n, self.k))
+
+    def __call__(self, data: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return self.batch(data, 1, rng)[0]
+
+
+def fails_on_empty(data: np.ndarray, rng: np.random.Generator) -> float:
+    """Raises on an empty dataset (to test the error naming the datasets)."""
+    if len(data) == 0:
+        raise ZeroDivisionError("mean of no records")
+    return float(data[:, 0].mean()) + rng.laplace()
+
+
+def writes_its_input(data: np.ndarray, rng: np.random.Generator) -> float:
+    """Clips its input in place (the datasets are read-only: refused)."""
+    np.clip(data, 0, 1, out=data)
+    return float(data.sum()) + rng.laplace()

@@ -47,3 +47,14 @@ def _run_threads(threads: int, work: Callable[[int], object]) -> None:
 def run_threads() -> Callable[[int, Callable[[int], object]], None]:
     """:func:`_run_threads`: ``run_threads(n, work)``."""
     return _run_threads
+
+
+#: Time limit of a slow (statistical, end-to-end) test without its own ``timeout`` mark; the
+#: default tests have pyproject's ``timeout`` (300 s).  A hang fails one test, not all of CI.
+SLOW_TEST_TIMEOUT = 1800
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(SLOW_TEST_TIMEOUT))

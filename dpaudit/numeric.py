@@ -667,6 +667,22 @@ PRECISION_LOCK = threading.RLock()
 
 
 @contextlib.contextmanager
+def mp_precision(bits: int) -> Iterator[None]:
+    """``mpmath.workprec(bits)`` holding :data:`PRECISION_LOCK`: the only way code outside this
+    module changes mpmath's (process-global) working precision, so a thread never computes at
+    the precision another thread set (tests/numeric/test_precision_lock.py)."""
+    with PRECISION_LOCK, mpmath.workprec(bits):
+        yield
+
+
+@contextlib.contextmanager
+def mp_digits(dps: int) -> Iterator[None]:
+    """``mpmath.workdps(dps)`` holding :data:`PRECISION_LOCK` (see :func:`mp_precision`)."""
+    with PRECISION_LOCK, mpmath.workdps(dps):
+        yield
+
+
+@contextlib.contextmanager
 def iv_precision(bits: int) -> Iterator[None]:
     """Run a block with mpmath's interval context at ``bits`` of precision (restored after;
     holds :data:`PRECISION_LOCK` meanwhile)."""

@@ -56,7 +56,7 @@ from dpaudit.accountant.tight_builders import (
     _wor_gaussian_tau_float,
 )
 from dpaudit.events.base import Event
-from dpaudit.numeric import EvaluationError, float_up, from_float
+from dpaudit.numeric import EvaluationError, float_up, from_float, mp_digits
 from dpaudit.theorems import amplification as amp
 from dpaudit.theorems import bounded_range as br
 from dpaudit.theorems import rdp
@@ -223,7 +223,7 @@ def _curve_floats(tau: Callable[[Any], sympy.Expr]) -> tuple[float, ...]:
 
     order = sympy.Symbol("alpha", positive=True)
     fn = sympy.lambdify(order, tau(order), "mpmath")
-    with mpmath.workdps(30):
+    with mp_digits(30):
         return tuple(float(fn(mpmath.mpf(a))) for a in LEAF_ORDERS)
 
 

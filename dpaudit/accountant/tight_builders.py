@@ -33,6 +33,7 @@ from dpaudit.accountant.statements import (
 )
 from dpaudit.events.base import Event
 from dpaudit.expressions import as_expr
+from dpaudit.numeric import mp_digits
 from dpaudit.theorems import advanced, optimal, rdp
 from dpaudit.theorems.accounting import PLD_ACCOUNTING, PLD_PAIRS
 from dpaudit.theorems.base import Theorem
@@ -294,7 +295,7 @@ def _wor_gaussian_tau_float(order: int, ratio: float, rho: float) -> float:
     order; the chosen order is then evaluated exactly and rounded up."""
     import mpmath
 
-    with mpmath.workdps(30):
+    with mp_digits(30):
         g, r = mpmath.mpf(ratio), mpmath.mpf(rho)
         t2 = 2 * r
         total = 1 + g**2 * mpmath.binomial(order, 2) * min(

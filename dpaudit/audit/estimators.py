@@ -21,7 +21,7 @@ import mpmath
 import numpy as np
 from scipy.special import ndtri
 
-from dpaudit.numeric import mpf_to_float
+from dpaudit.numeric import mp_precision, mpf_to_float
 
 __all__ = [
     "FLOAT_SAFETY",
@@ -112,7 +112,7 @@ def epsilon_lower_bound(p_num_lower: float, p_den_upper: float, delta: float) ->
     den = p_den_upper * (1.0 + FLOAT_SAFETY)
     if num <= 0.0 or den <= 0.0:
         return 0.0
-    with mpmath.workprec(120):
+    with mp_precision(120):
         value = mpmath.log(mpmath.mpf(num) / mpmath.mpf(den))
         rounded = mpf_to_float(value, "down")
     return max(0.0, rounded)

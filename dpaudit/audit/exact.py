@@ -29,7 +29,7 @@ from dpaudit.audit.outputs import OutputSchema, to_array
 from dpaudit.audit.pairs import NeighbouringPair, resolve_pairs
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import draw
-from dpaudit.numeric import mpf_to_float
+from dpaudit.numeric import mp_precision, mpf_to_float
 
 __all__ = ["SamplerCheck", "check_sampler", "exact_audit", "exact_epsilon"]
 
@@ -93,7 +93,7 @@ def exact_epsilon(
 def _exact(p: Mapping, q: Mapping, delta: float) -> tuple[float, tuple, str]:
     if not 0.0 <= delta < 1.0:
         raise ValueError(f"delta must be in [0, 1), got {delta!r}")
-    with mpmath.workprec(PRECISION):
+    with mp_precision(PRECISION):
         pp, qq = _validated(p, "p"), _validated(q, "q")
         forward = _best_prefix(pp, qq, delta)
         backward = _best_prefix(qq, pp, delta)

@@ -17,7 +17,7 @@ from fractions import Fraction
 import mpmath
 import sympy
 
-from dpaudit.numeric import exact, float_down, float_up
+from dpaudit.numeric import exact, float_down, float_up, mp_precision
 from dpaudit.theorems.base import Theorem, register
 
 __all__ = [
@@ -104,7 +104,7 @@ def optimal_delta(
     g = exact(target_epsilon, "target_epsilon")
     z = (1 + sympy.exp(e)) ** count
     terms = []
-    with mpmath.workprec(256):
+    with mp_precision(256):
         ge = mpmath.mpf(float_up(g)) if not g.is_Rational else mpmath.mpf(g.p) / g.q
         ee = mpmath.mpf(float_up(e)) if not e.is_Rational else mpmath.mpf(e.p) / e.q
         for i in range(count + 1):
@@ -144,7 +144,7 @@ def optimal_epsilon(
         raise ValueError(
             f"target_delta {t} is below 1 - (1 - delta)^k = {1 - keep}: no finite epsilon exists"
         )
-    with mpmath.workprec(_precision(e, count)):
+    with mp_precision(_precision(e, count)):
         ee = mpmath.mpf(float_up(e)) if not e.is_Rational else mpmath.mpf(e.p) / e.q
         active, _ = _segment(ee, mpmath.mpf(float_down(residual)), count)
     if active < 0:
@@ -171,7 +171,7 @@ def optimal_epsilon(
     low_end = (count - 2 * active - 2) * e
     if float_up(optimal_delta(e, d, count, 0)) <= t:  # (0, t)-DP already (log arg may be <= 0)
         return sympy.Integer(0)
-    with mpmath.workprec(128):
+    with mp_precision(128):
         if float_up(value) <= 0:
             return sympy.Integer(0)
         if float_up(value) < float_down(low_end):
@@ -277,7 +277,7 @@ def optimal_epsilon_heterogeneous(
     fr = [Fraction(x) for x in epsilons]
     if any(x < 0 for x in fr) or any(not (0 <= dd < 1) for dd in deltas):
         raise ValueError("each epsilon must be >= 0 and each delta in [0, 1)")
-    with mpmath.workprec(320):
+    with mp_precision(320):
         keep = mpmath.fprod([1 - mpmath.mpf(dd) for dd in deltas])
         residual = (mpmath.mpf(target_delta) - 1 + keep) / keep
         if residual <= 0:

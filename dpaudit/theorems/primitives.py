@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sympy
 
-from dpaudit.numeric import bracket_decreasing, exact
+from dpaudit.numeric import bracket_decreasing, exact, mp_digits
 from dpaudit.theorems.base import Theorem, register
 
 b, Delta, sigma, eps, delta, rho, mu = sympy.symbols(
@@ -135,7 +135,7 @@ def _gdp_epsilon_guess(mu_: float, delta_: float) -> float | None:
     """A floating-point solution of gdp_delta(mu, eps) = delta (certified by the caller)."""
     import mpmath
 
-    with mpmath.workdps(30):
+    with mp_digits(30):
         m, d = mpmath.mpf(mu_), mpmath.mpf(delta_)
 
         def f(e: mpmath.mpf) -> mpmath.mpf:

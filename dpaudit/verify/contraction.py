@@ -12,7 +12,7 @@ from typing import Any
 import mpmath
 import sympy
 
-from dpaudit.numeric import endpoints
+from dpaudit.numeric import endpoints, iv_precision
 from dpaudit.verify.boxes import _INF, _is_inf, _iv, _mpf_fraction
 from dpaudit.verify.budget import BOX_PRECISION
 from dpaudit.verify.enclosure import _eval
@@ -152,31 +152,28 @@ def _contract(
     (each projection keeps every value it could take).
     """
     half = {"<": (-_INF, 0), "<=": (-_INF, 0), ">": (0, _INF), ">=": (0, _INF)}
-    saved = mpmath.iv.prec
-    mpmath.iv.prec = BOX_PRECISION
-    env = {n: _iv(x) for n, x in box.items()}
-    try:
-        for _ in range(CONTRACTION_ROUNDS):
-            before = dict(env)
-            for _, diff, op in constraints:
-                if op not in half or not diff.free_symbols <= {sympy.Symbol(n) for n in env}:
-                    continue
-                nodes: dict[Any, Any] = {}
-                _hc4_forward(diff, env, nodes)
-                _hc4_backward(diff, mpmath.iv.mpf(list(half[op])), env, nodes)
-                for n in integers & set(env):
-                    lo, hi = endpoints(env[n])
-                    a = lo if _is_inf(lo) else Fraction(math.ceil(_mpf_fraction(lo)))
-                    b = hi if _is_inf(hi) else Fraction(math.floor(_mpf_fraction(hi)))
-                    if not _is_inf(a) and not _is_inf(b) and a > b:
-                        raise _InfeasibleError
-                    env[n] = _iv((a, b))
-            if all(endpoints(env[n]) == endpoints(before[n]) for n in env):
-                break
-    except _InfeasibleError:
-        return None
-    finally:
-        mpmath.iv.prec = saved
+    with iv_precision(BOX_PRECISION):
+        env = {n: _iv(x) for n, x in box.items()}
+        try:
+            for _ in range(CONTRACTION_ROUNDS):
+                before = dict(env)
+                for _, diff, op in constraints:
+                    if op not in half or not diff.free_symbols <= {sympy.Symbol(n) for n in env}:
+                        continue
+                    nodes: dict[Any, Any] = {}
+                    _hc4_forward(diff, env, nodes)
+                    _hc4_backward(diff, mpmath.iv.mpf(list(half[op])), env, nodes)
+                    for n in integers & set(env):
+                        lo, hi = endpoints(env[n])
+                        a = lo if _is_inf(lo) else Fraction(math.ceil(_mpf_fraction(lo)))
+                        b = hi if _is_inf(hi) else Fraction(math.floor(_mpf_fraction(hi)))
+                        if not _is_inf(a) and not _is_inf(b) and a > b:
+                            raise _InfeasibleError
+                        env[n] = _iv((a, b))
+                if all(endpoints(env[n]) == endpoints(before[n]) for n in env):
+                    break
+        except _InfeasibleError:
+            return None
     out: dict[str, tuple[Any, Any]] = {}
     for n, (a, b) in box.items():
         lo, hi = endpoints(env[n])

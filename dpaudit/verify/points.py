@@ -10,7 +10,7 @@ from typing import Any
 import mpmath
 import sympy
 
-from dpaudit.numeric import EvaluationError, decide_relation, endpoints, interval
+from dpaudit.numeric import EvaluationError, decide_relation, endpoints, interval, mp_precision
 from dpaudit.verify.budget import POINT_PRECISION
 from dpaudit.verify.domain import by_name
 from dpaudit.verify.symbolic import _light_simplify
@@ -151,7 +151,7 @@ def _integer_part(func: Any, arg: sympy.Expr) -> sympy.Integer:
             raise _UndecidedError(arg) from None
         if not (mpmath.isfinite(lo) and mpmath.isfinite(hi)):
             continue
-        with mpmath.workprec(prec + max(int(abs(lo)).bit_length(), int(abs(hi)).bit_length()) + 8):
+        with mp_precision(prec + max(int(abs(lo)).bit_length(), int(abs(hi)).bit_length()) + 8):
             a, b = rnd(lo), rnd(hi)
         if a == b:
             return sympy.Integer(int(a))

@@ -58,7 +58,7 @@ import mpmath
 import sympy
 
 from dpaudit.expressions import as_expr
-from dpaudit.numeric import endpoints, interval
+from dpaudit.numeric import endpoints, interval, mp_digits
 from dpaudit.verify.budget import _clock
 from dpaudit.verify.domain import Domain, by_name
 from dpaudit.verify.engine import verify_inequality
@@ -145,7 +145,7 @@ def _screen_for(domain: Domain, strict: bool) -> Any:
             f = sympy.lambdify([sympy.Symbol(n) for n in names], g, modules="mpmath")
         except Exception:  # cannot be screened: keep it
             return True
-        with mpmath.workdps(30):
+        with mp_digits(30):
             for pt in points:
                 try:
                     v = f(

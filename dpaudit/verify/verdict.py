@@ -9,6 +9,7 @@ import mpmath
 import sympy
 
 from dpaudit.expressions import as_expr
+from dpaudit.numeric import mp_precision
 from dpaudit.verify.domain import Domain
 
 
@@ -74,7 +75,7 @@ def _short(value: Any) -> str:
         return str(v)
     if v.is_Rational and v.q < 10**6:
         return f"{v}" if len(str(v)) < 16 else mpmath.nstr(mpmath.mpf(v.p) / v.q, 12)
-    with mpmath.workprec(80):
+    with mp_precision(80):
         return mpmath.nstr(mpmath.mpf(v.p) / v.q if v.is_Rational else mpmath.mpf(v.evalf(30)), 12)
 
 

@@ -188,18 +188,21 @@ def verify_claim(
                 main = v
     # 3. lower bound: a certified counterexample refutes
     if claim.lower is not None:
+        # unevaluated: sympy decides Le(e, e/2) for a positive e to `false` by itself, and the
+        # refutation then printed "(false) > (false)" instead of the two values
+        refutes = sympy.Le(claim.lower, claim.epsilon, evaluate=False)
         for w in claim.witnesses:
-            v = check_point(sympy.Le(claim.lower, claim.epsilon), claim.domain, w)
+            v = check_point(refutes, claim.domain, w)
             if v.refuted:
                 detail = (
-                    f"at {v.point_text()} the true epsilon is at least {v.lhs_value} "
+                    f"{_where(v)} the true epsilon is at least {v.lhs_value} "
                     f"({claim.lower_source}) > claimed {v.rhs_value}"
                 )
                 if claim.correction:
                     detail += f"; correct statement: {claim.correction}"
                 return finish("refuted", detail, None if g is None else g.epsilon, v)
         v = verify_inequality(
-            sympy.Le(claim.lower, claim.epsilon),
+            refutes,
             claim.domain,
             max_boxes=max_boxes,
             time_limit=time_limit,
@@ -208,7 +211,7 @@ def verify_claim(
         )
         if v.refuted:
             detail = (
-                f"at {v.point_text()} the true epsilon is at least {v.lhs_value} "
+                f"{_where(v)} the true epsilon is at least {v.lhs_value} "
                 f"({claim.lower_source}) > claimed {v.rhs_value}"
             )
             if claim.correction:
@@ -218,6 +221,12 @@ def verify_claim(
         return finish("unknown", why)
     left = main.summary() if main is not None else "no bound to compare"
     return finish("unknown", f"accountant's bound not shown <= claim ({left})", g.epsilon, main)
+
+
+def _where(v: Verdict) -> str:
+    """``at e = 1/2`` for a counterexample point; a claim without parameters has one point."""
+    point = v.point_text()
+    return f"at {point}" if point else "for its only point (no parameters),"
 
 
 def _theorem_for(g: Guarantee, bound: Any) -> str:

@@ -104,3 +104,45 @@ def test_absent_and_broken_modules_are_told_apart(tmp_path, monkeypatch) -> None
     assert loads["no_such_module_abc"].status == "absent"
     assert loads["broken_claims_mod"].status == "error"
     assert "not_a_real_dependency_xyz" in loads["broken_claims_mod"].detail
+
+
+def test_a_refutation_by_the_claims_lower_bound_prints_both_values() -> None:
+    """sympy decides ``Le(e, e/2)`` for a positive ``e`` to ``false`` by itself; the verdict
+    must still show the two values at the point (it printed "(false) > (false)")."""
+    import sympy
+
+    from dpaudit import events as ev
+    from dpaudit.verify.claims import Claim
+    from dpaudit.verify.domain import Domain
+    from dpaudit.verify.prove import verify_claim
+
+    e = sympy.Symbol("e", positive=True)
+    common = {"document": "test", "theorem": "T", "statement": "s", "delta": 0}
+    symbolic = Claim(
+        key="t/symbolic",
+        plan=ev.Laplace(1 / e),
+        epsilon=e / 2,
+        domain=Domain({"e": "[1/10, 1]"}),
+        lower=e,
+        lower_source="the Laplace mechanism is exactly e-DP",
+        **common,
+    )
+    verdict = verify_claim(symbolic)
+    assert verdict.status == "refuted"
+    assert "false" not in verdict.detail
+    point = verdict.main.counterexample["e"]
+    assert f"at least {float(point):.4g} " in verdict.detail
+    numeric = Claim(
+        key="t/numeric",
+        plan=ev.Laplace(1),
+        epsilon=sympy.Rational(1, 2),
+        domain=Domain({}),
+        lower=1,
+        lower_source="the Laplace mechanism with scale 1 is exactly 1-DP",
+        **common,
+    )
+    verdict = verify_claim(numeric)
+    assert verdict.status == "refuted"
+    assert "at least 1 " in verdict.detail or "at least 1.0 " in verdict.detail
+    assert "claimed 0.5" in verdict.detail or "claimed 1/2" in verdict.detail
+    assert "only point" in verdict.detail

@@ -37,6 +37,7 @@ __all__ = [
 # The rule modules register at import, in this order (the order of RULES' lists).
 # isort: off
 from dpaudit.accountant import tight as _tight  # noqa: F401  (registers PLD/optimal/RDP rules)
+from dpaudit.accountant import sampling as _sampling  # noqa: F401  (registers amplification rules)
 from dpaudit.accountant import cover as _cover  # noqa: F401  (registers the EMCover rule)
 from dpaudit.accountant import stability as _stability  # noqa: F401  (registers the 003 rules)
 # isort: on

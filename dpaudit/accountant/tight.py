@@ -34,11 +34,9 @@ from dpaudit.accountant.currencies import (
     _number,
 )
 from dpaudit.accountant.domains import admit
-from dpaudit.accountant.rules import Children, best_candidate, of_currency, register_rule
+from dpaudit.accountant.rules import Children, of_currency, register_rule
 from dpaudit.accountant.statements import (
-    Approx,
     Concentrated,
-    Pure,
     Statement,
     Step,
     show,
@@ -57,7 +55,6 @@ from dpaudit.accountant.tight_builders import (
 )
 from dpaudit.events.base import Event
 from dpaudit.numeric import EvaluationError, float_up, from_float, mp_digits
-from dpaudit.theorems import amplification as amp
 from dpaudit.theorems import bounded_range as br
 from dpaudit.theorems import rdp
 from dpaudit.theorems.accounting import PLD_ACCOUNTING, PLD_PAIRS
@@ -283,97 +280,6 @@ def _without_replacement(
             exact_tau=exact_tau,
         )
     ]
-
-
-#: Fractions of a without-replacement node's delta budget at which its (eps, delta)
-#: statements are derived: all of it (a lone node) and half of it (so that a k-fold
-#: composition above keeps half of its budget as the slack of advanced composition).
-WOR_BUDGET_SHARES: tuple[sympy.Expr, ...] = (sympy.Integer(1), sympy.Rational(1, 2))
-
-
-@register_rule(ev.SampledWithoutReplacement)
-def _without_replacement_approx(
-    event: ev.SampledWithoutReplacement, children: Children, budget: sympy.Expr | None
-) -> list[Statement]:
-    """Balle, Barthe, Gaboardi 2018, Theorem 9 on any child with an (eps, delta) guarantee
-    (pure, approximate, or a whole profile such as a Gaussian's, resolved at the delta the
-    budget leaves it), symbolic parameters allowed.
-
-    Privacy: with gamma = m/n, if the child is (eps, delta)-DP under replace-one on m-record
-    datasets, the sampled mechanism is (log(1 + gamma (e^eps - 1)), gamma delta)-DP under
-    replace-one.  The child's delta is taken at each share of :data:`WOR_BUDGET_SHARES` of
-    budget / gamma (falling back to the child's own delta, which the parent then compares)."""
-    (inner,) = children
-    checks = admit(
-        amp.WITHOUT_REPLACEMENT_AMPLIFICATION, event, {"m": event.sample, "n": event.population}
-    )
-    if checks is None:
-        return []
-    ratio = event.sample / event.population
-    out: list[Statement] = []
-    for p in of_currency(inner, Pure)[:1]:
-        e, _ = amp.without_replacement_amplification(p.epsilon, 0, event.sample, event.population)
-        out.append(
-            Pure(
-                Step(
-                    amp.WITHOUT_REPLACEMENT_AMPLIFICATION,
-                    event,
-                    f"({show(e)})-DP",
-                    f"eps = log(1 + (m/n)(e^eps_0 - 1)), m/n = {show(ratio)}",
-                    (p.step,),
-                    checks=checks,
-                ),
-                epsilon=e,
-            )
-        )
-        if e.free_symbols:
-            # log(1 + x) <= x: a looser bound in a form the verifier factors (gamma times a
-            # function of eps alone), kept beside the exact one as an (eps, 0) statement
-            x = ratio * (sympy.exp(p.epsilon) - 1)
-            out.append(
-                Approx(
-                    Step(
-                        amp.WITHOUT_REPLACEMENT_AMPLIFICATION,
-                        event,
-                        f"({show(x)}, 0)-DP",
-                        "eps = (m/n)(e^eps_0 - 1) >= log(1 + (m/n)(e^eps_0 - 1))",
-                        (p.step,),
-                        checks=checks,
-                    ),
-                    epsilon=x,
-                    delta=sympy.Integer(0),
-                )
-            )
-    if out:
-        return out
-    targets = [None] if budget is None else [share * budget / ratio for share in WOR_BUDGET_SHARES]
-    for target in targets:
-        if target is not None and not target.free_symbols and not target < 1:
-            continue  # (a symbolic target is left to the conversions, as for zCDP)
-        cand = best_candidate(inner, target)
-        if cand is None and target is targets[-1] and not out:
-            cand = best_candidate(inner, None)  # the child's own delta; the parent decides
-        if cand is None:
-            continue
-        e, d = amp.without_replacement_amplification(
-            cand.epsilon, cand.delta, event.sample, event.population
-        )
-        out.append(
-            Approx(
-                Step(
-                    amp.WITHOUT_REPLACEMENT_AMPLIFICATION,
-                    event,
-                    f"({show(e)}, {show(d)})-DP",
-                    f"eps = log(1 + (m/n)(e^eps_0 - 1)), delta = (m/n) delta_0, "
-                    f"m/n = {show(ratio)}",
-                    (cand.step,),
-                    checks=checks,
-                ),
-                epsilon=e,
-                delta=d,
-            )
-        )
-    return out
 
 
 @register_rule(ev.SelfComposed)

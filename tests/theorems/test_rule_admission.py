@@ -152,7 +152,6 @@ def test_every_step_carries_its_domain_checks(event: ev.Event, delta: sympy.Expr
 NOT_APPLIED_BY_RULES = {
     "em_cover_stated": "Lemma A.1 as stated: the claims 004/lemma-a1* (verify/cover_claims.py)",
     "kov_heterogeneous": "theorems/advanced.heterogeneous_advanced_composition",
-    "amplification_poisson": "theorems/amplification.poisson_amplification",
     "amplification_with_replacement": "theorems/amplification (with-replacement sampling)",
     "bounded_range_composition": "theorems/bounded_range (non-adaptive BR composition)",
     "bounded_range_profile": "theorems/bounded_range.bounded_range_delta",

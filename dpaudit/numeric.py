@@ -153,7 +153,12 @@ def _monotone(fn_name: str, increasing: bool) -> Callable[[Any], Any]:
 
     The function is evaluated with ordinary mpmath at 30 extra bits at both endpoints; the
     results are widened outwards by a relative ``2**-(prec+10)`` (far above mpmath's error at
-    that precision) so the enclosure stays rigorous.
+    that precision) so the enclosure stays rigorous.  The padding is relative even for tiny
+    values: mpmath's erf/erfc are accurate relative to the value in the tails (asymptotic
+    series; checked against the Abramowitz-Stegun 7.1.13 bounds and higher precision in
+    tests/numeric/test_numeric_layer.py); an absolute pad made ``erfc(70) ~ 1e-2130`` the
+    interval [-1e-97, 1e-97], and the Gaussian mechanism at sigma 1e-4 uncertifiable.  Only an
+    exact zero (no relative information) gets an absolute pad.
     """
     mp_fn = getattr(mpmath.mp, fn_name)
 
@@ -165,8 +170,8 @@ def _monotone(fn_name: str, increasing: bool) -> Callable[[Any], Any]:
             hi = mp_fn(b)
             if not increasing:
                 lo, hi = hi, lo
-            pad_lo = abs(lo) * mpmath.mpf(2) ** (-(prec + 10)) + mpmath.mpf(2) ** (-(prec * 4))
-            pad_hi = abs(hi) * mpmath.mpf(2) ** (-(prec + 10)) + mpmath.mpf(2) ** (-(prec * 4))
+            pad_lo = abs(lo) * mpmath.mpf(2) ** (-(prec + 10)) or mpmath.mpf(2) ** (-(prec * 4))
+            pad_hi = abs(hi) * mpmath.mpf(2) ** (-(prec + 10)) or mpmath.mpf(2) ** (-(prec * 4))
             return mpmath.iv.mpf([lo - pad_lo, hi + pad_hi])
 
     return extension

@@ -144,9 +144,9 @@ def _gdp_epsilon_guess(mu_: float, delta_: float) -> float | None:
         if f(0) <= 0:
             return None
         lo, hi = mpmath.mpf(0), mpmath.mpf(1)
-        while f(hi) > 0:
+        while f(hi) > 0:  # mpmath numbers do not overflow: tiny sigma has eps ~ mu^2/2
             lo, hi = hi, hi * 2
-            if hi > 1e6:
+            if hi > mpmath.mpf(2) ** 4000:
                 return None
         for _ in range(80):  # bisection: relative accuracy far below the 1e-12 bracket
             mid = (lo + hi) / 2

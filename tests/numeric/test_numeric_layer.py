@@ -102,3 +102,24 @@ def test_bracket_decreasing_brackets_the_crossing():
     true = math.log(10**6)
     assert float_down(lower) <= true <= float_up(upper)
     assert float(upper - lower) < 1e-10
+
+
+@pytest.mark.parametrize("x", ["5", "70", "7074", "1000000", "-3", "1/1000"])
+def test_erfc_enclosure_is_relatively_tight_and_sound_in_the_tails(x: str) -> None:
+    """The interval of erfc(x) is narrow relative to the value even where erfc is 1e-2130 or
+    smaller (an absolute pad once made it [-1e-97, 1e-97]), contains erfc computed at four
+    times the precision, and lies within the Abramowitz-Stegun 7.1.13 bounds for x >= 0:
+    1/(x + sqrt(x^2 + 2)) < e^(x^2) (sqrt(pi)/2) erfc(x) <= 1/(x + sqrt(x^2 + 4/pi))."""
+    value = sympy.Rational(x)
+    lo, hi = endpoints(interval(sympy.erfc(value)))
+    with mpmath.workprec(600):
+        ref = mpmath.erfc(mpmath.mpf(value.p) / value.q)
+        assert lo <= ref <= hi
+        assert lo > 0 and (hi - lo) <= hi * mpmath.mpf(2) ** -70  # ~1e-21 relative
+        if value > 0:
+            v = mpmath.mpf(value.p) / value.q
+            scale = mpmath.exp(v**2) * mpmath.sqrt(mpmath.pi) / 2
+            assert lo * scale > 1 / (v + mpmath.sqrt(v**2 + 2)) * (1 - mpmath.mpf(2) ** -90)
+            assert hi * scale <= 1 / (v + mpmath.sqrt(v**2 + 4 / mpmath.pi)) * (
+                1 + mpmath.mpf(2) ** -90
+            )

@@ -97,7 +97,9 @@ def test_workers_over_the_limit_are_refused() -> None:
 
 
 def test_memory_is_estimated_before_sampling_and_refused_with_the_limit() -> None:
-    mechanism = Counting(lambda d, rng: rng.normal(d, 1.0, 1000))
+    # 10-dimensional outputs: a million of them need ~80 MB, 400 fit in 100 MB (a wider
+    # output made the second audit's event search take most of a minute)
+    mechanism = Counting(lambda d, rng: rng.normal(d, 1.0, 10))
     with pytest.raises(ValueError, match=r"max_memory_bytes: .* over the limit of 1,000,000 bytes"):
         audit(mechanism, 0.0, 1.0, epsilon=1.0, samples=1_000_000, max_memory_bytes=10**6)
     assert mechanism.calls == 2 * PROBE_SAMPLES

@@ -24,6 +24,7 @@ from dpaudit.accountant import domains
 from dpaudit.accountant.render import render_latex, render_text
 from dpaudit.accountant.rules import RULES, of_currency
 from dpaudit.accountant.statements import (
+    SETTLED,
     Alternative,
     Approx,
     Candidate,
@@ -33,6 +34,7 @@ from dpaudit.accountant.statements import (
     Step,
     as_delta,
     compare,
+    settled,
     show,
     upper_float,
 )
@@ -278,11 +280,19 @@ class Accountant:
         self.check(event)
         own = event.constraints()
         known = (*own, *self._assume)
+        skipped: list[str] = []
         with domains.context(known) as rejected:
             statements = self._evaluate(event, target, event, {})
             candidates: list[Candidate] = []
             for s in statements:
-                candidates.extend(s.candidates(target))
+                if not s.costly:
+                    candidates.extend(s.candidates(target))
+            exact = settled(candidates)
+            for s in statements:
+                if s.costly and exact is None:
+                    candidates.extend(s.candidates(target))
+                elif s.costly:
+                    skipped.append(s.step.theorem.name)
         if target is None:
             pure = [c for c in candidates if c.delta == 0]
             candidates = pure or candidates
@@ -295,6 +305,13 @@ class Accountant:
                 )
             raise ValueError(f"no result proves a guarantee for {event} at delta = {target}{why}")
         g = _choose(event, candidates, target)
+        if skipped:
+            why = (
+                f"not computed: {', '.join(sorted(set(skipped)))} (this bound is exact: its "
+                f"certified band is within {float(SETTLED):g} of it)"
+            )
+            note = f"{g.derivation.note}; {why}" if g.derivation.note else why
+            g = dataclasses.replace(g, derivation=dataclasses.replace(g.derivation, note=note))
         used = [g.derivation] if not g.symbolic else [c.step for c in candidates]
         side = tuple(c for c in domains.unverified(used) if c not in own)
         return dataclasses.replace(g, assumptions=(*own, *side), rejected=tuple(rejected))

@@ -69,6 +69,7 @@ class LossDistribution(Statement):
     build: Callable[[float], pld.PLDPair | None] | None = None
     tight: bool = True
     currency = "pld"
+    costly = True
 
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
         d = _number(delta) if delta is not None else None

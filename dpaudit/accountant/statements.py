@@ -208,6 +208,10 @@ class Statement:
 
     #: The currency's name (one statement of each currency is kept per node).
     currency = "statement"
+    #: True for currencies whose candidates cost seconds or more (a privacy loss distribution
+    #: is composed by FFT): the accountant computes them last and skips them when a cheaper
+    #: candidate is already exact (:data:`SETTLED`).
+    costly = False
 
     def key(self) -> sympy.Expr | None:
         """The scalar that orders statements of this currency (smaller is better), if any."""
@@ -338,6 +342,23 @@ class GaussianDP(Statement):
             checks=checks,
         )
         return [Candidate(upper, delta, step, lower if self.exact_profile else None)]
+
+
+#: A candidate whose certified band ``[epsilon_lower, epsilon]`` is narrower than this
+#: (relative) is the exact epsilon for every purpose: no costly currency can improve it by more.
+SETTLED = sympy.Rational(1, 10**9)
+
+
+def settled(candidates: list[Candidate]) -> Candidate | None:
+    """The first numeric candidate whose certified band is within :data:`SETTLED` of its
+    upper bound (e.g. the analytic Gaussian profile, exact for compositions of Gaussians)."""
+    for c in candidates:
+        if c.epsilon_lower is None or c.epsilon.free_symbols or c.epsilon_lower.free_symbols:
+            continue
+        upper, lower = float_up(c.epsilon), float_down(c.epsilon_lower)
+        if upper > 0 and upper - lower <= float(SETTLED) * upper:
+            return c
+    return None
 
 
 def conditional(epsilon: sympy.Expr, own: sympy.Expr, delta: sympy.Expr, step: Step) -> Candidate:

@@ -94,8 +94,9 @@ def test_algorithm1_ledger_and_plan_accounting() -> None:
     with Ledger() as ledger:
         learner.fit(X, y, rng)
     merged = ledger.merged()
-    assert len(ledger) == 2 * 50 + 1 and len(merged) == 2
-    assert merged[0].count == 100
+    # each run records its 50 steps as one block of 50 runs of the step event (drawn at once)
+    assert [e.count for e in ledger.entries] == [50, 50, 1] and len(merged) == 2
+    assert merged[0].count == 100 and sum(e.count for e in ledger.entries) == 2 * 50 + 1
     spent, planned = ledger.check_within(learner.plan(60), 1e-5)
     assert spent <= planned < 1.0  # eps = 1 claimed at delta = 1e-5
 

@@ -273,7 +273,7 @@ def run(args: argparse.Namespace) -> int:
         "delta": g["delta"],
         "requested_epsilon": epsilon,
         "requested_delta": delta,
-        "planned_epsilon": g["planned_epsilon"],
+        "spent_epsilon": g["spent_epsilon"],
         "theorem": g["theorem"],
         "seconds": seconds,
         "seed": seed,

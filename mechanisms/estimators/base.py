@@ -32,7 +32,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpaudit.accountant import Accountant, Guarantee
 from dpaudit.events import Event
-from mechanisms.ledger import Ledger
+from mechanisms.ledger import Ledger, LedgerExceededError
 
 __all__ = [
     "AccountedGuarantee",
@@ -138,14 +138,17 @@ def check_integer(name: str, value: Any, low: int = 1, high: float = math.inf) -
 class AccountedGuarantee(dict):
     """What a fitted learner's run spent, from its ledger: a dict (JSON-ready) with
 
-    * ``epsilon``, ``delta``: upper bounds (floats rounded up) the accountant derived from the
-      ledger of the run (its privacy guarantee, of the kind ``privacy``);
-    * ``planned_epsilon``: the accountant's bound on the declared plan (the run is checked
-      to spend no more);
+    * ``epsilon``, ``delta``: the privacy guarantee of the fitted model (of the kind
+      ``privacy``): upper bounds (floats rounded up) the accountant derived from the declared,
+      data-independent plan, checked before the run to be within what was requested;
+    * ``spent_epsilon``: the accountant's bound on the run's ledger at ``delta`` (checked to
+      be at most ``epsilon``; it may be smaller when the run stopped early -- a data-dependent
+      quantity, not a guarantee);
+    * ``planned_epsilon``: the same as ``epsilon``;
     * ``requested_epsilon``, ``requested_delta``: what the learner was asked for;
     * ``privacy``: ``pure``, ``approximate``, ``label`` or ``prediction``;
-    * ``theorem``: the theorem that concluded the ledger's guarantee;
-    * ``event``: the ledger's event expression.
+    * ``theorem``: the theorem that concluded the plan's guarantee;
+    * ``plan``, ``ledger``: the event expressions of the plan and of what the run recorded.
 
     Attribute access works too (``guarantee_.epsilon``).
     """
@@ -264,21 +267,27 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
             model = self._fit_learner(learner, X, labels, rng)
         spent = _accounted(ledger.event(), delta)
         if spent.epsilon_upper is None or spent.epsilon_upper > planned.epsilon_upper:
-            raise AssertionError(  # a bug in the learner: it spent more than it declared
+            raise LedgerExceededError(  # a bug in the learner: it spent more than it declared
                 f"the run spent epsilon {spent.epsilon_upper} but its plan declares "
                 f"{planned.epsilon_upper}"
             )
         self.classes_ = classes
         self.model_ = model
+        # The guarantee is the plan's: what one run spends may depend on the data (how many
+        # rounds a cover ran, how many AboveThreshold instances fired), so only the
+        # data-independent plan bounds the privacy of the output; the ledger is checked to
+        # stay within it.
         self.guarantee_ = AccountedGuarantee(
-            epsilon=spent.epsilon_upper,
-            delta=spent.delta_upper,
+            epsilon=planned.epsilon_upper,
+            delta=planned.delta_upper,
+            spent_epsilon=spent.epsilon_upper,
             planned_epsilon=planned.epsilon_upper,
             requested_epsilon=float(self.epsilon),
             requested_delta=None if delta is None else float(delta),
             privacy=self.PRIVACY,
-            theorem=spent.theorem.name,
-            event=ledger.event().expression(),
+            theorem=planned.theorem.name,
+            plan=plan.expression(),
+            ledger=ledger.event().expression(),
         )
         return self
 

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpaudit.accountant import Accountant, Guarantee
@@ -165,7 +165,7 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
 
     A subclass sets the class attributes below and implements :meth:`_learner` (the wrapped
     learner for the parameters and data shape), :meth:`_fit_learner` (run it on features
-    and internal labels) and :meth:`_decision` (real scores, >= 0 for the positive class).
+    and internal labels) and :meth:`_decision` (real scores, > 0 for the positive class).
 
     Attributes:
         NAME, TASK, SOURCE, PRIVACY, SUMMARY: the registry entry (:mod:`dpaudit.learners`).
@@ -226,7 +226,7 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
         return X
 
     def fit(self, X: Any, y: Any) -> PrivateClassifier:
-        """Fit privately on (X, y); ``guarantee_`` then holds what the run spent.
+        """Fit privately on (X, y); ``guarantee_`` then holds the accounted guarantee.
 
         Args:
             X: (n, d) numeric features.
@@ -247,12 +247,17 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
                 f"outside {{0, 1}}"
             )
         check_classification_targets(y)
+        y_type = type_of_target(y, input_name="y", raise_unknown=True)
         classes, internal = np.unique(y, return_inverse=True)
-        if len(classes) != 2:
+        if y_type != "binary" or len(classes) != 2:
+            shown = ", ".join(map(repr, classes[:5].tolist())) + (
+                ", ..." if len(classes) > 5 else ""
+            )
+            count = "one class" if len(classes) == 1 else f"{len(classes)} classes"
             raise ValueError(
                 f"y must hold exactly two classes for the {self.NAME or 'private'} learner, got "
-                f"{len(classes)} ({', '.join(map(repr, classes[:5].tolist()))}"
-                f"{', ...' if len(classes) > 5 else ''})"
+                f"{count} ({shown}). Only binary classification is supported. The type of the "
+                f"target is {y_type}."
             )
         self._check_params()
         n, d = X.shape
@@ -307,10 +312,12 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
             )
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Real scores, >= 0 for ``classes_[1]`` (a post-processing of the fitted model)."""
+        """Real scores, > 0 for ``classes_[1]`` (a post-processing of the fitted model)."""
         check_is_fitted(self)
         return np.asarray(self._decision(self._validate_X(X, reset=False)), dtype=float)
 
     def predict(self, X: Any) -> np.ndarray:
-        """The class of each row of X (``classes_[1]`` where the score is >= 0)."""
-        return self.classes_[(self.decision_function(X) >= 0).astype(np.int64)]
+        """The class of each row of X: ``classes_[1]`` where the score is > 0, else
+        ``classes_[0]`` (scikit-learn's convention; a tie at 0 goes to ``classes_[0]``)."""
+        check_is_fitted(self)
+        return self.classes_[(self.decision_function(X) > 0).astype(np.int64)]

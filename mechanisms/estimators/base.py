@@ -213,7 +213,6 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
-        tags.non_deterministic = True  # private: different seeds give different models
         return tags
 
     def _validate_X(self, X: Any, reset: bool) -> np.ndarray:

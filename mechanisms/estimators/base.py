@@ -31,7 +31,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpaudit.accountant import Accountant, Guarantee
-from dpaudit.events import Event
+from dpaudit.events import Event, PostProcessed
 from mechanisms.ledger import Ledger, LedgerExceededError
 
 __all__ = [
@@ -269,7 +269,13 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
         rng = as_generator(self.random_state)
         with Ledger() as ledger:
             model = self._fit_learner(learner, X, labels, rng)
-        spent = _accounted(ledger.event(), delta)
+        recorded = ledger.event()
+        # the plan of a learner that outputs a function of its mechanisms' outputs is
+        # PostProcessed(what it records): the same guarantee, so the same accounting
+        inner = plan
+        while isinstance(inner, PostProcessed):
+            inner = inner.event
+        spent = planned if recorded == inner else _accounted(recorded, delta)
         if spent.epsilon_upper is None or spent.epsilon_upper > planned.epsilon_upper:
             raise LedgerExceededError(  # a bug in the learner: it spent more than it declared
                 f"the run spent epsilon {spent.epsilon_upper} but its plan declares "
@@ -291,7 +297,7 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
             privacy=self.PRIVACY,
             theorem=planned.theorem.name,
             plan=plan.expression(),
-            ledger=ledger.event().expression(),
+            ledger=recorded.expression(),
         )
         return self
 

@@ -10,9 +10,9 @@ boolean learners uniform 0/1 vectors labelled by the decision list 'if x0 then 1
 then 0, else 1'; the threshold learner x uniform in [0, 1], label x >= 0.37 (one feature).
 Goal (issue 20): every efficient learner under 10 s on 2 cores.  The learners that
 enumerate a cover or net of their projected space (work |cover| x n, not efficient) run at
-n = 10^4, the label-DP learner (one candidate per labeling, O(n^2)) at n = 2000 in R^2.  Defaults of each learner,
-epsilon = 1 (0.9 for the boolean learners, whose theorems need epsilon < 1), delta = 1e-6,
-seed 2024.
+n = 10^4, the label-DP learner (one candidate per labeling, O(n^2)) at n = 2000 in R^2.
+Defaults of each learner, epsilon = 1 (0.9 for the boolean learners, whose theorems need
+epsilon < 1), delta = 1e-6, seed 2024.
 """
 
 from __future__ import annotations

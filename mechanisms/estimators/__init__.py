@@ -29,6 +29,7 @@ from mechanisms.estimators.halfspace import (
     NoisySGDMarginClassifier,
     PureMarginClassifier,
 )
+from mechanisms.estimators.prediction import PrivatePredictionClassifier
 
 __all__ = [
     "ESTIMATORS",
@@ -42,6 +43,7 @@ __all__ = [
     "NeuralNetMarginClassifier",
     "NoisySGDMarginClassifier",
     "PrivateClassifier",
+    "PrivatePredictionClassifier",
     "PureMarginClassifier",
     "ThresholdClassifier",
     "register",
@@ -57,6 +59,7 @@ ESTIMATORS: tuple[type[PrivateClassifier], ...] = (
     NeuralNetMarginClassifier,
     LabelDPClassifier,
     MarginSelectionClassifier,
+    PrivatePredictionClassifier,
     ThresholdClassifier,
     DecisionListClassifier,
     DPWinnowClassifier,

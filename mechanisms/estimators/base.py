@@ -266,6 +266,22 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
         planned = _accounted(plan, delta)
         self._refuse_if_over(planned)
         labels = np.asarray(self.LABELS, dtype=np.int64)[internal.ravel()]
+        self._run(learner, X, labels, classes, plan, planned)
+        return self
+
+    def _run(
+        self,
+        learner: Any,
+        X: np.ndarray,
+        labels: np.ndarray,
+        classes: np.ndarray,
+        plan: Event,
+        planned: Guarantee,
+    ) -> None:
+        """Run the learner in a ledger, check the ledger against the plan, then set
+        ``classes_``, ``model_`` and ``guarantee_`` (nothing is set when a step raises; a
+        private-prediction learner overrides this: nothing runs at fit)."""
+        delta = self._target_delta()
         rng = as_generator(self.random_state)
         with Ledger() as ledger:
             model = self._fit_learner(learner, X, labels, rng)
@@ -299,7 +315,6 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
             plan=plan.expression(),
             ledger=recorded.expression(),
         )
-        return self
 
     def _refuse_if_over(self, planned: Guarantee) -> None:
         eps = float(self.epsilon)
@@ -307,7 +322,7 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"epsilon: the {self.NAME} learner's plan at these parameters is accounted at "
                 f"epsilon {planned.epsilon_upper}, above the requested {eps:g}; nothing ran "
-                "(lower the noise-free parameters or raise epsilon)"
+                "(raise epsilon, or choose parameters whose plan costs less)"
             )
         delta = self._target_delta()
         if delta is not None and planned.delta_upper > delta:

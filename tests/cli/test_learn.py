@@ -38,7 +38,8 @@ def test_list_json_names_task_source_privacy(capsys) -> None:
     assert by_name["noisy-sgd-margin"]["task"] == "halfspace"
     assert by_name["decision-list"]["task"] == by_name["dp-winnow"]["task"] == "boolean"
     assert by_name["label-dp-margin"]["privacy"] == "label"
-    assert all(r["source"] and r["privacy"] in ("pure", "approximate", "label") for r in rows)
+    kinds = ("pure", "approximate", "label", "prediction")
+    assert all(r["source"] and r["privacy"] in kinds for r in rows)
 
 
 def test_fit_on_csv_reports_error_and_a_guarantee_within_the_request(capsys) -> None:

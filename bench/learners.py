@@ -75,7 +75,8 @@ def main() -> None:
             Xt, yt, _ = margin_sample(test, 2, 0.1, rng, w=w)
         elif not cls.EFFICIENT:
             X, y = X[:N_ENUMERATING], y[:N_ENUMERATING]
-        params = {"epsilon": 0.9 if cls.TASK == "boolean" else 1.0, "random_state": SEED}
+        below_one = cls.TASK == "boolean" or cls.PRIVACY == "prediction"
+        params = {"epsilon": 0.9 if below_one else 1.0, "random_state": SEED}
         if "fit_intercept" in cls().get_params() and cls.TASK != "boolean":
             params["fit_intercept"] = False  # the data are through the origin
         est = cls(**params)

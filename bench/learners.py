@@ -13,8 +13,8 @@ enumerate a cover or net of their projected space (work |cover| x n, not efficie
 n = 10^4; the two learners of halfspaces of R^2 at n = 2000 on margin-0.1 data of R^2
 (label-dp-margin enumerates one candidate per labeling; private-prediction runs its mechanism
 once per test row, on 1000 test rows).
-Defaults of each learner, epsilon = 1 (0.9 for the boolean learners, whose theorems need
-epsilon < 1), delta = 1e-6, seed 2024.
+Defaults of each learner, epsilon = 1 (0.9 for the boolean and private-prediction learners,
+whose theorems need epsilon < 1), delta = 1e-6, seed 2024.
 """
 
 from __future__ import annotations

@@ -61,6 +61,10 @@ def _accounted(event: Event, delta: Any) -> Guarantee:
     return found
 
 
+def _is_boolean(X: np.ndarray) -> bool:
+    return bool(((X == 0) | (X == 1)).all())
+
+
 def as_generator(random_state: Any) -> np.random.Generator:
     """A :class:`numpy.random.Generator` from scikit-learn-style ``random_state``.
 
@@ -217,10 +221,10 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
 
     def _validate_X(self, X: Any, reset: bool) -> np.ndarray:
         X = validate_data(self, X, reset=reset, dtype=np.float64)
-        if self.BOOLEAN and not np.isin(X, (0.0, 1.0)).all():
+        if self.BOOLEAN and not _is_boolean(X):
             raise ValueError(
                 f"X must hold boolean features (0/1) for the {self.NAME} learner, got values "
-                f"outside {{0, 1}} (e.g. {X[~np.isin(X, (0.0, 1.0))][0]!r})"
+                f"outside {{0, 1}} (e.g. {X[(X != 0) & (X != 1)][0]!r})"
             )
         return X
 
@@ -240,7 +244,7 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
                 accounted guarantee exceeds the requested epsilon or delta (nothing runs).
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
-        if self.BOOLEAN and not np.isin(X, (0.0, 1.0)).all():
+        if self.BOOLEAN and not _is_boolean(X):
             raise ValueError(
                 f"X must hold boolean features (0/1) for the {self.NAME} learner, got values "
                 f"outside {{0, 1}}"

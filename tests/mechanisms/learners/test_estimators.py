@@ -160,3 +160,16 @@ def test_private_prediction_answers_each_row_privately() -> None:
     assert not hasattr(est, "decision_function")
     with pytest.raises(ValueError, match=r"epsilon must be a number in \(0, 1\), got 1.5"):
         PrivatePredictionClassifier(epsilon=1.5).fit(X, y)
+
+
+def test_the_utility_threshold_can_fail() -> None:
+    """The net-margin test's threshold is not vacuous: with epsilon = 1e-3 (the exponential
+    mechanism near uniform over the net) the same data and seeds give a test error above 0.15
+    for some seed."""
+    errors = []
+    for seed in range(5):
+        X, y, Xt, yt = _margin_data(2000, seed, d=5)
+        est = NetMarginClassifier(epsilon=1e-3, fit_intercept=False, random_state=seed)
+        errors.append(1 - est.fit(X, y).score(Xt, yt))
+    print("net-margin test errors at eps = 1e-3", errors)
+    assert max(errors) > 0.15

@@ -120,8 +120,11 @@ def read_csv(path: str, label: str, flag: str) -> tuple[np.ndarray, np.ndarray, 
     file = Path(path)
     if not file.is_file():
         raise ValueError(f"{flag} must name a readable CSV file, got {path!r} (no such file)")
-    with file.open(newline="", encoding="utf-8-sig") as f:
-        rows = list(csv.reader(f))
+    try:
+        with file.open(newline="", encoding="utf-8-sig") as f:
+            rows = list(csv.reader(f))
+    except (csv.Error, UnicodeDecodeError) as err:
+        raise ValueError(f"{flag} {path!r} is not a readable CSV file: {err}") from None
     rows = [r for r in rows if any(cell.strip() for cell in r)]
     if not rows:
         raise ValueError(f"{flag} {path!r}: the file is empty (a header row is needed)")

@@ -14,8 +14,10 @@ upper bounds, rounded up).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from dpaudit.plugins import GROUPS, load_group, raise_on_errors
@@ -26,7 +28,9 @@ __all__ = [
     "LearnerInfo",
     "get_learner",
     "load_learners",
+    "progress",
     "register_learner",
+    "report_progress",
 ]
 
 #: What kind of guarantee a learner gives: ``pure`` (epsilon-DP), ``approximate``
@@ -124,3 +128,33 @@ def get_learner(name: str) -> LearnerInfo:
         known = ", ".join(sorted(LEARNERS)) or "none"
         raise KeyError(f"learner must be one of {known}; got {name!r} (see `dpaudit learn --list`)")
     return LEARNERS[name]
+
+
+_PROGRESS: contextvars.ContextVar[Callable[[int, int], None] | None] = contextvars.ContextVar(
+    "dpaudit_learner_progress", default=None
+)
+
+
+@contextlib.contextmanager
+def progress(callback: Callable[[int, int], None]) -> Iterator[None]:
+    """While active, a learner's long loops call ``callback(done, total)`` now and then
+    (``dpaudit learn`` draws its progress bar with it).  Per thread / asyncio task.
+
+    Raises:
+        ValueError: if ``callback`` is not callable.
+    """
+    if not callable(callback):
+        raise ValueError(f"callback must be callable, got {callback!r}")
+    token = _PROGRESS.set(callback)
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(token)
+
+
+def report_progress(done: int, total: int) -> None:
+    """Tell the active :func:`progress` callback (if any) that ``done`` of ``total`` units of
+    the current loop are done.  Learners call it; it never changes what they compute."""
+    callback = _PROGRESS.get()
+    if callback is not None:
+        callback(int(done), int(total))

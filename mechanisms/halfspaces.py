@@ -48,6 +48,7 @@ import numpy as np
 import sympy
 
 from dpaudit import events as ev
+from dpaudit.learners import report_progress
 from dpaudit.numeric import exact
 from dpaudit.verify import Claim, Domain, register_claim
 from mechanisms.covers import ball_net
@@ -297,6 +298,7 @@ def noisy_gradient_descent(
                     nrm = float(w @ w)
                     if nrm > r2:
                         w = w * (radius / math.sqrt(nrm))
+            report_progress(start + size, steps)
     return w
 
 

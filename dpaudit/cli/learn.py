@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.cli.exit_codes import dumps
-from dpaudit.learners import get_learner, load_learners
+from dpaudit.learners import get_learner, load_learners, progress
 
 __all__ = ["read_csv", "register", "run"]
 
@@ -180,6 +180,11 @@ def _labels(y: np.ndarray, y_test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
+def _show(bar: Any, done: int, total: int, n: int, d: int) -> None:
+    """The fit's progress (a learner's loop: ``done`` of ``total``) on the bar's postfix."""
+    bar.set_postfix_str(f"fitting n={n}, d={d}: {done}/{total} ({100 * done // max(total, 1)}%)")
+
+
 def _list(args: argparse.Namespace) -> int:
     infos = load_learners()
     if args.json:
@@ -253,7 +258,8 @@ def run(args: argparse.Namespace) -> int:
         bar.update(1)
         bar.set_postfix_str(f"fitting n={len(X)}, d={X.shape[1]}")
         start = time.perf_counter()
-        estimator.fit(X, y)
+        with progress(lambda done, total: _show(bar, done, total, len(X), X.shape[1])):
+            estimator.fit(X, y)
         seconds = time.perf_counter() - start
         bar.update(1)
         bar.set_postfix_str("scoring")

@@ -173,3 +173,18 @@ def test_the_utility_threshold_can_fail() -> None:
         errors.append(1 - est.fit(X, y).score(Xt, yt))
     print("net-margin test errors at eps = 1e-3", errors)
     assert max(errors) > 0.15
+
+
+def test_long_loops_report_progress() -> None:
+    """dpaudit.learners.progress: the noisy-SGD loop reports (done, total) per block of steps,
+    ending at (steps, steps) for each run; nothing is reported outside the context."""
+    from dpaudit.learners import progress
+
+    X, y, _, _ = _margin_data(200, 2)
+    seen: list[tuple[int, int]] = []
+    est = NoisySGDMarginClassifier(steps=40_000, repetitions=2, random_state=2)
+    with progress(lambda done, total: seen.append((done, total))):
+        est.fit(X, y)
+    assert seen == [(32768, 40_000), (40_000, 40_000)] * 2
+    est.fit(X, y)
+    assert len(seen) == 4

@@ -94,7 +94,6 @@ def margin_loss(scores: np.ndarray, y: np.ndarray, rho: float) -> np.ndarray:
     return np.mean(np.atleast_2d(scores) * y <= rho, axis=1)
 
 
-
 @functools.lru_cache(maxsize=64)
 def _em(epsilon: Any, m: int) -> ExponentialMechanism:
     return ExponentialMechanism(epsilon, sympy.Rational(1, m), relation=REPLACE)

@@ -10,7 +10,9 @@ one group per kind, and dpaudit loads them when a registry is first needed:
 * ``dpaudit.report_targets`` -- a callable ``register()`` that registers report targets with
   :func:`dpaudit.report.register_target` (read by ``dpaudit report``);
 * ``dpaudit.demos`` -- a callable ``register()`` that adds sections to the tour with
-  :func:`dpaudit.demo.register_section` (read by ``dpaudit demo``).
+  :func:`dpaudit.demo.register_section` (read by ``dpaudit demo``);
+* ``dpaudit.learners`` -- a callable ``register()`` that registers private learners with
+  :func:`dpaudit.learners.register_learner` (read by ``dpaudit learn``).
 
 For example, this repository's ``mechanisms`` package declares::
 
@@ -63,6 +65,7 @@ GROUPS: dict[str, str] = {
     "claims": "dpaudit.claims",
     "report_targets": "dpaudit.report_targets",
     "demos": "dpaudit.demos",
+    "learners": "dpaudit.learners",
 }
 
 #: The checkout's ``pyproject.toml`` (present when dpaudit runs from a source tree).

@@ -135,11 +135,19 @@ def greedy_cover_sample_size(
     delta: float,
     n_features: int,
     vc_dimension: float | None = None,
+    *,
+    as_proved: bool = False,
 ) -> int:
     """Theorem 3.5's sample complexity of DP-GreedyCover:
     n >= max(64/alpha (VC log(64/alpha) + log(16/beta)),
              8 M log(2M/sqrt(beta)) (2 log(1/delta) + 3/2) / (alpha eps)),
     natural logarithms, VC from :func:`decision_list_vc_bound` unless given.
+
+    ``as_proved``: the privacy term that Proof A.7 actually derives.  The proof needs
+    n >= 8 M log(2M/sqrt(beta)) / (eps_hat alpha) with 1/eps_hat = 2 (log(1/delta) + 3/2) / eps
+    = (2 log(1/delta) + 3) / eps; the theorem's "+ 3/2" drops half of the constant (an
+    arithmetic slip in the last line of Proof A.7), so the stated n is too small by up to
+    3/2 M log(2M/sqrt(beta)) / (alpha eps) samples.
 
     Raises:
         ValueError: on a parameter outside its range.
@@ -153,7 +161,8 @@ def greedy_cover_sample_size(
         else _positive("vc_dimension", vc_dimension)
     )
     generalization = 64 / a * (vc * math.log(64 / a) + math.log(16 / b))
-    privacy = 8 * m * math.log(2 * m / math.sqrt(b)) * (2 * math.log(1 / d) + 1.5) / (a * e)
+    constant = 3.0 if as_proved else 1.5
+    privacy = 8 * m * math.log(2 * m / math.sqrt(b)) * (2 * math.log(1 / d) + constant) / (a * e)
     return math.ceil(max(generalization, privacy))
 
 

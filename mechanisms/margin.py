@@ -65,6 +65,7 @@ from mechanisms.halfspaces import (
     _int,
     _positive,
     jl_matrix,
+    margin_fractions,
 )
 from mechanisms.primitives import ExponentialMechanism
 
@@ -164,7 +165,7 @@ class PureLinearLearner:
     ) -> Any:
         """Steps 3-5 for a given projection: the index of the selected cover point."""
         X, y = _data(np.asarray(X, dtype=float) / max(1.0, self.radius), y)
-        loss = margin_loss(C @ (X * self.radius @ Phi.T).T, y, self.rho)
+        loss = margin_fractions(C, X * self.radius @ Phi.T, y, self.rho)
         return _em(self.epsilon, len(X)).select(-loss, rng, size=size)
 
     def fit(self, X: Any, y: Any, rng: np.random.Generator) -> HalfspaceModel:
@@ -431,7 +432,7 @@ class LabelDPLearner:
         self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator, size: int | None = None
     ) -> Any:
         C = self.candidates(X)
-        loss = margin_loss(C @ X.T, y, self.rho)
+        loss = margin_fractions(C, X, y, self.rho)
         return _em(self.epsilon, len(X)).select(-loss, rng, size=size)
 
     def fit(self, X: Any, y: Any, rng: np.random.Generator) -> HalfspaceModel:

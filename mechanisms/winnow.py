@@ -480,36 +480,59 @@ class DPWinnow:
             )
         return xs, ys
 
+    #: Rounds whose query noise is drawn at once while an AboveThreshold instance runs.
+    BLOCK = 4096
+
     def _play(self, xs: np.ndarray, ys: np.ndarray, rng: np.random.Generator) -> DPWinnowRun:
+        """Play the stream, one AboveThreshold instance (a segment of rounds with a fixed
+        released w~) at a time, vectorised within the segment: w~ does not change until the
+        instance fires, so the segment's predictions, its mistake counts (the queries
+        q(t) = mistakes since the last switch) and the instance's answers (the primitive's
+        :meth:`~mechanisms.primitives.AboveThresholdMechanism.answer_batch`, the noise of
+        :meth:`~mechanisms.primitives.AboveThresholdSession.query`) are computed for a block
+        of rounds at once, up to the first positive answer.  The same law as answering the
+        rounds one by one: the noise of rounds after the firing is drawn and discarded, and is
+        independent of everything else."""
         p = self.params
+        T = xs.shape[0]
         score = np.zeros(self.d)  # u_j = sum over updates of y_hat x_hat_j
         w_tilde = np.full(self.d, 1.0 / self.d)
-        session = self.above_threshold.start(rng)
-        k, cached, since = 0, None, 0
-        preds = np.empty(xs.shape[0], dtype=np.int64)
+        preds = np.empty(T, dtype=np.int64)
         rounds: list[int] = []
         released: list[np.ndarray] = []
         sampled: list[np.ndarray] = []
-        for t in range(xs.shape[0]):
-            preds[t] = _sgn(float(w_tilde @ xs[t]))
-            if k >= p.switches:
-                continue  # no further updates: the released w~ stays fixed
-            if preds[t] != ys[t]:
-                since += 1
-                if cached is None:
-                    cached = t
-            if not session.query(since):
-                continue
+        t, k = 0, 0
+        while t < T:
+            if k >= p.switches:  # no further updates: the released w~ stays fixed
+                preds[t:] = np.where(xs[t:] @ w_tilde >= 0, 1, -1)
+                break
+            threshold = self.above_threshold.start(rng).noisy_threshold
+            since, cached, fired = 0, None, None
+            while t < T and fired is None:
+                stop = min(T, t + self.BLOCK)
+                block = np.where(xs[t:stop] @ w_tilde >= 0, 1, -1)
+                wrong = block != ys[t:stop]
+                counts = since + np.cumsum(wrong)
+                above = self.above_threshold.answer_batch(counts, np.full(stop - t, threshold), rng)
+                hit = np.flatnonzero(above)
+                end = stop if hit.size == 0 else t + int(hit[0]) + 1
+                preds[t:end] = block[: end - t]
+                if cached is None and wrong[: end - t].any():
+                    cached = t + int(np.argmax(wrong[: end - t]))
+                since = int(counts[end - t - 1])
+                if hit.size:
+                    fired = end - 1
+                t = end
+            if fired is None:
+                break
             if cached is not None:  # multiplicative step with the first cached example
                 score += ys[cached] * xs[cached]
             draws = self.sampler.select(score, rng, size=p.samples)
             w_tilde = np.bincount(draws, minlength=self.d) / p.samples
-            k, cached, since = k + 1, None, 0
-            rounds.append(t)
+            k += 1
+            rounds.append(fired)
             released.append(w_tilde)
             sampled.append(np.asarray(draws, dtype=np.int64))
-            if k < p.switches:
-                session = self.above_threshold.start(rng)
         return DPWinnowRun(
             preds,
             tuple(rounds),

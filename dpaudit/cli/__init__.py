@@ -29,6 +29,7 @@ COMMANDS = {
     "verify": "verify privacy claims over their parameter domains",
     "audit": "audit a mechanism's code for a certified epsilon lower bound",
     "report": "write audit reports (Markdown/HTML) for mechanisms and algorithms",
+    "learn": "list the private learners, or fit one on a CSV file",
 }
 
 EXIT_OK = ExitCode.OK

@@ -43,10 +43,15 @@ def test_every_mechanisms_module_that_registers_claims_is_loaded_by_its_plugin()
     import mechanisms
     from mechanisms.claims import CLAIM_MODULES
 
+    def source(m: pkgutil.ModuleInfo) -> str:  # a subpackage: all its modules
+        base = ROOT / "mechanisms" / m.name
+        files = sorted(base.rglob("*.py")) if m.ispkg else [base.with_suffix(".py")]
+        return "".join(f.read_text("utf-8") for f in files)
+
     registering = {
         f"mechanisms.{m.name}"
         for m in pkgutil.iter_modules(mechanisms.__path__)
-        if "register_claim(" in (ROOT / "mechanisms" / f"{m.name}.py").read_text("utf-8")
+        if "register_claim(" in source(m)
     }
     assert registering == set(CLAIM_MODULES)
 

@@ -252,3 +252,18 @@ def test_online_decision_lists_through_dp_winnow() -> None:
     first = (run.predictions[: t // 2] != 2 * labels[: t // 2] - 1).sum()
     second = (run.predictions[t // 2 :] != 2 * labels[t // 2 :] - 1).sum()
     assert second < first / 2
+
+
+def test_theorem_3_5_sample_size_as_proved() -> None:
+    """Proof A.7 needs n >= 8 M log(2M/sqrt(beta)) / (eps_hat alpha) with 1/eps_hat =
+    (2 log(1/delta) + 3)/eps; the theorem states + 3/2.  Closed forms at M = 10, alpha = beta
+    = 0.1, eps = 0.1, delta = 1e-6 (the privacy term dominates there; at eps = 1 the VC term
+    does and both give 141,834)."""
+    m, a, b, e = 2 * D, ALPHA, BETA, 0.1
+    term = 8 * m * np.log(2 * m / np.sqrt(b)) / (a * e)
+    proved = greedy_cover_sample_size(a, b, e, 1e-6, m, as_proved=True)
+    assert proved == int(np.ceil(term * (2 * np.log(1e6) + 3)))
+    assert greedy_cover_sample_size(a, b, e, 1e-6, m) == int(
+        np.ceil(term * (2 * np.log(1e6) + 1.5))
+    )
+    assert greedy_cover_sample_size(a, b, 1.0, 1e-6, m, as_proved=True) == 141_834

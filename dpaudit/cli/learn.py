@@ -1,0 +1,307 @@
+"""``dpaudit learn``: list the registered private learners, or fit one on a CSV file.
+
+``dpaudit learn --list [--json]`` lists the learners that packages register through the
+entry-point group ``dpaudit.learners`` (:mod:`dpaudit.learners`).  ``dpaudit learn NAME
+--train train.csv --test test.csv --label COLUMN --epsilon E [--delta D] [--seed S]
+[--param KEY=VALUE ...] [--json]`` fits NAME on the training file and reports its test
+error and the accounted guarantee of the run (upper bounds, never above what was asked: a
+learner whose plan would exceed it refuses to run).
+
+CSV files: a header row, one column named by ``--label`` (any two distinct values), every
+other column a number (for a boolean learner, 0 or 1).  Bad input is one line on stderr
+(and a JSON error under ``--json``) with exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpaudit.cli.exit_codes import dumps
+from dpaudit.learners import get_learner, load_learners, progress
+
+__all__ = ["read_csv", "register", "run"]
+
+_INT = re.compile(r"[+-]?\d+")
+_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "learn",
+        help="list the private learners, or fit one on a CSV file",
+        description="List the registered private learners (--list), or fit NAME on a "
+        "training CSV and report its test error and the accounted (epsilon, delta) of the run. "
+        "Example: dpaudit learn net-margin --train train.csv --test test.csv --label y "
+        "--epsilon 1",
+    )
+    p.add_argument("name", nargs="?", help="the learner (see --list)")
+    p.add_argument("--list", action="store_true", help="list the learners")
+    p.add_argument("--train", help="training CSV (header row; numeric features)")
+    p.add_argument("--test", help="test CSV (same columns)")
+    p.add_argument("--label", help="the label column (exactly two distinct values)")
+    p.add_argument("--epsilon", type=str, help="privacy parameter epsilon > 0")
+    p.add_argument("--delta", type=str, help="privacy parameter delta in (0, 1)")
+    p.add_argument("--seed", type=str, help="random seed (integer >= 0; default: fresh)")
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="another constructor argument of the learner (a number or a word), repeatable",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON object")
+    p.set_defaults(func=run)
+
+
+def _number(flag: str, text: str | None, low: float, high: float = math.inf) -> float | None:
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and low < value < high):
+        shown = "oo" if math.isinf(high) else f"{high:g}"
+        raise ValueError(f"{flag} must be a number in ({low:g}, {shown}), got {text!r}")
+    return value
+
+
+def _seed(text: str | None) -> int | None:
+    if text is None:
+        return None
+    if not _INT.fullmatch(text.strip()) or int(text) < 0:
+        raise ValueError(f"--seed must be an integer in [0, oo), got {text!r}")
+    return int(text)
+
+
+def _params(items: list[str]) -> dict[str, Any]:
+    """KEY=VALUE pairs: an integer, a float, or a word (never evaluated)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key, raw = key.strip(), raw.strip()
+        if not sep or not _NAME.fullmatch(key) or not raw:
+            raise ValueError(f"--param must look like KEY=VALUE (e.g. dimension=10), got {item!r}")
+        if key in ("epsilon", "delta", "random_state"):
+            raise ValueError(f"--param {key}: give it as --{key.replace('random_state', 'seed')}")
+        if _INT.fullmatch(raw):
+            out[key] = int(raw)
+        else:
+            try:
+                value = float(raw)
+            except ValueError:
+                value = None
+            if value is not None and math.isfinite(value):
+                out[key] = value
+            elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", raw):
+                out[key] = {"true": True, "false": False}.get(raw.lower(), raw)
+            else:
+                raise ValueError(f"--param {key} must be a finite number or a word, got {raw!r}")
+    return out
+
+
+def read_csv(path: str, label: str, flag: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(features, labels, feature names) of a CSV file with a header row.
+
+    Raises:
+        ValueError: (one line) for an empty file, a missing label column, a row of the wrong
+            length, an empty or non-numeric feature, or no feature column.
+        OSError: for a file that cannot be read.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise ValueError(f"{flag} must name a readable CSV file, got {path!r} (no such file)")
+    try:
+        with file.open(newline="", encoding="utf-8-sig") as f:
+            rows = list(csv.reader(f))
+    except (csv.Error, UnicodeDecodeError) as err:
+        raise ValueError(f"{flag} {path!r} is not a readable CSV file: {err}") from None
+    rows = [r for r in rows if any(cell.strip() for cell in r)]
+    if not rows:
+        raise ValueError(f"{flag} {path!r}: the file is empty (a header row is needed)")
+    header = [h.strip() for h in rows[0]]
+    if label not in header:
+        raise ValueError(
+            f"--label must name a column of {flag} {path!r}, got {label!r} "
+            f"(columns: {', '.join(header)})"
+        )
+    if len(rows) < 2:
+        raise ValueError(f"{flag} {path!r}: no data rows after the header")
+    j = header.index(label)
+    names = [h for i, h in enumerate(header) if i != j]
+    if not names:
+        raise ValueError(f"{flag} {path!r}: no feature column besides the label {label!r}")
+    X = np.empty((len(rows) - 1, len(names)))
+    y: list[str] = []
+    for r, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            raise ValueError(
+                f"{flag} {path!r} line {r}: {len(row)} fields, the header has {len(header)}"
+            )
+        y.append(row[j].strip())
+        cells = [c.strip() for i, c in enumerate(row) if i != j]
+        for c, cell in enumerate(cells):
+            try:
+                value = float(cell)
+            except ValueError:
+                value = math.nan
+            if not math.isfinite(value):
+                raise ValueError(
+                    f"{flag} {path!r} line {r}: feature {names[c]!r} must be a finite number, "
+                    f"got {cell!r}"
+                )
+            X[r - 2, c] = value
+    if any(not v for v in y):
+        raise ValueError(f"{flag} {path!r}: the label column {label!r} has empty cells")
+    return X, np.asarray(y), names
+
+
+def _labels(y: np.ndarray, y_test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Labels as numbers when every one of both files is a finite number (so 1 and 1.0
+    agree; integers stay integers), else as text."""
+    try:
+        a = np.asarray([float(v) for v in y])
+        b = np.asarray([float(v) for v in y_test])
+    except ValueError:
+        return y, y_test
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        return y, y_test
+    if (a == np.round(a)).all() and (b == np.round(b)).all():
+        return a.astype(np.int64), b.astype(np.int64)
+    return a, b
+
+
+def _show(bar: Any, done: int, total: int, n: int, d: int) -> None:
+    """The fit's progress (a learner's loop: ``done`` of ``total``) on the bar's postfix."""
+    bar.set_postfix_str(f"fitting n={n}, d={d}: {done}/{total} ({100 * done // max(total, 1)}%)")
+
+
+def _list(args: argparse.Namespace) -> int:
+    infos = load_learners()
+    if args.json:
+        print(dumps([info.to_dict() for info in infos], indent=2))
+        return 0
+    width = max((len(i.name) for i in infos), default=4)
+    for info in infos:
+        print(f"{info.name:<{width}}  {info.task:<14} {info.privacy:<11} {info.source}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list:
+        if args.name is not None:
+            raise ValueError(f"--list takes no learner name, got {args.name!r}")
+        return _list(args)
+    if args.name is None:
+        raise ValueError("learn needs a learner NAME (see `dpaudit learn --list`) or --list")
+    for flag in ("train", "test", "label", "epsilon"):
+        if getattr(args, flag) is None:
+            raise ValueError(f"--{flag} is required to fit a learner")
+    info = get_learner(args.name)
+    epsilon = _number("--epsilon", args.epsilon, 0.0)
+    delta = _number("--delta", args.delta, 0.0, 1.0)
+    seed = _seed(args.seed)
+    params = _params(args.param)
+    estimator = info.factory(**params) if params else info.factory()
+    accepted = estimator.get_params()
+    unknown = [k for k in params if k not in accepted]
+    if unknown:
+        raise ValueError(
+            f"--param {unknown[0]} is not a parameter of {info.name} (its parameters: "
+            f"{', '.join(k for k in accepted if k not in ('epsilon', 'delta', 'random_state'))})"
+        )
+    settings: dict[str, Any] = {"epsilon": epsilon, "random_state": seed}
+    if "delta" in accepted:
+        if delta is not None:
+            settings["delta"] = delta
+    elif delta is not None and not args.json:
+        print(f"note: {info.name} is {info.privacy}-DP; --delta {delta:g} is met with delta 0")
+    estimator.set_params(**settings)
+
+    from tqdm import tqdm
+
+    bar = tqdm(
+        total=3, desc=info.name, disable=True if args.json else None, file=sys.stderr, leave=False
+    )
+    with bar:
+        bar.set_postfix_str("reading")
+        X, y, names = read_csv(args.train, args.label, "--train")
+        Xt, yt, names_t = read_csv(args.test, args.label, "--test")
+        if names_t != names:
+            raise ValueError(
+                f"--test must have the same feature columns as --train ({', '.join(names)}), "
+                f"got {', '.join(names_t)}"
+            )
+        y, yt = _labels(y, yt)
+        classes = np.unique(y)
+        if len(classes) != 2:
+            raise ValueError(
+                f"--label {args.label!r} must hold exactly two classes in --train, got "
+                f"{len(classes)} ({', '.join(map(str, classes[:5].tolist()))}"
+                f"{', ...' if len(classes) > 5 else ''})"
+            )
+        extra = sorted(set(np.unique(yt).tolist()) - set(classes.tolist()))
+        if extra:
+            raise ValueError(
+                f"--test labels must be among the training classes "
+                f"({', '.join(map(str, classes.tolist()))}), got {extra[0]!r}"
+            )
+        bar.update(1)
+        bar.set_postfix_str(f"fitting n={len(X)}, d={X.shape[1]}")
+        start = time.perf_counter()
+        with progress(lambda done, total: _show(bar, done, total, len(X), X.shape[1])):
+            estimator.fit(X, y)
+        seconds = time.perf_counter() - start
+        bar.update(1)
+        bar.set_postfix_str("scoring")
+        test_error = 1.0 - float(estimator.score(Xt, yt))
+        train_error = 1.0 - float(estimator.score(X, y))
+        bar.update(1)
+    g = estimator.guarantee_
+    result = {
+        "learner": info.name,
+        "task": info.task,
+        "privacy": info.privacy,
+        "source": info.source,
+        "n": int(X.shape[0]),
+        "d": int(X.shape[1]),
+        "test_n": int(Xt.shape[0]),
+        "classes": [c.item() if hasattr(c, "item") else c for c in estimator.classes_],
+        "test_error": test_error,
+        "train_error": train_error,
+        "epsilon": g["epsilon"],
+        "delta": g["delta"],
+        "requested_epsilon": epsilon,
+        "requested_delta": delta,
+        "spent_epsilon": g["spent_epsilon"],
+        "theorem": g["theorem"],
+        "seconds": seconds,
+        "seed": seed,
+        "params": {k: v for k, v in estimator.get_params().items() if k != "random_state"},
+    }
+    if args.json:
+        print(dumps(result, indent=2))
+        return 0
+    print(f"{info.name}: {info.source}")
+    print(
+        f"  data: n = {result['n']} training rows, d = {result['d']} features, "
+        f"{result['test_n']} test rows; classes {result['classes']}"
+    )
+    print(
+        f"  test error {test_error:.4f} (training error {train_error:.4f}), fit in {seconds:.2f} s"
+    )
+    print(
+        f"  privacy ({info.privacy}): the run is ({g['epsilon']:.6g}, {g['delta']:.3g})-DP "
+        f"(accounted upper bounds; asked epsilon {epsilon:g}"
+        f"{'' if delta is None else f', delta {delta:g}'}; {g['theorem']})"
+    )
+    return 0

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import sympy
 
 from dpaudit.accountant import domains
-from dpaudit.accountant.render import render_latex, render_text
+from dpaudit.accountant.render import render_html, render_latex, render_math, render_text
 from dpaudit.accountant.rules import RULES, of_currency
 from dpaudit.accountant.statements import (
     Alternative,
@@ -147,6 +147,14 @@ class Guarantee:
     def latex(self) -> str:
         """The derivation as a LaTeX fragment."""
         return render_latex(self)
+
+    def _repr_html_(self) -> str:
+        """The guarantee and its derivation as HTML (shown by Jupyter)."""
+        return render_html(self)
+
+    def _repr_latex_(self) -> str:
+        """The guarantee as a LaTeX math string (shown by Jupyter where HTML is not)."""
+        return render_math(self)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary: exact values as strings, floats rounded in the safe

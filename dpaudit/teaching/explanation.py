@@ -113,6 +113,9 @@ class Explanation:
         out.append(r"\end{itemize}")
         return "\n".join(out)
 
+    def _repr_latex_(self) -> str:
+        return self.guarantee._repr_latex_()
+
     def _repr_html_(self) -> str:
         esc = html.escape
         parts = [f"<div class='dpaudit-explanation'><p>{esc(str(self.guarantee))}</p><ol>"]

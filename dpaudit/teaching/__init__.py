@@ -3,6 +3,12 @@
 * :mod:`~dpaudit.teaching.formulas` -- a theorem card's formula as text and LaTeX, with the
   numbers substituted and evaluated (rounded up);
 * :mod:`~dpaudit.teaching.comparison` -- k-fold composition under every method, each with
-  its theorem, citation, assumptions and formula, and notes on why the methods order as they
-  do (``dpaudit compare``);
+  its theorem, citation, assumptions and formula (``dpaudit compare``), with the notes of
+  :mod:`~dpaudit.teaching.orderings` on why the methods order as they do;
+* :mod:`~dpaudit.teaching.explanation` -- every candidate theorem at every node of a
+  derivation (``dpaudit explain EXPR``);
+* :mod:`~dpaudit.teaching.cards` -- one theorem card with a worked example
+  (``dpaudit explain THEOREM``).
+
+Each view renders itself in a notebook (``_repr_html_``, ``_repr_latex_``).
 """

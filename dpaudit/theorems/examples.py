@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sympy import Rational as R
+import sympy
 
 __all__ = ["EXAMPLES"]
+
+R = sympy.Rational
 
 _DELTA = R(1, 10**6)
 

@@ -175,27 +175,22 @@ def _bound_plot(result: AuditResult) -> str:
     """An inline PNG: the certified lower bound and the estimate against the claimed
     epsilon ("" without matplotlib)."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure  # outside pyplot: no backend is switched
     except ImportError:  # plots are optional in a notebook
         return ""
-    fig, ax = plt.subplots(figsize=(5, 1.6))
-    try:
-        lower = math.floor(result.epsilon_lower * 1e4) / 1e4
-        ax.barh([0], [lower], color="tab:red" if result.violation else "tab:blue")
-        ax.axvline(result.epsilon_claimed, color="black", linestyle="--", label="claimed")
-        if math.isfinite(result.epsilon_estimate):
-            ax.plot([result.epsilon_estimate], [0], "k^", label="estimate (not a bound)")
-        ax.set_yticks([0], ["certified\nlower bound"])
-        ax.set_xlabel("epsilon")
-        ax.legend(fontsize=7, loc="lower right")
-        fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=90)
-    finally:
-        plt.close(fig)
+    fig = Figure(figsize=(5, 1.6))
+    ax = fig.add_subplot()
+    lower = math.floor(result.epsilon_lower * 1e4) / 1e4
+    ax.barh([0], [lower], color="tab:red" if result.violation else "tab:blue")
+    ax.axvline(result.epsilon_claimed, color="black", linestyle="--", label="claimed")
+    if math.isfinite(result.epsilon_estimate):
+        ax.plot([result.epsilon_estimate], [0], "k^", label="estimate (not a bound)")
+    ax.set_yticks([0], ["certified\nlower bound"])
+    ax.set_xlabel("epsilon")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
     data = base64.b64encode(buf.getvalue()).decode("ascii")
     return f"<img alt='certified lower bound against the claim' src='data:image/png;base64,{data}'>"
 

@@ -78,12 +78,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(result.text())
     if args.plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        plt.close(result.plot(args.plot))
+        result.plot(args.plot)
         if not args.json:
             print(f"plot written to {args.plot}")
     return 0

@@ -171,13 +171,12 @@ class Comparison:
         Returns:
             The matplotlib figure.
         """
-        import matplotlib
-
         if ax is None:
-            matplotlib.use("Agg", force=False)
-            import matplotlib.pyplot as plt
+            # a Figure outside pyplot: no backend is switched (a notebook keeps its own)
+            from matplotlib.figure import Figure
 
-            fig, ax = plt.subplots(figsize=(7, 4.5))
+            fig = Figure(figsize=(7, 4.5))
+            ax = fig.add_subplot()
         else:
             fig = ax.figure
         for m in self.methods:
@@ -222,9 +221,7 @@ class Comparison:
             parts.append(f"<br>accountant: <code>{e(m.how)}</code></dd>")
             details.append("".join(parts))
         notes = "".join(f"<li>{e(n)}</li>" for n in self.notes)
-        fig = self.plot()
-        img = png_data_uri(fig)
-        _close(fig)
+        img = png_data_uri(self.plot())
         return (
             f"<div class='dpaudit-comparison'><p>epsilon (upper bound, rounded up) of "
             f"<code>SelfComposed({e(str(self.mechanism))}, k)</code> at delta = "
@@ -248,12 +245,6 @@ def _tex_name(name: str) -> str:
     return {"epsilon": r"\varepsilon", "delta": r"\delta", "rho": r"\rho", "tau": r"\tau"}.get(
         name, name
     )
-
-
-def _close(fig: Any) -> None:
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
 
 
 def _chain(c: Candidate) -> tuple[str, ...]:

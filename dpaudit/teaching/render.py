@@ -6,7 +6,7 @@ import base64
 import io
 from typing import Any
 
-__all__ = ["figure_html", "latex_escape", "png_data_uri"]
+__all__ = ["latex_escape", "png_data_uri"]
 
 
 def png_data_uri(fig: Any) -> str:
@@ -21,18 +21,6 @@ def png_data_uri(fig: Any) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def figure_html(fig: Any, alt: str) -> str:
-    """An ``<img>`` element showing ``fig`` inline; the figure is closed afterwards."""
-    import html
-
-    import matplotlib.pyplot as plt
-
-    try:
-        return f"<img alt='{html.escape(alt)}' src='{png_data_uri(fig)}'>"
-    finally:
-        plt.close(fig)
 
 
 _LATEX_SPECIAL = {

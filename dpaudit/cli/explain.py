@@ -14,7 +14,6 @@ its bound at documented example values, rounded up (:mod:`dpaudit.teaching.cards
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from dpaudit.accountant import Accountant, Guarantee, Step
@@ -176,10 +175,12 @@ def _run_card(args: argparse.Namespace) -> int:
     try:
         view = explain_card(args.expression)
     except UnknownTheoremError:
-        # the one-line error is cut at 1000 characters: the whole list goes to stderr too
-        print("theorem cards (name: title):", file=sys.stderr)
-        for name, title in card_names():
-            print(f"  {name}: {title}", file=sys.stderr)
+        # the one-line error (stderr) is cut at 1000 characters: outside --json the whole
+        # list goes to stdout
+        if not args.json:
+            print("theorem cards (name: title):")
+            for name, title in card_names():
+                print(f"  {name}: {title}")
         raise
     if args.json:
         print(dumps(view.to_dict(), indent=2))

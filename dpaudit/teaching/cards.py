@@ -17,7 +17,14 @@ import html
 import re
 from typing import Any
 
-from dpaudit.teaching.formulas import Instance, card_formula, card_latex, instantiate, value_text
+from dpaudit.teaching.formulas import (
+    Instance,
+    card_formula,
+    card_latex,
+    instantiate,
+    value_text,
+    values_json,
+)
 from dpaudit.teaching.render import latex_escape
 from dpaudit.theorems.base import THEOREMS, Theorem
 from dpaudit.theorems.examples import EXAMPLES
@@ -121,7 +128,7 @@ class CardView:
         }
         if self.example is not None:
             out["example"] = {
-                "values": {k: value_text(v) for k, v in EXAMPLES[c.key].items()},
+                "values": values_json(EXAMPLES[c.key]),
                 **{k: v for k, v in self.example.to_dict().items() if k != "values"},
                 "kind": "the card's bound at these values, rounded up",
             }

@@ -42,10 +42,14 @@ class Entry:
     values: dict[str, str]
     here: str
     status: str
-    epsilon: float | str | None = None
+    epsilon: float | None = None
+    epsilon_exact: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """JSON-ready (``values`` as :func:`~dpaudit.teaching.formulas.values_json`)."""
+        out = dataclasses.asdict(self)
+        out["values"] = [{"symbol": k, "value": v} for k, v in self.values.items()]
+        return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,12 +155,12 @@ def _entry_lines(e: Entry) -> list[str]:
 def _entry(step: Step, status: str, epsilon: Any = None) -> Entry:
     t = step.theorem
     params = getattr(step.checks, "params", {})
-    value: float | str | None = None
+    value: float | None = None
     if epsilon is not None:
         try:
             value = float_up(epsilon)
-        except (EvaluationError, ValueError, TypeError):
-            value = str(epsilon)
+        except (EvaluationError, ValueError, TypeError):  # symbolic: the exact text only
+            value = None
     return Entry(
         theorem=t.name,
         citation=t.citation,
@@ -167,6 +171,7 @@ def _entry(step: Step, status: str, epsilon: Any = None) -> Entry:
         here=step.formula,
         status=status,
         epsilon=value,
+        epsilon_exact=None if epsilon is None else str(epsilon),
     )
 
 

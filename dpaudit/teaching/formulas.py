@@ -22,7 +22,14 @@ from sympy.printing.str import StrPrinter
 from dpaudit.numeric import EvaluationError, exact, float_up
 from dpaudit.theorems.base import Theorem
 
-__all__ = ["Instance", "card_formula", "card_latex", "instantiate", "value_text"]
+__all__ = [
+    "Instance",
+    "card_formula",
+    "card_latex",
+    "instantiate",
+    "value_text",
+    "values_json",
+]
 
 #: Largest number of terms a sum or product of a card is expanded to for evaluation (the
 #: optimal-composition sum has k + 1 exponential terms; beyond this the accountant's own
@@ -98,14 +105,29 @@ class Instance:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: values as text, results as floats rounded up."""
+        """JSON-ready: ``values`` (:func:`values_json`), ``substituted`` (per output: its
+        formula with the values in, as text and LaTeX, and the result rounded up),
+        ``results`` (output -> float rounded up, or None) and ``missing``."""
         return {
-            "values": {k: value_text(v) for k, v in self.values.items()},
-            "substituted": dict(self.text),
-            "substituted_latex": dict(self.latex),
+            "values": values_json(self.values),
+            "substituted": [
+                {
+                    "output": name,
+                    "text": self.text[name],
+                    "latex": self.latex[name],
+                    "result": self.results.get(name),
+                }
+                for name in self.text
+            ],
             "results": dict(self.results),
             "missing": list(self.missing),
         }
+
+
+def values_json(values: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Parameter values as ``[{"symbol": name, "value": text}, ...]`` (a list, so that a
+    JSON key named ``epsilon`` always holds a bound, never an input)."""
+    return [{"symbol": k, "value": value_text(v)} for k, v in values.items()]
 
 
 def _names(expr: sympy.Expr) -> set[str]:

@@ -125,3 +125,24 @@ def test_card_example_matches_the_code_function() -> None:
     view = explain_card(find_card("laplace"))
     assert view.example is not None
     assert view.example.results["epsilon"] == float(primitives.laplace_epsilon(1, 1))
+
+
+def test_guarantee_with_candidates_pickles_with_its_parameters() -> None:
+    """Worker processes return guarantees: the nodes' steps and the values their theorems
+    were applied at survive pickling."""
+    import pickle
+
+    g = Accountant().guarantee(parse_event("SelfComposed(Laplace(1), 10)"), "1e-6")
+    h = pickle.loads(pickle.dumps(g))
+    assert h == g
+    assert [n.event for n in h.considered] == [n.event for n in g.considered]
+    leaf = h.considered[0].found[0]
+    assert leaf.theorem.key == "laplace" and dict(leaf.checks.params) == {"b": 1, "Delta": 1}
+    assert explain_candidates(h).to_dict() == explain_candidates(g).to_dict()
+
+
+def test_symbolic_candidates_carry_their_exact_epsilon(capsys: Any) -> None:
+    data = _json(capsys, ["explain", "SelfComposed(Laplace(b), k)", "--symbols", "b,k", "--json"])
+    (cand,) = data["candidates"]
+    assert cand["status"] == "in the minimum"
+    assert cand["epsilon"] is None and cand["epsilon_exact"] == "k/b"

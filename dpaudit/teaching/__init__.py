@@ -12,3 +12,17 @@
 
 Each view renders itself in a notebook (``_repr_html_``, ``_repr_latex_``).
 """
+
+from dpaudit.teaching.cards import CardView, explain_card, find_card
+from dpaudit.teaching.comparison import Comparison, compare_methods
+from dpaudit.teaching.explanation import Explanation, explain_candidates
+
+__all__ = [
+    "CardView",
+    "Comparison",
+    "Explanation",
+    "compare_methods",
+    "explain_candidates",
+    "explain_card",
+    "find_card",
+]

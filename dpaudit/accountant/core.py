@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import sympy
 
 from dpaudit.accountant import domains
-from dpaudit.accountant.render import render_latex, render_text
+from dpaudit.accountant.render import render_html, render_latex, render_math, render_text
 from dpaudit.accountant.rules import RULES, of_currency
 from dpaudit.accountant.statements import (
     SETTLED,
@@ -45,7 +45,7 @@ from dpaudit.theorems import zcdp
 from dpaudit.theorems.accounting import TIGHTEST
 from dpaudit.theorems.base import Theorem
 
-__all__ = ["Accountant", "Guarantee", "UnsupportedEventError", "account"]
+__all__ = ["Accountant", "Considered", "Guarantee", "UnsupportedEventError", "account"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -62,6 +62,18 @@ class UnsupportedEventError(ValueError):
         where = "" if event is whole else f" (inside {whole})"
         extra = f": {reason}" if reason else ""
         super().__init__(f"no theorem covers the sub-event {event}{where}{extra}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Considered:
+    """What the rules proved at one node of the event tree: the step of every statement
+    ``found`` (one per theorem a rule applied) and, for each, whether it was ``kept`` for
+    the parent (the best of each currency; the others are dominated).  Steps only, so a
+    guarantee stays picklable."""
+
+    event: Event
+    found: tuple[Step, ...]
+    kept: tuple[bool, ...]
 
 
 def _render_float(value: float | None) -> str:
@@ -86,6 +98,8 @@ class Guarantee:
             conditionally (their domain condition could not be verified on the symbols).
         rejected: the theorems a rule would have applied but whose domain excludes the
             parameters at hand, each with the failing condition.
+        considered: every node's statements (:class:`Considered`), children before their
+            parents: the candidates a teaching view shows beside the chosen derivation.
     """
 
     event: Event
@@ -96,6 +110,7 @@ class Guarantee:
     epsilon_lower: sympy.Expr | None = None
     assumptions: tuple[sympy.Basic, ...] = ()
     rejected: tuple[domains.Rejection, ...] = ()
+    considered: tuple[Considered, ...] = dataclasses.field(default=(), compare=False, repr=False)
 
     @property
     def symbolic(self) -> bool:
@@ -134,6 +149,14 @@ class Guarantee:
     def latex(self) -> str:
         """The derivation as a LaTeX fragment."""
         return render_latex(self)
+
+    def _repr_html_(self) -> str:
+        """The guarantee and its derivation as HTML (shown by Jupyter)."""
+        return render_html(self)
+
+    def _repr_latex_(self) -> str:
+        """The guarantee as a LaTeX math string (shown by Jupyter where HTML is not)."""
+        return render_math(self)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary: exact values as strings, floats rounded in the safe
@@ -281,8 +304,9 @@ class Accountant:
         own = event.constraints()
         known = (*own, *self._assume)
         skipped: list[str] = []
+        trace: list[Considered] = []
         with domains.context(known) as rejected:
-            statements = self._evaluate(event, target, event, {})
+            statements = self._evaluate(event, target, event, {}, trace)
             candidates: list[Candidate] = []
             for s in statements:
                 if not s.costly:
@@ -314,7 +338,9 @@ class Accountant:
             g = dataclasses.replace(g, derivation=dataclasses.replace(g.derivation, note=note))
         used = [g.derivation] if not g.symbolic else [c.step for c in candidates]
         side = tuple(c for c in domains.unverified(used) if c not in own)
-        return dataclasses.replace(g, assumptions=(*own, *side), rejected=tuple(rejected))
+        return dataclasses.replace(
+            g, assumptions=(*own, *side), rejected=tuple(rejected), considered=tuple(trace)
+        )
 
     def epsilon(self, event: Event | None = None, delta: Any = None) -> float:
         """The guarantee's epsilon as a float rounded up (numeric events only)."""
@@ -329,13 +355,14 @@ class Accountant:
         budget: sympy.Expr | None,
         whole: Event,
         memo: dict[tuple[Event, Any], list[Statement]],
+        trace: list[Considered] | None = None,
     ) -> list[Statement]:
         key = (event, budget)
         if key in memo:
             return memo[key]
         budgets = _child_budgets(event, budget)
         children = [
-            self._evaluate(child, b, whole, memo)
+            self._evaluate(child, b, whole, memo, trace)
             for child, b in zip(event.children(), budgets, strict=True)
         ]
         found: list[Statement] = []
@@ -351,6 +378,13 @@ class Accountant:
                 f"the registered results prove nothing for it from its parts' guarantees{why}",
             )
         memo[key] = kept
+        if trace is not None:
+            kept_ids = {id(k) for k in kept}
+            trace.append(
+                Considered(
+                    event, tuple(f.step for f in found), tuple(id(f) in kept_ids for f in found)
+                )
+            )
         return kept
 
 

@@ -36,7 +36,6 @@ import dataclasses
 import math
 
 import numpy as np
-import scipy.signal
 
 from dpaudit.pld import fft
 from dpaudit.pld.fft import UNIT_ROUNDOFF
@@ -68,6 +67,8 @@ def _suffix_tilted(values: np.ndarray, h: float) -> np.ndarray:
     """T_j = sum_{i > j} values_i exp((j - i) h), by a contracting recurrence."""
     if values.size == 0:
         return values.copy()
+    import scipy.signal  # imported here: it costs ~1 s, `dpaudit account` must start fast
+
     rev = values[::-1]
     decay = math.exp(-h)
     # y_n = decay * (x_{n-1} + y_{n-1}) on the reversed sequence

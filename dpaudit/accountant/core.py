@@ -16,7 +16,7 @@ import functools
 import json
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import sympy
 
@@ -42,6 +42,10 @@ from dpaudit.numeric import PRECISION_LOCK, EvaluationError, float_down, float_u
 from dpaudit.theorems import zcdp
 from dpaudit.theorems.accounting import TIGHTEST
 from dpaudit.theorems.base import Theorem
+
+if TYPE_CHECKING:
+    from dpaudit.accountant.curve import PrivacyCurve
+    from dpaudit.accountant.profile import DeltaGuarantee
 
 __all__ = ["Accountant", "Guarantee", "UnsupportedEventError", "account"]
 
@@ -305,6 +309,65 @@ class Accountant:
         if g.epsilon_upper is None:
             raise ValueError(f"{g.event} is symbolic; use guarantee() for the expression")
         return g.epsilon_upper
+
+    @_serialized
+    def delta_for_epsilon(self, event: Event | None = None, epsilon: Any = None) -> DeltaGuarantee:
+        """Certified bounds on the smallest delta at which ``event`` is (epsilon, delta)-DP.
+
+        Args:
+            event: a numeric event tree (default: everything recorded with :meth:`compose`).
+            epsilon: a number >= 0.
+
+        Returns:
+            A :class:`~dpaudit.accountant.profile.DeltaGuarantee`: ``delta_upper`` rounded up,
+            ``delta_lower`` rounded down, and the theorem that gave each.
+
+        Raises:
+            UnsupportedEventError: naming the first sub-event no result covers.
+            ValueError: for an epsilon that is not a number >= 0, or a symbolic event (its
+                delta would be a function of the symbols; substitute values first).
+        """
+        from dpaudit.accountant.profile import check_epsilon, delta_for_epsilon
+
+        event = self._event(event)
+        eps = check_epsilon(epsilon)
+        if event.free_symbols:
+            names = ", ".join(sorted(str(x) for x in event.free_symbols))
+            raise ValueError(
+                f"event must be numeric for delta_for_epsilon, got symbols {names} in {event}; "
+                "substitute values first"
+            )
+        self.check(event)
+        with domains.context((*event.constraints(), *self._assume)):
+            statements = self._evaluate(event, None, event, {})
+            return delta_for_epsilon(event, statements, eps)
+
+    def curve(self, event: Event | None = None, deltas: Any = None) -> PrivacyCurve:
+        """The privacy profile epsilon(delta) of a numeric event with its certified band.
+
+        Args:
+            event: the event (default: everything recorded).
+            deltas: the deltas, each in (0, 1) (default
+                :data:`~dpaudit.accountant.curve.DEFAULT_DELTAS`).
+
+        Returns:
+            A :class:`~dpaudit.accountant.curve.PrivacyCurve` (arrays, ``to_json``, ``plot``).
+
+        Raises:
+            ValueError: for a delta outside (0, 1) or a symbolic event.
+        """
+        from dpaudit.accountant.curve import privacy_curve
+
+        return privacy_curve(self, self._event(event), deltas)
+
+    def _event(self, event: Event | None) -> Event:
+        if event is None:
+            event = self.recorded
+            if event is None:
+                raise ValueError("event must be given (nothing has been recorded)")
+        if not isinstance(event, Event):
+            raise ValueError(f"event must be an event, got {event!r}")
+        return event
 
     def _evaluate(
         self,

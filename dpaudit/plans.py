@@ -100,12 +100,12 @@ def _fail(path: str, expected: str, value: Any) -> PlanError:
 def _number(value: Any, path: str) -> sympy.Expr:
     """An exact number from a JSON/YAML value (never evaluated: a pattern, then Rational)."""
     if isinstance(value, bool) or not isinstance(value, (int, decimal.Decimal, float, str)):
-        raise _fail(path, "a number (e.g. 10, 0.5, \"1e-6\", \"1/3\")", value)
+        raise _fail(path, 'a number (e.g. 10, 0.5, "1e-6", "1/3")', value)
     text = str(value).strip()
     if isinstance(value, float):
         text = repr(value)
     if len(text) > LIMITS["max_number_chars"] or not _NUMBER.match(text):
-        raise _fail(path, "a number (e.g. 10, 0.5, \"1e-6\", \"1/3\")", value)
+        raise _fail(path, 'a number (e.g. 10, 0.5, "1e-6", "1/3")', value)
     num, _, den = text.partition("/")
     try:
         parts = [decimal.Decimal(num)] + ([decimal.Decimal(den)] if den else [])
@@ -113,8 +113,11 @@ def _number(value: Any, path: str) -> sympy.Expr:
         raise _fail(path, "a number", value) from None
     for p in parts:
         if p != 0 and abs(p.adjusted()) > LIMITS["max_exponent"]:
-            raise _fail(path, f"a number of magnitude 1e-{LIMITS['max_exponent']} to "
-                        f"1e{LIMITS['max_exponent']}", value)
+            raise _fail(
+                path,
+                f"a number of magnitude 1e-{LIMITS['max_exponent']} to 1e{LIMITS['max_exponent']}",
+                value,
+            )
     q = sympy.Rational(str(parts[0]))
     if den:
         if parts[1] == 0:
@@ -397,7 +400,10 @@ def plan_schema() -> dict[str, Any]:
             {
                 "type": "object",
                 "title": name,
-                "properties": {"type": {"const": name}, **{f.name: _field_schema(f) for f in fields}},
+                "properties": {
+                    "type": {"const": name},
+                    **{f.name: _field_schema(f) for f in fields},
+                },
                 "required": ["type", *required],
                 "additionalProperties": False,
             }

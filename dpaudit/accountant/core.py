@@ -123,11 +123,37 @@ class Guarantee:
 
     @property
     def theorem(self) -> Theorem:
-        """The theorem that gave the chosen bound."""
-        chosen = self.derivation
-        if chosen.theorem is TIGHTEST and chosen.premises:
-            chosen = chosen.premises[0]
-        return chosen.theorem
+        """The theorem that produced :attr:`epsilon`.
+
+        A numeric guarantee is the smallest candidate: the theorem of that candidate.  A
+        symbolic one is the candidate whose bound it is, when the minimum reduced to one
+        (``10/b`` beats ``5/b + 500/b**2`` for every b); when it is a ``Min(...)`` of several
+        bounds, no single theorem gave it, and the answer is :data:`TIGHTEST` (the minimum
+        of valid bounds), whose parts :attr:`theorems` lists.
+        """
+        d = self.derivation
+        if d.theorem is not TIGHTEST or not d.premises:
+            return d.theorem
+        if len(d.premises) == 1:
+            return d.premises[0].theorem
+        producing = self.theorems
+        return producing[0] if len(producing) == 1 else TIGHTEST
+
+    @property
+    def theorems(self) -> tuple[Theorem, ...]:
+        """The theorems whose bounds make up :attr:`epsilon` (one, or the arguments of a
+        symbolic ``Min``), in the order of the candidates."""
+        d = self.derivation
+        if d.theorem is not TIGHTEST or not d.premises:
+            return (d.theorem,)
+        if len(d.premises) == 1:
+            return (d.premises[0].theorem,)
+        parts = self.epsilon.args if isinstance(self.epsilon, sympy.Min) else (self.epsilon,)
+        found: list[Theorem] = []
+        for c in self.candidates:
+            if c.epsilon in parts and c.step.theorem not in found:
+                found.append(c.step.theorem)
+        return tuple(found) or (TIGHTEST,)
 
     def text(self) -> str:
         """The guarantee and its derivation as indented text."""
@@ -147,8 +173,17 @@ class Guarantee:
             "delta": self.delta_upper,
             "delta_exact": str(self.delta),
             "epsilon_lower": self.epsilon_lower_float,
+            "epsilon_lower_theorem": next(
+                (
+                    c.label
+                    for c in self.candidates
+                    if self.epsilon_lower is not None and c.epsilon_lower == self.epsilon_lower
+                ),
+                None,
+            ),
             "theorem": self.theorem.name,
             "citation": self.theorem.citation,
+            "theorems": [t.name for t in self.theorems],
             "candidates": [
                 {"theorem": c.label, "epsilon": _safe_up(c.epsilon), "delta": _safe_up(c.delta)}
                 for c in self.candidates

@@ -319,9 +319,11 @@ def _zcdp(s: Concentrated, eps: sympy.Expr) -> list[DeltaCandidate]:
     rf, ef = float(r), float(eps)
     a = _best_order(lambda x: (x - 1) * (x * rf - ef) + x * np.log1p(-1 / x) - np.log(x - 1))
     if a is not None:
-        a_q = sympy.Rational(a).limit_denominator(10**6)
+        a_q = sympy.Rational(a).limit_denominator(1000)
         if a_q > 1:
-            value = sympy.exp((a_q - 1) * (a_q * r - eps)) * (1 - 1 / a_q) ** a_q / (a_q - 1)
+            # (1 - 1/a)^a as exp(a log(1 - 1/a)): sympy would factor a rational power
+            log_value = (a_q - 1) * (a_q * r - eps) + a_q * sympy.log(1 - 1 / a_q)
+            value = sympy.exp(log_value) / (a_q - 1)
             out.append(
                 DeltaCandidate(
                     zcdp.ZCDP_TO_APPROX_OPTIMAL,

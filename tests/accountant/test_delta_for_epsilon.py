@@ -15,7 +15,6 @@ tests can fail).
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import mpmath

@@ -91,7 +91,7 @@ class Plan:
 
 
 def _fail(path: str, expected: str, value: Any) -> PlanError:
-    shown = repr(value)
+    shown = str(value) if isinstance(value, decimal.Decimal) else repr(value)
     if len(shown) > 80:
         shown = shown[:80] + "..."
     return PlanError(f"plan field {path}: expected {expected}, got {shown}")

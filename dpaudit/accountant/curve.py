@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from dpaudit.accountant.core import Accountant
 
 __all__ = ["DEFAULT_DELTAS", "MAX_POINTS", "PrivacyCurve", "plot_privacy_curve", "privacy_curve"]
 
@@ -107,8 +106,9 @@ def _deltas(deltas: Any) -> np.ndarray:
     return np.unique(arr)
 
 
-def privacy_curve(accountant: Accountant, event: Event, deltas: Any = None) -> PrivacyCurve:
-    """The curve of ``event`` at ``deltas`` (see :meth:`Accountant.curve`).
+def privacy_curve(accountant: Any, event: Event, deltas: Any = None) -> PrivacyCurve:
+    """The curve of ``event`` at ``deltas`` as ``accountant`` (an
+    :class:`~dpaudit.accountant.core.Accountant`) bounds it (see :meth:`Accountant.curve`).
 
     Raises:
         ValueError: for deltas outside (0, 1), more than :data:`MAX_POINTS` of them, or a

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-REPEATS = 7
+REPEATS = 5
 
 COMMANDS: list[tuple[str, list[str]]] = [
     ("python -c pass (floor)", ["-c", "pass"]),
@@ -39,17 +39,22 @@ COMMANDS: list[tuple[str, list[str]]] = [
 ]
 
 
-def wall(checkout: Path, args: list[str]) -> float:
-    """Median wall time (s) of ``python ARGS`` with ``checkout`` first on the path."""
+def wall(checkout: Path, args: list[str]) -> float | None:
+    """Median wall time (s) of ``python ARGS`` with ``checkout`` first on the path (None when
+    the command fails there, e.g. an option the baseline does not have)."""
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     times = []
     for _ in range(REPEATS):
         start = time.perf_counter()
-        subprocess.run(
-            [sys.executable, *args], env=env, cwd=checkout, capture_output=True, check=True
-        )
+        done = subprocess.run([sys.executable, *args], env=env, cwd=checkout, capture_output=True)
+        if done.returncode != 0:
+            return None
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def _cell(seconds: float | None) -> str:
+    return "n/a" if seconds is None else f"{seconds:.2f}"
 
 
 def main() -> None:
@@ -72,9 +77,9 @@ def main() -> None:
     print(head)
     print(rule)
     for label, argv in COMMANDS:
-        row = f"| `{label}` | {wall(ROOT, argv):.2f} |"
+        row = f"| `{label}` | {_cell(wall(ROOT, argv))} |"
         if args.baseline:
-            row += f" {wall(args.baseline, argv):.2f} |"
+            row += f" {_cell(wall(args.baseline, argv))} |"
         print(row, flush=True)
 
 

@@ -36,6 +36,8 @@ from typing import Any
 import sympy
 
 from dpaudit.events import EVENT_TYPES, Event
+from dpaudit.events import cover as _cover  # noqa: F401  (registers EMCover)
+from dpaudit.events import stability as _stability  # noqa: F401  (registers its events)
 from dpaudit.events.base import Relation
 
 __all__ = [
@@ -198,9 +200,10 @@ class _Reader:
             if not _in_range(q, spec):
                 raise _fail(path, _range_text(spec), value)
             return q
-        if field.name == "event":
+        kind = _kind(field)
+        if kind == "event":
             return self.node(value, path, depth + 1)
-        if field.name == "events":
+        if kind == "events":
             if not isinstance(value, list) or not value:
                 raise _fail(path, "a non-empty list of event objects", value)
             return [self.node(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
@@ -213,9 +216,30 @@ class _Reader:
             if not isinstance(value, bool):
                 raise _fail(path, "true or false", value)
             return value
+        if kind == "number":
+            return _number(value, path)
         if not isinstance(value, str) or len(value) > LIMITS["max_text_chars"]:
             raise _fail(path, "a string", value)
         return value
+
+
+def _kind(field: dataclasses.Field[Any]) -> str:
+    """What a field holds: "range" (a ranged number), "event", "events", "relation", "bool",
+    "number" (an unranged number) or "string" -- read from its annotation."""
+    annotation = str(field.type)
+    if field.metadata.get("range") is not None:
+        return "range"
+    if annotation in ("Event", "Event | None"):
+        return "event"
+    if annotation.startswith("tuple[Event"):
+        return "events"
+    if field.name == "relation":
+        return "relation"
+    if annotation == "bool":
+        return "bool"
+    if annotation == "Any":
+        return "number"
+    return "string"
 
 
 def plan_from_data(data: Any) -> Plan:
@@ -335,6 +359,8 @@ def event_to_node(event: Event, path: str = "event") -> dict[str, Any]:
             node[field.name] = _number_out(value, where)
         elif isinstance(value, Relation):
             node[field.name] = value.value
+        elif isinstance(value, sympy.Basic):
+            node[field.name] = _number_out(value, where)
         else:
             node[field.name] = value
     return node
@@ -369,9 +395,12 @@ def _field_schema(field: dataclasses.Field[Any]) -> dict[str, Any]:
     spec = field.metadata.get("range")
     if spec is not None:
         return {**_NUMBER_SCHEMA, "description": _range_text(spec)}
-    if field.name == "event":
+    kind = _kind(field)
+    if kind == "number":
+        return {**_NUMBER_SCHEMA}
+    if kind == "event":
         return {"$ref": "#/$defs/event"}
-    if field.name == "events":
+    if kind == "events":
         return {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/event"}}
     if field.name == "relation":
         return {"enum": [r.value for r in Relation]}

@@ -16,7 +16,7 @@ import functools
 import json
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import sympy
 
@@ -44,6 +44,10 @@ from dpaudit.numeric import PRECISION_LOCK, EvaluationError, float_down, float_u
 from dpaudit.theorems import zcdp
 from dpaudit.theorems.accounting import TIGHTEST
 from dpaudit.theorems.base import Theorem
+
+if TYPE_CHECKING:
+    from dpaudit.accountant.curve import PrivacyCurve
+    from dpaudit.accountant.profile import DeltaGuarantee
 
 __all__ = ["Accountant", "Considered", "Guarantee", "UnsupportedEventError", "account"]
 
@@ -136,11 +140,37 @@ class Guarantee:
 
     @property
     def theorem(self) -> Theorem:
-        """The theorem that gave the chosen bound."""
-        chosen = self.derivation
-        if chosen.theorem is TIGHTEST and chosen.premises:
-            chosen = chosen.premises[0]
-        return chosen.theorem
+        """The theorem that produced :attr:`epsilon`.
+
+        A numeric guarantee is the smallest candidate: the theorem of that candidate.  A
+        symbolic one is the candidate whose bound it is, when the minimum reduced to one
+        (``10/b`` beats ``5/b + 500/b**2`` for every b); when it is a ``Min(...)`` of several
+        bounds, no single theorem gave it, and the answer is :data:`TIGHTEST` (the minimum
+        of valid bounds), whose parts :attr:`theorems` lists.
+        """
+        d = self.derivation
+        if d.theorem is not TIGHTEST or not d.premises:
+            return d.theorem
+        if len(d.premises) == 1:
+            return d.premises[0].theorem
+        producing = self.theorems
+        return producing[0] if len(producing) == 1 else TIGHTEST
+
+    @property
+    def theorems(self) -> tuple[Theorem, ...]:
+        """The theorems whose bounds make up :attr:`epsilon` (one, or the arguments of a
+        symbolic ``Min``), in the order of the candidates."""
+        d = self.derivation
+        if d.theorem is not TIGHTEST or not d.premises:
+            return (d.theorem,)
+        if len(d.premises) == 1:
+            return (d.premises[0].theorem,)
+        parts = self.epsilon.args if isinstance(self.epsilon, sympy.Min) else (self.epsilon,)
+        found: list[Theorem] = []
+        for c in self.candidates:
+            if c.epsilon in parts and c.step.theorem not in found:
+                found.append(c.step.theorem)
+        return tuple(found) or (TIGHTEST,)
 
     def text(self) -> str:
         """The guarantee and its derivation as indented text."""
@@ -168,8 +198,17 @@ class Guarantee:
             "delta": self.delta_upper,
             "delta_exact": str(self.delta),
             "epsilon_lower": self.epsilon_lower_float,
+            "epsilon_lower_theorem": next(
+                (
+                    c.label
+                    for c in self.candidates
+                    if self.epsilon_lower is not None and c.epsilon_lower == self.epsilon_lower
+                ),
+                None,
+            ),
             "theorem": self.theorem.name,
             "citation": self.theorem.citation,
+            "theorems": [t.name for t in self.theorems],
             "candidates": [
                 {"theorem": c.label, "epsilon": _safe_up(c.epsilon), "delta": _safe_up(c.delta)}
                 for c in self.candidates
@@ -348,6 +387,65 @@ class Accountant:
         if g.epsilon_upper is None:
             raise ValueError(f"{g.event} is symbolic; use guarantee() for the expression")
         return g.epsilon_upper
+
+    @_serialized
+    def delta_for_epsilon(self, event: Event | None = None, epsilon: Any = None) -> DeltaGuarantee:
+        """Certified bounds on the smallest delta at which ``event`` is (epsilon, delta)-DP.
+
+        Args:
+            event: a numeric event tree (default: everything recorded with :meth:`compose`).
+            epsilon: a number >= 0.
+
+        Returns:
+            A :class:`~dpaudit.accountant.profile.DeltaGuarantee`: ``delta_upper`` rounded up,
+            ``delta_lower`` rounded down, and the theorem that gave each.
+
+        Raises:
+            UnsupportedEventError: naming the first sub-event no result covers.
+            ValueError: for an epsilon that is not a number >= 0, or a symbolic event (its
+                delta would be a function of the symbols; substitute values first).
+        """
+        from dpaudit.accountant.profile import check_epsilon, delta_for_epsilon
+
+        event = self._event(event)
+        eps = check_epsilon(epsilon)
+        if event.free_symbols:
+            names = ", ".join(sorted(str(x) for x in event.free_symbols))
+            raise ValueError(
+                f"event must be numeric for delta_for_epsilon, got symbols {names} in {event}; "
+                "substitute values first"
+            )
+        self.check(event)
+        with domains.context((*event.constraints(), *self._assume)):
+            statements = self._evaluate(event, None, event, {})
+            return delta_for_epsilon(event, statements, eps)
+
+    def curve(self, event: Event | None = None, deltas: Any = None) -> PrivacyCurve:
+        """The privacy profile epsilon(delta) of a numeric event with its certified band.
+
+        Args:
+            event: the event (default: everything recorded).
+            deltas: the deltas, each in (0, 1) (default
+                :data:`~dpaudit.accountant.curve.DEFAULT_DELTAS`).
+
+        Returns:
+            A :class:`~dpaudit.accountant.curve.PrivacyCurve` (arrays, ``to_json``, ``plot``).
+
+        Raises:
+            ValueError: for a delta outside (0, 1) or a symbolic event.
+        """
+        from dpaudit.accountant.curve import privacy_curve
+
+        return privacy_curve(self, self._event(event), deltas)
+
+    def _event(self, event: Event | None) -> Event:
+        if event is None:
+            event = self.recorded
+            if event is None:
+                raise ValueError("event must be given (nothing has been recorded)")
+        if not isinstance(event, Event):
+            raise ValueError(f"event must be an event, got {event!r}")
+        return event
 
     def _evaluate(
         self,

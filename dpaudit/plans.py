@@ -39,6 +39,7 @@ from dpaudit.events import EVENT_TYPES, Event
 from dpaudit.events import cover as _cover  # noqa: F401  (registers EMCover)
 from dpaudit.events import stability as _stability  # noqa: F401  (registers its events)
 from dpaudit.events.base import Relation
+from dpaudit.expressions import as_expr
 
 __all__ = [
     "LIMITS",
@@ -144,11 +145,11 @@ def _in_range(q: sympy.Expr, spec: tuple[Any, ...]) -> bool:
     if integer and not q.is_Integer:
         return False
     if low is not None:
-        lo = sympy.Rational(str(low)) if isinstance(low, str) else sympy.sympify(low)
+        lo = sympy.Rational(str(low)) if isinstance(low, str) else as_expr(low, "low")
         if (q <= lo) if low_open else (q < lo):
             return False
     if high is not None:
-        hi = sympy.Rational(str(high)) if isinstance(high, str) else sympy.sympify(high)
+        hi = sympy.Rational(str(high)) if isinstance(high, str) else as_expr(high, "high")
         if (q >= hi) if high_open else (q > hi):
             return False
     return True
@@ -333,7 +334,7 @@ def _yaml(text: str, p: Path) -> Any:
 
 
 def _number_out(value: Any, path: str) -> Any:
-    q = sympy.sympify(value)
+    q = as_expr(value, path)
     if q.free_symbols or not q.is_Rational:
         raise PlanError(
             f"plan field {path}: only numeric rational parameters can be written, got {q}"

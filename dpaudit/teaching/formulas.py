@@ -19,6 +19,7 @@ import sympy
 from sympy.printing.latex import LatexPrinter
 from sympy.printing.str import StrPrinter
 
+from dpaudit.expressions import as_expr
 from dpaudit.numeric import EvaluationError, exact, float_up
 from dpaudit.theorems.base import Theorem
 
@@ -62,7 +63,7 @@ def _latex_name(name: str) -> str:
 def value_text(value: Any) -> str:
     """An exact value for reading: integers and short fractions exactly, others as a
     6-significant-digit decimal (an input shown, not a bound)."""
-    expr = sympy.sympify(value) if not isinstance(value, sympy.Basic) else value
+    expr = as_expr(value) if not isinstance(value, sympy.Basic) else value
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(value_text(v) for v in value) + "]"
     if expr.free_symbols:

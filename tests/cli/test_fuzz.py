@@ -246,7 +246,7 @@ def check_numbers(value: Any, where: str) -> None:
                     item is None
                     or item == "inf"
                     or (isinstance(item, (int, float)) and math.isfinite(item) and item >= 0)
-                    or (isinstance(item, str) and key.endswith("exact"))
+                    or (isinstance(item, str) and key.endswith(("exact", "_theorem")))
                 ), (where, key, item)
             check_numbers(item, where)
     elif isinstance(value, list):

@@ -29,12 +29,13 @@ from typing import Any
 
 import pytest
 
-from dpaudit.testing import DEFAULT_CONFIDENCE, assert_private
+from dpaudit.testing import DEFAULT_CONFIDENCE, assert_delta_at_most, assert_private
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
     "PrivacyAssertions",
     "assert_claim_verified",
+    "assert_delta_at_most",
     "assert_private",
 ]
 
@@ -120,6 +121,10 @@ class PrivacyAssertions:
     def assert_claim_verified(self, claim: Any = None, **kwargs: Any) -> Any:
         """:func:`assert_claim_verified`."""
         return assert_claim_verified(claim, **kwargs)
+
+    def assert_delta_at_most(self, event: Any, **kwargs: Any) -> Any:
+        """:func:`dpaudit.testing.assert_delta_at_most` (deterministic: no seed)."""
+        return assert_delta_at_most(event, **kwargs)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -18,7 +18,13 @@ from typing import Any
 
 from dpaudit.audit import AuditResult, NeighbouringPair, audit
 
-__all__ = ["DEFAULT_CONFIDENCE", "DEFAULT_SAMPLES", "DEFAULT_SEED", "assert_private"]
+__all__ = [
+    "DEFAULT_CONFIDENCE",
+    "DEFAULT_SAMPLES",
+    "DEFAULT_SEED",
+    "assert_delta_at_most",
+    "assert_private",
+]
 
 #: Samples per dataset: enough to flag an epsilon too small by a factor 1.5 on simple
 #: mechanisms within a few seconds.
@@ -88,3 +94,48 @@ def assert_private(
             f" (false-alarm rate <= {1 - confidence:.3g}):\n{result}"
         )
     return result
+
+
+def assert_delta_at_most(event: Any, *, epsilon: Any, delta: Any) -> Any:
+    """Fail unless the accountant proves ``event`` (epsilon, delta)-DP, read as delta at epsilon.
+
+    Deterministic (no sampling): the certified upper bound on the smallest delta at
+    ``epsilon`` (:meth:`dpaudit.accountant.Accountant.delta_for_epsilon`) must be at most
+    ``delta``.
+
+    Privacy:
+        Passing is a proof (under the accountant's theorems) that the described event is
+        (epsilon, delta)-DP. Failing says the accountant cannot prove it; the message says
+        whether the claim is refuted (the certified *lower* bound on delta exceeds it).
+
+    Args:
+        event: an event, or an event expression such as ``"SelfComposed(Laplace(10), 100)"``.
+        epsilon: the claimed epsilon (a number >= 0).
+        delta: the claimed delta (a number in [0, 1]).
+
+    Returns:
+        The :class:`dpaudit.accountant.DeltaGuarantee`.
+
+    Raises:
+        AssertionError: when the upper bound on delta exceeds the claim.
+        ValueError: for a malformed event, epsilon or delta.
+    """
+    from dpaudit.accountant import Accountant
+    from dpaudit.numeric import exact
+    from dpaudit.parse import parse_event
+
+    if isinstance(event, str):
+        event = parse_event(event)
+    claimed = exact(delta, "delta")
+    if claimed.free_symbols or not 0 <= claimed <= 1:
+        raise ValueError(f"delta must be a number in [0, 1], got {delta!r}")
+    bounds = Accountant().delta_for_epsilon(event, epsilon)
+    if bounds.delta_upper > claimed:
+        refuted = bounds.delta_lower > claimed
+        raise AssertionError(
+            f"{event} is {'NOT' if refuted else 'not proved'} ({epsilon}, {delta})-DP: "
+            f"delta at epsilon {epsilon} is in [{bounds.delta_lower:.6g}, "
+            f"{bounds.delta_upper:.6g}]"
+            + (" (the certified lower bound exceeds the claim)" if refuted else "")
+        )
+    return bounds

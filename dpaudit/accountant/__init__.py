@@ -7,6 +7,8 @@ from dpaudit.accountant.core import (
     account,
     substitute,
 )
+from dpaudit.accountant.curve import PrivacyCurve, plot_privacy_curve
+from dpaudit.accountant.profile import DeltaGuarantee
 from dpaudit.accountant.rules import RULES, register_rule
 from dpaudit.accountant.statements import (
     Approx,
@@ -24,13 +26,16 @@ __all__ = [
     "Approx",
     "Candidate",
     "Concentrated",
+    "DeltaGuarantee",
     "GaussianDP",
     "Guarantee",
+    "PrivacyCurve",
     "Pure",
     "Statement",
     "Step",
     "UnsupportedEventError",
     "account",
+    "plot_privacy_curve",
     "register_rule",
     "substitute",
 ]

@@ -16,12 +16,12 @@ import functools
 import json
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import sympy
 
 from dpaudit.accountant import domains
-from dpaudit.accountant.render import render_latex, render_text
+from dpaudit.accountant.render import render_html, render_latex, render_math, render_text
 from dpaudit.accountant.rules import RULES, of_currency
 from dpaudit.accountant.statements import (
     SETTLED,
@@ -45,7 +45,11 @@ from dpaudit.theorems import zcdp
 from dpaudit.theorems.accounting import TIGHTEST
 from dpaudit.theorems.base import Theorem
 
-__all__ = ["Accountant", "Guarantee", "UnsupportedEventError", "account"]
+if TYPE_CHECKING:
+    from dpaudit.accountant.curve import PrivacyCurve
+    from dpaudit.accountant.profile import DeltaGuarantee
+
+__all__ = ["Accountant", "Considered", "Guarantee", "UnsupportedEventError", "account"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -62,6 +66,18 @@ class UnsupportedEventError(ValueError):
         where = "" if event is whole else f" (inside {whole})"
         extra = f": {reason}" if reason else ""
         super().__init__(f"no theorem covers the sub-event {event}{where}{extra}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Considered:
+    """What the rules proved at one node of the event tree: the step of every statement
+    ``found`` (one per theorem a rule applied) and, for each, whether it was ``kept`` for
+    the parent (the best of each currency; the others are dominated).  Steps only, so a
+    guarantee stays picklable."""
+
+    event: Event
+    found: tuple[Step, ...]
+    kept: tuple[bool, ...]
 
 
 def _render_float(value: float | None) -> str:
@@ -86,6 +102,8 @@ class Guarantee:
             conditionally (their domain condition could not be verified on the symbols).
         rejected: the theorems a rule would have applied but whose domain excludes the
             parameters at hand, each with the failing condition.
+        considered: every node's statements (:class:`Considered`), children before their
+            parents: the candidates a teaching view shows beside the chosen derivation.
     """
 
     event: Event
@@ -96,6 +114,7 @@ class Guarantee:
     epsilon_lower: sympy.Expr | None = None
     assumptions: tuple[sympy.Basic, ...] = ()
     rejected: tuple[domains.Rejection, ...] = ()
+    considered: tuple[Considered, ...] = dataclasses.field(default=(), compare=False, repr=False)
 
     @property
     def symbolic(self) -> bool:
@@ -121,11 +140,37 @@ class Guarantee:
 
     @property
     def theorem(self) -> Theorem:
-        """The theorem that gave the chosen bound."""
-        chosen = self.derivation
-        if chosen.theorem is TIGHTEST and chosen.premises:
-            chosen = chosen.premises[0]
-        return chosen.theorem
+        """The theorem that produced :attr:`epsilon`.
+
+        A numeric guarantee is the smallest candidate: the theorem of that candidate.  A
+        symbolic one is the candidate whose bound it is, when the minimum reduced to one
+        (``10/b`` beats ``5/b + 500/b**2`` for every b); when it is a ``Min(...)`` of several
+        bounds, no single theorem gave it, and the answer is :data:`TIGHTEST` (the minimum
+        of valid bounds), whose parts :attr:`theorems` lists.
+        """
+        d = self.derivation
+        if d.theorem is not TIGHTEST or not d.premises:
+            return d.theorem
+        if len(d.premises) == 1:
+            return d.premises[0].theorem
+        producing = self.theorems
+        return producing[0] if len(producing) == 1 else TIGHTEST
+
+    @property
+    def theorems(self) -> tuple[Theorem, ...]:
+        """The theorems whose bounds make up :attr:`epsilon` (one, or the arguments of a
+        symbolic ``Min``), in the order of the candidates."""
+        d = self.derivation
+        if d.theorem is not TIGHTEST or not d.premises:
+            return (d.theorem,)
+        if len(d.premises) == 1:
+            return (d.premises[0].theorem,)
+        parts = self.epsilon.args if isinstance(self.epsilon, sympy.Min) else (self.epsilon,)
+        found: list[Theorem] = []
+        for c in self.candidates:
+            if c.epsilon in parts and c.step.theorem not in found:
+                found.append(c.step.theorem)
+        return tuple(found) or (TIGHTEST,)
 
     def text(self) -> str:
         """The guarantee and its derivation as indented text."""
@@ -134,6 +179,14 @@ class Guarantee:
     def latex(self) -> str:
         """The derivation as a LaTeX fragment."""
         return render_latex(self)
+
+    def _repr_html_(self) -> str:
+        """The guarantee and its derivation as HTML (shown by Jupyter)."""
+        return render_html(self)
+
+    def _repr_latex_(self) -> str:
+        """The guarantee as a LaTeX math string (shown by Jupyter where HTML is not)."""
+        return render_math(self)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary: exact values as strings, floats rounded in the safe
@@ -145,8 +198,17 @@ class Guarantee:
             "delta": self.delta_upper,
             "delta_exact": str(self.delta),
             "epsilon_lower": self.epsilon_lower_float,
+            "epsilon_lower_theorem": next(
+                (
+                    c.label
+                    for c in self.candidates
+                    if self.epsilon_lower is not None and c.epsilon_lower == self.epsilon_lower
+                ),
+                None,
+            ),
             "theorem": self.theorem.name,
             "citation": self.theorem.citation,
+            "theorems": [t.name for t in self.theorems],
             "candidates": [
                 {"theorem": c.label, "epsilon": _safe_up(c.epsilon), "delta": _safe_up(c.delta)}
                 for c in self.candidates
@@ -281,8 +343,9 @@ class Accountant:
         own = event.constraints()
         known = (*own, *self._assume)
         skipped: list[str] = []
+        trace: list[Considered] = []
         with domains.context(known) as rejected:
-            statements = self._evaluate(event, target, event, {})
+            statements = self._evaluate(event, target, event, {}, trace)
             candidates: list[Candidate] = []
             for s in statements:
                 if not s.costly:
@@ -314,7 +377,9 @@ class Accountant:
             g = dataclasses.replace(g, derivation=dataclasses.replace(g.derivation, note=note))
         used = [g.derivation] if not g.symbolic else [c.step for c in candidates]
         side = tuple(c for c in domains.unverified(used) if c not in own)
-        return dataclasses.replace(g, assumptions=(*own, *side), rejected=tuple(rejected))
+        return dataclasses.replace(
+            g, assumptions=(*own, *side), rejected=tuple(rejected), considered=tuple(trace)
+        )
 
     def epsilon(self, event: Event | None = None, delta: Any = None) -> float:
         """The guarantee's epsilon as a float rounded up (numeric events only)."""
@@ -323,19 +388,79 @@ class Accountant:
             raise ValueError(f"{g.event} is symbolic; use guarantee() for the expression")
         return g.epsilon_upper
 
+    @_serialized
+    def delta_for_epsilon(self, event: Event | None = None, epsilon: Any = None) -> DeltaGuarantee:
+        """Certified bounds on the smallest delta at which ``event`` is (epsilon, delta)-DP.
+
+        Args:
+            event: a numeric event tree (default: everything recorded with :meth:`compose`).
+            epsilon: a number >= 0.
+
+        Returns:
+            A :class:`~dpaudit.accountant.profile.DeltaGuarantee`: ``delta_upper`` rounded up,
+            ``delta_lower`` rounded down, and the theorem that gave each.
+
+        Raises:
+            UnsupportedEventError: naming the first sub-event no result covers.
+            ValueError: for an epsilon that is not a number >= 0, or a symbolic event (its
+                delta would be a function of the symbols; substitute values first).
+        """
+        from dpaudit.accountant.profile import check_epsilon, delta_for_epsilon
+
+        event = self._event(event)
+        eps = check_epsilon(epsilon)
+        if event.free_symbols:
+            names = ", ".join(sorted(str(x) for x in event.free_symbols))
+            raise ValueError(
+                f"event must be numeric for delta_for_epsilon, got symbols {names} in {event}; "
+                "substitute values first"
+            )
+        self.check(event)
+        with domains.context((*event.constraints(), *self._assume)):
+            statements = self._evaluate(event, None, event, {})
+            return delta_for_epsilon(event, statements, eps)
+
+    def curve(self, event: Event | None = None, deltas: Any = None) -> PrivacyCurve:
+        """The privacy profile epsilon(delta) of a numeric event with its certified band.
+
+        Args:
+            event: the event (default: everything recorded).
+            deltas: the deltas, each in (0, 1) (default
+                :data:`~dpaudit.accountant.curve.DEFAULT_DELTAS`).
+
+        Returns:
+            A :class:`~dpaudit.accountant.curve.PrivacyCurve` (arrays, ``to_json``, ``plot``).
+
+        Raises:
+            ValueError: for a delta outside (0, 1) or a symbolic event.
+        """
+        from dpaudit.accountant.curve import privacy_curve
+
+        return privacy_curve(self, self._event(event), deltas)
+
+    def _event(self, event: Event | None) -> Event:
+        if event is None:
+            event = self.recorded
+            if event is None:
+                raise ValueError("event must be given (nothing has been recorded)")
+        if not isinstance(event, Event):
+            raise ValueError(f"event must be an event, got {event!r}")
+        return event
+
     def _evaluate(
         self,
         event: Event,
         budget: sympy.Expr | None,
         whole: Event,
         memo: dict[tuple[Event, Any], list[Statement]],
+        trace: list[Considered] | None = None,
     ) -> list[Statement]:
         key = (event, budget)
         if key in memo:
             return memo[key]
         budgets = _child_budgets(event, budget)
         children = [
-            self._evaluate(child, b, whole, memo)
+            self._evaluate(child, b, whole, memo, trace)
             for child, b in zip(event.children(), budgets, strict=True)
         ]
         found: list[Statement] = []
@@ -351,6 +476,13 @@ class Accountant:
                 f"the registered results prove nothing for it from its parts' guarantees{why}",
             )
         memo[key] = kept
+        if trace is not None:
+            kept_ids = {id(k) for k in kept}
+            trace.append(
+                Considered(
+                    event, tuple(f.step for f in found), tuple(id(f) in kept_ids for f in found)
+                )
+            )
         return kept
 
 

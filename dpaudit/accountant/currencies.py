@@ -24,7 +24,7 @@ import sympy
 
 from dpaudit import events as ev
 from dpaudit import pld
-from dpaudit.accountant.domains import admit
+from dpaudit.accountant.domains import admit, with_params
 from dpaudit.accountant.statements import (
     Candidate,
     Statement,
@@ -182,7 +182,7 @@ class OptimalComposition(Statement):
             f"smallest eps_g with delta_g(eps_g) <= {show(delta)}, k = {self.count}, "
             f"eps_0 = {show(self.epsilon0)}, delta_0 = {show(self.delta0)}: {how}",
             (self.step,),
-            checks=checks,
+            checks=with_params(checks, {"epsilon_g": eps}),
         )
         # the bound is attained by k-fold binary randomized response, so for that event, and
         # for a generic eps-DP event (whose worst case is randomized response), it is also the
@@ -262,7 +262,7 @@ class RenyiCurve(Statement):
             f"({show(eps)}, {show(delta)})-DP",
             f"order alpha = {order}",
             (self.step,),
-            checks=checks,
+            checks=with_params(checks, {"tau": tau}),
         )
         return [Candidate(eps, delta, step)]
 

@@ -34,7 +34,7 @@ import sympy
 from dpaudit.events.base import Event
 from dpaudit.theorems.base import Check, Theorem
 
-__all__ = ["Rejection", "admit", "context", "rejected_at", "unverified"]
+__all__ = ["Checks", "Rejection", "admit", "context", "rejected_at", "unverified", "with_params"]
 
 _KNOWN: contextvars.ContextVar[tuple[sympy.Basic, ...]] = contextvars.ContextVar(
     "dpaudit_known_conditions", default=()
@@ -42,6 +42,27 @@ _KNOWN: contextvars.ContextVar[tuple[sympy.Basic, ...]] = contextvars.ContextVar
 _LOG: contextvars.ContextVar[list[Rejection] | None] = contextvars.ContextVar(
     "dpaudit_rejections", default=None
 )
+
+
+class Checks(tuple):
+    """The checks of one application of a card (a tuple of
+    :class:`~dpaudit.theorems.base.Check`), with ``params``: the values the rule bound the
+    card's symbols to at this node, by name.  Teaching views substitute them into the card's
+    ``bound`` (its one formula) to show the theorem with the numbers in; equality and
+    hashing are the tuple's (the checks decide what a step is).
+    """
+
+    params: Mapping[str, Any]
+
+    def __new__(
+        cls, checks: Sequence[Check] = (), params: Mapping[str, Any] | None = None
+    ) -> Checks:
+        obj = super().__new__(cls, checks)
+        obj.params = dict(params or {})
+        return obj
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Checks, (tuple(self), dict(self.params)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,7 +86,7 @@ class Rejection:
         return f"{self.theorem.name} not applicable to {self.event}: {self.reason}"
 
 
-def admit(theorem: Theorem, event: Event, params: Mapping[str, Any]) -> tuple[Check, ...] | None:
+def admit(theorem: Theorem, event: Event, params: Mapping[str, Any]) -> Checks | None:
     """The checks of ``theorem``'s domain at ``params``, or None when it must not be applied.
 
     Args:
@@ -74,9 +95,9 @@ def admit(theorem: Theorem, event: Event, params: Mapping[str, Any]) -> tuple[Ch
         params: the values of the card's domain symbols, by name.
 
     Returns:
-        The checks (all verified, or unverified only on symbolic values), or None when a
-        condition is refuted or a numeric one is undecided; the rejection is then recorded
-        for the derivation.
+        The checks (all verified, or unverified only on symbolic values) carrying
+        ``params`` (:class:`Checks`), or None when a condition is refuted or a numeric one
+        is undecided; the rejection is then recorded for the derivation.
     """
     checks = theorem.check(params, _KNOWN.get())
     bad = [c for c in checks if c.status == "refuted" or (c.status == "unverified" and c.numeric)]
@@ -87,7 +108,15 @@ def admit(theorem: Theorem, event: Event, params: Mapping[str, Any]) -> tuple[Ch
             if rejection not in log:
                 log.append(rejection)
         return None
-    return checks
+    return Checks(checks, params)
+
+
+def with_params(checks: Checks | None, params: Mapping[str, Any]) -> Checks | None:
+    """``checks`` with more values of the card's symbols (ones the rule computes after
+    admitting the card, such as the order an RDP conversion chose); None stays None."""
+    if checks is None:
+        return None
+    return Checks(checks, {**getattr(checks, "params", {}), **params})
 
 
 @contextlib.contextmanager

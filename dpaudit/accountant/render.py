@@ -8,6 +8,7 @@ condition was not verified (the bound is then conditional on it, see
 
 from __future__ import annotations
 
+import html
 from typing import Any, Protocol
 
 import sympy
@@ -16,7 +17,15 @@ from dpaudit.accountant.statements import Step, show
 from dpaudit.events.base import Event
 from dpaudit.theorems.base import Check
 
-__all__ = ["Derived", "assumption_lines", "render_latex", "render_text", "tex_mixed"]
+__all__ = [
+    "Derived",
+    "assumption_lines",
+    "render_html",
+    "render_latex",
+    "render_math",
+    "render_text",
+    "tex_mixed",
+]
 
 
 class Derived(Protocol):
@@ -200,3 +209,60 @@ def _latex_step(step: Step, out: list[str]) -> None:
 def tex_mixed(line: str) -> str:
     """Escape the text parts of a line whose ``$...$`` parts are already LaTeX."""
     return "$".join(p if i % 2 else _tex(p) for i, p in enumerate(line.split("$")))
+
+
+def render_html(g: Derived) -> str:
+    """The guarantee and its derivation as HTML (a notebook's ``_repr_html_``): the headline,
+    then the derivation as nested lists, each step with its theorem, citation, formula with
+    the numbers, domain checks and the candidates it compared."""
+    esc = html.escape
+    head = esc(_headline(g)).replace("\n", "<br>")
+    parts = [f"<div class='dpaudit-guarantee'><p>{head}</p><ul>"]
+    _html_step(g.derivation, parts)
+    parts.append("</ul>")
+    if g.rejected:
+        parts.append("<p>not applicable (domain conditions fail at these parameters):</p><ul>")
+        parts += [f"<li>{esc(str(r))}</li>" for r in g.rejected]
+        parts.append("</ul>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _html_step(step: Step, parts: list[str]) -> None:
+    esc = html.escape
+    t = step.theorem
+    formula = rf" \({esc(t.latex)}\)" if t.latex else ""
+    parts.append(
+        f"<li><code>{esc(str(step.event))}</code>: {esc(step.conclusion)} by "
+        f"<b>{esc(t.name)}</b> <i>[{esc(t.citation)}]</i>{formula}"
+    )
+    if step.formula:
+        parts.append(f"<br><code>{esc(step.formula)}</code>")
+    for line in assumption_lines(step):
+        parts.append(f"<br>{esc(line)}")
+    if step.alternatives:
+        compared = "; ".join(
+            f"{a.label} {show(a.epsilon)}{' (chosen)' if a.chosen else ''}"
+            for a in step.alternatives
+        )
+        parts.append(f"<br>candidates compared: {esc(compared)}")
+    if step.premises:
+        parts.append("<ul>")
+        for p in step.premises:
+            _html_step(p, parts)
+        parts.append("</ul>")
+    parts.append("</li>")
+
+
+def render_math(g: Derived) -> str:
+    """The guarantee as one LaTeX math string (a notebook's ``_repr_latex_``, which MathJax
+    renders): the event, epsilon and delta (rounded up when numeric)."""
+    if g.symbolic or g.epsilon_upper is None or g.delta_upper is None:
+        eps, dlt = sympy.latex(g.epsilon), sympy.latex(g.delta)
+    else:  # the floats that leave the toolkit: rounded up
+        eps, dlt = f"{g.epsilon_upper:.10g}", f"{g.delta_upper:.3g}"
+    event = _tex(str(g.event))
+    return (
+        rf"$\texttt{{{event}}}\ \text{{is}}\ \left({eps},\ {dlt}\right)\text{{-DP}}"
+        r"\ \text{(upper bound)}$"
+    )

@@ -16,7 +16,7 @@ from typing import Any
 import sympy
 
 from dpaudit import events as ev
-from dpaudit.accountant.domains import admit
+from dpaudit.accountant.domains import admit, with_params
 from dpaudit.accountant.statements import (
     Approx,
     Candidate,
@@ -425,7 +425,7 @@ def _self_composed(
                     f"({show(eps)})-DP",
                     f"eps = k eps_0 = {show(k)} x {show(p.epsilon)} = {show(eps)}",
                     (p.step,),
-                    checks=basic,
+                    checks=with_params(basic, {"epsilon": p.epsilon, "delta": 0}),
                 ),
                 epsilon=eps,
             )
@@ -444,7 +444,7 @@ def _self_composed(
                         f"eps = k eps_0 = {show(eps)}, delta = k delta_0 = {show(dlt)}",
                         (cand.step,),
                         note="delta budget split evenly among the k runs",
-                        checks=basic,
+                        checks=with_params(basic, {"epsilon": cand.epsilon, "delta": cand.delta}),
                     ),
                     epsilon=eps,
                     delta=dlt,

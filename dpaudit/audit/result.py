@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import html
+import io
 import json
 import math
 from dataclasses import asdict, dataclass
@@ -128,6 +131,30 @@ class AuditResult:
         lines += [f"  warning             : {w}" for w in self.warnings]
         return "\n".join(lines)
 
+    def _repr_html_(self) -> str:
+        """The result as an HTML table (shown by Jupyter), with an inline plot of the
+        certified lower bound against the claim when matplotlib is available."""
+        esc = html.escape
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{esc(k.strip())}</th><td style='text-align:left'>"
+            f"{esc(v.strip())}</td></tr>"
+            for k, _, v in (line.partition(":") for line in str(self).splitlines()[1:])
+        )
+        head = f"audit of {self.mechanism or 'mechanism'}: {self.verdict}"
+        return (
+            f"<div class='dpaudit-audit'><p><b>{esc(head)}</b></p><table>{rows}</table>"
+            f"{_bound_plot(self)}</div>"
+        )
+
+    def _repr_latex_(self) -> str:
+        """The certified bound as a LaTeX math string."""
+        rel = ">" if self.violation else r"\le"
+        return (
+            rf"$\varepsilon \ge {_down(self.epsilon_lower)}\ \text{{(certified lower bound, "
+            rf"confidence {self.confidence:.4g})}}\ {rel}\ {self.epsilon_claimed:g}\ "
+            r"\text{(claimed)}$"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """All fields plus the verdict, JSON-ready (infinite estimates become strings)."""
         data = asdict(self)
@@ -142,6 +169,30 @@ class AuditResult:
     def to_json(self, **kwargs: Any) -> str:
         """The result as a JSON object (``kwargs`` go to ``json.dumps``)."""
         return json.dumps(self.to_dict(), **kwargs)
+
+
+def _bound_plot(result: AuditResult) -> str:
+    """An inline PNG: the certified lower bound and the estimate against the claimed
+    epsilon ("" without matplotlib)."""
+    try:
+        from matplotlib.figure import Figure  # outside pyplot: no backend is switched
+    except ImportError:  # plots are optional in a notebook
+        return ""
+    fig = Figure(figsize=(5, 1.6))
+    ax = fig.add_subplot()
+    lower = math.floor(result.epsilon_lower * 1e4) / 1e4
+    ax.barh([0], [lower], color="tab:red" if result.violation else "tab:blue")
+    ax.axvline(result.epsilon_claimed, color="black", linestyle="--", label="claimed")
+    if math.isfinite(result.epsilon_estimate):
+        ax.plot([result.epsilon_estimate], [0], "k^", label="estimate (not a bound)")
+    ax.set_yticks([0], ["certified\nlower bound"])
+    ax.set_xlabel("epsilon")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    return f"<img alt='certified lower bound against the claim' src='data:image/png;base64,{data}'>"
 
 
 def _down(x: float) -> str:

@@ -1,12 +1,17 @@
-"""``dpaudit account EXPR``: the guarantee of an event expression, with its derivation."""
+"""``dpaudit account EXPR``: the guarantee of an event expression, with its derivation.
+
+Also ``--plan FILE`` (the event from a plan file, :mod:`dpaudit.plans`), ``--epsilon E``
+(certified bounds on delta at E instead of epsilon at delta) and ``--curve PATH`` (the privacy
+profile epsilon(delta) with its certified band, as a figure, or as data for ``.json``).
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
 
-from dpaudit.accountant import Accountant
 from dpaudit.cli.exit_codes import dumps
-from dpaudit.parse import parse_event, parse_number
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -14,11 +19,26 @@ def register(sub: argparse._SubParsersAction) -> None:
         "account",
         help="account an event expression",
         description="Print the tightest proved (epsilon, delta) guarantee of an event "
-        "expression and its derivation.  Example: dpaudit account "
-        '"SelfComposed(Laplace(scale=10), 100)" --delta 1e-6',
+        "expression (or of a plan file) and its derivation; with --epsilon, certified bounds on "
+        "delta at that epsilon; with --curve, the whole privacy profile.  Example: dpaudit "
+        'account "SelfComposed(Laplace(scale=10), 100)" --delta 1e-6',
     )
-    p.add_argument("expression", help="an event expression, e.g. 'SelfComposed(Laplace(10), 100)'")
+    p.add_argument(
+        "expression",
+        nargs="?",
+        help="an event expression, e.g. 'SelfComposed(Laplace(10), 100)' (or use --plan)",
+    )
+    p.add_argument("--plan", help="read the event (and delta/epsilon) from a JSON/YAML plan file")
     p.add_argument("--delta", help="target delta in [0, 1) (default: the natural guarantee)")
+    p.add_argument(
+        "--epsilon", help="report certified bounds on delta at this epsilon >= 0 instead"
+    )
+    p.add_argument(
+        "--curve",
+        metavar="PATH",
+        help="write the privacy profile epsilon(delta) with its certified band: a figure "
+        "(.png, .svg, .pdf) or data (.json)",
+    )
     p.add_argument(
         "--symbols", default="", help="comma-separated names to treat as symbols (positive reals)"
     )
@@ -27,15 +47,62 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _inputs(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """The event, delta and epsilon of the command line (a plan's unless overridden)."""
+    from dpaudit.parse import parse_event, parse_number
+
+    if (args.expression is None) == (args.plan is None):
+        raise ValueError(
+            "give exactly one of an event expression and --plan FILE, got "
+            + ("both" if args.plan is not None else "neither")
+        )
+    delta = epsilon = None
+    if args.plan is not None:
+        from dpaudit.plans import load_plan
+
+        plan = load_plan(args.plan)
+        event, delta, epsilon = plan.event, plan.delta, plan.epsilon
+    else:
+        symbols = [s.strip() for s in args.symbols.split(",") if s.strip()]
+        event = parse_event(args.expression, symbols=symbols)
+    if args.delta is not None:
+        delta = parse_number(args.delta)
+    if args.epsilon is not None:
+        epsilon = parse_number(args.epsilon)
+    return event, delta, epsilon
+
+
 def run(args: argparse.Namespace) -> int:
-    symbols = [s.strip() for s in args.symbols.split(",") if s.strip()]
-    event = parse_event(args.expression, symbols=symbols)
-    delta = None if args.delta is None else parse_number(args.delta)
-    guarantee = Accountant().guarantee(event, delta)
+    from dpaudit.accountant import Accountant
+
+    event, delta, epsilon = _inputs(args)
+    acc = Accountant()
+    if args.curve is not None:
+        return _curve(acc, event, Path(args.curve), args.json)
+    if epsilon is not None:
+        if args.latex:
+            raise ValueError("--latex shows a derivation; with --epsilon use --json or text")
+        bounds = acc.delta_for_epsilon(event, epsilon)
+        print(dumps(bounds.to_dict(), indent=2) if args.json else bounds.text())
+        return 0
+    guarantee = acc.guarantee(event, delta)
     if args.json:
         print(dumps(guarantee.to_dict(), indent=2))
     elif args.latex:
         print(guarantee.latex())
     else:
         print(guarantee.text())
+    return 0
+
+
+def _curve(acc: Any, event: Any, path: Path, as_json: bool) -> int:
+    suffix = path.suffix.lower()
+    if suffix not in (".json", ".png", ".svg", ".pdf"):
+        raise ValueError(f"--curve must end in .json, .png, .svg or .pdf, got {str(path)!r}")
+    curve = acc.curve(event)
+    if suffix == ".json":
+        path.write_text(curve.to_json() + "\n", encoding="utf-8")
+    else:
+        curve.plot().savefig(path)
+    print(dumps({**curve.to_dict(), "written": str(path)}, indent=2) if as_json else curve.text())
     return 0

@@ -5,23 +5,21 @@
 For each k the accountant is asked for the guarantee of ``SelfComposed(MECH, k)`` at
 ``delta``; every candidate it compared (basic, advanced, optimal composition, zCDP, RDP,
 PLD, ... whichever theorems are registered) becomes a column.  Every number is an upper
-bound rounded up.
+bound rounded up.  Each method's theorem, citation, assumptions and formula follow the
+table, with the numbers of one k (``--at``) substituted, and notes on why the methods order
+as they do (:mod:`dpaudit.teaching.comparison`).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from dpaudit.accountant import Accountant
 from dpaudit.cli.exit_codes import dumps
-from dpaudit.events import SelfComposed
-from dpaudit.numeric import EvaluationError, float_up
-from dpaudit.parse import parse_event, parse_number
+from dpaudit.teaching.comparison import MAX_K, MAX_K_VALUES, compare_methods
+
+__all__ = ["DEFAULT_K", "MAX_K", "MAX_K_VALUES", "compare", "register", "run"]
 
 DEFAULT_K = "1,2,5,10,20,50,100,200,500,1000"
-#: Most k values in one table, and the largest k.
-MAX_K_VALUES = 100
-MAX_K = 10**12
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,7 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "compare",
         help="epsilon of k-fold composition under each accounting method",
         description="Table (and PNG plot) of epsilon against k for k-fold composition of a "
-        "mechanism, one column per accounting method the accountant knows.",
+        "mechanism, one column per accounting method the accountant knows; each method's "
+        "theorem, citation, assumptions and formula with the numbers of one k, and notes on "
+        "why the methods order as they do.",
     )
     p.add_argument(
         "mechanism",
@@ -40,8 +40,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--k", default=DEFAULT_K, help=f"comma-separated k values ({DEFAULT_K})")
     p.add_argument("--delta", default="1e-6", help="target delta (default 1e-6)")
+    p.add_argument(
+        "--at",
+        type=int,
+        default=None,
+        help="the k whose numbers are substituted into the formulas (one of --k; default: "
+        "the largest listed k up to 100)",
+    )
     p.add_argument("--plot", help="write a PNG plot of epsilon against k to this path")
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print JSON: "epsilon" (by method and k), "methods" (each with "theorem", '
+        '"citation", "assumptions", "formula", "latex", "values", ...) and "notes"',
+    )
     p.set_defaults(func=run)
 
 
@@ -51,23 +63,7 @@ def compare(mechanism: str, ks: list[int], delta: str) -> dict[str, dict[int, fl
     Raises:
         ValueError: for a malformed mechanism, k or delta.
     """
-    event = parse_event(mechanism)
-    d = parse_number(delta)
-    table: dict[str, dict[int, float]] = {}
-    if not 1 <= len(ks) <= MAX_K_VALUES:
-        raise ValueError(f"--k must list between 1 and {MAX_K_VALUES} values, got {len(ks)}")
-    for k in ks:
-        if not 1 <= k <= MAX_K:
-            raise ValueError(f"k must be an integer in [1, {MAX_K:.0e}], got {k}")
-        g = Accountant().guarantee(SelfComposed(event, k), d)
-        for c in g.candidates:
-            try:
-                value = float_up(c.epsilon)
-            except (EvaluationError, ValueError):
-                continue
-            column = table.setdefault(c.label, {})
-            column[k] = min(value, column.get(k, value))
-    return table
+    return compare_methods(mechanism, ks, delta).table()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,38 +72,13 @@ def run(args: argparse.Namespace) -> int:
         ks = [int(x) for x in args.k.split(",") if x.strip()]
     except ValueError:
         raise ValueError(f"--k must be comma-separated integers, got {args.k[:80]!r}") from None
-    table = compare(args.mechanism, ks, args.delta)
+    result = compare_methods(args.mechanism, ks, args.delta, k_ref=args.at)
     if args.json:
-        print(dumps({m: {str(k): v for k, v in col.items()} for m, col in table.items()}, indent=2))
+        print(dumps(result.to_dict(), indent=2))
     else:
-        methods = sorted(table)
-        width = max([len(m) for m in methods] + [10])
-        print(
-            f"epsilon (upper bound, rounded up) of SelfComposed({args.mechanism}, k) at "
-            f"delta = {args.delta}"
-        )
-        print(f"{'method':<{width}} " + " ".join(f"{k:>10}" for k in ks))
-        for m in methods:
-            cells = [f"{table[m][k]:>10.4g}" if k in table[m] else f"{'-':>10}" for k in ks]
-            print(f"{m:<{width}} " + " ".join(cells))
+        print(result.text())
     if args.plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        for m in sorted(table):
-            pts = sorted(table[m].items())
-            ax.plot([k for k, _ in pts], [v for _, v in pts], marker="o", label=m)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("k (number of compositions)")
-        ax.set_ylabel(f"epsilon at delta = {args.delta} (upper bound)")
-        ax.set_title(f"k-fold composition of {args.mechanism}")
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(args.plot, dpi=120)
-        plt.close(fig)
-        print(f"plot written to {args.plot}")
+        result.plot(args.plot)
+        if not args.json:
+            print(f"plot written to {args.plot}")
     return 0

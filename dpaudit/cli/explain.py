@@ -1,8 +1,14 @@
-"""``dpaudit explain EXPR [--latex]``: a step-by-step walk through a derivation.
+"""``dpaudit explain EXPR|THEOREM [--latex|--json]``: a derivation step by step, or one theorem.
 
 Each step names the theorem applied, states it (statement, assumptions, citation), shows
 its formula with the numbers substituted, and lists the alternatives it beat.  Steps are
-numbered from the leaves up, in the order a reader would prove them.
+numbered from the leaves up, in the order a reader would prove them.  Then every candidate
+theorem at every node, not only the winner, each with its formula, numbers and citation and
+marked chosen, kept, dominated or beaten (:mod:`dpaudit.teaching.explanation`).
+
+``dpaudit explain advanced-composition`` (a theorem card's name, any case: an argument
+without parentheses) prints that card -- statement, assumptions, citation, formula -- and
+its bound at documented example values, rounded up (:mod:`dpaudit.teaching.cards`).
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ from dpaudit.accountant import Accountant, Guarantee, Step
 from dpaudit.accountant.render import assumption_lines, tex_mixed
 from dpaudit.cli.exit_codes import dumps
 from dpaudit.parse import parse_event, parse_number
+from dpaudit.teaching.cards import UnknownTheoremError, card_names, explain_card
+from dpaudit.teaching.explanation import explain_candidates
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,7 +33,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "event expression: each theorem, its statement, its formula with the "
         "numbers substituted, and the alternatives it beat.",
     )
-    p.add_argument("expression", help="an event expression, e.g. 'SelfComposed(Laplace(10), 100)'")
+    p.add_argument(
+        "expression",
+        help="an event expression, e.g. 'SelfComposed(Laplace(10), 100)', or a theorem's name, "
+        "e.g. advanced-composition (its statement, assumptions, citation and a worked example)",
+    )
     p.add_argument("--delta", help="target delta in [0, 1) (default: the natural guarantee)")
     p.add_argument("--symbols", default="", help="comma-separated names allowed as symbols")
     p.add_argument("--latex", action="store_true", help="print LaTeX instead of text")
@@ -87,7 +99,9 @@ def explain_dict(g: Guarantee) -> dict[str, Any]:
 
     ``guarantee`` is :meth:`Guarantee.to_dict` (the object ``dpaudit account --json``
     prints); each step names its theorem, citation, event, formula, conclusion and the
-    alternatives it beat, in the order of :func:`explain_text`.
+    alternatives it beat, in the order of :func:`explain_text`; ``nodes`` and ``candidates``
+    list every candidate at every node and at the top, marked chosen / kept / dominated /
+    beaten (:func:`~dpaudit.teaching.explanation.explain_candidates`).
     """
     steps = []
     for n, s in enumerate(_ordered(g.derivation), 1):
@@ -111,6 +125,7 @@ def explain_dict(g: Guarantee) -> dict[str, Any]:
         "guarantee": g.to_dict(),
         "steps": steps,
         "not_applicable": [str(r) for r in g.rejected],
+        **explain_candidates(g).to_dict(),
     }
 
 
@@ -156,14 +171,37 @@ def explain_latex(g: Guarantee) -> str:
     return "\n".join(out)
 
 
+def _run_card(args: argparse.Namespace) -> int:
+    try:
+        view = explain_card(args.expression)
+    except UnknownTheoremError:
+        # the one-line error (stderr) is cut at 1000 characters: outside --json the whole
+        # list goes to stdout
+        if not args.json:
+            print("theorem cards (name: title):")
+            for name, title in card_names():
+                print(f"  {name}: {title}")
+        raise
+    if args.json:
+        print(dumps(view.to_dict(), indent=2))
+    else:
+        print(view.latex() if args.latex else view.text())
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run ``dpaudit explain``."""
+    """Run ``dpaudit explain`` (a theorem card's name: that card and a worked example)."""
+    if "(" not in args.expression:
+        return _run_card(args)
     symbols = [s.strip() for s in args.symbols.split(",") if s.strip()]
     event = parse_event(args.expression, symbols=symbols)
     delta = None if args.delta is None else parse_number(args.delta)
     g = Accountant().guarantee(event, delta)
+    every = explain_candidates(g)
     if args.json:
         print(dumps(explain_dict(g), indent=2))
+    elif args.latex:
+        print(explain_latex(g) + "\n\n" + r"Every candidate at every node:" + "\n" + every.latex())
     else:
-        print(explain_latex(g) if args.latex else explain_text(g))
+        print(explain_text(g) + "\n\n" + every.text())
     return 0

@@ -9,7 +9,6 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy.special import ndtri
 
 from dpaudit.pld import masses
 from dpaudit.pld.atoms import (
@@ -181,6 +180,8 @@ def _gaussian_pair(sigma: float, q: float, direction: str, base_tail: float) -> 
     lq = math.log(q)
     l1q = math.log1p(-q) if q < 1 else -math.inf
     mag0 = abs(lq) + (abs(l1q) if q < 1 else 0.0)
+    from scipy.special import ndtri  # imported here: start-up stays fast
+
     z = -float(ndtri(base_tail))
     xa, xb = -1 - z * sigma, 1 + z * sigma
     if direction == "remove":

@@ -26,7 +26,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.fft
 
 __all__ = [
     "MAX_FFT_LENGTH",
@@ -240,6 +239,8 @@ def self_convolve(
     n = fast_length(max(hi - lo + 1, len(masses)))
     gamma = gamma_fft(n)
     norm1 = float(np.sum(masses)) * (1 + 1e-12)
+    import scipy.fft  # imported here: start-up stays fast
+
     spec = scipy.fft.rfft(masses, n)
     e1 = gamma * norm1
     w = _spectrum_bound(spec, n)
@@ -303,6 +304,8 @@ def convolve(
         return out[lo_c - start : hi_c - start + 1].copy(), lo_c, l1
     n = fast_length(max(hi - lo + 1, len(a), len(b)))
     gamma = gamma_fft(n)
+    import scipy.fft  # imported here: start-up stays fast
+
     fa = scipy.fft.rfft(a, n)
     fb = scipy.fft.rfft(b, n)
     ea = gamma * float(np.sum(a)) * (1 + 1e-12)

@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import sympy
-from scipy.special import gammaln, logsumexp
 
 from dpaudit.expressions import as_expr
 from dpaudit.numeric import exact, exact_max, exact_min, float_up
@@ -244,6 +243,8 @@ def subsampled_gaussian_rdp(
     s2 = (exact(sigma_, "sigma") / exact(sensitivity, "sensitivity")) ** 2
     n = int(a)
     if numeric:
+        from scipy.special import gammaln, logsumexp  # imported here: start-up stays fast
+
         qf, s2f = float(qq), float(s2)
         i = np.arange(n + 1, dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):

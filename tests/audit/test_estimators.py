@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import beta
 
 from dpaudit.audit.estimators import (
@@ -73,3 +76,84 @@ def test_prediction_prefers_large_events_with_the_same_ratio():
     # Same ratio e, one event 100 times larger: the larger one certifies more.
     pred = predicted_bounds(np.array([27, 2700]), np.array([10, 1000]), 10_000, 30_000, 0.0125, 0)
     assert pred[1] > pred[0]
+
+
+# ---- Clopper-Pearson at the extremes, against exact binomial sums ---------------------------
+
+
+def _binomial_cdf(k: int, n: int, x: Any) -> Any:
+    """P[Bin(n, x) <= k] as a sum of min(k, n - k) + 1 exact terms (by symmetry)."""
+    import mpmath
+
+    if k >= n:
+        return mpmath.mpf(1)
+    if k <= n - k:
+        return mpmath.fsum(mpmath.binomial(n, i) * x**i * (1 - x) ** (n - i) for i in range(k + 1))
+    return 1 - _binomial_cdf(n - k - 1, n, 1 - x)
+
+
+def _exact_clopper_pearson(k: int, n: int, level: float) -> tuple[Any, Any]:
+    """The exact one-sided bounds by 300 bisection steps at 60 digits."""
+    import mpmath
+
+    def solve(f: Any, increasing: bool) -> tuple[Any, Any]:
+        lo, hi = mpmath.mpf(0), mpmath.mpf(1)
+        for _ in range(300):
+            mid = (lo + hi) / 2
+            if (f(mid) > level) == increasing:
+                hi = mid
+            else:
+                lo = mid
+        return lo, hi
+
+    with mpmath.workdps(60):
+        lower = 0 if k == 0 else solve(lambda x: 1 - _binomial_cdf(k - 1, n, x), True)[0]
+        upper = 1 if k == n else solve(lambda x: _binomial_cdf(k, n, x), False)[1]
+        return mpmath.mpf(lower), mpmath.mpf(upper)
+
+
+#: (hits, n, level): tiny and huge n, counts at both ends, tiny levels.  Before the bounds were
+#: verified, (3, 10**9, 1e-6) gave an upper bound 1.8e-9 relative below the exact one (unsound)
+#: and (999, 10**12, 1e-9) one twelve times too large (that case costs the oracle minutes).
+EXTREMES = [
+    (1, 10**6, 1e-3),
+    (3, 10**9, 1e-6),
+    (10**6 - 1, 10**6, 1e-3),
+    (5, 10**12, 0.025),
+    (0, 10**12, 1e-10),
+    (50, 100, 0.025),
+    (1, 1, 0.25),
+    (2, 10, 1e-12),
+    (40, 10**12, 1e-9),
+    (10**12 - 3, 10**12, 1e-9),
+]
+
+
+@pytest.mark.parametrize(("hits", "n", "level"), EXTREMES)
+def test_clopper_pearson_is_conservative_and_tight_at_the_extremes(hits, n, level) -> None:
+    exact_lower, exact_upper = _exact_clopper_pearson(hits, n, level)
+    (lower,), (upper,) = clopper_pearson(np.array([hits]), n, level)
+    assert lower <= exact_lower and upper >= exact_upper  # sound
+    assert lower >= exact_lower * (1 - 1e-8) and upper <= exact_upper * (1 + 1e-8)  # tight
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    hits=st.integers(0, 12),
+    extra=st.integers(0, 10**12),
+    level=st.floats(1e-12, 0.4),
+)
+def test_clopper_pearson_is_conservative_for_random_counts(hits, extra, level) -> None:
+    """Hypothesis: random small counts in samples up to 10^12 (15 examples; exact oracle)."""
+    n = max(hits + extra, 1)
+    exact_lower, exact_upper = _exact_clopper_pearson(hits, n, level)
+    (lower,), (upper,) = clopper_pearson(np.array([hits]), n, level)
+    assert lower <= exact_lower and upper >= exact_upper
+    assert upper <= exact_upper * (1 + 1e-8) + 1e-300
+
+
+def test_the_extreme_cases_catch_an_unverified_inverse() -> None:
+    """The oracle can fail: the inverse incomplete beta alone (scipy's beta.ppf, what the
+    bounds were before) is below the exact upper bound at (3, 10^9, 1e-6)."""
+    exact_upper = _exact_clopper_pearson(3, 10**9, 1e-6)[1]
+    assert beta.ppf(1 - 1e-6, 4, 10**9 - 3) < exact_upper

@@ -1,0 +1,4 @@
+"""Bridges to other privacy libraries (optional dependencies, imported only when used).
+
+* :mod:`dpaudit.integrations.dp_accounting` -- Google dp_accounting ``DpEvent`` trees.
+"""

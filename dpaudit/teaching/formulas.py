@@ -1,0 +1,282 @@
+"""A theorem card's formula, as text and LaTeX, and with numbers substituted.
+
+The formula is always the card's own ``bound`` (one formula in one place,
+:class:`~dpaudit.theorems.base.Theorem`): this module only prints it, substitutes values for
+its symbols (by name, as the accountant's rules bound them, see
+:class:`~dpaudit.accountant.domains.Checks`) and evaluates it rigorously, rounded up.
+
+A scalar value for an indexed symbol (``epsilon`` for ``epsilon[i]``) means "every part has
+this value" (k-fold self-composition); a list fills the parts one by one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+import sympy
+from sympy.printing.latex import LatexPrinter
+from sympy.printing.str import StrPrinter
+
+from dpaudit.numeric import EvaluationError, exact, float_up
+from dpaudit.theorems.base import Theorem
+
+__all__ = [
+    "Instance",
+    "card_formula",
+    "card_latex",
+    "instantiate",
+    "value_text",
+    "values_json",
+]
+
+#: Largest number of terms a sum or product of a card is expanded to for evaluation (the
+#: optimal-composition sum has k + 1 exponential terms; beyond this the accountant's own
+#: evaluation is shown instead).
+MAX_TERMS = 200
+
+
+def card_formula(card: Theorem) -> str:
+    """The card's bound as text, one ``name = expression`` per output, ``; `` separated (its
+    statement when it has no symbolic bound)."""
+    if not card.bound:
+        return card.statement
+    return "; ".join(f"{name} = {sympy.sstr(expr)}" for name, expr in card.bound.items())
+
+
+def card_latex(card: Theorem) -> str:
+    """The card's bound as LaTeX: the card's hand-set ``latex`` when it has one, else sympy's
+    printing of ``bound`` (empty for a card with neither)."""
+    if card.latex:
+        return card.latex
+    return r",\ ".join(
+        f"{_latex_name(name)} = {sympy.latex(expr)}" for name, expr in card.bound.items()
+    )
+
+
+def _latex_name(name: str) -> str:
+    return sympy.latex(sympy.Symbol(name.replace("'", "_prime")))
+
+
+def value_text(value: Any) -> str:
+    """An exact value for reading: integers and short fractions exactly, others as a
+    6-significant-digit decimal (an input shown, not a bound)."""
+    expr = sympy.sympify(value) if not isinstance(value, sympy.Basic) else value
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(value_text(v) for v in value) + "]"
+    if expr.free_symbols:
+        return str(expr)
+    if expr.is_Rational and expr.q < 1000 and abs(expr.p) < 10**15:
+        return str(expr)
+    try:
+        return f"{float(expr):.6g}"
+    except (TypeError, ValueError):
+        return str(expr)
+
+
+@dataclasses.dataclass(frozen=True)
+class Instance:
+    """A card's formula at given parameter values.
+
+    Attributes:
+        card: the theorem.
+        values: the parameter values used, by symbol name (exact).
+        text: each output's formula with the values put in (not simplified), by output name.
+        latex: the same in LaTeX.
+        results: each output evaluated and rounded up (None when a symbol has no value or
+            the expression is too large to evaluate here).
+        missing: the card's symbols no value was given for.
+    """
+
+    card: Theorem
+    values: Mapping[str, Any]
+    text: Mapping[str, str]
+    latex: Mapping[str, str]
+    results: Mapping[str, float | None]
+    missing: tuple[str, ...]
+
+    def lines(self) -> list[str]:
+        """``name = formula-with-numbers = result`` lines."""
+        out = []
+        for name, text in self.text.items():
+            r = self.results.get(name)
+            out.append(f"{name} = {text}" + ("" if r is None else f" = {r:.10g} (rounded up)"))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``values`` (:func:`values_json`), ``substituted`` (per output: its
+        formula with the values in, as text and LaTeX, and the result rounded up),
+        ``results`` (output -> float rounded up, or None) and ``missing``."""
+        return {
+            "values": values_json(self.values),
+            "substituted": [
+                {
+                    "output": name,
+                    "text": self.text[name],
+                    "latex": self.latex[name],
+                    "result": self.results.get(name),
+                }
+                for name in self.text
+            ],
+            "results": dict(self.results),
+            "missing": list(self.missing),
+        }
+
+
+def values_json(values: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Parameter values as ``[{"symbol": name, "value": text}, ...]`` (a list, so that a
+    JSON key named ``epsilon`` always holds a bound, never an input)."""
+    return [{"symbol": k, "value": value_text(v)} for k, v in values.items()]
+
+
+def _names(expr: sympy.Expr) -> set[str]:
+    names = {s.name for s in expr.free_symbols if isinstance(s, sympy.Symbol)}
+    names |= {str(x.base) for x in expr.atoms(sympy.Indexed)}
+    return names - {str(x) for x in expr.atoms(sympy.Indexed)}
+
+
+def _scalars(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if not isinstance(v, (list, tuple))}
+
+
+def _fill(expr: sympy.Expr, values: Mapping[str, Any]) -> sympy.Expr:
+    """``expr`` with symbols and indexed parts replaced by values, sums and products done:
+    scalars first (``k`` fixes the range), then the parts of list values."""
+    scalars = _scalars(values)
+    lists = {k: v for k, v in values.items() if k not in scalars}
+    out = expr.replace(
+        lambda x: isinstance(x, sympy.Indexed) and str(x.base) in scalars,
+        lambda x: scalars[str(x.base)],
+    )
+    out = out.xreplace(
+        {s: scalars[s.name] for s in out.free_symbols if s.name in scalars and s.is_Symbol}
+    )
+    if lists and not _too_large(out):
+        out = out.doit()
+
+        def part(x: sympy.Indexed) -> sympy.Expr:
+            index = x.indices[0]
+            return lists[str(x.base)][int(index) - 1] if index.is_Integer else x
+
+        out = out.replace(lambda x: isinstance(x, sympy.Indexed) and str(x.base) in lists, part)
+    return out
+
+
+def _for_printing(expr: sympy.Expr, values: Mapping[str, Any]) -> tuple[sympy.Expr, dict[str, Any]]:
+    """``expr`` with each indexed part that has a value (a scalar for every part, or a list
+    entry at a numeric index) replaced by a placeholder symbol, and the values by name."""
+    shown = dict(_scalars(values))
+
+    def placeholder(x: sympy.Indexed) -> sympy.Expr:
+        v = values[str(x.base)]
+        index = x.indices[0]
+        if isinstance(v, (list, tuple)):
+            if not index.is_Integer:
+                return x
+            v = v[int(index) - 1]
+        name = f"_part_{x.base}_{index}"
+        shown[name] = v
+        return sympy.Symbol(name)
+
+    out = expr.replace(
+        lambda x: isinstance(x, sympy.Indexed) and str(x.base) in values, placeholder
+    )
+    # an IndexedBase's label left in place (a list at a symbolic index) keeps its name
+    return out, {k: v for k, v in shown.items() if not (k in values and k not in _scalars(values))}
+
+
+def _shown(value: Any, latex: bool) -> str:
+    text = value_text(value)
+    if latex and "/" in text:
+        p, q = text.split("/", 1)
+        return rf"\tfrac{{{p}}}{{{q}}}"
+    return text if text[0] != "-" else f"({text})"
+
+
+class _StrWithValues(StrPrinter):
+    """Prints the card's expression with each symbol replaced by its value (no rebuild, so
+    nothing is simplified or evaluated)."""
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        super().__init__()
+        self._values = values
+
+    def _print_Symbol(self, expr: sympy.Symbol) -> str:
+        if expr.name in self._values:
+            return _shown(self._values[expr.name], False)
+        return super()._print_Symbol(expr)
+
+
+class _LatexWithValues(LatexPrinter):
+    """The LaTeX counterpart of :class:`_StrWithValues`."""
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        super().__init__()
+        self._values = values
+
+    def _print_Symbol(self, expr: sympy.Symbol, style: str = "plain") -> str:
+        if expr.name in self._values:
+            return _shown(self._values[expr.name], True)
+        return super()._print_Symbol(expr, style)
+
+
+def _too_large(expr: sympy.Expr) -> bool:
+    for node in expr.atoms(sympy.Sum, sympy.Product):
+        for _, lo, hi in node.limits:
+            span = hi - lo
+            if not span.is_Number or span > MAX_TERMS:
+                return True
+    return False
+
+
+def _evaluate(expr: sympy.Expr) -> float | None:
+    if expr.free_symbols or _too_large(expr):
+        return None
+    try:
+        return float_up(expr.doit())
+    except (EvaluationError, ValueError, TypeError, ZeroDivisionError):
+        return None
+
+
+def instantiate(card: Theorem, values: Mapping[str, Any]) -> Instance:
+    """The card's bound with ``values`` substituted, printed and evaluated (rounded up).
+
+    Args:
+        card: a theorem card (one with an empty ``bound`` gives an empty instance).
+        values: values by the card's symbol names (``"delta'"`` included); a scalar for an
+            indexed symbol fills every part, a list fills part i with its i-th entry (and
+            sets ``k`` to its length unless ``k`` is given).
+
+    Returns:
+        An :class:`Instance`.
+
+    Raises:
+        ValueError: for a value that is not an exact number (see :func:`dpaudit.numeric.exact`).
+    """
+    exact_values: dict[str, Any] = {}
+    for name, v in values.items():
+        if isinstance(v, (list, tuple)):
+            exact_values[name] = [exact(x, name) for x in v]
+            exact_values.setdefault("k", sympy.Integer(len(v)))
+        else:
+            exact_values[name] = exact(v, name)
+    text, latex, results = {}, {}, {}
+    used: set[str] = set()
+    missing: set[str] = set()
+    for name, expr in card.bound.items():
+        names = _names(expr)
+        used |= names & set(exact_values)
+        missing |= names - set(exact_values)
+        printable, shown = _for_printing(expr, exact_values)
+        text[name] = _StrWithValues(shown).doprint(printable)
+        latex[name] = _LatexWithValues(shown).doprint(printable)
+        results[name] = _evaluate(_fill(expr, exact_values))
+    return Instance(
+        card,
+        {k: v for k, v in exact_values.items() if k in used},
+        text,
+        latex,
+        results,
+        tuple(sorted(missing)),
+    )

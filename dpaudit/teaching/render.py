@@ -1,0 +1,43 @@
+"""Small rendering helpers of the teaching views: figures as ``data:`` URIs, LaTeX text."""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import Any
+
+__all__ = ["latex_escape", "png_data_uri"]
+
+
+def png_data_uri(fig: Any) -> str:
+    """A matplotlib figure as a PNG ``data:`` URI (for HTML shown inline in a notebook).
+
+    Args:
+        fig: a matplotlib figure.
+
+    Returns:
+        ``data:image/png;base64,...``.
+    """
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "_": r"\_",
+    "%": r"\%",
+    "&": r"\&",
+    "#": r"\#",
+    "$": r"\$",
+    "^": r"\^{}",
+    "~": r"\~{}",
+    "{": r"\{",
+    "}": r"\}",
+}
+
+
+def latex_escape(text: str) -> str:
+    """``text`` safe inside ``\\text{...}`` (and LaTeX text mode): each special character
+    replaced once."""
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)

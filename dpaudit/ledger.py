@@ -461,22 +461,21 @@ def recorded_jointly(parts: tuple[Event, ...], joint: Event, times: int = 1) -> 
 
 def _jointly(ran: list[Entry], parts: tuple[Event, ...], joint: Event, times: int) -> list[Entry]:
     """The entries :func:`recorded_jointly` records for the runs ``ran``."""
-    entries = [[e.event, e.label, e.count] for e in ran]
+    counts = [e.count for e in ran]  # the runs of each entry not replaced by ``joint``
     need = {part: parts.count(part) for part in parts}
     joints = min(
-        [times]
-        + [sum(c for event, _, c in entries if event == part) // k for part, k in need.items()]
+        [times] + [sum(e.count for e in ran if e.event == part) // k for part, k in need.items()]
     )
     out: list[Entry] = []
     if joints > 0:
         out.append(Entry(_transformed(joint), joints, "joint"))
         for part, k in need.items():
             left = joints * k
-            for entry in entries:
-                if entry[0] == part and left:
-                    used = min(entry[2], left)
-                    entry[2] -= used
+            for i, entry in enumerate(ran):
+                if entry.event == part and left:
+                    used = min(counts[i], left)
+                    counts[i] -= used
                     left -= used
-    for event, label, count in entries:
-        out += _pass_through([Entry(event, 1, label)] * count)
+    for entry, count in zip(ran, counts, strict=True):
+        out += _pass_through([Entry(entry.event, 1, entry.label)] * count)
     return out

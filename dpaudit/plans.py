@@ -232,7 +232,7 @@ def _kind(field: dataclasses.Field[Any]) -> str:
         return "range"
     if annotation in ("Event", "Event | None"):
         return "event"
-    if annotation.startswith("tuple[Event"):
+    if annotation.startswith(("tuple[Event", "Sequence[Event")):
         return "events"
     if field.name == "relation":
         return "relation"

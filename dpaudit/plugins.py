@@ -103,18 +103,24 @@ class PluginLoad:
         return f"plugin {self.name!r} ({self.group} = {self.value}) failed to load: {self.detail}"
 
 
+def _checkout_project() -> dict[str, Any]:
+    """The ``[project]`` table of the checkout's ``pyproject.toml`` (empty when there is none,
+    it cannot be read, or on Python < 3.11 without tomllib)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        try:
+            with _PYPROJECT.open("rb") as f:
+                return tomllib.load(f).get("project", {})
+        except (OSError, ValueError):
+            return {}
+    return {}  # Python 3.10: no tomllib, the installed metadata only
+
+
 def _checkout_entry_points(group: str) -> list[importlib.metadata.EntryPoint]:
     """The entry points of ``group`` that the source checkout's ``pyproject.toml`` declares
     (none when dpaudit does not run from a checkout, or on Python < 3.11 without tomllib)."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10: the installed metadata only
-        return []
-    try:
-        with _PYPROJECT.open("rb") as f:
-            project = tomllib.load(f).get("project", {})
-    except (OSError, ValueError):
-        return []
+    project = _checkout_project()
     if project.get("name") != "dpaudit":
         return []
     declared = project.get("entry-points", {}).get(group, {})

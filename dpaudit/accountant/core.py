@@ -16,7 +16,7 @@ import functools
 import json
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import sympy
 
@@ -51,7 +51,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Accountant", "Considered", "Guarantee", "UnsupportedEventError", "account"]
 
-_F = TypeVar("_F", bound=Callable[..., Any])
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 #: How many (epsilon, delta) statements are kept per node (the Pareto front, truncated).
 MAX_APPROX_PER_NODE = 4
@@ -239,16 +240,16 @@ def _safe_up(expr: sympy.Expr) -> float | str:
         return str(expr)
 
 
-def _serialized(method: _F) -> _F:
+def _serialized(method: Callable[_P, _R]) -> Callable[_P, _R]:
     """Run ``method`` holding :data:`~dpaudit.numeric.PRECISION_LOCK`: the theorems and PLDs
     it applies set mpmath's process-global precision, which threads must not share."""
 
     @functools.wraps(method)
-    def run(*args: Any, **kwargs: Any) -> Any:
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         with PRECISION_LOCK:
             return method(*args, **kwargs)
 
-    return run  # type: ignore[return-value]
+    return run
 
 
 class Accountant:
@@ -537,7 +538,7 @@ def _keep_best(found: list[Statement]) -> list[Statement]:
     """The best statement of each scalar currency, and a short Pareto front of the
     (epsilon, delta) ones; order: pure, approx, then the others as found."""
     best: dict[str, Statement] = {}
-    approx: list[Statement] = []
+    approx: list[Approx] = []
     for s in found:
         if isinstance(s, Approx):
             approx.append(s)
@@ -552,12 +553,12 @@ def _keep_best(found: list[Statement]) -> list[Statement]:
         order = compare(key_new, key_old)
         if order == -1 or (order == 0 and s.exact_profile and not current.exact_profile):
             best[s.currency] = s
-    front: list[Statement] = []
-    for s in approx:
+    front: list[Approx] = []
+    for a in approx:
         dominated = any(
-            compare(o.epsilon, s.epsilon) in (-1, 0)
-            and compare(o.delta, s.delta) in (-1, 0)
-            and o is not s
+            compare(o.epsilon, a.epsilon) in (-1, 0)
+            and compare(o.delta, a.delta) in (-1, 0)
+            and o is not a
             for o in front
         )
         if not dominated:
@@ -565,11 +566,11 @@ def _keep_best(found: list[Statement]) -> list[Statement]:
                 o
                 for o in front
                 if not (
-                    compare(s.epsilon, o.epsilon) in (-1, 0)
-                    and compare(s.delta, o.delta) in (-1, 0)
+                    compare(a.epsilon, o.epsilon) in (-1, 0)
+                    and compare(a.delta, o.delta) in (-1, 0)
                 )
             ]
-            front.append(s)
+            front.append(a)
     ordered = [best.pop("pure")] if "pure" in best else []
     ordered += front[:MAX_APPROX_PER_NODE]
     ordered += list(best.values())

@@ -66,14 +66,14 @@ class LossDistribution(Statement):
     :meth:`candidates` refines the grid until the certified bounds are close enough.
     """
 
-    build: Callable[[float], pld.PLDPair | None] | None = None
+    build: Callable[[float], pld.PLDPair | None]
     tight: bool = True
     currency = "pld"
     costly = True
 
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
         d = _number(delta) if delta is not None else None
-        if self.build is None or d is None or not (0 < d < 1):
+        if d is None or not (0 < d < 1):
             return []
         checks = admit(PLD_ACCOUNTING, self.step.event, {"delta": delta})
         if checks is None:
@@ -187,13 +187,7 @@ class OptimalComposition(Statement):
         # the bound is attained by k-fold binary randomized response, so for that event, and
         # for a generic eps-DP event (whose worst case is randomized response), it is also the
         # exact value (a certified lower bound), as the PLD of those events would certify
-        event = self.step.event
-        parts = getattr(event, "events", None) or (getattr(event, "event", None),)
-        exact_here = (
-            self.delta0 == 0
-            and all(p == parts[0] for p in parts)
-            and _binomial_exact(parts[0], self.count)
-        )
+        exact_here = self.delta0 == 0 and _copies_binomial_exact(self.step.event, self.count)
         return [Candidate(eps, delta, step, eps_low if exact_here else None)]
 
 
@@ -246,7 +240,8 @@ class RenyiCurve(Statement):
     currency = "rdp"
 
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
-        if delta is None or _number(delta) is None or not (0 < _number(delta) < 1):
+        d = None if delta is None else _number(delta)
+        if d is None or not 0 < d < 1:
             return []
         order = rdp.choose_order(self.orders, self.taus, delta)  # floats: only a choice
         checks = admit(rdp.RDP_CONVERSION, self.step.event, {"alpha": order, "delta": delta})
@@ -363,6 +358,18 @@ def _safe(fn: Any) -> Any:
         return fn()
     except (ValueError, OverflowError, MemoryError):
         return None
+
+
+def _copies_binomial_exact(event: Event, count: int) -> bool:
+    """Whether ``event`` (a composition, or a wrapper such as a k-fold self-composition)
+    consists of copies of one event that :func:`_binomial_exact` resolves exactly."""
+    parts = getattr(event, "events", None) or (getattr(event, "event", None),)
+    first = parts[0]
+    return (
+        all(p == first for p in parts)
+        and isinstance(first, Event)
+        and _binomial_exact(first, count)
+    )
 
 
 def _binomial_exact(event: Event, count: int) -> bool:

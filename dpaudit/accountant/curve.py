@@ -152,6 +152,8 @@ def plot_privacy_curve(curve: PrivacyCurve, ax: Axes | None = None) -> Figure:
         fig = Figure(figsize=(6.4, 4.2), layout="constrained")
         ax = fig.subplots()
     else:
+        # matplotlib types ax.figure as Figure | SubFigure: an Axes the caller made in a
+        # subfigure gives the SubFigure back (the declared Figure is then not quite true)
         fig = ax.figure  # type: ignore[assignment]
     finite = np.isfinite(curve.epsilon_upper)
     ax.fill_between(

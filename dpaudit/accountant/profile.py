@@ -281,13 +281,7 @@ def _optimal(s: cur.OptimalComposition, eps: sympy.Expr) -> list[DeltaCandidate]
     if s.count > optimal.MAX_EXACT_COUNT or cur._number(s.epsilon0) is None:
         return []
     value = _kov(s.epsilon0, s.delta0, s.count, eps)
-    event = s.step.event
-    parts = getattr(event, "events", None) or (getattr(event, "event", None),)
-    attained = (
-        s.delta0 == 0
-        and all(p == parts[0] for p in parts)
-        and cur._binomial_exact(parts[0], s.count)
-    )
+    attained = s.delta0 == 0 and cur._copies_binomial_exact(s.step.event, s.count)
     return [
         DeltaCandidate(
             optimal.OPTIMAL_COMPOSITION,
@@ -402,8 +396,6 @@ def _gdp(s: GaussianDP, eps: sympy.Expr) -> list[DeltaCandidate]:
 
 
 def _pld(s: cur.LossDistribution, eps: sympy.Expr) -> list[DeltaCandidate]:
-    if s.build is None:
-        return []
     if admit(PLD_ACCOUNTING, s.step.event, {}) is None:
         return []
     # the profile decreases in eps: the upper side is read at eps rounded down, the lower

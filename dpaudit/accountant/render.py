@@ -31,14 +31,25 @@ __all__ = [
 class Derived(Protocol):
     """What printing needs of a guarantee (:class:`~dpaudit.accountant.Guarantee` has it):
     a structural type, so that this module does not import the accountant's core, which
-    imports it."""
+    imports it.  Read-only, as on the frozen Guarantee."""
 
-    event: Event
-    epsilon: sympy.Expr
-    delta: sympy.Expr
-    derivation: Step
-    assumptions: tuple[sympy.Basic, ...]
-    rejected: tuple[Any, ...]
+    @property
+    def event(self) -> Event: ...
+
+    @property
+    def epsilon(self) -> sympy.Expr: ...
+
+    @property
+    def delta(self) -> sympy.Expr: ...
+
+    @property
+    def derivation(self) -> Step: ...
+
+    @property
+    def assumptions(self) -> tuple[sympy.Basic, ...]: ...
+
+    @property
+    def rejected(self) -> tuple[Any, ...]: ...
 
     @property
     def symbolic(self) -> bool: ...

@@ -11,7 +11,7 @@ of each currency.  Rules never guess: a rule that cannot prove anything returns 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import sympy
 
@@ -37,23 +37,29 @@ from dpaudit.theorems.accounting import TIGHTEST
 Children = Sequence[Sequence[Statement]]
 Rule = Callable[[Event, Children, "sympy.Expr | None"], list[Statement]]
 
+_E = TypeVar("_E", bound=Event)
+_S = TypeVar("_S", bound=Statement)
+#: A rule for one event class (what :func:`register_rule` decorates).
+RuleFor = Callable[[_E, Children, "sympy.Expr | None"], list[Statement]]
+
 #: The rules for each event class, tried in order; all their statements are kept.
 RULES: dict[type[Event], list[Rule]] = {}
 
 __all__ = ["RULES", "Children", "Rule", "best_candidate", "of_currency", "register_rule"]
 
 
-def register_rule(event_type: type[Event]) -> Callable[[Rule], Rule]:
+def register_rule(event_type: type[_E]) -> Callable[[RuleFor[_E]], RuleFor[_E]]:
     """Decorator: add a rule for ``event_type`` (more rules for one type may be added)."""
 
-    def add(rule: Rule) -> Rule:
-        RULES.setdefault(event_type, []).append(rule)
+    def add(rule: RuleFor[_E]) -> RuleFor[_E]:
+        # RULES[t] is only ever applied to events of type t, which the mapping's type cannot say
+        RULES.setdefault(event_type, []).append(cast(Rule, rule))
         return rule
 
     return add
 
 
-def of_currency(statements: Sequence[Statement], cls: type[Statement]) -> list[Statement]:
+def of_currency(statements: Sequence[Statement], cls: type[_S]) -> list[_S]:
     """The statements of one currency."""
     return [s for s in statements if isinstance(s, cls)]
 
@@ -296,9 +302,9 @@ def _zcdp(event: ev.ZCDP, children: Children, budget: sympy.Expr | None) -> list
 # ----------------------------------------------------------------------------------------
 
 
-def _all_have(children: Children, cls: type[Statement]) -> list[Statement] | None:
+def _all_have(children: Children, cls: type[_S]) -> list[_S] | None:
     """The best statement of currency ``cls`` of each child, or None if one child lacks it."""
-    chosen = []
+    chosen: list[_S] = []
     for statements in children:
         found = of_currency(statements, cls)
         if not found:

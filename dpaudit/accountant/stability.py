@@ -77,7 +77,7 @@ def _subsampled_candidates(
 ) -> list[Statement]:
     (inner,) = children
     cand = best_candidate(inner, None)
-    best: Statement | None = None
+    best: Approx | None = None
     for c in _candidates(inner, budget) + ([cand] if cand else []):
         binary = admit(DP_TO_STABILITY, event.event, {"epsilon": c.epsilon, "delta": c.delta})
         if binary is None:
@@ -130,7 +130,7 @@ def _label_flipped(
     if rr_checks is None:
         return []
     rr = randomized_flip_epsilon(event.flip)
-    out: Statement = Pure(
+    out = Pure(
         Step(
             RANDOMIZED_FLIP,
             event,

@@ -5,7 +5,7 @@ advanced-composition approximation, and homogeneous pure composition.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import sympy
@@ -44,6 +44,14 @@ from dpaudit.theorems.base import Theorem
 Builder = Callable[[float], "pld.PLDPair | None"]
 
 
+def _grid(
+    build: Callable[..., pld.PLDPair], *args: float, rate: float
+) -> Callable[[float], pld.PLDPair]:
+    """``build(*args)``, a PLD constructor of :mod:`dpaudit.pld`, for the mechanism sampled
+    with probability ``rate``, as a function of the grid step h."""
+    return lambda h: build(*args, sampling_probability=rate, value_discretization=h)
+
+
 def _leaf_builder(
     event: Event, rate: float = 1.0
 ) -> tuple[Builder, bool, Theorem, dict[str, Any]] | None:
@@ -58,51 +66,37 @@ def _leaf_builder(
     if isinstance(event, ev.Gaussian):
         s, d = _number(event.sigma), _number(event.sensitivity)
         params = {"sigma": event.sigma, "Delta": event.sensitivity}
-        if None not in (s, d):
-
-            def make(h: float) -> pld.PLDPair:
-                return pld.gaussian(s, d, sampling_probability=rate, value_discretization=h)
+        if s is not None and d is not None:
+            make = _grid(pld.gaussian, s, d, rate=rate)
     elif isinstance(event, ev.Laplace):
         b, d = _number(event.scale), _number(event.sensitivity)
         params = {"b": event.scale, "Delta": event.sensitivity}
-        if None not in (b, d):
-
-            def make(h: float) -> pld.PLDPair:
-                return pld.laplace(b, d, sampling_probability=rate, value_discretization=h)
+        if b is not None and d is not None:
+            make = _grid(pld.laplace, b, d, rate=rate)
     elif isinstance(event, ev.RandomizedResponse):
-        e, k = _number(event.epsilon), _number(event.categories)
+        rr_eps, k = _number(event.epsilon), _number(event.categories)
         params = {"epsilon": event.epsilon, "k": event.categories}
-        if None not in (e, k):
+        if rr_eps is not None and k is not None:
 
-            def make(h: float) -> pld.PLDPair:
+            def make(h: float) -> pld.PLDPair:  # int(k) here: an overflow means no PLD
                 return pld.randomized_response(
-                    e, int(k), sampling_probability=rate, value_discretization=h
+                    rr_eps, int(k), sampling_probability=rate, value_discretization=h
                 )
     elif isinstance(event, (ev.PureDP, ev.ApproxDP)):
         e, d = _number(event.epsilon), _number(getattr(event, "delta", 0))
         params = {"epsilon": event.epsilon, "delta": getattr(event, "delta", 0)}
-        if None not in (e, d):
-
-            def make(h: float) -> pld.PLDPair:
-                return pld.generic(e, d, sampling_probability=rate, value_discretization=h)
+        if e is not None and d is not None:
+            make = _grid(pld.generic, e, d, rate=rate)
     elif isinstance(event, ev.DiscreteLaplace):
         b, d = _number(event.scale), _number(event.sensitivity)
         params = {"b": event.scale, "Delta": event.sensitivity}
-        if None not in (b, d) and d == int(d):
-
-            def make(h: float) -> pld.PLDPair:
-                return pld.discrete_laplace(
-                    b, int(d), sampling_probability=rate, value_discretization=h
-                )
+        if b is not None and d is not None and d == int(d):
+            make = _grid(pld.discrete_laplace, b, int(d), rate=rate)
     elif isinstance(event, ev.DiscreteGaussian):
         s, d = _number(event.sigma), _number(event.sensitivity)
         params = {"sigma": event.sigma, "Delta": event.sensitivity}
-        if None not in (s, d) and d == int(d):
-
-            def make(h: float) -> pld.PLDPair:
-                return pld.discrete_gaussian(
-                    s, int(d), sampling_probability=rate, value_discretization=h
-                )
+        if s is not None and d is not None and d == int(d):
+            make = _grid(pld.discrete_gaussian, s, int(d), rate=rate)
     elif isinstance(event, ev.Exponential) and rate == 1.0:
         e = _number(event.epsilon)
         own = False
@@ -184,7 +178,9 @@ def _pair_statement(
     )
 
 
-def _renyi_subsampled_gaussian(event: Event, inner: ev.Gaussian, count: int) -> RenyiCurve:
+def _renyi_subsampled_gaussian(
+    event: ev.PoissonSampled, inner: ev.Gaussian, count: int
+) -> RenyiCurve:
     orders = rdp.DEFAULT_ORDERS[:48]
 
     def exact_tau(order: int) -> sympy.Expr:
@@ -248,7 +244,7 @@ def _renyi_power(event: Event, s: RenyiCurve, k: int) -> RenyiCurve | None:
 
 
 def _advanced_approx(
-    event: Event, inner: list[Statement], k: Any, budget: sympy.Expr | None
+    event: Event, inner: Sequence[Statement], k: Any, budget: sympy.Expr | None
 ) -> list[Statement]:
     """Advanced composition (Dwork, Rothblum, Vadhan 2010) of k copies of each (eps, delta)
     statement of one part, symbolic parameters allowed, with slack delta' = budget - k delta

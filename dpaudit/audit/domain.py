@@ -152,9 +152,10 @@ def _column(i: int, entry: Any) -> Column:
                 f"{where} must list at most {MAX_CATEGORIES:,} values (MAX_CATEGORIES), got "
                 f"{len(entry):,}"
             )
-        values = [_number(v) for v in entry]
-        bad = next((v for v, f in zip(entry, values, strict=True) if f is None), None)
-        if any(f is None for f in values):
+        numbers = [_number(v) for v in entry]
+        bad = next((v for v, f in zip(entry, numbers, strict=True) if f is None), None)
+        values = [f for f in numbers if f is not None]
+        if len(values) < len(numbers):
             raise ValueError(
                 f"{where} must list finite numbers (the dataset is a float array; encode "
                 f"categories as numbers), got the value {bad!r}"

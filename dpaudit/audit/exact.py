@@ -147,11 +147,12 @@ def exact_audit(
         raise ValueError(f"epsilon must be a number >= 0, got {epsilon!r}")
     start = time.perf_counter()
     candidates = resolve_pairs(d0, d1, pairs)
-    best = None
+    best: tuple[tuple[float, tuple, str], NeighbouringPair] | None = None
     for pair in candidates:
         found = _exact(mechanism.probabilities(pair.d0), mechanism.probabilities(pair.d1), delta)
         if best is None or found[0] > best[0][0]:
             best = (found, pair)
+    assert best is not None  # resolve_pairs returns at least one pair
     (eps, event, direction), pair = best
     schema = OutputSchema("categorical")
     return AuditResult(
@@ -238,7 +239,8 @@ def check_sampler(
             raise ValueError(f"mechanism produced {key!r}, which probabilities() gives no mass")
         observed[key] += 1
     expected = {o: p * samples for o, p in probs.items()}
-    obs, exp = {}, {}
+    obs: dict[Hashable, int] = {}
+    exp: dict[Hashable, float] = {}
     for o in probs:
         key = o if expected[o] >= MIN_EXPECTED else "other"
         obs[key] = obs.get(key, 0) + observed[o]

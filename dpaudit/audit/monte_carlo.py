@@ -248,7 +248,7 @@ def audit(
             found = search_events(
                 x0,
                 x1,
-                runner.schema,
+                runner.output_schema,
                 scorer,
                 families=families,
                 max_outcomes=max_outcomes,
@@ -265,6 +265,7 @@ def audit(
             score = max(c.predicted for c in chosen)
             if best is None or score > best[0]:
                 best = (score, i, chosen)
+        assert best is not None  # resolve_pairs returns at least one pair
         if screening:
             best = (best[0], best[1], select(best[1], n_sel, _SELECTION))
         _, index, chosen = best
@@ -278,10 +279,10 @@ def audit(
     certified = []
     for j, cand in enumerate(chosen):
         k_num, k_den = int(hits[cand.numerator][j]), int(hits[1 - cand.numerator][j])
-        lower, _ = clopper_pearson(k_num, n_cert, level)
-        _, upper = clopper_pearson(k_den, n_cert, level)
-        bound = epsilon_lower_bound(float(lower), float(upper), delta)
-        certified.append((bound, j, float(lower), float(upper)))
+        p_num_lower, _ = clopper_pearson(k_num, n_cert, level)
+        _, p_den_upper = clopper_pearson(k_den, n_cert, level)
+        bound = epsilon_lower_bound(float(p_num_lower), float(p_den_upper), delta)
+        certified.append((bound, j, float(p_num_lower), float(p_den_upper)))
     bound, j, lower, upper = max(certified, key=lambda t: (t[0], -t[1]))
     cand = chosen[j]
     k0, k1 = int(hits[0][j]), int(hits[1][j])

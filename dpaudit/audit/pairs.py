@@ -85,7 +85,8 @@ def query_pairs(
         "one up, the rest down": np.r_[s, -s * rest],
         "one down, the rest up": np.r_[-s, s * rest],
     }
-    pairs, seen = [], []
+    pairs: list[NeighbouringPair] = []
+    seen: list[np.ndarray] = []
     for name, shift in patterns.items():
         if any(np.array_equal(shift, t) for t in seen):
             continue

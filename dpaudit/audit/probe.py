@@ -19,6 +19,7 @@ repeat each other's draws; the result says so (``reproducible=False`` and a warn
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,7 +62,8 @@ class Probe:
     warnings: tuple[str, ...]
 
 
-def _numpy_state_equal(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+def _numpy_state_equal(a: Iterable[Any], b: Iterable[Any]) -> bool:
+    # np.random.get_state() returns the legacy tuple; numpy's stubs say dict[str, Any]
     return all(
         np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y
         for x, y in zip(a, b, strict=True)

@@ -92,6 +92,7 @@ class RecordsAuditResult(AuditResult):
         search_samples: search samples per dataset of each candidate.
     """
 
+    # the datasets themselves where AuditResult has the pair in words (see _pair_text)
     pair: tuple[np.ndarray, np.ndarray]  # type: ignore[assignment]
     pair_description: str = ""
     relation: str = "replace-one"
@@ -115,6 +116,7 @@ class RecordsAuditResult(AuditResult):
         mine.pop("wall_time"), theirs.pop("wall_time")
         return mine == theirs
 
+    # unhashable, as __eq__ compares arrays (mypy does not accept None for a method)
     __hash__ = None  # type: ignore[assignment]
 
 
@@ -448,7 +450,7 @@ def audit_records(
             found = search_events(
                 x0,
                 x1,
-                runner.schema,
+                runner.output_schema,
                 scorer,
                 families=families,
                 rng=np.random.default_rng(seed_sequence(root, _MODELS, i)),

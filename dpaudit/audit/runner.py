@@ -167,8 +167,19 @@ class Runner:
     total: int = 0
     schema: OutputSchema | None = None
 
+    @property
+    def output_schema(self) -> OutputSchema:
+        """The audit's output schema, fixed by the first :meth:`sample`.
+
+        Raises:
+            RuntimeError: before the first :meth:`sample`.
+        """
+        if self.schema is None:
+            raise RuntimeError("the output schema is fixed by sample(); call sample() first")
+        return self.schema
+
     def __enter__(self) -> Runner:
-        self._own = None
+        self._own: ProcessPoolExecutor | DaskExecutor | None = None
         if self.executor is None and self.workers > 1:
             self._own = ProcessPoolExecutor(max_workers=self.workers, initializer=_reseed_globals)
         elif is_dask_target(self.executor):  # a distributed.Client or a scheduler address

@@ -108,8 +108,15 @@ def _threshold_grid(s0: np.ndarray, s1: np.ndarray) -> np.ndarray:
 
 
 def _best_threshold(
-    feature: Feature, x0: np.ndarray, x1: np.ndarray, scorer: Scorer, family: str
+    feature: Feature,
+    x0: np.ndarray,
+    x1: np.ndarray,
+    scorer: Scorer,
+    family: str,
+    observed: np.ndarray | None = None,
 ) -> list[Candidate]:
+    """The best threshold event on ``feature`` for each direction of the ratio; restated as
+    intervals of the output seen in ``observed`` when given (scalar outputs)."""
     v0, v1 = feature.values(x0), feature.values(x1)
     s0, s1 = np.sort(v0[~np.isnan(v0)]), np.sort(v1[~np.isnan(v1)])
     if len(s0) == 0 or len(s1) == 0:
@@ -125,7 +132,11 @@ def _best_threshold(
             i, score = _argbest(scorer, hits[numerator], hits[1 - numerator], n)
             if best is None or score > best[0]:
                 best = (score, ThresholdEvent(feature, float(grid[i]), above))
-        found.append(Candidate(best[1], numerator, best[0], family))
+        assert best is not None  # the loop above ran (twice)
+        predicted, event = best
+        if observed is not None:  # restate as intervals of the output, for people
+            event = replace(event, plain=plain_intervals(event, observed))
+        found.append(Candidate(event, numerator, predicted, family))
     return found
 
 
@@ -252,14 +263,8 @@ def search_events(
         # predicted bound of a learned event is not inflated by overfitting.
         h = len(x0) // 2
         for model in (fit_logistic(x0[:h], x1[:h], rng), fit_binned_ratio(x0[:h], x1[:h])):
-            learned = _best_threshold(model, x0[h:], x1[h:], scorer, "classifier")
-            if schema.kind == "scalar":  # restate as intervals of the output, for people
-                observed = np.concatenate([x0, x1])
-                learned = [
-                    replace(c, event=replace(c.event, plain=plain_intervals(c.event, observed)))
-                    for c in learned
-                ]
-            found += learned
+            observed = np.concatenate([x0, x1]) if schema.kind == "scalar" else None
+            found += _best_threshold(model, x0[h:], x1[h:], scorer, "classifier", observed)
     if not found:  # e.g. non-numeric outputs that never repeat: nothing to test
         found = [Candidate(OutcomeSetEvent((), schema), n, -np.inf, "none") for n in (0, 1)]
     found.sort(key=lambda c: c.predicted, reverse=True)

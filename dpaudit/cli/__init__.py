@@ -14,6 +14,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 from typing import NoReturn
 
 from dpaudit import __version__
@@ -56,7 +57,7 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
-def _module(name: str) -> object | None:
+def _module(name: str) -> ModuleType | None:
     module_name = f"dpaudit.cli.{name.replace('-', '_')}"
     try:
         return importlib.import_module(module_name)
@@ -89,7 +90,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             continue
         module = _module(name)
         if module is not None:
-            module.register(sub)  # type: ignore[attr-defined]
+            module.register(sub)
     for p in sub.choices.values():
         if p.epilog is None:
             p.epilog = EPILOG

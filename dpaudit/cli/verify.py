@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 
 from dpaudit.cli.exit_codes import dumps
 from dpaudit.verify.claims import CLAIMS, get_claim, load_claim_modules
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         limit = args.time_limit or (ALL_TIME_LIMIT if args.all else TIME_LIMIT)
         boxes = ALL_MAX_BOXES if args.all else 4000
         work = ALL_MAX_WORK if args.all else MAX_WORK
-        rows = []
+        rows: list[dict[str, Any]] = []
         start = time.monotonic()
         for key in keys:
             try:
@@ -96,21 +97,25 @@ def run(args: argparse.Namespace) -> int:
     if not args.inequality:
         raise ValueError("give an inequality, --claim KEY or --all")
     domain = Domain.parse(args.domain)
-    v = verify_with_relaxation(args.inequality, domain, time_limit=args.time_limit or TIME_LIMIT)
+    verdict = verify_with_relaxation(
+        args.inequality, domain, time_limit=args.time_limit or TIME_LIMIT
+    )
     if args.json:
         print(
             dumps(
                 {
-                    "status": v.status,
-                    "summary": v.summary(),
-                    "counterexample": {k: str(x) for k, x in (v.counterexample or {}).items()},
+                    "status": verdict.status,
+                    "summary": verdict.summary(),
+                    "counterexample": {
+                        k: str(x) for k, x in (verdict.counterexample or {}).items()
+                    },
                 },
                 indent=2,
             )
         )
     else:
-        print(v)
-    return 1 if v.refuted else 0
+        print(verdict)
+    return 1 if verdict.refuted else 0
 
 
 def _print(rows: list[dict], as_json: bool, seconds: float) -> None:

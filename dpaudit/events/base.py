@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from enum import Enum
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import sympy
 
@@ -185,6 +185,12 @@ class Event:
         object.__setattr__(self, name, value)
 
     # ``relation`` (a :class:`Relation`) is a field on leaves and a property on combinators.
+    if TYPE_CHECKING:  # declared for the type checker only; nothing changes at runtime
+
+        @property
+        def relation(self) -> Relation:
+            """The neighbouring relation the event's guarantee is stated under."""
+            ...
 
     def children(self) -> tuple[Event, ...]:
         """The sub-events of a combinator (empty for a leaf)."""

@@ -9,7 +9,7 @@ result is stated under.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from dpaudit.events.base import Event, Relation, _format_value, ranged, validate_ranges
@@ -89,7 +89,8 @@ class Wrapper(Event):
 class Combination(Event):
     """A combinator over a non-empty list of events sharing one neighbouring relation."""
 
-    events: tuple[Event, ...] = dataclasses.field(metadata={"positional": True})
+    # given as any sequence of events (a list, usually), stored as a tuple
+    events: Sequence[Event] = dataclasses.field(metadata={"positional": True})
 
     def __post_init__(self) -> None:
         self._set("events", _event_tuple(self.kind, self.events))
@@ -99,7 +100,7 @@ class Combination(Event):
         return self.events[0].relation
 
     def children(self) -> tuple[Event, ...]:
-        return self.events
+        return tuple(self.events)  # the stored tuple itself
 
 
 @dataclasses.dataclass(frozen=True)

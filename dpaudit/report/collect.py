@@ -456,7 +456,9 @@ def _audit_dict(r: Any) -> dict[str, Any]:
 def _audit(target: Target, seed: int) -> dict[str, Any]:
     from dpaudit.audit import audit
 
-    mechanism = target.mechanism() if target.mechanism is not None else None
+    if target.mechanism is None:
+        raise ValueError(f"target {target.name}: no mechanism to audit")
+    mechanism = target.mechanism()
     pairs = (
         list(target.pairs()) if target.pairs is not None else list(getattr(mechanism, "pairs", ()))
     )

@@ -465,7 +465,9 @@ def _inline(text: str) -> str:
             out.append(html.escape(text[i + 1]))
             i += 2
         elif c == "`":
-            run = len(re.match("`+", text[i:]).group())  # type: ignore[union-attr]
+            backticks = re.match("`+", text[i:])
+            assert backticks is not None  # text[i] is a backtick
+            run = len(backticks.group())
             close = re.compile(f"(?<!`){'`' * run}(?!`)").search(text, i + run)
             if close is None:
                 out.append(html.escape("`" * run))

@@ -64,7 +64,7 @@ def verdict(report: dict[str, Any]) -> dict[str, Any]:
     eps, expect = t["epsilon"], t["expect"]
     g = report.get("guarantee") or {}
     v = report.get("verification") or {}
-    a = report.get("audit")
+    a = report.get("audit") or {}
     upper = g.get("epsilon_upper")
     parts: list[str] = []
     if upper is not None:

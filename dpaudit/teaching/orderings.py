@@ -27,9 +27,13 @@ SAME = 1e-6
 
 
 class _Method(Protocol):
-    label: str
-    theorem: Theorem
-    epsilons: dict[int, float]
+    # read-only, as on the frozen dataclass comparison.Method
+    @property
+    def label(self) -> str: ...
+    @property
+    def theorem(self) -> Theorem: ...
+    @property
+    def epsilons(self) -> dict[int, float]: ...
 
 
 #: The worst case over all eps-DP mechanisms is binary randomized response (Kairouz, Oh,
@@ -92,7 +96,7 @@ def _basic_vs_advanced(advanced_below: bool, delta: str) -> str:
     return core + "so for few compositions or large eps basic composition is tighter"
 
 
-def _gdp_exact(_: Event, __: bool) -> str:
+def _gdp_exact(_: Event, __: str) -> str:
     return (
         "the Gaussian profile is exact for compositions of Gaussian mechanisms (a composition "
         "of mu_i-GDP mechanisms is sqrt(sum mu_i^2)-GDP with no slack, Dong, Roth, Su 2022, "

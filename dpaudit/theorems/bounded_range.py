@@ -221,12 +221,13 @@ def bounded_range_composition_bounds(
         e_iv = iv.mpf(e)
         for i in range(m + 1):
             t_iv = e_iv * i / m
-            for value, dn, up in (
+            for value, dn_out, up_out in (
                 (iv.expm1(e_iv) - iv.expm1(t_iv), p_dn, p_up),
                 (iv.expm1(t_iv), q_dn, q_up),
             ):
                 a, b = endpoints(value / iv.expm1(e_iv))
-                dn[i], up[i] = max(0.0, mpf_to_float(a, "down")), min(1.0, mpf_to_float(b, "up"))
+                dn_out[i] = max(0.0, mpf_to_float(a, "down"))
+                up_out[i] = min(1.0, mpf_to_float(b, "up"))
     slope = np.exp(ts) / em1 * (1 + 8 * u)  # -dp_t/dt
     eh, emh = math.expm1(h), -math.expm1(-h)
     margin = 64 * u * (2 + big / em1)

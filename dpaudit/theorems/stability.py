@@ -282,8 +282,16 @@ def lemma8_guarantee(
     (003: 4 e^6 with beta = 1/(eta n), eps_R = 1/(eta n), k <= 2 eta n).  The subsets I that
     contain the changed record and are nets are re-paired with n'/(n - n') weight; those that
     are not nets contribute delta; Lemma 11 adds eps_EM + eps_R.
+
+    Raises:
+        ValueError: if ``event.selection`` is not an :class:`~dpaudit.events.Exponential`
+            (the lemma is stated for the exponential mechanism).
     """
     sel = event.selection
+    if not isinstance(sel, Exponential):
+        raise ValueError(
+            f"lemma8_guarantee: event.selection must be an Exponential mechanism, got {sel}"
+        )
     beta = selection_beta(sel)
     n, m = event.population, event.sample
     k = event.net_radius * (n - 1) + 1

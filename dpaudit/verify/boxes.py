@@ -50,7 +50,9 @@ class _Axis:
             lo = _frac_down(r.low)
             hi = _frac_up(r.high)
             if self.range.integer:
-                return Fraction(r.first_integer()), Fraction(r.last_integer())
+                first, last = r.first_integer(), r.last_integer()
+                assert first is not None and last is not None  # a bounded range has both ends
+                return Fraction(first), Fraction(last)
             return lo, hi
         if self.kind == "line":
             return Fraction(-1), Fraction(1)

@@ -66,7 +66,7 @@ def _holds_at(cond: Any, values: Mapping[str, Any]) -> bool:
     if cond in (sympy.false, False):
         return False
     if isinstance(cond, (sympy.And, sympy.Or)):
-        states = []
+        states: list[bool | None] = []
         for c in cond.args:
             try:
                 states.append(_holds_at(c, values))

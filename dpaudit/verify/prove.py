@@ -160,14 +160,17 @@ def verify_claim(
     if g is not None:
         # proof by relaxation first: it settles nested minima and log-ratio asymptotics
         # the branch-and-bound cannot enclose, and gives up quickly otherwise
-        v = prove_by_relaxation(
+        relaxed = prove_by_relaxation(
             sympy.Le(g.epsilon, claim.epsilon),
             claim.domain,
             time_limit=min(time_limit, RELAX_SECONDS),
         )
-        if v is not None:
+        if relaxed is not None:
             return finish(
-                "proved", f"accountant: {_theorem_for(g, g.epsilon)}; {v.method}", g.epsilon, v
+                "proved",
+                f"accountant: {_theorem_for(g, g.epsilon)}; {relaxed.method}",
+                g.epsilon,
+                relaxed,
             )
         bounds = list(g.epsilon.args) if isinstance(g.epsilon, sympy.Min) else [g.epsilon]
         if len(bounds) > 1:

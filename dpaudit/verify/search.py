@@ -522,8 +522,8 @@ class _Search:
             if self.decided(lo):
                 proved_boxes += 1
                 continue
-            point = self.point_of(ubox)
-            found = self.witness(point) if point is not None else None
+            interior = self.point_of(ubox)
+            found = self.witness(interior) if interior is not None else None
             if found is not None:
                 return self.refutation(found, "interval branch-and-bound")
             children = self.split(ubox)

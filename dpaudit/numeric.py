@@ -148,7 +148,7 @@ def _iv_const(value: sympy.Expr) -> Any:
     return mpmath.iv.mpf(p) / mpmath.iv.mpf(q)
 
 
-def _monotone(fn_name: str, increasing: bool) -> Callable[[Any], Any]:
+def _monotone(fn_name: str, increasing: bool, span: tuple[int, int]) -> Callable[[Any], Any]:
     """Interval extension of a monotone special function that mpmath.iv lacks.
 
     The function is evaluated with ordinary mpmath at 30 extra bits at both endpoints; the
@@ -158,18 +158,26 @@ def _monotone(fn_name: str, increasing: bool) -> Callable[[Any], Any]:
     series; checked against the Abramowitz-Stegun 7.1.13 bounds and higher precision in
     tests/numeric/test_numeric_layer.py); an absolute pad made ``erfc(70) ~ 1e-2130`` the
     interval [-1e-97, 1e-97], and the Gaussian mechanism at sigma 1e-4 uncertifiable.  Only an
-    exact zero (no relative information) gets an absolute pad.
+    exact zero (no relative information) gets an absolute pad.  Where mpmath itself overflows
+    (erfc of a 10^800 argument), that end takes the function's bound over its whole range
+    (``span``): wide, still valid.
     """
     mp_fn = getattr(mpmath.mp, fn_name)
+
+    def at(value: Any, fallback: int) -> Any:
+        try:
+            return mp_fn(value)
+        except OverflowError:
+            return mpmath.mpf(fallback)
 
     def extension(x: Any) -> Any:
         prec = mpmath.iv.prec
         a, b = endpoints(x)
         with mpmath.workprec(prec + 30):
-            lo = mp_fn(a)
-            hi = mp_fn(b)
-            if not increasing:
-                lo, hi = hi, lo
+            if increasing:
+                lo, hi = at(a, span[0]), at(b, span[1])
+            else:
+                lo, hi = at(b, span[0]), at(a, span[1])
             pad_lo = abs(lo) * mpmath.mpf(2) ** (-(prec + 10)) or mpmath.mpf(2) ** (-(prec * 4))
             pad_hi = abs(hi) * mpmath.mpf(2) ** (-(prec + 10)) or mpmath.mpf(2) ** (-(prec * 4))
             return mpmath.iv.mpf([lo - pad_lo, hi + pad_hi])
@@ -177,8 +185,8 @@ def _monotone(fn_name: str, increasing: bool) -> Callable[[Any], Any]:
     return extension
 
 
-_iv_erf = _monotone("erf", increasing=True)
-_iv_erfc = _monotone("erfc", increasing=False)
+_iv_erf = _monotone("erf", increasing=True, span=(-1, 1))
+_iv_erfc = _monotone("erfc", increasing=False, span=(0, 2))
 
 
 def _iv_pow(base: Any, exponent: sympy.Expr, env: Mapping[sympy.Symbol, Any]) -> Any:

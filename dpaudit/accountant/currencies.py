@@ -43,14 +43,17 @@ VALUE_DISCRETIZATION = 1e-4
 
 
 def _number(value: Any) -> float | None:
-    """A float for a numeric exact value, None for a symbolic one."""
+    """A finite float for a numeric exact value; None for a symbolic one or one beyond the
+    float range (10**400 became inf, and ``int(inf)`` in a PLD builder an OverflowError):
+    the float-based constructions then do not apply, the exact theorems still do."""
     expr = as_expr(value)
     if expr.free_symbols:
         return None
     try:
-        return float(expr)
-    except (TypeError, ValueError):
+        x = float(expr)
+    except (TypeError, ValueError, OverflowError):
         return None
+    return x if math.isfinite(x) else None
 
 
 def _rational_up(x: float) -> sympy.Expr:

@@ -127,7 +127,10 @@ def gdp_epsilon(
         (lower, delta)-DP (its exact profile exceeds delta there), both checked with interval
         arithmetic on :func:`gdp_delta`.
     """
-    guess = _gdp_epsilon_guess(float(mu_), float(delta_))
+    try:  # only a starting point: bisection certifies with or without it
+        guess = _gdp_epsilon_guess(float(mu_), float(delta_))
+    except (ZeroDivisionError, OverflowError, ValueError):  # mu beyond floats or mpmath's erfc
+        guess = None
     return bracket_decreasing(gdp_delta(mu_, _x), _x, delta_, rel_tol=rel_tol, guess=guess)
 
 

@@ -199,3 +199,26 @@ def test_gaussian_is_certified_tightly_at_extreme_sigma_and_delta(sigma, delta) 
     assert g.epsilon_lower is not None
     assert float(g.epsilon_lower) <= exact_eps <= g.epsilon_upper
     assert g.epsilon_upper - float(g.epsilon_lower) <= 1e-9 * g.epsilon_upper
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "DiscreteLaplace(1, sensitivity=10**400)",
+        "DiscreteGaussian(1, sensitivity=10**400)",
+        "Gaussian(10**400)",
+        "Gaussian(10**-400)",
+        "SelfComposed(Gaussian(10**-200), 10**12)",
+    ],
+)
+def test_parameters_beyond_the_float_range_give_a_sound_bound(text: str) -> None:
+    """Found by the type checker's review and by hand: 10**400 became inf in a PLD builder
+    (int(inf): OverflowError), and mpmath's erfc overflowed in the Gaussian's float guess;
+    both were internal errors.  Now the float constructions step aside and the exact theorems
+    answer (epsilon may be +inf: still an upper bound)."""
+    from dpaudit.parse import parse_event
+
+    g = Accountant().guarantee(parse_event(text), sympy.Rational(1, 10**6))
+    assert g.epsilon_upper is not None and g.epsilon_upper >= 0
+    if text == "Gaussian(10**400)":  # delta(0) = erf(mu / (2 sqrt 2)) ~ 4e-401 <= 1e-6
+        assert g.epsilon_upper == 0

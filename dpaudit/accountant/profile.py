@@ -43,6 +43,7 @@ import sympy
 from dpaudit.accountant import currencies as cur
 from dpaudit.accountant.domains import admit
 from dpaudit.accountant.statements import (
+    SETTLED,
     Approx,
     Concentrated,
     GaussianDP,
@@ -193,7 +194,11 @@ def delta_for_epsilon(
             nothing is returned rather than a contradiction).
     """
     found: list[DeltaCandidate] = []
-    for s in statements:
+    # costly currencies (privacy loss distributions) last, and not at all once a cheaper
+    # result is exact (as in Accountant.guarantee: statements.SETTLED)
+    for s in sorted(statements, key=lambda s: s.costly):
+        if s.costly and any(_exact(c) for c in found):
+            continue
         for kind, rule in _RULES:
             if isinstance(s, kind):
                 found.extend(_applied(rule, s, epsilon))
@@ -217,6 +222,14 @@ def delta_for_epsilon(
         None if lower is None else lower.theorem,
         tuple(found),
     )
+
+
+def _exact(c: DeltaCandidate) -> bool:
+    """Whether a candidate settles delta: 0 (nothing is smaller), or a certified band within
+    :data:`SETTLED` of its upper bound."""
+    if c.upper == 0:
+        return True
+    return c.lower is not None and c.upper - c.lower <= float(SETTLED) * c.upper
 
 
 def _applied(rule: Any, statement: Statement, eps: sympy.Expr) -> list[DeltaCandidate]:

@@ -43,12 +43,12 @@ import sympy
 from dpaudit.accountant import currencies as cur
 from dpaudit.accountant.domains import admit
 from dpaudit.accountant.statements import (
-    SETTLED,
     Approx,
     Concentrated,
     GaussianDP,
     Pure,
     Statement,
+    band_settled,
     compare,
     show,
 )
@@ -229,7 +229,7 @@ def _exact(c: DeltaCandidate) -> bool:
     :data:`SETTLED` of its upper bound."""
     if c.upper == 0:
         return True
-    return c.lower is not None and c.upper - c.lower <= float(SETTLED) * c.upper
+    return c.lower is not None and band_settled(c.upper, c.lower)
 
 
 def _applied(rule: Any, statement: Statement, eps: sympy.Expr) -> list[DeltaCandidate]:

@@ -349,6 +349,11 @@ class GaussianDP(Statement):
 SETTLED = sympy.Rational(1, 10**9)
 
 
+def band_settled(upper: float, lower: float) -> bool:
+    """Whether a certified band ``[lower, upper]`` is within :data:`SETTLED` of ``upper``."""
+    return upper - lower <= float(SETTLED) * upper
+
+
 def settled(candidates: list[Candidate]) -> Candidate | None:
     """The first numeric candidate whose certified band is within :data:`SETTLED` of its
     upper bound (e.g. the analytic Gaussian profile, exact for compositions of Gaussians)."""
@@ -356,7 +361,7 @@ def settled(candidates: list[Candidate]) -> Candidate | None:
         if c.epsilon_lower is None or c.epsilon.free_symbols or c.epsilon_lower.free_symbols:
             continue
         upper, lower = float_up(c.epsilon), float_down(c.epsilon_lower)
-        if upper > 0 and upper - lower <= float(SETTLED) * upper:
+        if upper > 0 and band_settled(upper, lower):
             return c
     return None
 

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import faulthandler
+import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 
 import pytest
+from hypothesis import settings
+
+# Hypothesis in CI is derandomized: the examples a property test tries are the same on every
+# machine and every run, so a run cannot meet a slow or failing example that the previous run
+# did not (CI is a gate, not an exploration), and a slow machine is no reason to fail (no
+# deadline).  ``HYPOTHESIS_PROFILE=explore`` draws fresh random examples, for looking for bugs
+# locally; a failure found that way is added to the test with ``@example``.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("explore", deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture
@@ -54,7 +66,35 @@ def run_threads() -> Callable[[int, Callable[[int], object]], None]:
 SLOW_TEST_TIMEOUT = 1800
 
 
+#: Seconds past a test's pytest-timeout limit after which the process running it is ended.
+#: pytest-timeout interrupts Python code; a call that holds the interpreter lock (a C routine
+#: on huge numbers, say) cannot be interrupted that way, and once hung a whole CI run.
+#: faulthandler's watchdog is a C thread that needs no lock: it prints every thread's stack
+#: and exits the worker, which pytest-xdist reports as this test's failure and replaces.
+HARD_KILL_GRACE = 120
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(SLOW_TEST_TIMEOUT))
+
+
+def _timeout_of(item: pytest.Item) -> float:
+    marker = item.get_closest_marker("timeout")
+    if marker is not None and marker.args:
+        return float(marker.args[0])
+    if marker is not None and "timeout" in marker.kwargs:
+        return float(marker.kwargs["timeout"])
+    return float(item.config.getini("timeout") or 300)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, None, None]:
+    limit = _timeout_of(item)
+    if limit > 0:  # 0: the test asked for no time limit
+        faulthandler.dump_traceback_later(limit + HARD_KILL_GRACE, exit=True)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()

@@ -14,6 +14,7 @@ from dpaudit.events.combinators import (
     SampledWithoutReplacement,
     SelfComposed,
 )
+from dpaudit.events.cover import EMCover
 from dpaudit.events.primitives import (
     NOISES,
     ZCDP,
@@ -29,9 +30,17 @@ from dpaudit.events.primitives import (
     RandomizedResponse,
     ReportNoisyMax,
 )
+from dpaudit.events.stability import (
+    LabelFlipped,
+    RelabeledSubsampleSelection,
+    SubsampledCandidates,
+    UniformlyStable,
+)
 
-#: Every event class by the name used in event expressions (the CLI's parser reads this).
-#: Modules that add event classes register them here with :func:`register_event`.
+#: Every event class by the name used in event expressions (the CLI's parser and plan files
+#: read this).  Complete on import of this package, whatever was imported before: the cover
+#: and stability events are registered below with the primitives and combinators.
+#: Code outside the package that adds event classes registers them with :func:`register_event`.
 EVENT_TYPES: dict[str, type[Event]] = {}
 
 
@@ -60,6 +69,11 @@ for _cls in (
     Group,
     PoissonSampled,
     SampledWithoutReplacement,
+    EMCover,
+    UniformlyStable,
+    SubsampledCandidates,
+    LabelFlipped,
+    RelabeledSubsampleSelection,
 ):
     register_event(_cls)
 

@@ -200,12 +200,3 @@ class EMCover(Event):
         if self.rounds is not None and getattr(self.rounds, "free_symbols", None):
             found.append(self.rounds >= 1)
         return tuple(found)
-
-
-def _register() -> None:
-    from dpaudit.events import register_event
-
-    register_event(EMCover)
-
-
-_register()

@@ -147,13 +147,3 @@ class RelabeledSubsampleSelection(Event):
 
     def children(self) -> tuple[Event, ...]:
         return (self.selection, self.relabel)
-
-
-def _register() -> None:
-    from dpaudit.events import register_event
-
-    for cls in (UniformlyStable, SubsampledCandidates, LabelFlipped, RelabeledSubsampleSelection):
-        register_event(cls)
-
-
-_register()

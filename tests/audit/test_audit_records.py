@@ -127,6 +127,7 @@ def test_missing_upper_clip_is_found(relation: str) -> None:
     assert 5.0 in np.concatenate(result.pair).ravel()
 
 
+@pytest.mark.slow  # 5 s: two record searches
 def test_relations_differ_on_a_histogram_with_vector_outputs() -> None:
     # Laplace(1/eps) on each bin: eps-DP under add-remove, 2 eps under replace-one.
     fn = NoisyHistogram(4, 1.0 / EPSILON)

@@ -71,6 +71,7 @@ def _unsound_audit(mechanism, d0, d1, seed: int) -> bool:
     return epsilon_lower_bound(float(lower), float(upper), 0.0) > 1.0
 
 
+@pytest.mark.slow  # 7 s: a statistical experiment
 def test_the_experiment_catches_an_unsound_auditor():
     mechanism, d0, d1 = CASES["laplace"]
     alarms, rate = _alarm_rate(lambda seed: _unsound_audit(mechanism, d0, d1, seed))

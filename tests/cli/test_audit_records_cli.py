@@ -160,6 +160,7 @@ def test_bad_input_is_one_line_exit_2(
         assert "has no 'nope'" in done.stderr and str(workdir / "usercode.py") in done.stderr
 
 
+@pytest.mark.slow  # 7 s: a whole report in a subprocess
 def test_report_loads_an_object_from_the_current_directory(workdir: Path) -> None:
     done = dpaudit(workdir, "report", "usercode:COUNT", "--out", "out", "--no-audit")
     assert done.returncode == 0, done.stderr

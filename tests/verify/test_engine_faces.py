@@ -39,6 +39,7 @@ ALL = {"time_limit": 20.0, "max_boxes": 1200}
 FAST = {"time_limit": 1.5, "max_boxes": 200}
 
 
+@pytest.mark.slow  # up to 8 s per claim (branch and bound)
 @pytest.mark.parametrize("key", ["004/theorem-3.5", "004/theorem-4.4", "003/corollary-1"])
 def test_corner_and_tail_claims_decided(key: str) -> None:
     load_claim_modules()

@@ -119,6 +119,7 @@ _SUP = {
 }
 
 
+@pytest.mark.slow  # 10-12 s per claim: whole-domain relaxation proofs
 @pytest.mark.parametrize("key", sorted(_SUP))
 def test_perturbed_source_claims(key: str) -> None:
     bound, claim = _bound(key)

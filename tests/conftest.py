@@ -98,3 +98,13 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, None, None]:
         yield
     finally:
         faulthandler.cancel_dump_traceback_later()
+
+
+#: Seconds a test process may take to exit once its tests are done.  A pool, cluster or
+#: thread a test left behind can keep a pytest-xdist worker from exiting, which would hang
+#: the whole run with every test passed; past this, the process prints its stacks and exits.
+EXIT_GRACE = 300
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    faulthandler.dump_traceback_later(EXIT_GRACE, exit=True)

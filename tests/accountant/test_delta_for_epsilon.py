@@ -209,9 +209,9 @@ def test_an_exact_result_makes_the_privacy_loss_distribution_unnecessary() -> No
     from dpaudit.accountant import Accountant
     from dpaudit.events import Gaussian, Laplace, SelfComposed
 
-    start = time.perf_counter()
+    start = time.process_time()
     d = Accountant().delta_for_epsilon(SelfComposed(Gaussian(1), 10**6), 505000)
-    assert time.perf_counter() - start < 20
+    assert time.process_time() - start < 20
     names = [c.theorem.key for c in d.candidates]
     assert "gaussian_analytic" in names and not any(k.startswith("pld") for k in names)
     assert d.delta_lower <= d.delta_upper <= d.delta_lower * (1 + 1e-9) + 1e-300

@@ -22,11 +22,11 @@ from dpaudit.theorems import rdp
 def test_close_values_are_ordered_fast() -> None:
     e = sympy.Integer(3)
     rr = rdp.randomized_response_rdp(64, sympy.exp(e) / (1 + sympy.exp(e)))
-    start = time.perf_counter()
+    start = time.process_time()
     assert exact_min(e, rr) == rr
     assert exact_max(e, rr) == e
     assert rdp.pure_rdp(64, 3) == rr
-    assert time.perf_counter() - start < 5
+    assert time.process_time() - start < 5
 
 
 def test_values_no_precision_can_order_stay_an_unevaluated_extreme() -> None:

@@ -440,7 +440,7 @@ def _check_scores(scores: Any, m: int) -> np.ndarray:
         raise ValueError(f"train must return m = {m} scores (shape ({m},)), got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
         bad = int(np.flatnonzero(~np.isfinite(arr))[0])
-        raise ValueError(f"train must return finite scores, got {arr[bad]!r} for canary {bad}")
+        raise ValueError(f"train must return finite scores, got {float(arr[bad])!r} for canary {bad}")
     return arr
 
 

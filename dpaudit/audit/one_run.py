@@ -373,7 +373,8 @@ def audit_one_run(
     for kp, km in candidates:
         v = int(included[order[:kp]].sum()) + int((~included[order[m - km :]]).sum())
         tried.append((kp, km, v, _certify(m, kp + km, v, float(delta), level)))
-    best = max(tried, key=lambda c: (c[3], -(c[0] + c[1])))
+    # the largest bound; among equal bounds (e.g. all 0) the largest excess over chance
+    best = max(tried, key=lambda c: (c[3], c[2] - (c[0] + c[1]) / 2))
     kp, km, v, eps_lower = best
     r = kp + km
     estimate = math.inf if v == r else (math.log(v / (r - v)) if v > 0 else -math.inf)
@@ -440,7 +441,9 @@ def _check_scores(scores: Any, m: int) -> np.ndarray:
         raise ValueError(f"train must return m = {m} scores (shape ({m},)), got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
         bad = int(np.flatnonzero(~np.isfinite(arr))[0])
-        raise ValueError(f"train must return finite scores, got {float(arr[bad])!r} for canary {bad}")
+        raise ValueError(
+            f"train must return finite scores, got {float(arr[bad])!r} for canary {bad}"
+        )
     return arr
 
 

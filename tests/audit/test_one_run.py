@@ -152,8 +152,7 @@ def test_without_its_delta_term_the_bound_fails_on_that_mechanism():
     mechanism, so the delta term of Theorem 5.2 is what makes it hold."""
     m, eps, delta = 8, 1.0, 0.05
     assert any(
-        _leaky_rr_tail(m, eps, delta, v) > one_run_p_value(m, m, v, eps, 0.0)
-        for v in range(m + 1)
+        _leaky_rr_tail(m, eps, delta, v) > one_run_p_value(m, m, v, eps, 0.0) for v in range(m + 1)
     )
 
 

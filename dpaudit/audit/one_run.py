@@ -262,17 +262,17 @@ class OneRunAuditResult(AuditResult):
     candidates: tuple[tuple[int, int, int, float], ...] = ()
 
     def theory(self, epsilon: float | None = None) -> float:
-        """The median bound a mechanism exactly ``epsilon``-DP (default: the claimed
-        epsilon) would certify with the same m, guesses and confidence
-        (:func:`one_run_theory`)."""
+        """The theory value beside the measured bound: the median bound a mechanism exactly
+        ``epsilon``-DP (default: the claimed epsilon) certifies with the same m and
+        confidence, at the best of the guess counts tried (:func:`one_run_theory` with the
+        same Bonferroni split, maximised over their totals r = k+ + k-)."""
         eps = self.epsilon_claimed if epsilon is None else epsilon
-        return one_run_theory(
-            eps,
-            self.m,
-            sum(self.guesses),
-            delta=self.delta,
-            confidence=self.confidence,
-            tests=self.tests,
+        totals = sorted({kp + km for kp, km, _, _ in self.candidates} or {sum(self.guesses)})
+        return max(
+            one_run_theory(
+                eps, self.m, r, delta=self.delta, confidence=self.confidence, tests=self.tests
+            )
+            for r in totals
         )
 
     def __str__(self) -> str:

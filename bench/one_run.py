@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import platform
-import sys
 import time
 
 import numpy as np
@@ -74,9 +73,7 @@ def main() -> None:
         "correct | violation | seconds |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
-    claimed = NoisyGDCanaryTrainer(m=1, noise_multiplier=SIGMA, steps=STEPS).claimed_epsilon(
-        DELTA
-    )
+    claimed = NoisyGDCanaryTrainer(m=1, noise_multiplier=SIGMA, steps=STEPS).claimed_epsilon(DELTA)
     for kind, sizes in (("gradient", CANARIES), ("input", INPUT_CANARIES)):
         for cls in (NoisyGDCanaryTrainer, BrokenNoisyGDTooLittleNoise):
             for m in sizes:
@@ -92,11 +89,9 @@ def main() -> None:
     print("|---" * (2 * len(epsilons) + 2) + "|")
     for m in (10, 100, 1000, 10_000, 100_000):
         start = time.perf_counter()
-        cells = [
-            f"{one_run_theory(e, m, m, delta=d):.4f}" for e in epsilons for d in (0.0, DELTA)
-        ]
+        cells = [f"{one_run_theory(e, m, m, delta=d):.4f}" for e in epsilons for d in (0.0, DELTA)]
         print(f"| {m} | {' | '.join(cells)} | {time.perf_counter() - start:.2f} |", flush=True)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -9,8 +9,11 @@ guesses W = #{i : T_i = S_i}.  With r = ||T||_1 guesses fixed in advance:
 * pure DP (Theorem 3.1 of the paper): if the algorithm is epsilon-DP with respect to each
   canary, W is stochastically dominated by Binomial(r, q), q = e^eps / (1 + e^eps), so
   ``P[W >= v] <= P[Binomial(r, q) >= v]``;
-* approximate DP (Theorem 5.2 of the paper, the form its Algorithm 2 computes): if the
-  algorithm is (epsilon, delta)-DP,
+* approximate DP (Section 5 of the paper: its main result Theorem 5.2 in the closed form of
+  Corollary 5.4, which the paper's own code in its appendix computes; the numbering is that
+  of arXiv v1 as cited by other implementations -- the formula below is checked against
+  the paper's code and, in the tests, against a mechanism whose count
+  distribution is known exactly): if the algorithm is (epsilon, delta)-DP,
 
       P[W >= v] <= P[Bin(r, q) >= v] + 2 m delta max_{1 <= i <= v} P[v - i <= Bin(r, q) < v] / i.
 
@@ -74,8 +77,8 @@ def _tail_bound(m: int, r: int, v: int, q: float, delta: float) -> float:
     """Upper bound on the theorem's p-value at accuracy ``q`` (a float in [1/2, 1]).
 
     ``P[Bin(r, q) >= v] = I_q(v, r - v + 1)`` (regularized incomplete beta) and the window
-    sums of Theorem 5.2 from the probability mass function, each inflated by the relative
-    allowance :data:`~dpaudit.audit.estimators.CDF_ALLOWANCE` and :data:`TAIL_FLOOR`.
+    sums of Theorem 5.2 / Corollary 5.4 from the probability mass function, each inflated by
+    the relative allowance :data:`~dpaudit.audit.estimators.CDF_ALLOWANCE` and :data:`TAIL_FLOOR`.
     """
     if v <= 0:
         return 1.0
@@ -86,7 +89,8 @@ def _tail_bound(m: int, r: int, v: int, q: float, delta: float) -> float:
         pmf = binom.pmf(np.arange(v - 1, -1, -1), r, q)
         windows = np.cumsum(pmf) * (1.0 + CDF_ALLOWANCE) + TAIL_FLOOR
         alpha = float(np.max(windows / np.arange(1, v + 1)))
-        # Theorem 5.2 (Steinke, Nasr, Jagielski 2023): the delta term 2 m delta max_i (.)/i
+        # Theorem 5.2 / Corollary 5.4 (Steinke, Nasr, Jagielski 2023): the delta term
+        # 2 m delta max_i P[v - i <= Bin < v] / i
         total += 2.0 * m * delta * alpha * (1.0 + CDF_ALLOWANCE)
     return min(1.0, total)
 
@@ -123,10 +127,11 @@ def _accuracy(epsilon: float) -> float:
 def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float = 0.0) -> float:
     """The p-value of "(epsilon, delta)-DP" for v correct guesses out of r among m canaries.
 
-    Theorem 3.1 (delta = 0) and Theorem 5.2 (delta > 0) of Steinke, Nasr, Jagielski 2023
-    (module docstring), at q = e^eps/(1+e^eps) evaluated in floats, with the binomial tails'
-    allowances added: an upper bound on ``P[W >= v]`` under the hypothesis (up to the one-ulp
-    rounding of q; :func:`one_run_epsilon_lower` avoids even that by testing at float q).
+    Theorem 3.1 (delta = 0) and Theorem 5.2 / Corollary 5.4 (delta > 0) of Steinke, Nasr,
+    Jagielski 2023 (module docstring), at q = e^eps/(1+e^eps) evaluated in floats, with the
+    binomial tails' allowances added: an upper bound on ``P[W >= v]`` under the hypothesis
+    (up to the one-ulp rounding of q; :func:`one_run_epsilon_lower` avoids even that by
+    testing at float q).
 
     Raises:
         TypeError: if m, r or v is not an integer.
@@ -289,7 +294,7 @@ class OneRunAuditResult(AuditResult):
             f"{self.correct:,} of {r:,} correct",
             f"  confidence          : {self.confidence:.4g} ({self.correction})",
             f"  theorem             : Steinke, Nasr, Jagielski 2023, "
-            f"{'Theorem 5.2' if self.delta > 0 else 'Theorem 3.1'}",
+            f"{'Theorem 5.2 / Corollary 5.4' if self.delta > 0 else 'Theorem 3.1'}",
             f"  seed                : {self.seed}",
             f"  wall time           : {self.wall_time:.2f} s",
         ]

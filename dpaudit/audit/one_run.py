@@ -47,7 +47,7 @@ from typing import Any
 
 import mpmath
 import numpy as np
-from scipy.special import betainc
+from scipy.special import betainc, betaincc
 from scipy.stats import binom
 
 from dpaudit.audit.estimators import CDF_ALLOWANCE
@@ -76,23 +76,55 @@ _BISECTION_STEPS = 60
 def _tail_bound(m: int, r: int, v: int, q: float, delta: float) -> float:
     """Upper bound on the theorem's p-value at accuracy ``q`` (a float in [1/2, 1]).
 
-    ``P[Bin(r, q) >= v] = I_q(v, r - v + 1)`` (regularized incomplete beta) and the window
-    sums of Theorem 5.2 / Corollary 5.4 from the probability mass function, each inflated by
-    the relative allowance :data:`~dpaudit.audit.estimators.CDF_ALLOWANCE` and :data:`TAIL_FLOOR`.
+    ``P[Bin(r, q) >= v] = I_q(v, r - v + 1)`` (regularized incomplete beta) plus the delta
+    term of Theorem 5.2 / Corollary 5.4 (:func:`_window_max`), each inflated by the relative
+    allowance :data:`~dpaudit.audit.estimators.CDF_ALLOWANCE` and :data:`TAIL_FLOOR`.
     """
     if v <= 0:
         return 1.0
-    beta = float(betainc(v, r - v + 1, q))
-    total = beta * (1.0 + CDF_ALLOWANCE) + TAIL_FLOOR
+    total = _upper_tail(r, v, q)
     if delta > 0.0:
-        # P[v - i <= Bin < v] for i = 1..v: cumulative sums of the pmf from v-1 downwards
-        pmf = binom.pmf(np.arange(v - 1, -1, -1), r, q)
-        windows = np.cumsum(pmf) * (1.0 + CDF_ALLOWANCE) + TAIL_FLOOR
-        alpha = float(np.max(windows / np.arange(1, v + 1)))
         # Theorem 5.2 / Corollary 5.4 (Steinke, Nasr, Jagielski 2023): the delta term
         # 2 m delta max_i P[v - i <= Bin < v] / i
-        total += 2.0 * m * delta * alpha * (1.0 + CDF_ALLOWANCE)
+        total += 2.0 * m * delta * _window_max(r, v, q) * (1.0 + CDF_ALLOWANCE)
     return min(1.0, total)
+
+
+def _upper_tail(r: int, v: int, q: float) -> float:
+    """Upper bound on ``P[Bin(r, q) >= v]`` (v >= 1)."""
+    return float(betainc(v, r - v + 1, q)) * (1.0 + CDF_ALLOWANCE) + TAIL_FLOOR
+
+
+#: Standard deviations below the mean under which the window sums are not summed term by
+#: term: the mass there enters through one incomplete-beta tail (sound, see _window_max).
+_WINDOW_SDS = 40.0
+
+
+def _window_max(r: int, v: int, q: float) -> float:
+    """Upper bound on ``max_{1 <= i <= v} P[v - i <= Bin(r, q) < v] / i`` (v >= 1).
+
+    The pmf is summed from v - 1 down to ``lo`` (about 40 standard deviations below the mean,
+    so the work is O(sqrt(r) + v - r q), not O(v)); for the i reaching below ``lo`` the window
+    is at most the window down to ``lo`` plus ``P[Bin < lo]`` and i is at least
+    ``v - lo + 1``, which bounds their ratio.
+    """
+    sd = math.sqrt(r * q * (1.0 - q))
+    lo = min(v - 1, max(0, math.floor(r * q - _WINDOW_SDS * sd) - 1))
+    pmf = binom.pmf(np.arange(v - 1, lo - 1, -1), r, q)
+    windows = np.cumsum(pmf) * (1.0 + CDF_ALLOWANCE) + TAIL_FLOOR
+    alpha = float(np.max(windows / np.arange(1, len(windows) + 1)))
+    if lo > 0:
+        below = float(betaincc(lo, r - lo + 1, q)) * (1.0 + CDF_ALLOWANCE) + TAIL_FLOOR
+        alpha = max(alpha, (float(windows[-1]) + below) / (len(windows) + 1))
+    return alpha
+
+
+def _rejects(m: int, r: int, v: int, q: float, delta: float, level: float) -> bool:
+    """Whether the p-value bound at ``q`` is at most ``level`` (the delta term is computed
+    only when the binomial tail alone is not already above it)."""
+    if v <= 0 or _upper_tail(r, v, q) > level:
+        return False
+    return _tail_bound(m, r, v, q, delta) <= level
 
 
 def _check_counts(m: Any, r: Any, v: Any) -> None:
@@ -179,14 +211,14 @@ def one_run_epsilon_lower(
 
 
 def _certify(m: int, r: int, v: int, delta: float, level: float) -> float:
-    if v == 0 or _tail_bound(m, r, v, 0.5, delta) > level:
+    if not _rejects(m, r, v, 0.5, delta, level):
         return 0.0
     lo, hi = 0.0, _EPS_MAX  # invariant: the bound at _accuracy(lo) is verified <= level
     q_lo = 0.5
     for _ in range(_BISECTION_STEPS):
         mid = (lo + hi) / 2
         q = _accuracy(mid)
-        if _tail_bound(m, r, v, q, delta) <= level:
+        if _rejects(m, r, v, q, delta, level):
             lo, q_lo = mid, q
         else:
             hi = mid

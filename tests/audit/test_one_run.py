@@ -276,3 +276,19 @@ def test_certification_arguments_are_validated():
         one_run_epsilon_lower(10, 5, 2.0)
     with pytest.raises(ValueError, match=r"tests must be an integer >= 1, got 0"):
         one_run_epsilon_lower(10, 5, 2, tests=0)
+
+
+@pytest.mark.parametrize(
+    ("r", "v", "q"), [(100_000, 76_000, 0.75), (20_000, 19_990, 0.9), (50, 40, 0.6)]
+)
+def test_truncated_window_sums_match_the_full_sums(r, v, q):
+    """The delta term summed from 40 standard deviations below the mean (plus one tail for
+    the rest) is an upper bound equal to the sum over all v terms to 1e-8."""
+    from scipy.stats import binom
+
+    from dpaudit.audit.one_run import _window_max
+
+    windows = np.cumsum(binom.pmf(np.arange(v - 1, -1, -1), r, q))
+    full = float(np.max(windows / np.arange(1, v + 1)))
+    got = _window_max(r, v, q)
+    assert full * (1 - 1e-12) <= got <= full * (1 + 1e-8) + 1e-240

@@ -12,8 +12,8 @@ guesses, and the wall time of training plus certification.  Trainers
 (``mechanisms.one_run_training``): full-batch noisy gradient descent on the rho-hinge loss,
 noise multiplier 10, 25 steps (mu-GDP with mu = 0.5; accounted (1.993, 1e-5)-DP) with
 white-box Dirac gradient canaries or black-box input canaries, the same trainers with noise
-10x too small (``mechanisms.broken.BrokenNoisyGDTooLittleNoise``, true mu = 5), and
-randomized response exactly at the claimed epsilon.  Table 2: the paper's theory curve,
+10x too small (``mechanisms.broken_training.BrokenNoisyGDTooLittleNoise``, true mu = 5),
+and randomized response exactly at the claimed epsilon.  Table 2: the paper's theory curve,
 ``one_run_theory(eps, m, r=m)``: the median bound an exactly eps-DP mechanism certifies when
 every canary is guessed (one test, confidence 0.95), the ceiling of one-run auditing.
 """
@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from dpaudit.audit import audit_one_run, one_run_theory
-from mechanisms.broken import BrokenNoisyGDTooLittleNoise
+from mechanisms.broken_training import BrokenNoisyGDTooLittleNoise
 from mechanisms.one_run_training import NoisyGDCanaryTrainer
 
 SEED, DELTA, SIGMA, STEPS = 2024, 1e-5, 10.0, 25

@@ -16,7 +16,6 @@ import math
 from typing import Any
 
 import numpy as np
-import sympy
 
 from dpaudit.audit.pairs import query_pairs
 from mechanisms.catalogue import (
@@ -32,15 +31,12 @@ from mechanisms.catalogue import (
     _scores,
     sparse_vector_outputs,
 )
-from mechanisms.one_run_training import NoisyGDCanaryTrainer
-from mechanisms.primitives import GaussianMechanism
 
 __all__ = [
     "BrokenGaussianWithoutClipping",
     "BrokenHistogramWrongSensitivity",
     "BrokenLaplaceTooLittleNoise",
     "BrokenLaplaceWrongSensitivity",
-    "BrokenNoisyGDTooLittleNoise",
     "BrokenNoisyMaxReleasesValue",
     "BrokenNoisyMaxWrongNoiseScale",
     "BrokenSparseVectorChen2015",
@@ -224,28 +220,6 @@ class BrokenSparseVectorChen2015(_SparseVectorVariant):
 
     def noise_scales(self) -> tuple[float, float, int | None]:
         return 2.0 / self.epsilon, 2.0 / self.epsilon, None
-
-
-class BrokenNoisyGDTooLittleNoise(NoisyGDCanaryTrainer):
-    """Noisy gradient descent with canaries (:class:`NoisyGDCanaryTrainer`) whose noise is
-    ``bug_factor`` (default 10) times too small, while :meth:`plan` and
-    :meth:`claimed_epsilon` still state the intended noise.
-
-    What is wrong: the noise standard deviation is divided by ``bug_factor`` (a noise
-    multiplier applied twice, or sigma confused with sigma^2).  True privacy: the plan with
-    sigma / ``bug_factor`` (mu-GDP with mu = ``bug_factor`` sqrt(T) / noise_multiplier).
-    Not in :func:`broken_mechanisms` (a trainer for one-run audits, not a catalogue
-    mechanism).
-    """
-
-    bug_factor: float = 10.0
-
-    @property
-    def name(self) -> str:
-        return f"broken-noisy-gd-{self.canaries}-canaries-noise/{self.bug_factor:g}"
-
-    def _noise(self) -> GaussianMechanism:
-        return GaussianMechanism(self._sigma() / sympy.nsimplify(self.bug_factor), 1)
 
 
 def broken_mechanisms(epsilon: float = 1.0) -> list[AuditableMechanism]:

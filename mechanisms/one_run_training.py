@@ -25,7 +25,7 @@ one (1) training run", arXiv 2305.08846, Sections 6-7).
   estimator on the base data plus the included canaries, score = y_i * decision_function.
 
 The deliberately broken trainer (noise 10x too small) is
-:class:`mechanisms.broken.BrokenNoisyGDTooLittleNoise`.
+:class:`mechanisms.broken_training.BrokenNoisyGDTooLittleNoise`.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dpaudit.audit import audit_one_run
-from mechanisms.broken import BrokenNoisyGDTooLittleNoise
+from mechanisms.broken_training import BrokenNoisyGDTooLittleNoise
 from mechanisms.ledger import Ledger
 from mechanisms.one_run_training import NoisyGDCanaryTrainer, learner_canary_trainer
 

@@ -227,5 +227,6 @@ def learner_canary_trainer(
         model.fit(np.vstack([X, Xc[mask]]), np.concatenate([y, yc[mask]]))
         return sign * np.asarray(model.decision_function(Xc), dtype=float)
 
-    train.name = f"{getattr(factory, 'NAME', factory)}-input-canaries"  # type: ignore[attr-defined]
+    label = getattr(factory, "NAME", None) or getattr(factory, "__name__", "learner")
+    train.name = f"{label}-input-canaries"  # type: ignore[attr-defined]
     return train

@@ -156,6 +156,17 @@ def test_without_its_delta_term_the_bound_fails_on_that_mechanism():
     )
 
 
+def test_theory_mean_is_the_expectation_over_the_binomial():
+    """E[epsilon_lower(W)], W ~ Bin(r, q), summed over all r + 1 counts with the curve."""
+    from scipy.stats import binom
+
+    r, eps = 60, 1.5
+    exact = float(np.dot(binom.pmf(np.arange(r + 1), r, _accuracy(eps)), one_run_curve(200, r)))
+    assert one_run_theory(eps, 200, r, statistic="mean") == pytest.approx(exact, rel=1e-9)
+    with pytest.raises(ValueError, match="statistic must be 'median' or 'mean', got 'mode'"):
+        one_run_theory(eps, 200, r, statistic="mode")
+
+
 def test_theory_grows_with_canaries_and_stays_below_the_truth():
     values = [one_run_theory(2.0, m, m) for m in (10, 100, 1000, 10000)]
     assert values == sorted(values)

@@ -70,27 +70,51 @@ def test_input_canaries_are_fixed_by_the_data_seed_only():
     assert np.array_equal(Xc, Xc2) and np.array_equal(X, X2)
 
 
-def test_registered_learner_with_input_canaries_is_not_flagged():
+class _Memorizer:
+    """A non-private "learner": the label of the nearest training row, weighted by
+    exp(-distance) (an included canary is its own nearest row: score exactly 1)."""
+
+    def __init__(self, random_state=None, **params):
+        self.params = params
+
+    def fit(self, X, y):
+        self.X_, self.y_ = np.asarray(X, dtype=float), np.asarray(y)
+        self.classes_ = np.unique(self.y_)
+        return self
+
+    def decision_function(self, X):
+        dist = np.linalg.norm(np.asarray(X)[:, None, :] - self.X_[None, :, :], axis=2)
+        near = dist.argmin(axis=1)
+        sign = np.where(self.y_[near] == self.classes_[1], 1.0, -1.0)
+        return sign * np.exp(-dist[np.arange(len(X)), near])
+
+
+def test_registered_learner_with_input_canaries_is_not_flagged_but_a_memorizer_is():
     """Black-box canaries on the registered noisy-sgd-margin learner (epsilon 1, delta 1e-5,
-    200 steps, one run): one audit of m = 100 canaries at confidence 0.95 does not flag it."""
+    200 steps, one run): one audit of m = 100 canaries at confidence 0.95 (alpha 0.05) does
+    not flag it.  The same audit of a nearest-neighbour memorizer claiming epsilon 1 flags
+    it (its included canaries all score 1, above every excluded one)."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 4))
     y = (X[:, 0] > 0).astype(int)
+    kwargs = {"epsilon": 1.0, "delta": DELTA}
     train = learner_canary_trainer(
         "noisy-sgd-margin",
         X,
         y,
         100,
-        epsilon=1.0,
-        delta=DELTA,
         steps=200,
         dimension=10,
         repetitions=1,
         feature_norm=3.0,
+        **kwargs,
     )
     res = audit_one_run(train, 100, epsilon=1.0, delta=DELTA, seed=0)
     assert not res.violation and res.epsilon_lower <= 1.0
     assert "noisy-sgd-margin" in res.mechanism
+    leaky = learner_canary_trainer(_Memorizer, X, y, 100, **kwargs)
+    caught = audit_one_run(leaky, 100, epsilon=1.0, delta=DELTA, seed=0)
+    assert caught.violation and caught.epsilon_lower > 2.0
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,8 @@ import math
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpaudit.audit import (
     AuditResult,
@@ -303,3 +305,23 @@ def test_truncated_window_sums_match_the_full_sums(r, v, q):
     full = float(np.max(windows / np.arange(1, v + 1)))
     got = _window_max(r, v, q)
     assert full * (1 - 1e-12) <= got <= full * (1 + 1e-8) + 1e-240
+
+
+@settings(max_examples=40)
+@given(
+    r=st.integers(1, 60),
+    data=st.data(),
+    delta=st.sampled_from([0.0, 1e-6, 1e-3]),
+    confidence=st.sampled_from([0.5, 0.95, 0.999]),
+)
+def test_property_every_certified_bound_is_rejected_by_the_oracle(r, data, delta, confidence):
+    """For any counts, the hypothesis at the returned epsilon is rejected by the exact
+    (mpmath) p-value, and (delta = 0) one more correct guess never certifies less."""
+    m = data.draw(st.integers(r, 3 * r))
+    v = data.draw(st.integers(0, r))
+    level = 1 - confidence
+    eps = one_run_epsilon_lower(m, r, v, delta=delta, confidence=confidence)
+    if eps > 0:
+        assert _oracle(m, r, v, _accuracy(eps), delta) <= level * (1 + 1e-9)
+    if delta == 0 and v < r:
+        assert one_run_epsilon_lower(m, r, v + 1, confidence=confidence) >= eps

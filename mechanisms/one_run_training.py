@@ -42,6 +42,7 @@ from dpaudit import events as ev
 from dpaudit.accountant import account
 from mechanisms.estimators.halfspace import unit_rows
 from mechanisms.halfspaces import MarginLoss
+from mechanisms.ledger import recorded_as
 from mechanisms.primitives import GaussianMechanism
 
 __all__ = ["CANARY_KINDS", "NoisyGDCanaryTrainer", "learner_canary_trainer"]
@@ -63,8 +64,11 @@ class NoisyGDCanaryTrainer:
         n: number of base records (the training data without canaries).
         dimension: D, the feature dimension (default: max(16, 4 m) for input canaries, so
             canaries are nearly orthogonal; 16 for gradient canaries).
-        learning_rate: step size (default 1/T: a canary in every step moves its coordinate
-            by L in total).
+        learning_rate: step size (default 1/(p T): an included canary moves its coordinate
+            by L in total on average).
+        sample_rate: p, the Poisson sampling rate of each step's batch (1.0: full-batch
+            noisy gradient descent; below 1: noisy SGD, each record and each included
+            canary in a step's batch independently with probability p, as in DP-SGD).
         data_seed: seed of the base data and the canary records (fixed before the run and
             independent of which canaries are included).
     """
@@ -76,6 +80,7 @@ class NoisyGDCanaryTrainer:
     n: int = 100
     dimension: int | None = None
     learning_rate: float | None = None
+    sample_rate: float = 1.0
     data_seed: int = 0
 
     def __post_init__(self) -> None:
@@ -92,6 +97,8 @@ class NoisyGDCanaryTrainer:
             raise ValueError(
                 f"noise_multiplier must be a number > 0, got {self.noise_multiplier!r}"
             )
+        if not (isinstance(self.sample_rate, (int, float)) and 0 < self.sample_rate <= 1):
+            raise ValueError(f"sample_rate must be a number in (0, 1], got {self.sample_rate!r}")
         if self.dimension is not None and not (
             isinstance(self.dimension, int) and self.dimension >= 1
         ):
@@ -115,9 +122,16 @@ class NoisyGDCanaryTrainer:
     def _sigma(self) -> sympy.Expr:
         return sympy.nsimplify(self.noise_multiplier) * self.loss.lipschitz
 
+    def _sampled(self, event: ev.Event) -> ev.Event:
+        if self.sample_rate == 1:
+            return event
+        return ev.PoissonSampled(event, sympy.nsimplify(self.sample_rate))
+
     def plan(self) -> ev.Event:
-        """T adaptive releases of Gaussian(sigma, L), add/remove (one canary = one record)."""
-        return ev.SelfComposed(ev.Gaussian(self._sigma(), self.loss.lipschitz), self.steps)
+        """T adaptive releases of Gaussian(sigma, L), add/remove (one canary = one record),
+        each on a Poisson(p) sample when ``sample_rate`` p < 1."""
+        step = ev.Gaussian(self._sigma(), self.loss.lipschitz)
+        return ev.SelfComposed(self._sampled(step), self.steps)
 
     def claimed_epsilon(self, delta: float) -> float:
         """The accountant's epsilon at ``delta`` for :meth:`plan` (an upper bound, rounded
@@ -163,17 +177,21 @@ class NoisyGDCanaryTrainer:
         d, extra = X.shape[1], (self.m if self.canaries == "gradient" else 0)
         offset, slope = float(self.loss.offset), float(self.loss.slope)
         lipschitz = float(self.loss.lipschitz)
-        eta = self.learning_rate if self.learning_rate is not None else 1.0 / self.steps
+        p = float(self.sample_rate)
+        eta = self.learning_rate if self.learning_rate is not None else 1.0 / (p * self.steps)
         gauss = self._noise()
         canary_grad = -lipschitz * mask.astype(float)  # Dirac canaries: -L e_{D+i}
         w = np.zeros(d + extra)
-        for _ in range(self.steps):
-            active = offset - slope * y * (X @ w[:d]) > 0
-            grad = np.zeros(d + extra)
-            grad[:d] = -slope * ((active * y) @ X)  # sum of per-record subgradients
-            if extra:
-                grad[d:] = canary_grad
-            w = w - eta * gauss.release(grad, rng)
+        with recorded_as(self._sampled):
+            for _ in range(self.steps):
+                active = offset - slope * y * (X @ w[:d]) > 0
+                if p < 1:  # Poisson batch: every record (canaries too) with probability p
+                    active &= rng.random(len(y)) < p
+                grad = np.zeros(d + extra)
+                grad[:d] = -slope * ((active * y) @ X)  # sum of per-record subgradients
+                if extra:
+                    grad[d:] = canary_grad * (rng.random(extra) < p if p < 1 else 1.0)
+                w = w - eta * gauss.release(grad, rng)
         if self.canaries == "gradient":
             return w[d:]
         return yc * (Xc @ w[:d])

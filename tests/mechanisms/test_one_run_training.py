@@ -61,6 +61,26 @@ def test_one_run_audit_passes_the_honest_trainer_and_catches_the_broken(kind):
     assert broken.claimed_epsilon(DELTA) == claimed  # the broken plan claims the same
 
 
+def test_noisy_sgd_spends_its_subsampled_plan_and_its_bug_is_caught():
+    """Noisy SGD on Poisson(0.2) batches (noise multiplier 4, 50 steps, accounted (1.453,
+    1e-5)-DP by the privacy loss distribution), white-box canaries, m = 500, confidence 0.95
+    (alpha 0.05), seed fixed: the ledger holds exactly the plan, the honest trainer is not
+    flagged, the broken one (noise / 10) is."""
+    kwargs = {"noise_multiplier": 4.0, "steps": 50, "sample_rate": 0.2}
+    honest = NoisyGDCanaryTrainer(m=500, **kwargs)
+    claimed = honest.claimed_epsilon(DELTA)
+    assert claimed == pytest.approx(1.453, abs=1e-3)
+    with Ledger() as ledger:
+        ok = audit_one_run(honest, 500, epsilon=claimed, delta=DELTA, seed=5)
+    spent, planned = ledger.check_within(honest.plan(), DELTA)
+    assert spent == pytest.approx(planned)
+    assert not ok.violation
+    bad = audit_one_run(
+        BrokenNoisyGDTooLittleNoise(m=500, **kwargs), 500, epsilon=claimed, delta=DELTA, seed=5
+    )
+    assert bad.violation
+
+
 def test_input_canaries_are_fixed_by_the_data_seed_only():
     t = NoisyGDCanaryTrainer(m=50, canaries="input", n=30)
     X, _, Xc, yc = t.data()
@@ -124,6 +144,7 @@ def test_registered_learner_with_input_canaries_is_not_flagged_but_a_memorizer_i
         ({"steps": 0}, r"steps must be an integer >= 1, got 0"),
         ({"noise_multiplier": 0.0}, r"noise_multiplier must be a number > 0, got 0.0"),
         ({"dimension": 0}, r"dimension must be None or an integer >= 1, got 0"),
+        ({"sample_rate": 0.0}, r"sample_rate must be a number in \(0, 1\], got 0.0"),
     ],
 )
 def test_trainer_parameters_are_validated(kwargs, match):

@@ -48,7 +48,6 @@ from typing import Any
 import mpmath
 import numpy as np
 from scipy.special import betainc, betaincc
-from scipy.stats import binom
 
 from dpaudit.audit.estimators import CDF_ALLOWANCE
 from dpaudit.audit.result import AuditResult, _down
@@ -108,6 +107,8 @@ def _window_max(r: int, v: int, q: float) -> float:
     is at most the window down to ``lo`` plus ``P[Bin < lo]`` and i is at least
     ``v - lo + 1``, which bounds their ratio.
     """
+    from scipy.stats import binom  # here: scipy.stats costs a second at import time
+
     sd = math.sqrt(r * q * (1.0 - q))
     lo = min(v - 1, max(0, math.floor(r * q - _WINDOW_SDS * sd) - 1))
     pmf = binom.pmf(np.arange(v - 1, lo - 1, -1), r, q)
@@ -265,6 +266,8 @@ def one_run_theory(
     level = _check_level(delta, confidence, tests)
     if r == 0:
         return 0.0
+    from scipy.stats import binom  # here: scipy.stats costs a second at import time
+
     q = _accuracy(float(epsilon))
     if statistic == "median":
         return _certify(int(m), int(r), int(binom.median(r, q)), float(delta), level)

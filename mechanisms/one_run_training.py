@@ -48,6 +48,8 @@ from mechanisms.primitives import GaussianMechanism
 __all__ = ["CANARY_KINDS", "NoisyGDCanaryTrainer", "learner_canary_trainer"]
 
 CANARY_KINDS = ("gradient", "input")
+#: Largest design matrix (records x features, floats) a trainer builds: 400 MB.
+MAX_DESIGN = 50_000_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,6 +105,12 @@ class NoisyGDCanaryTrainer:
             isinstance(self.dimension, int) and self.dimension >= 1
         ):
             raise ValueError(f"dimension must be None or an integer >= 1, got {self.dimension!r}")
+        design = (self.n + (self.m if self.canaries == "input" else 0)) * self.features
+        if design > MAX_DESIGN:
+            raise ValueError(
+                f"(n + m) x dimension must be at most {MAX_DESIGN:,} floats (MAX_DESIGN), got "
+                f"{design:,}: pass a smaller dimension (input canaries default to 4 m features)"
+            )
 
     @property
     def name(self) -> str:

@@ -144,9 +144,13 @@ def test_registered_learner_with_input_canaries_is_not_flagged_but_a_memorizer_i
         ({"steps": 0}, r"steps must be an integer >= 1, got 0"),
         ({"noise_multiplier": 0.0}, r"noise_multiplier must be a number > 0, got 0.0"),
         ({"dimension": 0}, r"dimension must be None or an integer >= 1, got 0"),
+        (
+            {"m": 10_000, "canaries": "input"},
+            r"\(n \+ m\) x dimension must be at most 50,000,000 floats \(MAX_DESIGN\), got",
+        ),
         ({"sample_rate": 0.0}, r"sample_rate must be a number in \(0, 1\], got 0.0"),
     ],
 )
 def test_trainer_parameters_are_validated(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        NoisyGDCanaryTrainer(m=10, **kwargs)
+        NoisyGDCanaryTrainer(**({"m": 10} | kwargs))

@@ -56,6 +56,7 @@ from dpaudit.numeric import mp_precision, mpf_to_float
 __all__ = [
     "OneRunAuditResult",
     "audit_one_run",
+    "count_correct",
     "default_guesses",
     "one_run_curve",
     "one_run_epsilon_lower",
@@ -420,10 +421,9 @@ def audit_one_run(
     included = np.random.default_rng(mask_seq).random(m) < 0.5
     scores = _check_scores(train(included.copy(), np.random.default_rng(train_seq)), m)
 
-    order = np.argsort(-scores, kind="stable")  # highest first; ties by canary index
     tried = []
     for kp, km in candidates:
-        v = int(included[order[:kp]].sum()) + int((~included[order[m - km :]]).sum())
+        v = count_correct(scores, included, kp, km)
         tried.append((kp, km, v, _certify(m, kp + km, v, float(delta), level)))
     # the largest bound; among equal bounds (e.g. all 0) the largest excess over chance
     best = max(tried, key=lambda c: (c[3], c[2] - (c[0] + c[1]) / 2))
@@ -462,6 +462,15 @@ def audit_one_run(
         included=int(included.sum()),
         candidates=tuple(tried),
     )
+
+
+def count_correct(scores: np.ndarray, included: np.ndarray, k_plus: int, k_minus: int) -> int:
+    """Correct guesses when the ``k_plus`` highest scores are guessed included and the
+    ``k_minus`` lowest excluded (ties broken by canary index, so the guesses are a function
+    of the scores alone, as the theorem requires)."""
+    m = len(scores)
+    order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")
+    return int(included[order[:k_plus]].sum()) + int((~included[order[m - k_minus :]]).sum())
 
 
 def _check_guesses(guesses: Iterable[Any], m: int) -> list[tuple[int, int]]:

@@ -24,7 +24,7 @@ from dpaudit.audit import (
     one_run_p_value,
     one_run_theory,
 )
-from dpaudit.audit.one_run import _accuracy, _tail_bound, default_guesses
+from dpaudit.audit.one_run import _accuracy, _tail_bound, count_correct, default_guesses
 
 
 def _oracle(m: int, r: int, v: int, q: float, delta: float) -> mpmath.mpf:
@@ -127,6 +127,37 @@ def test_p_value_by_brute_force_enumeration():
             if sum(p) >= v
         )
         assert one_run_p_value(20, r, v, 1.3) == pytest.approx(min(1.0, brute), rel=3e-9)
+
+
+def _top_bottom_tails(m: int, eps: float, k_plus: int, k_minus: int) -> np.ndarray:
+    """Exact P[W >= v], v = 0..k+ + k-, by enumerating every inclusion vector and every
+    output of randomized response at eps on each bit (scores = the reported bits), with the
+    auditor's own top/bottom guesses (``count_correct``: ties broken by index, so which
+    canaries are guessed depends on the whole output)."""
+    q = _accuracy(eps)
+    r = k_plus + k_minus
+    mass = np.zeros(r + 1)
+    for s in itertools.product((False, True), repeat=m):
+        inc = np.array(s)
+        for o in itertools.product((0.0, 1.0), repeat=m):
+            out = np.array(o)
+            agree = int(np.sum(out == inc))
+            prob = q**agree * (1 - q) ** (m - agree) / 2**m
+            mass[count_correct(out, inc, k_plus, k_minus)] += prob
+    return np.cumsum(mass[::-1])[::-1]
+
+
+@pytest.mark.parametrize(("m", "k_plus", "k_minus"), [(6, 2, 2), (6, 3, 0), (7, 2, 1)])
+def test_theorem_3_1_by_enumeration_with_top_bottom_guesses(m, k_plus, k_minus):
+    """Theorem 3.1 for an exactly 1-DP mechanism (randomized response per bit) and the
+    auditor's data-dependent guesses: P[W >= v] <= P[Bin(r, q) >= v] for every v, computed
+    exactly.  The same check fails for a 2.5-DP mechanism held to epsilon 1."""
+    r = k_plus + k_minus
+    tails = _top_bottom_tails(m, 1.0, k_plus, k_minus)
+    bound = [one_run_p_value(m, r, v, 1.0) for v in range(r + 1)]
+    assert np.all(tails <= np.array(bound) * (1 + 1e-12))
+    leaky = _top_bottom_tails(m, 2.5, k_plus, k_minus)
+    assert np.any(leaky > np.array(bound))
 
 
 def _leaky_rr_tail(m: int, eps: float, delta: float, v: int) -> float:

@@ -167,6 +167,16 @@ def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float = 0.0) 
     (up to the one-ulp rounding of q; :func:`one_run_epsilon_lower` avoids even that by
     testing at float q).
 
+    Args:
+        m: number of canaries, >= 1.
+        r: number of guesses, in [0, m].
+        v: number of correct guesses, in [0, r].
+        epsilon: the epsilon of the hypothesis, >= 0.
+        delta: the delta of the hypothesis, in [0, 1).
+
+    Returns:
+        A float in [0, 1].
+
     Raises:
         TypeError: if m, r or v is not an integer.
         ValueError: if not ``0 <= v <= r <= m``, ``m >= 1``, epsilon >= 0, delta in [0, 1).
@@ -234,7 +244,20 @@ def one_run_curve(
     m: int, r: int, *, delta: float = 0.0, confidence: float = 0.95, tests: int = 1
 ) -> np.ndarray:
     """The paper's bound curve: the certified epsilon for each count v = 0..r of correct
-    guesses (array of r + 1 floats, each rounded down)."""
+    guesses.
+
+    Args:
+        m: number of canaries, >= 1.
+        r: number of guesses, in [0, m].
+        delta, confidence, tests: as for :func:`one_run_epsilon_lower`.
+
+    Returns:
+        An array of r + 1 floats, entry v the bound certified by v correct guesses (each
+        rounded down; nondecreasing in v when delta = 0).
+
+    Raises:
+        TypeError, ValueError: on arguments outside their ranges (message names them).
+    """
     _check_counts(m, r, 0)
     level = _check_level(delta, confidence, tests)
     return np.array([_certify(int(m), int(r), v, float(delta), level) for v in range(r + 1)])
@@ -260,6 +283,19 @@ def one_run_theory(
     within 12 standard deviations of the mean (the rest, of probability below 1e-30, is
     left out).  A theory value, not a certified bound: how much of a true epsilon one run
     with m canaries and r guesses can certify.
+
+    Args:
+        epsilon: the mechanism's true epsilon, >= 0.
+        m: number of canaries, >= 1.
+        r: number of guesses, in [0, m].
+        delta, confidence, tests: as for :func:`one_run_epsilon_lower`.
+        statistic: ``"median"`` or ``"mean"``.
+
+    Returns:
+        A float >= 0.
+
+    Raises:
+        TypeError, ValueError: on arguments outside their ranges (message names them).
     """
     _check_counts(m, r, 0)
     _check("epsilon", epsilon, _is_number(epsilon) and epsilon >= 0, "a number >= 0")

@@ -4,6 +4,10 @@ Public API:
     audit(mechanism, d0, d1, *, epsilon, delta=0.0, samples, confidence=0.95, seed=None, ...)
     audit_records(fn, domain, *, epsilon, delta=0.0, relation="replace-one", sizes=(1, 8),
                   samples, confidence=0.95, seed=None, budget_seconds=None, workers=1)
+    audit_one_run(train, m, *, epsilon, delta=0.0, confidence=0.95, seed=None, guesses=None)
+        (one training run with m canaries; Steinke, Nasr, Jagielski 2023), OneRunAuditResult,
+        one_run_epsilon_lower(m, r, v, *, delta, confidence, tests), one_run_p_value,
+        one_run_theory(epsilon, m, r, ...), one_run_curve(m, r, ...)
     exact_audit(mechanism, d0, d1, *, epsilon, delta=0.0, pairs=None)
     exact_epsilon(p, q, delta=0.0); check_sampler(mechanism, dataset, *, samples, ...)
     query_pairs(length, *, base=0.0, sensitivity=1.0)
@@ -12,6 +16,14 @@ Public API:
 
 from dpaudit.audit.exact import check_sampler, exact_audit, exact_epsilon
 from dpaudit.audit.monte_carlo import audit
+from dpaudit.audit.one_run import (
+    OneRunAuditResult,
+    audit_one_run,
+    one_run_curve,
+    one_run_epsilon_lower,
+    one_run_p_value,
+    one_run_theory,
+)
 from dpaudit.audit.pairs import NeighbouringPair, query_pairs
 from dpaudit.audit.records import RecordsAuditResult, audit_records
 from dpaudit.audit.result import AuditResult
@@ -19,11 +31,17 @@ from dpaudit.audit.result import AuditResult
 __all__ = [
     "AuditResult",
     "NeighbouringPair",
+    "OneRunAuditResult",
     "RecordsAuditResult",
     "audit",
+    "audit_one_run",
     "audit_records",
     "check_sampler",
     "exact_audit",
     "exact_epsilon",
+    "one_run_curve",
+    "one_run_epsilon_lower",
+    "one_run_p_value",
+    "one_run_theory",
     "query_pairs",
 ]

@@ -1,0 +1,568 @@
+"""One-run auditing of a training algorithm with m canaries (Steinke, Nasr, Jagielski 2023).
+
+Steinke, Nasr and Jagielski, "Privacy auditing with one (1) training run" (NeurIPS 2023,
+arXiv 2305.08846) audit an algorithm from a single run: each of m canaries is included in the
+input independently with probability 1/2 (S_i uniform on {-1, +1}); from the output the
+auditor guesses T_i in {-1, 0, +1} for every canary (0 abstains) and counts its correct
+guesses W = #{i : T_i = S_i}.  With r = ||T||_1 guesses fixed in advance:
+
+* pure DP (Theorem 3.1 of the paper): if the algorithm is epsilon-DP with respect to each
+  canary, W is stochastically dominated by Binomial(r, q), q = e^eps / (1 + e^eps), so
+  ``P[W >= v] <= P[Binomial(r, q) >= v]``;
+* approximate DP (Section 5 of the paper: its main result Theorem 5.2 in the closed form of
+  Corollary 5.4, which the paper's own code in its appendix computes; the numbering is that
+  of arXiv v1 as cited by other implementations -- the formula below is checked against
+  the paper's code and, in the tests, against a mechanism whose count
+  distribution is known exactly): if the algorithm is (epsilon, delta)-DP,
+
+      P[W >= v] <= P[Bin(r, q) >= v] + 2 m delta max_{1 <= i <= v} P[v - i <= Bin(r, q) < v] / i.
+
+  (The maximum over i > v adds nothing: there the window is P[Bin < v] <= its value at
+  i = v, divided by a larger i.)
+
+The right-hand side is the p-value of the hypothesis "the algorithm is (epsilon, delta)-DP"
+for the observed count v.  :func:`one_run_epsilon_lower` returns the largest epsilon the
+observed count rejects at level ``1 - confidence`` (split equally over ``tests`` guess
+counts, a union bound), by bisection in which the lower end is always a *verified* point:
+
+Soundness of the bisection.  Every evaluation is at a float q; the bound is computed from
+SciPy's binomial tails with the same relative allowance as the Clopper-Pearson bounds of
+:mod:`dpaudit.audit.estimators` (checked against mpmath in tests/audit/test_one_run.py), and
+the value returned is ``logit(q)`` rounded down for the largest verified q.  If the true
+epsilon* were below the returned value, the algorithm would be (logit(q), delta)-DP, and the
+test "W >= t(q)" (t(q) the least count rejected at q) has probability at most the level.
+These tests reject on upper sets of counts, so their union over all q with
+logit(q) > epsilon* is one of them: the returned bound exceeds epsilon* with probability at
+most the level, whether or not the p-value is monotone in epsilon (with delta > 0 it need not
+be; the bisection then may stop short of the supremum, never beyond a verified point).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import mpmath
+import numpy as np
+from scipy.special import betainc, betaincc
+
+from dpaudit.audit.estimators import CDF_ALLOWANCE
+from dpaudit.audit.result import AuditResult, _down
+from dpaudit.numeric import mp_precision, mpf_to_float
+
+__all__ = [
+    "OneRunAuditResult",
+    "audit_one_run",
+    "count_correct",
+    "default_guesses",
+    "one_run_curve",
+    "one_run_epsilon_lower",
+    "one_run_p_value",
+    "one_run_theory",
+]
+
+#: Absolute allowance added to every computed tail: SciPy's binomial terms below the float
+#: range come back as 0, so a tail is never reported below its true value by more than this.
+TAIL_FLOOR = 1e-250
+#: The bisection's upper end: q = 1/(1 + e^-40) is 1.0 in floats, where P[Bin(r, 1) >= v] = 1
+#: rejects nothing, so the bracket always holds a failing end.
+_EPS_MAX = 40.0
+_BISECTION_STEPS = 60
+
+
+def _tail_bound(m: int, r: int, v: int, q: float, delta: float) -> float:
+    """Upper bound on the theorem's p-value at accuracy ``q`` (a float in [1/2, 1]).
+
+    ``P[Bin(r, q) >= v] = I_q(v, r - v + 1)`` (regularized incomplete beta) plus the delta
+    term of Theorem 5.2 / Corollary 5.4 (:func:`_window_max`), each inflated by the relative
+    allowance :data:`~dpaudit.audit.estimators.CDF_ALLOWANCE` and :data:`TAIL_FLOOR`.
+    """
+    if v <= 0:
+        return 1.0
+    total = _upper_tail(r, v, q)
+    if delta > 0.0:
+        # Theorem 5.2 / Corollary 5.4 (Steinke, Nasr, Jagielski 2023): the delta term
+        # 2 m delta max_i P[v - i <= Bin < v] / i
+        total += 2.0 * m * delta * _window_max(r, v, q) * (1.0 + CDF_ALLOWANCE)
+    return min(1.0, total)
+
+
+def _upper_tail(r: int, v: int, q: float) -> float:
+    """Upper bound on ``P[Bin(r, q) >= v]`` (v >= 1)."""
+    return float(betainc(v, r - v + 1, q)) * (1.0 + CDF_ALLOWANCE) + TAIL_FLOOR
+
+
+#: Standard deviations below the mean under which the window sums are not summed term by
+#: term: the mass there enters through one incomplete-beta tail (sound, see _window_max).
+_WINDOW_SDS = 40.0
+
+
+def _window_max(r: int, v: int, q: float) -> float:
+    """Upper bound on ``max_{1 <= i <= v} P[v - i <= Bin(r, q) < v] / i`` (v >= 1).
+
+    The pmf is summed from v - 1 down to ``lo`` (about 40 standard deviations below the mean,
+    so the work is O(sqrt(r) + v - r q), not O(v)); for the i reaching below ``lo`` the window
+    is at most the window down to ``lo`` plus ``P[Bin < lo]`` and i is at least
+    ``v - lo + 1``, which bounds their ratio.
+    """
+    from scipy.stats import binom  # here: scipy.stats costs a second at import time
+
+    sd = math.sqrt(r * q * (1.0 - q))
+    lo = min(v - 1, max(0, math.floor(r * q - _WINDOW_SDS * sd) - 1))
+    pmf = binom.pmf(np.arange(v - 1, lo - 1, -1), r, q)
+    windows = np.cumsum(pmf) * (1.0 + CDF_ALLOWANCE) + TAIL_FLOOR
+    alpha = float(np.max(windows / np.arange(1, len(windows) + 1)))
+    if lo > 0:
+        below = float(betaincc(lo, r - lo + 1, q)) * (1.0 + CDF_ALLOWANCE) + TAIL_FLOOR
+        alpha = max(alpha, (float(windows[-1]) + below) / (len(windows) + 1))
+    return alpha
+
+
+def _rejects(m: int, r: int, v: int, q: float, delta: float, level: float) -> bool:
+    """Whether the p-value bound at ``q`` is at most ``level`` (the delta term is computed
+    only when the binomial tail alone is not already above it)."""
+    if v <= 0 or _upper_tail(r, v, q) > level:
+        return False
+    return _tail_bound(m, r, v, q, delta) <= level
+
+
+def _check_counts(m: Any, r: Any, v: Any) -> None:
+    for name, value in (("m", m), ("r", r), ("v", v)):
+        if not _is_int(value):
+            raise TypeError(f"{name} must be an integer, got {value!r}")
+    if m < 1:
+        raise ValueError(f"m must be an integer >= 1, got {m!r}")
+    if not 0 <= r <= m:
+        raise ValueError(f"r (guesses) must be in [0, m] = [0, {m}], got {r!r}")
+    if not 0 <= v <= r:
+        raise ValueError(f"v (correct guesses) must be in [0, r] = [0, {r}], got {v!r}")
+
+
+def _check_level(delta: Any, confidence: Any, tests: Any) -> float:
+    _check("delta", delta, _is_number(delta) and 0.0 <= delta < 1.0, "a number in [0, 1)")
+    _check(
+        "confidence",
+        confidence,
+        _is_number(confidence) and 0.0 < confidence < 1.0,
+        "a number in (0, 1)",
+    )
+    _check("tests", tests, _is_int(tests) and tests >= 1, "an integer >= 1")
+    return (1.0 - float(confidence)) / int(tests)
+
+
+def _accuracy(epsilon: float) -> float:
+    """q = e^eps / (1 + e^eps), the accuracy of epsilon-DP randomized response (a float)."""
+    return 1.0 / (1.0 + math.exp(-epsilon))
+
+
+def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float = 0.0) -> float:
+    """The p-value of "(epsilon, delta)-DP" for v correct guesses out of r among m canaries.
+
+    Theorem 3.1 (delta = 0) and Theorem 5.2 / Corollary 5.4 (delta > 0) of Steinke, Nasr,
+    Jagielski 2023 (module docstring), at q = e^eps/(1+e^eps) evaluated in floats, with the
+    binomial tails' allowances added: an upper bound on ``P[W >= v]`` under the hypothesis
+    (up to the one-ulp rounding of q; :func:`one_run_epsilon_lower` avoids even that by
+    testing at float q).
+
+    Args:
+        m: number of canaries, >= 1.
+        r: number of guesses, in [0, m].
+        v: number of correct guesses, in [0, r].
+        epsilon: the epsilon of the hypothesis, >= 0.
+        delta: the delta of the hypothesis, in [0, 1).
+
+    Returns:
+        A float in [0, 1].
+
+    Raises:
+        TypeError: if m, r or v is not an integer.
+        ValueError: if not ``0 <= v <= r <= m``, ``m >= 1``, epsilon >= 0, delta in [0, 1).
+    """
+    _check_counts(m, r, v)
+    _check("epsilon", epsilon, _is_number(epsilon) and epsilon >= 0, "a number >= 0")
+    _check("delta", delta, _is_number(delta) and 0.0 <= delta < 1.0, "a number in [0, 1)")
+    return _tail_bound(int(m), int(r), int(v), _accuracy(float(epsilon)), float(delta))
+
+
+def one_run_epsilon_lower(
+    m: int,
+    r: int,
+    v: int,
+    *,
+    delta: float = 0.0,
+    confidence: float = 0.95,
+    tests: int = 1,
+) -> float:
+    """Certified lower bound on epsilon from v correct guesses out of r (m canaries).
+
+    The largest verified epsilon whose p-value (:func:`one_run_p_value`) is at most
+    ``(1 - confidence) / tests``, rounded down; 0.0 when even epsilon = 0 is not rejected.
+    Holds with probability >= ``1 - (1 - confidence)/tests`` when the r guesses were fixed
+    before the run (or, with ``tests`` guess counts tried, for all of them together).
+
+    Args:
+        m: number of canaries (each included with probability 1/2), >= 1.
+        r: number of guesses (abstentions excluded), in [0, m].
+        v: number of correct guesses, in [0, r].
+        delta: the delta of the hypothesis, in [0, 1).
+        confidence: family-wise confidence, in (0, 1).
+        tests: number of (k+, k-) guess counts the confidence is split over (union bound).
+
+    Returns:
+        A float >= 0, rounded down.
+
+    Raises:
+        TypeError, ValueError: on arguments outside the ranges above (message names them).
+    """
+    _check_counts(m, r, v)
+    level = _check_level(delta, confidence, tests)
+    return _certify(int(m), int(r), int(v), float(delta), level)
+
+
+def _certify(m: int, r: int, v: int, delta: float, level: float) -> float:
+    if not _rejects(m, r, v, 0.5, delta, level):
+        return 0.0
+    lo, hi = 0.0, _EPS_MAX  # invariant: the bound at _accuracy(lo) is verified <= level
+    q_lo = 0.5
+    for _ in range(_BISECTION_STEPS):
+        mid = (lo + hi) / 2
+        q = _accuracy(mid)
+        if _rejects(m, r, v, q, delta, level):
+            lo, q_lo = mid, q
+        else:
+            hi = mid
+    # the hypothesis tested was (logit(q_lo), delta)-DP: report logit(q_lo), rounded down
+    with mp_precision(200):
+        qm = mpmath.mpf(q_lo)
+        return max(0.0, mpf_to_float(mpmath.log(qm / (1 - qm)), "down"))
+
+
+def one_run_curve(
+    m: int, r: int, *, delta: float = 0.0, confidence: float = 0.95, tests: int = 1
+) -> np.ndarray:
+    """The paper's bound curve: the certified epsilon for each count v = 0..r of correct
+    guesses.
+
+    Args:
+        m: number of canaries, >= 1.
+        r: number of guesses, in [0, m].
+        delta, confidence, tests: as for :func:`one_run_epsilon_lower`.
+
+    Returns:
+        An array of r + 1 floats, entry v the bound certified by v correct guesses (each
+        rounded down; nondecreasing in v when delta = 0).
+
+    Raises:
+        TypeError, ValueError: on arguments outside their ranges (message names them).
+    """
+    _check_counts(m, r, 0)
+    level = _check_level(delta, confidence, tests)
+    return np.array([_certify(int(m), int(r), v, float(delta), level) for v in range(r + 1)])
+
+
+def one_run_theory(
+    epsilon: float,
+    m: int,
+    r: int,
+    *,
+    delta: float = 0.0,
+    confidence: float = 0.95,
+    tests: int = 1,
+    statistic: str = "median",
+) -> float:
+    """The bound one run certifies for a mechanism exactly epsilon-DP: the theory curve.
+
+    For epsilon-DP randomized response on each inclusion bit (the extreme case of
+    Theorem 3.1: each guess is correct independently with probability q = e^eps/(1+e^eps)),
+    W ~ Binomial(r, q).  ``statistic="median"``: the bound it reaches at least half the time
+    (the certified bound is nondecreasing in W for delta = 0, so this is the bound at the
+    median of W); ``"mean"``: its expectation E[epsilon_lower(W)], summed over the counts
+    within 12 standard deviations of the mean (the rest, of probability below 1e-30, is
+    left out).  A theory value, not a certified bound: how much of a true epsilon one run
+    with m canaries and r guesses can certify.
+
+    Args:
+        epsilon: the mechanism's true epsilon, >= 0.
+        m: number of canaries, >= 1.
+        r: number of guesses, in [0, m].
+        delta, confidence, tests: as for :func:`one_run_epsilon_lower`.
+        statistic: ``"median"`` or ``"mean"``.
+
+    Returns:
+        A float >= 0.
+
+    Raises:
+        TypeError, ValueError: on arguments outside their ranges (message names them).
+    """
+    _check_counts(m, r, 0)
+    _check("epsilon", epsilon, _is_number(epsilon) and epsilon >= 0, "a number >= 0")
+    _check("statistic", statistic, statistic in ("median", "mean"), "'median' or 'mean'")
+    level = _check_level(delta, confidence, tests)
+    if r == 0:
+        return 0.0
+    from scipy.stats import binom  # here: scipy.stats costs a second at import time
+
+    q = _accuracy(float(epsilon))
+    if statistic == "median":
+        return _certify(int(m), int(r), int(binom.median(r, q)), float(delta), level)
+    sd = math.sqrt(r * q * (1 - q))
+    counts = np.arange(max(0, math.floor(r * q - 12 * sd)), min(r, math.ceil(r * q + 12 * sd)) + 1)
+    bounds = np.array([_certify(int(m), int(r), int(v), float(delta), level) for v in counts])
+    return float(np.dot(binom.pmf(counts, r, q), bounds))
+
+
+def default_guesses(m: int) -> tuple[tuple[int, int], ...]:
+    """The (k+, k-) guess counts tried by default: k = m/2, m/4, ... (>= 1), each both
+    two-sided (k highest guessed included, k lowest excluded) and one-sided (k, 0)."""
+    out: list[tuple[int, int]] = []
+    k = m // 2
+    while k >= 1:
+        out += [(k, k), (k, 0)]
+        k //= 2
+    return tuple(out) or ((1, 0),)
+
+
+@dataclass(frozen=True)
+class OneRunAuditResult(AuditResult):
+    """The result of :func:`audit_one_run`: an :class:`AuditResult` of one training run.
+
+    The base fields read as follows: ``hits_d0`` is the number of correct guesses,
+    ``samples_d0`` the number of guesses r, ``hits_d1`` the wrong ones (r - correct),
+    ``tests`` the number of guess counts tried (Bonferroni), ``samples_drawn`` 1 (one run),
+    ``p_numerator_lower`` the certified accuracy q = e^eps/(1+e^eps) at ``epsilon_lower``
+    and ``p_denominator_upper`` its complement.
+
+    Attributes:
+        m: number of canaries.
+        guesses: ``(k_plus, k_minus)`` of the certified guess: the k+ highest scores guessed
+            included, the k- lowest guessed excluded.
+        correct: correct guesses among them.
+        included: number of canaries included in the run.
+        candidates: every guess count tried: ``(k_plus, k_minus, correct, epsilon_lower)``.
+    """
+
+    m: int = 0
+    guesses: tuple[int, int] = (0, 0)
+    correct: int = 0
+    included: int = 0
+    candidates: tuple[tuple[int, int, int, float], ...] = ()
+
+    def theory(self, epsilon: float | None = None) -> float:
+        """The theory value beside the measured bound: the median bound a mechanism exactly
+        ``epsilon``-DP (default: the claimed epsilon) certifies with the same m and
+        confidence, at the best of the guess counts tried (:func:`one_run_theory` with the
+        same Bonferroni split, maximised over their totals r = k+ + k-)."""
+        eps = self.epsilon_claimed if epsilon is None else epsilon
+        totals = sorted({kp + km for kp, km, _, _ in self.candidates} or {sum(self.guesses)})
+        return max(
+            one_run_theory(
+                eps, self.m, r, delta=self.delta, confidence=self.confidence, tests=self.tests
+            )
+            for r in totals
+        )
+
+    def __str__(self) -> str:
+        kp, km = self.guesses
+        r = kp + km
+        lines = [
+            f"one-run audit of {self.mechanism or 'training'}: {self.verdict}",
+            f"  epsilon lower bound : {_down(self.epsilon_lower)} (certified, rounded down)",
+            f"  epsilon estimate    : {self.epsilon_estimate:.4f} (logit of the accuracy, "
+            "not a bound)",
+            f"  claim               : epsilon={self.epsilon_claimed:g}, delta={self.delta:g}",
+            f"  canaries            : m={self.m:,}, {self.included:,} included (probability 1/2)",
+            f"  guesses             : {kp:,} highest included, {km:,} lowest excluded; "
+            f"{self.correct:,} of {r:,} correct",
+            f"  confidence          : {self.confidence:.4g} ({self.correction})",
+            f"  theorem             : Steinke, Nasr, Jagielski 2023, "
+            f"{'Theorem 5.2 / Corollary 5.4' if self.delta > 0 else 'Theorem 3.1'}",
+            f"  seed                : {self.seed}",
+            f"  wall time           : {self.wall_time:.2f} s",
+        ]
+        lines += [f"  warning             : {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        data["guesses"] = list(self.guesses)
+        data["candidates"] = [list(c) for c in self.candidates]
+        return data
+
+
+def audit_one_run(
+    train: Callable[[np.ndarray, np.random.Generator], Any],
+    m: int,
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    confidence: float = 0.95,
+    seed: int | None = None,
+    guesses: Iterable[tuple[int, int]] | None = None,
+    name: str | None = None,
+) -> OneRunAuditResult:
+    """Audit a training algorithm in one run with ``m`` canaries (Steinke, Nasr, Jagielski
+    2023).
+
+    Each canary is included independently with probability 1/2 (drawn from a generator
+    seeded by ``seed``); ``train(included, rng)`` gets the boolean mask and a generator of
+    its own, trains once, and returns one score per canary (higher = more likely included).
+    For each ``(k_plus, k_minus)`` in ``guesses`` the k+ highest scores are guessed included
+    and the k- lowest excluded (ties broken by canary index: a function of the output only),
+    the correct guesses are counted and certified by :func:`one_run_epsilon_lower` at level
+    ``(1 - confidence) / len(guesses)``; the largest certified bound is returned.
+
+    Privacy: if ``train`` is (epsilon', delta)-DP with respect to adding or removing one
+    canary, then ``epsilon_lower <= epsilon'`` with probability at least ``confidence``
+    (Theorem 3.1 / 5.2 of the paper and a union bound over the guess counts); so a claimed
+    ``epsilon`` is flagged (``violation``) wrongly with probability at most
+    ``1 - confidence``.
+
+    Args:
+        train: callable ``train(included, rng)`` returning m finite scores.
+        m: number of canaries, an integer >= 1.
+        epsilon: the claimed epsilon, >= 0.
+        delta: the claimed delta, in [0, 1); the bound is certified at this delta.
+        confidence: family-wise confidence, in (0, 1).
+        seed: seed of the root ``SeedSequence`` (None: fresh entropy, reported in the result).
+        guesses: the ``(k_plus, k_minus)`` counts to try, fixed before the run, each with
+            k+ + k- in [1, m]; default :func:`default_guesses`.
+        name: the trainer's name in the result (default: its ``name`` or ``__name__``).
+
+    Returns:
+        A :class:`OneRunAuditResult`.
+
+    Raises:
+        TypeError: if ``train`` is not callable, ``m`` or a guess count is not an integer,
+            or ``train`` returns something that is not an array of numbers.
+        ValueError: on a parameter outside its range, or scores that are not m finite
+            numbers (the message names the parameter, its range and the value).
+    """
+    start = time.perf_counter()
+    if not callable(train):
+        raise TypeError(f"train must be callable as train(included, rng), got {train!r}")
+    if not _is_int(m):
+        raise TypeError(f"m must be an integer >= 1, got {m!r}")
+    _check("m", m, m >= 1, "an integer >= 1")
+    _check("epsilon", epsilon, _is_number(epsilon) and epsilon >= 0, "a number >= 0")
+    candidates = _check_guesses(default_guesses(m) if guesses is None else guesses, m)
+    level = _check_level(delta, confidence, len(candidates))
+    if seed is not None and not (_is_int(seed) and seed >= 0):
+        raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
+
+    root = np.random.SeedSequence(seed)
+    mask_seq, train_seq = root.spawn(2)
+    included = np.random.default_rng(mask_seq).random(m) < 0.5
+    scores = _check_scores(train(included.copy(), np.random.default_rng(train_seq)), m)
+
+    tried = []
+    for kp, km in candidates:
+        v = count_correct(scores, included, kp, km)
+        tried.append((kp, km, v, _certify(m, kp + km, v, float(delta), level)))
+    # the largest bound; among equal bounds (e.g. all 0) the largest excess over chance
+    best = max(tried, key=lambda c: (c[3], c[2] - (c[0] + c[1]) / 2))
+    kp, km, v, eps_lower = best
+    r = kp + km
+    estimate = math.inf if v == r else (math.log(v / (r - v)) if v > 0 else -math.inf)
+    q_lower = _accuracy(eps_lower)
+    return OneRunAuditResult(
+        epsilon_lower=eps_lower,
+        epsilon_estimate=max(0.0, estimate),
+        epsilon_claimed=float(epsilon),
+        delta=float(delta),
+        violation=eps_lower > epsilon,
+        event=f"guess included for the {kp} highest scores, excluded for the {km} lowest",
+        direction="higher score = included",
+        pair=f"{m} canaries, each included with probability 1/2",
+        hits_d0=v,
+        hits_d1=r - v,
+        samples_d0=r,
+        p_numerator_lower=q_lower,
+        p_denominator_upper=1.0 - q_lower,
+        confidence=float(confidence),
+        tests=len(candidates),
+        correction=f"Bonferroni over {len(candidates)} guess counts",
+        seed=int(root.entropy),  # type: ignore[arg-type]
+        selection_samples=0,
+        pairs_searched=1,
+        wall_time=time.perf_counter() - start,
+        method="one-run",
+        mechanism=name or _name(train),
+        family="top/bottom scores",
+        samples_drawn=1,
+        m=m,
+        guesses=(kp, km),
+        correct=v,
+        included=int(included.sum()),
+        candidates=tuple(tried),
+    )
+
+
+def count_correct(scores: np.ndarray, included: np.ndarray, k_plus: int, k_minus: int) -> int:
+    """Correct guesses when the ``k_plus`` highest scores are guessed included and the
+    ``k_minus`` lowest excluded (ties broken by canary index, so the guesses are a function
+    of the scores alone, as the theorem requires)."""
+    m = len(scores)
+    order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")
+    return int(included[order[:k_plus]].sum()) + int((~included[order[m - k_minus :]]).sum())
+
+
+def _check_guesses(guesses: Iterable[Any], m: int) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for g in guesses:
+        if not (isinstance(g, Sequence) and len(g) == 2 and all(_is_int(k) for k in g)):
+            raise TypeError(f"guesses must hold (k_plus, k_minus) integer pairs, got {g!r}")
+        kp, km = int(g[0]), int(g[1])
+        _check(
+            "guesses",
+            g,
+            kp >= 0 and km >= 0 and 1 <= kp + km <= m,
+            f"pairs (k_plus, k_minus) >= 0 with 1 <= k_plus + k_minus <= m = {m}",
+        )
+        out.append((kp, km))
+    if not out:
+        raise ValueError("guesses must hold at least one (k_plus, k_minus) pair, got none")
+    return out
+
+
+def _check_scores(scores: Any, m: int) -> np.ndarray:
+    try:
+        arr = np.asarray(scores, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"train must return an array of m = {m} numbers, got {type(scores).__name__}"
+        ) from exc
+    if arr.shape != (m,):
+        raise ValueError(f"train must return m = {m} scores (shape ({m},)), got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+        raise ValueError(
+            f"train must return finite scores, got {float(arr[bad])!r} for canary {bad}"
+        )
+    return arr
+
+
+def _check(name: str, value: Any, ok: bool, admissible: str) -> None:
+    if not ok:
+        raise ValueError(f"{name} must be {admissible}, got {value!r}")
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        return False
+    try:
+        return not math.isnan(float(v))
+    except OverflowError:
+        return False
+
+
+def _name(train: Any) -> str:
+    return str(
+        getattr(train, "name", None) or getattr(train, "__name__", None) or type(train).__name__
+    )

@@ -36,6 +36,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from dpaudit.audit.estimators import (
+    SELECTION_SHRINKAGE,
     bound_level,
     clopper_pearson,
     epsilon_lower_bound,
@@ -47,6 +48,7 @@ __all__ = [
     "empirical_limit",
     "samples_needed",
     "statistical_limit",
+    "threshold_frequencies",
     "threshold_probabilities",
 ]
 
@@ -54,6 +56,11 @@ __all__ = [
 THRESHOLD_POINTS = 4001
 #: Events whose exact bound is computed (the best by the Wilson approximation).
 REFINED = 64
+#: Ranks from each end of the sorted observed values used as thresholds (when there are many).
+GRID_RANKS = 5000
+#: Least hits on both sides of an event whose frequencies estimate a limit: rarer events
+#: frequencies scatter so widely that the maximum over them is mostly luck.
+MIN_HITS = 5
 #: Largest sample count :func:`samples_needed` searches (10^18 per side).
 MAX_SEARCH_SAMPLES = 10**18
 
@@ -301,6 +308,61 @@ def threshold_probabilities(
     return t, tail((t - sensitivity) / scale), tail(t / scale)
 
 
+def threshold_frequencies(
+    values0: np.ndarray,
+    values1: np.ndarray,
+    *,
+    min_hits: int = MIN_HITS,
+    shrink: float | None = SELECTION_SHRINKAGE,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Observed probabilities of the threshold events of a real feature, both directions.
+
+    The events are ``x >= t`` and ``x <= t`` (thresholds: the observed values, thinned to a
+    rank grid dense in both tails when there are many), each with either dataset as the
+    numerator; events seen fewer than ``min_hits`` times on either side are left out
+    (a zero frequency is no estimate of a rare probability).  With ``shrink``, each
+    frequency is replaced by a one-sided score bound at level ``shrink`` on the side that
+    lowers the event's bound (numerator down, denominator up), the device that ranks events
+    in selection (:data:`dpaudit.audit.estimators.SELECTION_SHRINKAGE`): the maximum over
+    many events of raw frequencies favours the luckiest rare event, and a limit taken at more
+    samples than were observed magnifies that luck.
+
+    Args:
+        values0: feature values under d0 (NaN ignored).
+        values1: feature values under d1.
+        min_hits: least hits on either side of an event kept, >= 1.
+        shrink: level of the pessimistic score bounds in (0, 0.5), or None for raw
+            frequencies.
+
+    Returns:
+        ``(p_numerator, p_denominator)`` frequencies (empty when a sample is).
+    """
+    s0 = np.sort(values0[~np.isnan(values0)])
+    s1 = np.sort(values1[~np.isnan(values1)])
+    if len(s0) == 0 or len(s1) == 0:
+        return np.zeros(0), np.zeros(0)
+    grid = np.unique(np.concatenate([s0, s1]))
+    if len(grid) > 4 * GRID_RANKS:
+        geo = np.geomspace(1, len(grid), GRID_RANKS)
+        ranks = np.unique(np.r_[geo, len(grid) + 1 - geo].astype(int)) - 1
+        grid = grid[np.clip(ranks, 0, len(grid) - 1)]
+    n0, n1 = len(s0), len(s1)
+    ge = (n0 - np.searchsorted(s0, grid, "left"), n1 - np.searchsorted(s1, grid, "left"))
+    le = (np.searchsorted(s0, grid, "right"), np.searchsorted(s1, grid, "right"))
+    sizes = (n0, n1)
+    p_num, p_den = [], []
+    for hits in (ge, le):
+        for numerator in (0, 1):
+            keep = (hits[1 - numerator] >= min_hits) & (hits[numerator] >= min_hits)
+            if shrink is None:
+                p_num.append(hits[numerator][keep] / sizes[numerator])
+                p_den.append(hits[1 - numerator][keep] / sizes[1 - numerator])
+            else:
+                p_num.append(_wilson(hits[numerator][keep], sizes[numerator], shrink)[0])
+                p_den.append(_wilson(hits[1 - numerator][keep], sizes[1 - numerator], shrink)[1])
+    return np.concatenate(p_num), np.concatenate(p_den)
+
+
 def empirical_limit(
     values0: np.ndarray,
     values1: np.ndarray,
@@ -309,15 +371,13 @@ def empirical_limit(
     delta: float,
     confidence: float,
     tests: int,
-    min_hits: int = 1,
+    min_hits: int = MIN_HITS,
 ) -> StatisticalLimit | None:
     """The statistical limit of the threshold events of a real feature, estimated from data.
 
-    The event probabilities are the observed frequencies of ``x >= t`` and ``x <= t`` (every
-    observed value a threshold) on the two samples, in both directions; events seen fewer than
-    ``min_hits`` times on the denominator side are left out (a zero frequency is no estimate
-    of a rare probability).  An *estimate* of the limit: the frequencies carry sampling error,
-    and the maximum over many events is biased upwards.
+    :func:`statistical_limit` of the :func:`threshold_frequencies` of the two samples.  An
+    *estimate*: the frequencies carry sampling error, and the maximum over many events is
+    biased upwards (the rarest events most).
 
     Args:
         values0: feature values under d0 (NaN ignored).
@@ -326,32 +386,12 @@ def empirical_limit(
         delta: the delta of the claim.
         confidence: family-wise confidence.
         tests: Bonferroni count of the certification.
-        min_hits: least denominator hits of an event considered, >= 1.
+        min_hits: least hits on either side of an event considered, >= 1.
 
     Returns:
         The estimated limit, or None when the samples are empty or no event qualifies.
     """
-    s0 = np.sort(values0[~np.isnan(values0)])
-    s1 = np.sort(values1[~np.isnan(values1)])
-    if len(s0) == 0 or len(s1) == 0:
-        return None
-    grid = np.unique(np.concatenate([s0, s1]))
-    if len(grid) > 20_000:  # a rank grid dense in both tails keeps the cost bounded
-        ranks = np.unique(
-            np.r_[np.geomspace(1, len(grid), 5000), len(grid) + 1 - np.geomspace(1, len(grid), 5000)]
-        )
-        grid = grid[np.clip(ranks.astype(int) - 1, 0, len(grid) - 1)]
-    n0, n1 = len(s0), len(s1)
-    ge = ((n0 - np.searchsorted(s0, grid, "left")) / n0, (n1 - np.searchsorted(s1, grid, "left")) / n1)
-    le = (np.searchsorted(s0, grid, "right") / n0, np.searchsorted(s1, grid, "right") / n1)
-    p_num, p_den = [], []
-    for freq in (ge, le):
-        for numerator in (0, 1):
-            den_hits = freq[1 - numerator] * (n1 if numerator == 0 else n0)
-            keep = den_hits >= min_hits
-            p_num.append(freq[numerator][keep])
-            p_den.append(freq[1 - numerator][keep])
-    num, den = np.concatenate(p_num), np.concatenate(p_den)
+    num, den = threshold_frequencies(values0, values1, min_hits=min_hits)
     if len(num) == 0:
         return None
     return statistical_limit(

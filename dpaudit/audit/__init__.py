@@ -8,6 +8,8 @@ Public API:
     exact_epsilon(p, q, delta=0.0); check_sampler(mechanism, dataset, *, samples, ...)
     query_pairs(length, *, base=0.0, sensitivity=1.0)
     NeighbouringPair(d0, d1, name), AuditResult
+    statistical_limit(p_num, p_den, *, samples, delta, confidence, tests); samples_needed(...)
+    tradeoff_curve(mechanism, d0, d1, *, samples, confidence=0.95, seed=None, thresholds=None)
 """
 
 from dpaudit.audit.exact import check_sampler, exact_audit, exact_epsilon
@@ -15,15 +17,26 @@ from dpaudit.audit.monte_carlo import audit
 from dpaudit.audit.pairs import NeighbouringPair, query_pairs
 from dpaudit.audit.records import RecordsAuditResult, audit_records
 from dpaudit.audit.result import AuditResult
+from dpaudit.audit.statistical_limit import (
+    samples_needed,
+    statistical_limit,
+    threshold_probabilities,
+)
+from dpaudit.audit.tradeoff import TradeoffCurve, tradeoff_curve
 
 __all__ = [
     "AuditResult",
     "NeighbouringPair",
     "RecordsAuditResult",
+    "TradeoffCurve",
     "audit",
     "audit_records",
     "check_sampler",
     "exact_audit",
     "exact_epsilon",
     "query_pairs",
+    "samples_needed",
+    "statistical_limit",
+    "threshold_probabilities",
+    "tradeoff_curve",
 ]

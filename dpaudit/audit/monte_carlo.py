@@ -167,8 +167,9 @@ def audit(
         directions: ``"both"`` certifies ``certify_top`` events in each direction (tests =
             ``2 * certify_top``); ``"best"`` only in the direction whose best event the
             selection samples predict to certify more (tests = ``certify_top``: a smaller
-            Bonferroni correction, so a higher statistical limit). None: ``"best"`` when
-            ``delta > 0``, else ``"both"``.
+            Bonferroni correction, so a higher statistical limit for one event; but for a
+            symmetric mechanism two certified directions are two chances, which measured
+            better in bench/approx_dp_limit.md). None: ``"both"``.
         max_outcomes: largest number of distinct outcomes searched as outcome sets, >= 1.
         workers: local worker processes (the mechanism must then be picklable), in
             [1, worker_limit()] (the machine's CPUs, at least 2, at most 64).
@@ -249,7 +250,7 @@ def audit(
     if selection_fraction is None:
         selection_fraction = default_selection_fraction(samples, float(delta))
     if directions is None:
-        directions = "best" if delta > 0 else "both"
+        directions = "both"
     n_sel = max(1, int(samples * selection_fraction))
     n_cert = samples - n_sel
     _check(

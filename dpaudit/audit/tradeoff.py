@@ -119,9 +119,11 @@ class TradeoffCurve:
         a, b = self._points()
         xs = np.r_[0.0, a, 1.0]
         ys = np.r_[1.0, b, 0.0]
-        order = np.lexsort((ys, xs))
+        ux, first = np.unique(xs, return_inverse=True)
+        uy = np.full(len(ux), np.inf)
+        np.minimum.at(uy, first, ys)  # lowest certified fnr at each fpr
         hull: list[tuple[float, float]] = []
-        for x, y in zip(xs[order], ys[order], strict=True):
+        for x, y in zip(ux, uy, strict=True):
             while len(hull) >= 2:
                 (x1, y1), (x2, y2) = hull[-2], hull[-1]
                 if (x2 - x1) * (y - y1) - (y2 - y1) * (x - x1) <= 0:  # not a left turn

@@ -10,8 +10,8 @@ samples and Bonferroni count -- and the median certified lower bound over severa
 before (selection_fraction 0.25, both directions certified: the defaults until this change)
 and after (the defaults for delta > 0 now: selection on max(5%, 10^5) samples, both
 directions), and a third variant certifying only the direction selection prefers (one test:
-a higher limit for one event, but one chance instead of two).  Certified bounds scatter around the limit (the
-counts are random), hence medians and the spread.  Then the trade-off-curve view's mu lower
+a higher limit for one event, but one chance instead of two).  Certified bounds scatter
+around the limit (the counts are random), hence medians and the spread.  Then the trade-off-curve view's mu lower
 bound (true mu = 1) at the same sample counts.
 """
 
@@ -53,12 +53,16 @@ class Gaussian:
 def main() -> None:
     _, p_num, p_den = threshold_probabilities("gaussian")
     print("# Approximate DP at the statistical limit\n")
-    print(f"Gaussian mechanism, sigma 1, delta {DELTA:g}, true epsilon 4.377, confidence "
-          f"{CONFIDENCE}; machine: {platform.machine()}, {platform.python_version()}.\n")
-    print("| samples/side | limit ideal (1 test, all samples) | before: median (min-max) "
-          "| before: design limit | after: median (min-max) | after: design limit "
-          "| after gap to design limit | after gap to ideal | printed limit (median) "
-          "| seeds | s/audit (after) | one direction: median (design limit) |")
+    print(
+        f"Gaussian mechanism, sigma 1, delta {DELTA:g}, true epsilon 4.377, confidence "
+        f"{CONFIDENCE}; machine: {platform.machine()}, {platform.python_version()}.\n"
+    )
+    print(
+        "| samples/side | limit ideal (1 test, all samples) | before: median (min-max) "
+        "| before: design limit | after: median (min-max) | after: design limit "
+        "| after gap to design limit | after gap to ideal | printed limit (median) "
+        "| seeds | s/audit (after) | one direction: median (design limit) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n, seeds in RUNS:
         ideal = statistical_limit(p_num, p_den, samples=n, delta=DELTA).epsilon
@@ -71,22 +75,46 @@ def main() -> None:
             values, printed, elapsed = [], [], 0.0
             for seed in range(seeds):
                 start = time.perf_counter()
-                r = audit(Gaussian(), 0.0, 1.0, epsilon=EPSILON, delta=DELTA, samples=n,
-                          confidence=CONFIDENCE, seed=seed, progress=False, **extra)
+                r = audit(
+                    Gaussian(),
+                    0.0,
+                    1.0,
+                    epsilon=EPSILON,
+                    delta=DELTA,
+                    samples=n,
+                    confidence=CONFIDENCE,
+                    seed=seed,
+                    progress=False,
+                    **extra,
+                )
                 elapsed += time.perf_counter() - start
                 values.append(r.epsilon_lower)
                 if r.epsilon_limit is not None:
                     printed.append(r.epsilon_limit)
-            design = statistical_limit(p_num, p_den, samples=r.samples_d0, delta=DELTA,
-                                       confidence=CONFIDENCE, tests=r.tests).epsilon
-            rows[label] = (statistics.median(values), min(values), max(values), design,
-                           statistics.median(printed) if printed else float("nan"),
-                           elapsed / seeds)
+            design = statistical_limit(
+                p_num,
+                p_den,
+                samples=r.samples_d0,
+                delta=DELTA,
+                confidence=CONFIDENCE,
+                tests=r.tests,
+            ).epsilon
+            rows[label] = (
+                statistics.median(values),
+                min(values),
+                max(values),
+                design,
+                statistics.median(printed) if printed else float("nan"),
+                elapsed / seeds,
+            )
         b, a, o = rows["before"], rows["after"], rows["best"]
-        print(f"| {n:.0e} | {ideal:.3f} | {b[0]:.3f} ({b[1]:.2f}-{b[2]:.2f}) | {b[3]:.3f} "
-              f"| {a[0]:.3f} ({a[1]:.2f}-{a[2]:.2f}) | {a[3]:.3f} | {a[3] - a[0]:+.3f} "
-              f"| {ideal - a[0]:+.3f} | {a[4]:.3f} | {seeds} | {a[5]:.1f} | {o[0]:.3f} ({o[3]:.3f}) |",
-              flush=True)
+        print(
+            f"| {n:.0e} | {ideal:.3f} | {b[0]:.3f} ({b[1]:.2f}-{b[2]:.2f}) | {b[3]:.3f} "
+            f"| {a[0]:.3f} ({a[1]:.2f}-{a[2]:.2f}) | {a[3]:.3f} | {a[3] - a[0]:+.3f} "
+            f"| {ideal - a[0]:+.3f} | {a[4]:.3f} | {seeds} | {a[5]:.1f} "
+            f"| {o[0]:.3f} ({o[3]:.3f}) |",
+            flush=True,
+        )
     print("\nGap = limit - certified median (positive: below the limit).\n")
     print("## Samples a target needs (ideal limit: one test, all samples certify)\n")
     print("| target epsilon_lower | samples per side |")
@@ -100,8 +128,11 @@ def main() -> None:
     for n in (10**5, 10**6, 10**7):
         start = time.perf_counter()
         c = tradeoff_curve(Gaussian(), 0.0, 1.0, samples=n, confidence=CONFIDENCE, seed=0)
-        print(f"| {n:.0e} | {c.mu_lower:.4f} | {c.epsilon_lower(DELTA):.4f} "
-              f"| {time.perf_counter() - start:.1f} |", flush=True)
+        print(
+            f"| {n:.0e} | {c.mu_lower:.4f} | {c.epsilon_lower(DELTA):.4f} "
+            f"| {time.perf_counter() - start:.1f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from dpaudit.audit.estimators import (
     point_estimate,
     predicted_bounds,
 )
+from dpaudit.audit.events import ThresholdEvent
 from dpaudit.audit.limits import (
     DEFAULT_MAX_MEMORY_BYTES,
     MAX_OUTPUT_DIMENSION,
@@ -29,7 +30,6 @@ from dpaudit.audit.pairs import NeighbouringPair, resolve_pairs
 from dpaudit.audit.probe import Probe, probe
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, PROGRESS_THRESHOLD, Runner, seed_sequence
-from dpaudit.audit.events import ThresholdEvent
 from dpaudit.audit.selection import FAMILIES, Candidate, search_events
 from dpaudit.audit.statistical_limit import statistical_limit, threshold_frequencies
 
@@ -280,7 +280,6 @@ def audit(
     probed = probe(mechanism, candidates_pairs[0].d0, seed_sequence(root, _PROBE, 0))
     _check_size(probed, n_sel, min(batch_size, samples), max_memory_bytes, samples)
     with Runner(mechanism, root, batch_size, workers, executor, bool(show), total) as runner:
-
         family_freq: list[tuple | None] = [None]
 
         def select(i: int, n: int, phase: int) -> list[Candidate]:

@@ -131,8 +131,7 @@ class AuditResult:
                 [
                     f"  statistical limit   : about {_down(self.epsilon_limit)} at these samples "
                     "(estimated from selection: the most one threshold event certifies at "
-                    "expected counts)"
-                    + (f"; {self.limit_scaling}" if self.limit_scaling else "")
+                    "expected counts)" + (f"; {self.limit_scaling}" if self.limit_scaling else "")
                 ]
                 if self.epsilon_limit is not None
                 else []

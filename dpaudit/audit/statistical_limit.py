@@ -37,10 +37,10 @@ from scipy.special import ndtr
 
 from dpaudit.audit.estimators import (
     SELECTION_SHRINKAGE,
+    _wilson,
     bound_level,
     clopper_pearson,
     epsilon_lower_bound,
-    _wilson,
 )
 
 __all__ = [

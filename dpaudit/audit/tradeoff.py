@@ -209,11 +209,21 @@ class TradeoffCurve:
         ax.plot(x, y, color="tab:blue", label=f"certified curve ({self.confidence:g})")
         ax.plot(self.fpr_upper, self.fnr_upper, ".", color="tab:blue", ms=3)
         if self.mu_lower > 0:
-            ax.plot(grid, gaussian_tradeoff(self.mu_lower, grid), "--", color="tab:red",
-                    label=f"G_mu, mu_lower={self.mu_lower:.3f}")
+            ax.plot(
+                grid,
+                gaussian_tradeoff(self.mu_lower, grid),
+                "--",
+                color="tab:red",
+                label=f"G_mu, mu_lower={self.mu_lower:.3f}",
+            )
         if reference_mu is not None:
-            ax.plot(grid, gaussian_tradeoff(reference_mu, grid), ":", color="black",
-                    label=f"G_mu, mu={reference_mu:g}")
+            ax.plot(
+                grid,
+                gaussian_tradeoff(reference_mu, grid),
+                ":",
+                color="black",
+                label=f"G_mu, mu={reference_mu:g}",
+            )
         ax.plot([0, 1], [1, 0], color="grey", lw=0.5)
         ax.set_xlabel("false-positive rate (type I)")
         ax.set_ylabel("false-negative rate (type II)")
@@ -224,9 +234,7 @@ class TradeoffCurve:
     def __str__(self) -> str:
         x, y = self.curve()
         shown = ", ".join(f"({a:.3g}, {b:.3g})" for a, b in list(zip(x, y, strict=True))[1:-1][:6])
-        eps = ", ".join(
-            f"{_down(self.epsilon_lower(d))} at delta={d:g}" for d in (0.0, 1e-5, 1e-3)
-        )
+        eps = ", ".join(f"{_down(self.epsilon_lower(d))} at delta={d:g}" for d in (0.0, 1e-5, 1e-3))
         chosen = (
             f"chosen on {self.selection_samples:,} separate samples per dataset"
             if self.selection_samples
@@ -242,8 +250,7 @@ class TradeoffCurve:
                 f"Clopper-Pearson bounds, each at level {self.level:.3g}",
                 f"  mu lower bound   : {_down(self.mu_lower)} (GDP; certified, rounded down)",
                 f"  epsilon lower    : {eps}",
-                f"  certified curve  : T(fpr) <= fnr at {shown}"
-                + (" ..." if len(x) > 8 else ""),
+                f"  certified curve  : T(fpr) <= fnr at {shown}" + (" ..." if len(x) > 8 else ""),
             ]
         )
 
@@ -303,14 +310,18 @@ def tradeoff_curve(
             are not single numbers.
         MechanismError: if the mechanism raises.
     """
-    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or not (
-        10 <= samples <= MAX_SAMPLES
+    if (
+        isinstance(samples, bool)
+        or not isinstance(samples, (int, np.integer))
+        or not (10 <= samples <= MAX_SAMPLES)
     ):
         raise ValueError(f"samples must be an integer in [10, {MAX_SAMPLES:.0e}], got {samples!r}")
     if not isinstance(confidence, float) or not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be a float in (0, 1), got {confidence!r}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or (
-        batch_size < 1
+    if (
+        isinstance(batch_size, bool)
+        or not isinstance(batch_size, (int, np.integer))
+        or (batch_size < 1)
     ):
         raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
     if not callable(mechanism):
@@ -339,7 +350,9 @@ def tradeoff_curve(
             )
         if given is None:
             x1 = runner.sample(d1, n_sel, (_SELECT, 1))
-            given = _choose_thresholds(probe[~np.isnan(probe)], x1[~np.isnan(x1)], DEFAULT_THRESHOLDS)
+            given = _choose_thresholds(
+                probe[~np.isnan(probe)], x1[~np.isnan(x1)], DEFAULT_THRESHOLDS
+            )
         events = [ThresholdEvent(Identity(), float(t), True) for t in given]
         ge0 = runner.count(d0, n, (_COUNT, 0), events)
         ge1 = runner.count(d1, n, (_COUNT, 1), events)

@@ -152,8 +152,16 @@ def test_an_approximate_dp_audit_prints_its_limit():
     assert abs(r.epsilon_limit - exact) < 0.4
     assert "statistical limit   : about" in str(r) and "at 10x" in str(r)
     assert math.isfinite(r.to_dict()["epsilon_limit"])
-    best = audit(ShiftedGaussian(1.0), 0.0, 1.0, epsilon=4.377, delta=1e-5, samples=10**4,
-                 seed=3, directions="best")
+    best = audit(
+        ShiftedGaussian(1.0),
+        0.0,
+        1.0,
+        epsilon=4.377,
+        delta=1e-5,
+        samples=10**4,
+        seed=3,
+        directions="best",
+    )
     assert best.tests == 1 and "the direction selection preferred" in best.correction
     with pytest.raises(ValueError, match="directions must be 'both', 'best' or None"):
         audit(ShiftedGaussian(1.0), 0.0, 1.0, epsilon=1.0, samples=100, directions="up")
@@ -168,8 +176,16 @@ def test_approximate_dp_audits_reach_their_limit():
     selection (certifying the 200th-rarest event) misses it (shown in
     bench/approx_dp_limit.md's "before" column by 0.07-0.1)."""
     values = [
-        audit(ShiftedGaussian(1.0), 0.0, 1.0, epsilon=4.377, delta=1e-5, samples=10**7,
-              seed=s, progress=False).epsilon_lower
+        audit(
+            ShiftedGaussian(1.0),
+            0.0,
+            1.0,
+            epsilon=4.377,
+            delta=1e-5,
+            samples=10**7,
+            seed=s,
+            progress=False,
+        ).epsilon_lower
         for s in range(5)
     ]
     _, p, q = threshold_probabilities("gaussian")

@@ -90,12 +90,14 @@ def test_epsilon_lower_is_monotone_in_delta(correct, d1, d2):
 
 
 def test_given_thresholds_use_every_sample_and_fix_the_bonferroni_count():
-    c = tradeoff_curve(ShiftedGaussian(1.0), 0.0, 1.0, samples=5_000, seed=1,
-                       thresholds=[2.0, 0.5, 0.5, 1.0])
+    c = tradeoff_curve(
+        ShiftedGaussian(1.0), 0.0, 1.0, samples=5_000, seed=1, thresholds=[2.0, 0.5, 0.5, 1.0]
+    )
     assert list(c.thresholds) == [0.5, 1.0, 2.0] and c.selection_samples == 0
     assert c.samples == 5_000 and c.level == pytest.approx(0.05 / 12)
-    again = tradeoff_curve(ShiftedGaussian(1.0), 0.0, 1.0, samples=5_000, seed=1,
-                           thresholds=[2.0, 0.5, 1.0])
+    again = tradeoff_curve(
+        ShiftedGaussian(1.0), 0.0, 1.0, samples=5_000, seed=1, thresholds=[2.0, 0.5, 1.0]
+    )
     assert np.array_equal(c.fpr_upper, again.fpr_upper)  # seeded: deterministic
 
 

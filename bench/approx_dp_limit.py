@@ -11,8 +11,8 @@ before (selection_fraction 0.25, both directions certified: the defaults until t
 and after (the defaults for delta > 0 now: selection on max(5%, 10^5) samples, both
 directions), and a third variant certifying only the direction selection prefers (one test:
 a higher limit for one event, but one chance instead of two).  Certified bounds scatter
-around the limit (the counts are random), hence medians and the spread.  Then the trade-off-curve view's mu lower
-bound (true mu = 1) at the same sample counts.
+around the limit (the counts are random), hence medians and the spread.  Then the
+trade-off-curve view's mu lower bound (true mu = 1) at the same sample counts.
 """
 
 from __future__ import annotations

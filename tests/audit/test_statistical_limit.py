@@ -27,7 +27,7 @@ def _mp_clopper_pearson(k: float, n: int, level: float) -> tuple[mpmath.mpf, mpm
 
         def solve(f):
             lo, hi = mpmath.mpf(0), mpmath.mpf(1)
-            for _ in range(110):
+            for _ in range(85):
                 mid = (lo + hi) / 2
                 if f(mid) > 0:
                     hi = mid
@@ -40,7 +40,7 @@ def _mp_clopper_pearson(k: float, n: int, level: float) -> tuple[mpmath.mpf, mpm
         return lower, upper
 
 
-@pytest.mark.parametrize("index", [0, 20])
+@pytest.mark.parametrize("index", [10, 20])
 def test_limit_of_one_event_matches_an_mpmath_oracle(index):
     n, delta, confidence, tests = 2_000, 1e-3, 0.95, 2
     p, q = P_NUM[index], P_DEN[index]

@@ -130,3 +130,42 @@ def test_non_numeric_outputs_and_bad_delta_are_refused(correct):
         tradeoff_curve(3, 0, 1, samples=100)
     with pytest.raises(ValueError, match=r"delta must be a number in \[0, 1\)"):
         correct.epsilon_lower(1.0)
+
+
+def _false_alarms(sigma: float, runs: int, samples: int) -> int:
+    """Runs (seeds 0..runs-1) in which some certified statement about the sigma-1 Gaussian
+    (true mu 1) is false: mu_lower > 1, epsilon_lower(delta) above the exact epsilon at
+    delta in {1e-5, 1e-2}, or the certified curve below G_1 somewhere."""
+    eps = {d: exact_gaussian_epsilon(1.0, d) for d in (1e-5, 1e-2)}
+    grid = np.linspace(0.0, 1.0, 101)
+    bad = 0
+    for seed in range(runs):
+        c = tradeoff_curve(ShiftedGaussian(sigma), 0.0, 1.0, samples=samples, seed=seed)
+        wrong = (
+            c.mu_lower > 1.0
+            or any(c.epsilon_lower(d) > e for d, e in eps.items())
+            or bool(np.any(c.tradeoff_upper(grid) < gaussian_tradeoff(1.0, grid) - 1e-12))
+        )
+        bad += wrong
+    return bad
+
+
+#: False-alarm experiment: RUNS independent curves of RUN_SAMPLES per dataset at alpha 0.05.
+#: Under the null at most 5% of runs are wrong (in fact far fewer: Bonferroni is
+#: conservative); P[Bin(100, 0.05) > 12] < 0.003.
+RUNS, RUN_SAMPLES, MAX_ALARMS = 100, 20_000, 12
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_false_alarm_rate_is_at_most_alpha():
+    """alpha 0.05, 100 runs of 2x10^4 samples per dataset: at most 12 runs with a false
+    certified statement (P < 0.003 if the rate is 5%)."""
+    assert _false_alarms(1.0, RUNS, RUN_SAMPLES) <= MAX_ALARMS
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_the_false_alarm_experiment_catches_too_little_noise():
+    """The same experiment on sigma 0.8 (true mu 1.25, claimed 1): most runs alarm."""
+    assert _false_alarms(0.8, 40, RUN_SAMPLES) > 30

@@ -35,7 +35,7 @@ DELTA = 1e-5
 EPSILON = 4.377
 CONFIDENCE = 0.95
 #: (samples per dataset, seeds)
-RUNS = ((10**5, 20), (10**6, 10), (10**7, 4))
+RUNS = ((10**5, 40), (10**6, 20), (10**7, 10))
 
 
 class Gaussian:

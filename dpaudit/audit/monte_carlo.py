@@ -280,7 +280,9 @@ def audit(
     probed = probe(mechanism, candidates_pairs[0].d0, seed_sequence(root, _PROBE, 0))
     _check_size(probed, n_sel, min(batch_size, samples), max_memory_bytes, samples)
     with Runner(mechanism, root, batch_size, workers, executor, bool(show), total) as runner:
-        family_freq: list[tuple | None] = [None]
+        family_freq: dict[
+            int, tuple[np.ndarray, np.ndarray] | None
+        ] = {}  # per pair, from its selection samples
 
         def select(i: int, n: int, phase: int) -> list[Candidate]:
             pair = candidates_pairs[i]
@@ -297,7 +299,7 @@ def audit(
                 rng=np.random.default_rng(seed_models),
             )
             if phase == _SELECTION:
-                family_freq[0] = _limit_family(found, x0, x1)
+                family_freq[i] = _limit_family(found, x0, x1)
             if directions == "best":
                 return [f for f in found if f.numerator == found[0].numerator][:certify_top]
             return [
@@ -334,10 +336,11 @@ def audit(
     k0, k1 = int(hits[0][j]), int(hits[1][j])
     num, den = ("d0", "d1") if cand.numerator == 0 else ("d1", "d0")
     limit_text, epsilon_limit = "", None
-    if family_freq[0] is not None:
+    frequencies = family_freq.get(index)
+    if frequencies is not None:
         # Estimated statistical limits (dpaudit.audit.statistical_limit) of the best
         # feature's threshold events, from the selection frequencies.
-        p_num, p_den = family_freq[0]
+        p_num, p_den = frequencies
         epsilon_limit, *later = (
             statistical_limit(
                 p_num, p_den, samples=f * n_cert, delta=delta, confidence=confidence, tests=tests
@@ -391,7 +394,9 @@ def _floor4(x: float) -> str:
     return f"{math.floor(x * 1e4) / 1e4:.4f}"
 
 
-def _limit_family(found: list[Candidate], x0: np.ndarray, x1: np.ndarray) -> tuple | None:
+def _limit_family(
+    found: list[Candidate], x0: np.ndarray, x1: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
     """Selection frequencies of the threshold events on the best candidate's feature (None
     without a threshold event)."""
     for cand in found:

@@ -77,8 +77,8 @@ class TradeoffCurve:
         fnr_lower: lower bounds on ``P[M(d1) < t]``.
         fnr_upper: upper bounds on ``P[M(d1) < t]``.
         mirror_fpr_lower: lower bounds on ``P[M(d0) < t]``, the false-positive rate of the
-            mirror test "say d1 when the output < t" (bounds on the complementary count, so
-            no float ``1 - x`` enters a bound).
+            mirror test "say d1 unless the output >= t" (bounds on the complementary count,
+            so no float ``1 - x`` enters a bound; a missing output, NaN, counts as ``< t``).
         mirror_fpr_upper: upper bounds on ``P[M(d0) < t]``.
         mirror_fnr_lower: lower bounds on ``P[M(d1) >= t]`` (the mirror test's type II).
         mirror_fnr_upper: upper bounds on ``P[M(d1) >= t]``.
@@ -264,6 +264,11 @@ def _choose_thresholds(x0: np.ndarray, x1: np.ndarray, count: int) -> np.ndarray
     and linear in between."""
     pooled = np.sort(np.concatenate([x0, x1]))
     n = len(pooled)
+    if n == 0:
+        raise ValueError(
+            "mechanism outputs must include numbers to choose thresholds from, got only "
+            "missing values (NaN); pass thresholds="
+        )
     half = count // 3
     geo = np.geomspace(1, max(1, n // 2), half).astype(int) - 1
     lin = np.linspace(0, n - 1, count - 2 * half).astype(int)
@@ -342,7 +347,7 @@ def tradeoff_curve(
     n = int(samples) - n_sel
     name = str(getattr(mechanism, "name", None) or getattr(mechanism, "__name__", "") or "")
     with Runner(mechanism, root, int(batch_size), 1, None, False, 2 * int(samples)) as runner:
-        probe = runner.sample(d0, min(n_sel or 10, n), (_SELECT, 9))
+        x0 = runner.sample(d0, min(n_sel or 10, n), (_SELECT, 0))
         if runner.output_schema.kind != "scalar":
             raise ValueError(
                 "mechanism outputs must be single numbers for a trade-off curve, got "
@@ -350,9 +355,7 @@ def tradeoff_curve(
             )
         if given is None:
             x1 = runner.sample(d1, n_sel, (_SELECT, 1))
-            given = _choose_thresholds(
-                probe[~np.isnan(probe)], x1[~np.isnan(x1)], DEFAULT_THRESHOLDS
-            )
+            given = _choose_thresholds(x0[~np.isnan(x0)], x1[~np.isnan(x1)], DEFAULT_THRESHOLDS)
         events = [ThresholdEvent(Identity(), float(t), True) for t in given]
         ge0 = runner.count(d0, n, (_COUNT, 0), events)
         ge1 = runner.count(d1, n, (_COUNT, 1), events)

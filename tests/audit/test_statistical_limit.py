@@ -194,3 +194,20 @@ def test_approximate_dp_audits_reach_their_limit():
     median = float(np.median(values))
     assert median >= design - 0.05
     assert median >= ideal - 0.1
+
+
+def test_the_printed_limit_is_the_certified_pairs():
+    """Two candidate pairs (shift 0.1 and shift 1), 10^5 samples, seed 5: the printed limit is
+    estimated on the pair that was certified (shift 1), not on the last one searched."""
+    r = audit(
+        ShiftedGaussian(1.0),
+        pairs=[(0.0, 1.0), (0.0, 0.1)],
+        epsilon=4.377,
+        delta=1e-5,
+        samples=10**5,
+        seed=5,
+    )
+    assert "1.0" in r.pair and r.epsilon_limit is not None
+    _, p, q = threshold_probabilities("gaussian")
+    exact = statistical_limit(p, q, samples=r.samples_d0, delta=1e-5, tests=2).epsilon
+    assert abs(r.epsilon_limit - exact) < 0.4

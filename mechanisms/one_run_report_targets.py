@@ -23,7 +23,7 @@ ONE_RUN_CANARIES = 1000
 ONE_RUN_DELTA = 1e-5
 #: Full-batch noisy gradient descent of the one-run targets: noise multiplier 10, 25 steps
 #: (mu-GDP with mu = 0.5).
-_NOISY_GD = {"noise_multiplier": 10.0, "steps": 25}
+_NOISY_GD: dict[str, Any] = {"noise_multiplier": 10.0, "steps": 25}
 
 
 def _noisy_gd_one_run(broken: bool) -> Target:
@@ -79,7 +79,7 @@ def _learner_one_run() -> Target:
     records with random directions and labels, the learner at its configured (1, 1e-5)."""
     from mechanisms.one_run_training import learner_canary_trainer
 
-    params = {
+    params: dict[str, Any] = {
         "epsilon": 1.0,
         "delta": ONE_RUN_DELTA,
         "steps": 200,

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -139,7 +141,7 @@ def test_a_failing_trainer_is_an_audit_error_not_a_crash() -> None:
     assert report["verdict"]["kind"] == "not audited"
 
 
-def _train() -> object:
+def _train() -> Callable[..., Any]:
     return _memorizer
 
 

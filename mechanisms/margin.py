@@ -40,14 +40,17 @@ Reconstructions (the document is the main text only; formulas are garbled):
 * Margin selection (Appendix F): rho_j = r 2^-j, j < J, Algorithm 1 at each with eps/(2J),
   then the exponential mechanism (eps/2, sensitivity 1/m) on minus (empirical rho_j-margin
   loss + the data-independent complexity term Lambda r / (rho_j sqrt(m))).
+
+Modules: this one holds the label-DP learner, the margin selection and the claims;
+:mod:`mechanisms.margin_linear` Algorithms 1 and 2 and the shared helpers,
+:mod:`mechanisms.margin_nonlinear` the kernel and network learners (both re-exported here).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -56,18 +59,19 @@ import sympy
 from dpaudit import events as ev
 from dpaudit.numeric import exact
 from dpaudit.verify import Claim, Domain, register_claim
-from mechanisms.covers import ball_net, halfspace_labelings_2d, product_indices, product_net
-from mechanisms.halfspaces import (
-    HalfspaceModel,
-    MarginLoss,
-    PrivateERM,
-    _data,
-    _int,
-    _positive,
-    jl_matrix,
-    margin_fractions,
+from mechanisms.covers import halfspace_labelings_2d
+from mechanisms.halfspaces import HalfspaceModel, _data, _int, margin_fractions
+from mechanisms.margin_linear import (
+    REPLACE,
+    EfficientLinearLearner,
+    PureLinearLearner,
+    _auditable,
+    _em,
+    _em_plan,
+    _rng,
+    margin_loss,
 )
-from mechanisms.primitives import ExponentialMechanism
+from mechanisms.margin_nonlinear import KernelLearner, NeuralNetLearner, random_fourier_features
 
 __all__ = [
     "EfficientLinearLearner",
@@ -79,334 +83,6 @@ __all__ = [
     "margin_loss",
     "random_fourier_features",
 ]
-
-REPLACE = ev.Relation.REPLACE_ONE
-
-
-def _rng(rng: Any) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    return rng
-
-
-def margin_loss(scores: np.ndarray, y: np.ndarray, rho: float) -> np.ndarray:
-    """Empirical rho-margin loss (1/m) #{y h(x) <= rho}, one per row of ``scores``."""
-    return np.mean(np.atleast_2d(scores) * y <= rho, axis=1)
-
-
-@functools.lru_cache(maxsize=64)
-def _em(epsilon: Any, m: int) -> ExponentialMechanism:
-    return ExponentialMechanism(epsilon, sympy.Rational(1, m), relation=REPLACE)
-
-
-def _em_plan(epsilon: Any, m: Any) -> ev.Event:
-    return ev.PostProcessed(ev.Exponential(epsilon, 1 / exact(m, "m"), relation=REPLACE))
-
-
-def _auditable(
-    select: Callable[[np.ndarray, np.ndarray, np.random.Generator, int | None], Any], name: str
-) -> Any:
-    """The auditable form ``mechanism((X, y), rng)`` (with a vectorised ``.batch``) of a
-    selection ``select(X, y, rng, size)`` returning one index (``size`` None) or ``size``."""
-
-    def mechanism(dataset: Any, rng: np.random.Generator) -> int:
-        X, y = dataset
-        return int(select(X, y, _rng(rng), None))
-
-    def batch(dataset: Any, n: int, rng: np.random.Generator) -> np.ndarray:
-        X, y = dataset
-        return np.asarray(select(X, y, _rng(rng), n))
-
-    mechanism.batch = batch  # type: ignore[attr-defined]
-    mechanism.name = name  # type: ignore[attr-defined]
-    return mechanism
-
-
-@dataclasses.dataclass(frozen=True)
-class PureLinearLearner:
-    """001 Algorithm 1 (Theorem 3.1): eps-DP linear learner with a relative-deviation margin
-    guarantee.
-
-    Args:
-        epsilon: privacy parameter.
-        rho: the confidence margin (0, r].
-        dimension: k, the projected dimension (001: O(Lambda^2 r^2 log(m/beta)/rho^2); keep
-            2-3 at toy sizes, the cover is enumerated exactly).
-        weight_radius: Lambda, the norm bound of the comparator class.
-        radius: r, the feature norm bound.
-
-    Privacy: the exponential mechanism with sensitivity 1/m; Phi is data-independent and the
-    output Phi^T w post-processing (claim ``001/theorem-3.1``).
-    """
-
-    epsilon: Any
-    rho: float
-    dimension: int
-    weight_radius: float = 1.0
-    radius: float = 1.0
-    max_points: int = 200_000
-
-    def cover(self) -> np.ndarray:
-        return ball_net(
-            self.dimension, 2 * self.weight_radius, self.rho / (10 * self.radius), self.max_points
-        )
-
-    def plan(self, m: Any) -> ev.Event:
-        return _em_plan(self.epsilon, m)
-
-    def _select(
-        self,
-        C: np.ndarray,
-        Phi: np.ndarray,
-        X: Any,
-        y: Any,
-        rng: np.random.Generator,
-        size: int | None = None,
-    ) -> Any:
-        """Steps 3-5 for a given projection: the index of the selected cover point."""
-        X, y = _data(np.asarray(X, dtype=float) / max(1.0, self.radius), y)
-        loss = margin_fractions(C, X * self.radius @ Phi.T, y, self.rho)
-        return _em(self.epsilon, len(X)).select(-loss, rng, size=size)
-
-    def fit(self, X: Any, y: Any, rng: np.random.Generator) -> HalfspaceModel:
-        X = np.asarray(X, dtype=float)
-        rng = _rng(rng)
-        Phi = jl_matrix(_int("dimension", self.dimension), X.shape[1], rng)
-        C = self.cover()
-        return HalfspaceModel(Phi.T @ C[int(self._select(C, Phi, X, y, rng))])
-
-    def mechanism(self, Phi: np.ndarray) -> Any:
-        """The auditable form for a *fixed* projection Phi (privacy holds for every Phi, so
-        conditioning on one is a valid test): ``mechanism((X, y), rng)`` returns the index of
-        the selected cover point, with a vectorised ``.batch``."""
-        C = self.cover()
-        return _auditable(
-            lambda X, y, rng, size: self._select(C, Phi, X, y, rng, size),
-            "001 Algorithm 1 (fixed projection)",
-        )
-
-
-@dataclasses.dataclass(frozen=True)
-class EfficientLinearLearner:
-    """001 Algorithm 2 (Theorem 3.2): projection, clipping onto B^k(2r), private ERM of the
-    rho-hinge loss over B^k(Lambda) (BST14 noisy SGD + boosting; see module docstring).
-
-    Privacy: (eps, delta)-DP from the accountant on :meth:`plan` (subsampled Gaussian steps
-    and one exponential mechanism); claim ``001/theorem-3.2``.
-    """
-
-    epsilon: Any
-    delta: Any
-    rho: float
-    dimension: int
-    weight_radius: float = 1.0
-    radius: float = 1.0
-    repetitions: int = 2
-    steps: int | None = None
-
-    def erm(self) -> PrivateERM:
-        loss = MarginLoss(
-            self.rho, hinge=True, radius=2 * self.radius, weight_radius=self.weight_radius
-        )
-        return PrivateERM(self.epsilon, self.delta, loss, self.repetitions, self.steps)
-
-    def plan(self, m: Any) -> ev.Event:
-        return ev.PostProcessed(self.erm().plan(m))
-
-    def fit_features(self, Z: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Steps 2-4 on features Z (rows of norm <= r); returns w in R^d of the features."""
-        rng = _rng(rng)
-        Phi = jl_matrix(_int("dimension", self.dimension), Z.shape[1], rng)
-        return Phi.T @ self.erm().fit(self._clipped(Z, Phi), y, rng)
-
-    def _clipped(self, Z: np.ndarray, Phi: np.ndarray) -> np.ndarray:
-        """Steps 2-3: Phi z clipped onto B^k(2r), row by row."""
-        P = Z @ Phi.T
-        norms = np.linalg.norm(P, axis=1, keepdims=True)
-        cap = 2 * self.radius
-        return np.where(norms > cap, P * cap / np.maximum(norms, 1e-300), P)
-
-    def fit(self, X: Any, y: Any, rng: np.random.Generator) -> HalfspaceModel:
-        X, y = _data(np.asarray(X, dtype=float) / self.radius, y)
-        return HalfspaceModel(self.fit_features(X * self.radius, y, rng))
-
-    def mechanism(self, Phi: np.ndarray, direction: Any) -> Any:
-        """The auditable form for a *fixed* projection Phi (privacy holds for every Phi):
-        ``mechanism((X, y), rng)`` is <w, direction> for the ERM output w in R^k (a
-        post-processing of the output), with a vectorised ``.batch``."""
-
-        def features(dataset: Any) -> tuple[np.ndarray, np.ndarray]:
-            X, y = _data(np.asarray(dataset[0], dtype=float) / self.radius, dataset[1])
-            return self._clipped(X * self.radius, Phi), y
-
-        return self.erm().mechanism(features, direction, "001 Algorithm 2 (fixed projection)")
-
-
-def random_fourier_features(
-    X: np.ndarray, frequencies: np.ndarray, radius: float = 1.0
-) -> np.ndarray:
-    """Psi(x) = (r / sqrt(D)) (cos<w_j, x>, sin<w_j, x>)_j (001 eq. (2); Rahimi and Recht
-    2007); ||Psi(x)|| = r and E <Psi(x), Psi(x')> = K(x, x')."""
-    proj = np.asarray(X, dtype=float) @ frequencies.T
-    D = frequencies.shape[0]
-    return radius / math.sqrt(D) * np.concatenate([np.cos(proj), np.sin(proj)], axis=1)
-
-
-@dataclasses.dataclass(frozen=True)
-class KernelModel:
-    """h(x) = <w, Psi(x)> for fixed random features."""
-
-    w: np.ndarray
-    frequencies: np.ndarray
-    radius: float
-
-    def predict(self, X: Any) -> np.ndarray:
-        return np.where(
-            random_fourier_features(X, self.frequencies, self.radius) @ self.w >= 0, 1, -1
-        )
-
-    def error(self, X: Any, y: Any) -> float:
-        return float(np.mean(self.predict(X) != np.asarray(y)))
-
-
-@dataclasses.dataclass(frozen=True)
-class KernelLearner:
-    """001 Algorithm 3 (Theorem 4.2): Gaussian kernel K(x,x') = r^2 exp(-||x-x'||^2 /
-    (2 bandwidth^2)); draw D frequencies from N(0, I/bandwidth^2) (data-independent), then
-    Algorithm 2 on Psi(x) with norm bound 2 Lambda.  001 takes D = m^2 log(2m/beta); here D
-    is a parameter.
-
-    Privacy: as Algorithm 2 (the feature map is data-independent, applied record-wise).
-    """
-
-    epsilon: Any
-    delta: Any
-    rho: float
-    features: int
-    dimension: int
-    bandwidth: float = 0.5
-    weight_radius: float = 1.0
-    repetitions: int = 2
-    steps: int | None = None
-
-    def linear(self) -> EfficientLinearLearner:
-        return EfficientLinearLearner(
-            self.epsilon,
-            self.delta,
-            self.rho,
-            self.dimension,
-            2 * self.weight_radius,
-            1.0,
-            self.repetitions,
-            self.steps,
-        )
-
-    def plan(self, m: Any) -> ev.Event:
-        return self.linear().plan(m)
-
-    def fit(self, X: Any, y: Any, rng: np.random.Generator) -> KernelModel:
-        X, y = _data(X, y)
-        rng = _rng(rng)
-        freq = rng.normal(
-            0.0,
-            1 / _positive("bandwidth", self.bandwidth),
-            (_int("features", self.features), X.shape[1]),
-        )
-        w = self.linear().fit_features(random_fourier_features(X, freq), y, rng)
-        return KernelModel(w, freq, 1.0)
-
-
-@dataclasses.dataclass(frozen=True)
-class NetworkModel:
-    """x -> sign(w2^T tanh(kappa W1^T Phi0 x))."""
-
-    phi0: np.ndarray
-    W1: np.ndarray
-    w2: np.ndarray
-    kappa: float
-
-    def scores(self, X: Any) -> np.ndarray:
-        return np.tanh(self.kappa * (np.asarray(X, dtype=float) @ self.phi0.T) @ self.W1) @ self.w2
-
-    def predict(self, X: Any) -> np.ndarray:
-        return np.where(self.scores(X) >= 0, 1, -1)
-
-    def error(self, X: Any, y: Any) -> float:
-        return float(np.mean(self.predict(X) != np.asarray(y)))
-
-
-@dataclasses.dataclass(frozen=True)
-class NeuralNetLearner:
-    """001 Section 5 (Theorem 5.1) at toy sizes: L = 2, width ``width`` = N, embedding
-    dimension k = ``dimension``; the exponential mechanism over a ``scale``-cover of
-    B^{k x N}_F(Lambda) x B^N(Lambda) with the empirical rho-margin loss (sensitivity 1/m).
-
-    Privacy: eps-DP (claim ``001/theorem-5.1``).
-    """
-
-    epsilon: Any
-    rho: float
-    dimension: int = 2
-    width: int = 2
-    weight_radius: float = 1.0
-    scale: float = 0.5
-    kappa: float = 1.0
-    max_points: int = 60_000
-
-    def cover(self) -> tuple[list[np.ndarray], np.ndarray]:
-        nets = product_net(
-            [self.weight_radius, self.weight_radius],
-            [self.dimension * self.width, self.width],
-            self.scale,
-            self.max_points,
-        )
-        return nets, product_indices(nets)
-
-    def plan(self, m: Any) -> ev.Event:
-        return _em_plan(self.epsilon, m)
-
-    def _select(
-        self,
-        cover: tuple[list[np.ndarray], np.ndarray],
-        phi0: np.ndarray,
-        X: Any,
-        y: Any,
-        rng: np.random.Generator,
-        size: int | None = None,
-    ) -> Any:
-        """The exponential mechanism over the cover for a given embedding: the index (into
-        the cover's index tuples) of the selected network."""
-        X, y = _data(X, y)
-        (net1, net2), idx = cover
-        H = np.tanh(
-            self.kappa
-            * np.einsum("mk,ckn->cmn", X @ phi0.T, net1.reshape(-1, self.dimension, self.width))
-        )
-        losses = np.empty(len(idx))
-        for start in range(0, len(idx), 4096):
-            block = idx[start : start + 4096]
-            scores = np.einsum("bmn,bn->bm", H[block[:, 0]], net2[block[:, 1]])
-            losses[start : start + 4096] = margin_loss(scores, y, self.rho)
-        return _em(self.epsilon, len(X)).select(-losses, rng, size=size)
-
-    def fit(self, X: Any, y: Any, rng: np.random.Generator) -> NetworkModel:
-        X = np.asarray(X, dtype=float)
-        rng = _rng(rng)
-        phi0 = jl_matrix(_int("dimension", self.dimension), X.shape[1], rng)
-        cover = self.cover()
-        (net1, net2), idx = cover
-        i, j = idx[int(self._select(cover, phi0, X, y, rng))]
-        return NetworkModel(phi0, net1[i].reshape(self.dimension, self.width), net2[j], self.kappa)
-
-    def mechanism(self, phi0: np.ndarray) -> Any:
-        """The auditable form for a *fixed* embedding phi0 (data-independent, so conditioning
-        on it is a valid test): ``mechanism((X, y), rng)`` returns the index of the selected
-        network in the cover, with a vectorised ``.batch``."""
-        cover = self.cover()
-        return _auditable(
-            lambda X, y, rng, size: self._select(cover, phi0, X, y, rng, size),
-            "001 neural-network learner (fixed embedding)",
-        )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -55,13 +55,16 @@ Reconstructions and corrections:
   makes them explicit (4 e^{k(2 beta + eps_R)} with k = eta(n-1)+1; 003 has 4 e^6) and bounds
   the eta-net failure with the epsilon-net theorem; at feasible n the resulting epsilon is
   large: the privacy of Theorem 2 is asymptotic.
+
+Modules: this one holds the Section 3 learners, :class:`SubsampledResponse` and the claims;
+:mod:`mechanisms.realizable_prediction` the Section 4.2 learners (re-exported here);
+:mod:`mechanisms.subsample_selection` the machinery they share.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import itertools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -72,14 +75,27 @@ import sympy
 from dpaudit import events as ev
 from dpaudit.events.stability import (
     LabelFlipped,
-    RelabeledSubsampleSelection,
     SubsampledCandidates,
 )
 from dpaudit.numeric import exact
 from dpaudit.verify import Claim, Domain, register_claim
-from mechanisms.covers import halfspace_labelings_2d
-from mechanisms.ledger import recorded_as, recorded_jointly
-from mechanisms.primitives import ExponentialMechanism, RandomizedResponseMechanism
+from mechanisms.primitives import RandomizedResponseMechanism
+from mechanisms.realizable_prediction import RealizableLearner, Theorem2Learner
+from mechanisms.subsample_selection import (
+    REPLACE,
+    _check_rng,
+    _data,
+    _flip,
+    _flips,
+    _predictions,
+    _probability,
+    _query,
+    _sample_size,
+    _selections,  # noqa: F401  (re-exported: tests batch selections directly)
+    _subsample_select,
+    balanced_query_pair,
+    predict_halfspaces,
+)
 
 __all__ = [
     "FlippedStableLearner",
@@ -90,197 +106,6 @@ __all__ = [
     "balanced_query_pair",
     "predict_halfspaces",
 ]
-
-REPLACE = ev.Relation.REPLACE_ONE
-
-#: Batched predictions enumerate the subsamples when there are at most this many of them.
-ENUMERATED_SUBSETS = 5000
-
-
-def _check_rng(rng: Any) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    return rng
-
-
-def _data(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y)
-    if X.ndim != 2 or X.shape[1] != 2 or len(X) < 2 or not np.all(np.isfinite(X)):
-        raise ValueError(
-            f"X must be an (n, 2) array of finite numbers with n >= 2, got shape {X.shape}"
-        )
-    if y.shape != (len(X),) or not np.all(np.isin(y, (0, 1))):
-        raise ValueError(f"y must be a length-{len(X)} array of labels in {{0, 1}}")
-    return X, y.astype(np.int64)
-
-
-def _query(x: Any) -> np.ndarray:
-    q = np.asarray(x, dtype=float)
-    if q.shape != (2,) or not np.all(np.isfinite(q)):
-        raise ValueError(f"x must be a point of R^2 (shape (2,)), got shape {q.shape}")
-    return q
-
-
-def _sample_size(name: str, value: Any, n: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (1 <= value < n):
-        raise ValueError(
-            f"{name} must be an integer in [1, {n - 1}] (below the dataset size "
-            f"n = {n}), got {value!r}"
-        )
-    return int(value)
-
-
-def _probability(name: str, value: Any, high: float) -> Any:
-    if isinstance(value, sympy.Basic) and value.free_symbols:
-        return value
-    try:
-        v = float(exact(value, name))
-    except ValueError:
-        raise ValueError(f"{name} must be in (0, {high}), got {value!r}") from None
-    if not (0 < v < high):
-        raise ValueError(f"{name} must be in (0, {high}), got {value!r}")
-    return value
-
-
-def predict_halfspaces(W: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """Labels [<w, x> >= 0] of every row w of W on every row of X, shape (len(W), len(X))."""
-    return (np.atleast_2d(W) @ np.atleast_2d(X).T >= 0).astype(np.int64)
-
-
-def _flip(label: int, flip: float, rng: np.random.Generator) -> int:
-    """Flip with probability ``flip``, drawn as the mixture keep / fair coin (data-independent
-    randomness; the recorded LabelFlipped event accounts for it)."""
-    if rng.random() < 2 * flip:
-        return int(rng.integers(2))
-    return int(label)
-
-
-def _select_in(
-    X: np.ndarray,
-    y: np.ndarray,
-    idx: np.ndarray,
-    epsilon: Any,
-    transform: Callable[[ev.Event], ev.Event],
-    rng: np.random.Generator,
-    size: int | None = None,
-) -> np.ndarray:
-    """Steps 2-3 of 003 Section 3.1 / 4.2 for the subsample ``idx``: H_{S_I}, then the EM on
-    S; the selected hypothesis (``size`` runs: one row each)."""
-    candidates = halfspace_labelings_2d(X[idx])
-    errors = np.sum(predict_halfspaces(candidates, X) != y, axis=1)
-    em = _selection_mechanism(exact(epsilon, "selection_epsilon"))
-    with recorded_as(transform):
-        k = em.select(-errors.astype(float), rng, size=size)
-    return candidates[k]
-
-
-def _subsample_select(
-    X: np.ndarray,
-    y: np.ndarray,
-    sample: int,
-    epsilon: Any,
-    transform: Callable[[ev.Event], ev.Event],
-    rng: np.random.Generator,
-) -> np.ndarray:
-    """Steps 1-3 of 003 Section 3.1 / 4.2: I uniform of size ``sample``, H_{S_I}, EM on S."""
-    idx = rng.choice(len(X), size=sample, replace=False)
-    return _select_in(X, y, idx, epsilon, transform, rng)
-
-
-def _predictions(
-    X: np.ndarray,
-    y: np.ndarray,
-    q: np.ndarray,
-    sample: int,
-    epsilon: Any,
-    transform: Callable[[ev.Event], ev.Event],
-    runs: int,
-    rng: np.random.Generator,
-) -> np.ndarray:
-    """``runs`` independent draws of the stable learner's prediction h(q) (steps 1-3, then
-    predict): :func:`_selections`, then predict.  For audits, which need many runs."""
-    return predict_halfspaces(_selections(X, y, sample, epsilon, transform, runs, rng), q)[:, 0]
-
-
-def _selections(
-    X: np.ndarray,
-    y: np.ndarray,
-    sample: int,
-    epsilon: Any,
-    transform: Callable[[ev.Event], ev.Event],
-    runs: int,
-    rng: np.random.Generator,
-) -> np.ndarray:
-    """``runs`` independent draws of the selected hypothesis (steps 1-3; one row each),
-    grouped by subsample content: steps 2-3 read the subsample I only through its records
-    X_I (in index order), so the runs whose subsamples hold the same records draw their
-    selections together (the same law run by run as :func:`_subsample_select`; randomness
-    drawn in another order; with at most :data:`ENUMERATED_SUBSETS` possible subsets, as
-    multinomial counts over all of them)."""
-    n = len(X)
-    if math.comb(n, sample) <= ENUMERATED_SUBSETS:
-        # i.i.d. uniform subsets = multinomial counts over all subsets, placed at uniformly
-        # random positions (O(runs), not O(runs n))
-        keys = np.array(list(itertools.combinations(range(n), sample)))
-        counts = rng.multinomial(runs, np.full(len(keys), 1 / len(keys)))
-        run_key = np.empty(runs, dtype=np.int64)
-        run_key[rng.permutation(runs)] = np.repeat(np.arange(len(keys)), counts)
-    else:
-        subsets = np.sort(
-            np.argpartition(rng.random((runs, n)), sample - 1, axis=1)[:, :sample], axis=1
-        )
-        keys, run_key = np.unique(subsets, axis=0, return_inverse=True)
-        run_key = run_key.ravel()
-    _, first, content = np.unique(
-        X[keys].reshape(len(keys), -1), axis=0, return_index=True, return_inverse=True
-    )
-    run_content = content.ravel()[run_key]
-    out = np.empty((runs, 2))
-    for c, g in enumerate(first):
-        where = np.flatnonzero(run_content == c)
-        if where.size:
-            out[where] = _select_in(X, y, keys[g], epsilon, transform, rng, size=where.size)
-    return out
-
-
-def balanced_query_pair(
-    n: int, x: Any
-) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """A replace-one pair for auditing the prediction at ``x``: ``n`` (odd) records all at
-    the query point x, (n + 1)/2 labelled 1 in d0, and d1 with one of those labels set to 0.
-
-    Every subsample's class H_T is {+x, -x} (predict 1 / 0 everywhere on the data and at
-    x), so the exponential mechanism chooses between the two labels with scores
-    #ones - #zeros = +1 (d0) or -1 (d1): balanced, where its log-odds move 2 beta (beta =
-    eps_EM / 2) shifts the prediction most.  The exact prediction probabilities are
-    sigma(+-beta) before the flip.
-
-    Raises:
-        ValueError: if n is not an odd integer >= 3.
-    """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 3 or n % 2 == 0:
-        raise ValueError(f"n must be an odd integer >= 3, got {n!r}")
-    q = _query(x)
-    X = np.tile(q, (n, 1))
-    y = np.zeros(n, dtype=np.int64)
-    y[: (n + 1) // 2] = 1
-    y1 = y.copy()
-    y1[0] = 0
-    return (X, y), (X, y1)
-
-
-def _flips(labels: np.ndarray, flip: float, rng: np.random.Generator) -> np.ndarray:
-    """:func:`_flip` applied to each label (one coin per label)."""
-    coin = rng.random(len(labels)) < 2 * flip
-    return np.where(coin, rng.integers(2, size=len(labels)), labels)
-
-
-@functools.lru_cache(maxsize=64)
-def _selection_mechanism(epsilon: sympy.Expr) -> ExponentialMechanism:
-    """The exponential-mechanism primitive on the error count (sensitivity 1, replace-one),
-    built once per epsilon (building validates the event, which is slow in a loop)."""
-    return ExponentialMechanism(epsilon, 1, relation=REPLACE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -430,236 +255,6 @@ class FlippedStableLearner:
 
         mechanism.batch = batch  # type: ignore[attr-defined]
         mechanism.name = "003 Corollary 1 prediction"  # type: ignore[attr-defined]
-        return mechanism
-
-
-def _row_groups(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The first index of each distinct row of a non-negative integer array and each row's
-    group (``np.unique(rows, axis=0)``'s index and inverse, up to the groups' order), by a
-    base-(max + 1) code of the rows when it fits in an int64."""
-    base = int(rows.max()) + 1 if rows.size else 1
-    if base ** rows.shape[1] < 2**62:
-        code = rows @ (base ** np.arange(rows.shape[1], dtype=np.int64))
-        _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-    else:
-        _, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
-    return first, inverse.ravel()
-
-
-def _block_vote(X: np.ndarray, labels: np.ndarray, q: np.ndarray) -> int:
-    """One block's vote at ``q`` in A^R: the hypothesis of H_{block} with the fewest errors on
-    the block (the first of them), evaluated at ``q``."""
-    candidates = halfspace_labelings_2d(X)
-    errors = np.sum(predict_halfspaces(candidates, X) != labels, axis=1)
-    return int(predict_halfspaces(candidates[int(np.argmin(errors))], q)[0, 0])
-
-
-@dataclasses.dataclass(frozen=True)
-class RealizableLearner:
-    """003's realizable learner with pure private prediction, A^R of Lemma 6 (= [DF18,
-    Theorem 4.1]; reconstructed, see the module docstring): split the records by a uniformly
-    random partition into ``parts`` blocks, let each block's learner return a hypothesis of H
-    restricted to the block (the labeling of H_{block} with the fewest errors on the block:
-    consistent when the data are realizable), count the votes v of the ``parts`` hypotheses
-    for label 1 at the query, and answer with the exponential mechanism over the two labels,
-    scores (parts - v, v), sensitivity 1, privacy ``epsilon`` (sampled exactly: Gumbel max over
-    the two enumerated labels).
-
-    Privacy: replacing one record changes one block, hence one hypothesis, hence each score
-    by at most 1: the prediction is ``epsilon``-private (exponential mechanism, McSherry and
-    Talwar 2007); the partition is data-independent.  Plan: ``Exponential(epsilon, 1)``.
-
-    Utility (DF18's argument, not re-proved here): when at most a quarter of the votes are
-    wrong at x the answer is wrong with probability <= e^(-epsilon parts / 4), so
-    parts ~ 4 ln(1/alpha) / epsilon blocks of O~(d/alpha) records give error O(alpha).
-    """
-
-    parts: int
-    epsilon: Any
-
-    def __post_init__(self) -> None:
-        if (
-            isinstance(self.parts, bool)
-            or not isinstance(self.parts, (int, np.integer))
-            or (self.parts < 1)
-        ):
-            raise ValueError(f"parts must be an integer >= 1, got {self.parts!r}")
-        _probability("epsilon", self.epsilon, math.inf)
-
-    def plan(self) -> ev.Event:
-        """The vote's exponential mechanism: the learner's prediction mechanism."""
-        return ev.Exponential(self.epsilon, 1, relation=REPLACE)
-
-    def votes(
-        self, X: np.ndarray, labels: np.ndarray, q: np.ndarray, rng: np.random.Generator
-    ) -> int:
-        """The number of block hypotheses that predict 1 at ``q`` (random partition)."""
-        if self.parts > len(X):
-            raise ValueError(
-                f"parts must be in [1, {len(X)}] (at most one block per record), got {self.parts}"
-            )
-        blocks = np.array_split(rng.permutation(len(X)), self.parts)
-        return sum(_block_vote(X[block], labels[block], q) for block in blocks)
-
-    def vote_counts(
-        self, X: np.ndarray, labels: np.ndarray, q: np.ndarray, runs: int, rng: np.random.Generator
-    ) -> np.ndarray:
-        """``runs`` independent draws of :meth:`votes` (a uniformly random partition each,
-        cut as ``np.array_split`` cuts it), vectorised: a block's vote is a deterministic
-        function of its records in order, so the blocks of all runs are written as
-        sequences of record classes (records equal in point and label), and each distinct
-        sequence is voted once."""
-        if self.parts > len(X):
-            raise ValueError(
-                f"parts must be in [1, {len(X)}] (at most one block per record), got {self.parts}"
-            )
-        n = len(X)
-        _, first, classes = np.unique(
-            np.column_stack([X, labels]), axis=0, return_index=True, return_inverse=True
-        )
-        shuffled = classes.ravel()[np.argsort(rng.random((runs, n)), axis=1)]
-        small, extra = divmod(n, self.parts)  # array_split: `extra` blocks of small + 1
-        total = np.zeros(runs, dtype=np.int64)
-        for lo, hi, size in ((0, extra * (small + 1), small + 1), (extra * (small + 1), n, small)):
-            if hi == lo:
-                continue
-            blocks = shuffled[:, lo:hi].reshape(-1, size)
-            distinct, inverse = _row_groups(blocks)
-            votes = np.array(
-                [_block_vote(X[first[blocks[i]]], labels[first[blocks[i]]], q) for i in distinct]
-            )
-            total += votes[inverse].reshape(runs, -1).sum(axis=1)
-        return total
-
-    def predict_with(
-        self, X: np.ndarray, labels: np.ndarray, q: np.ndarray, rng: np.random.Generator
-    ) -> int:
-        """The prediction at ``q`` of the learner trained on (X, labels)."""
-        v = self.votes(X, labels, q, rng)
-        em = _selection_mechanism(exact(self.epsilon, "epsilon"))
-        return int(em.select(np.array([self.parts - v, v], dtype=float), rng))
-
-    def predict_many(
-        self,
-        X: np.ndarray,
-        labelings: np.ndarray,
-        which: np.ndarray,
-        q: np.ndarray,
-        rng: np.random.Generator,
-    ) -> np.ndarray:
-        """Independent runs of :meth:`predict_with`, run i trained on the labels
-        ``labelings[which[i]]``: the votes by :meth:`vote_counts` per labeling, the votes'
-        exponential mechanisms drawn together per vote count (the same law run by run)."""
-        votes = np.empty(len(which), dtype=np.int64)
-        for g, row in enumerate(labelings):
-            where = np.flatnonzero(which == g)
-            if where.size:
-                votes[where] = self.vote_counts(X, row, q, where.size, rng)
-        em = _selection_mechanism(exact(self.epsilon, "epsilon"))
-        out = np.empty(len(which), dtype=np.int64)
-        for v in np.unique(votes):
-            where = np.flatnonzero(votes == v)
-            out[where] = em.select(np.array([self.parts - v, v], dtype=float), rng, size=where.size)
-        return out
-
-    def predict(self, X: Any, y: Any, x: Any, rng: np.random.Generator) -> int:
-        """The randomised prediction at ``x`` (data realizable by H for its utility)."""
-        X, y = _data(X, y)
-        return self.predict_with(X, y, _query(x), _check_rng(rng))
-
-
-@dataclasses.dataclass(frozen=True)
-class Theorem2Learner:
-    """003 Section 4.2 + Theorem 2: subsample n' = ``sample`` indices I, exponential
-    mechanism with privacy 2/(eta n) (eta = ``net_radius``) over H_{S_I} scored by the errors
-    on S, relabel S by the selected h, answer with the realizable learner A^R with
-    1/(eta n)-private prediction (:class:`RealizableLearner` with ``parts`` blocks) trained on
-    the relabeled S_h (step 5), then flip with probability ``flip`` (proof of Theorem 2).
-
-    Privacy: (O(eps), O(eps alpha))-private prediction before the flip (Lemma 8), O(eps)
-    after (Theorem 2); the accountant evaluates the explicit-constant version of Lemma 8
-    (:func:`dpaudit.theorems.stability.lemma8_guarantee`) on :meth:`plan`, then the flip.
-    """
-
-    sample: int
-    net_radius: Any
-    flip: Any
-    parts: int
-
-    def __post_init__(self) -> None:
-        _probability("net_radius", self.net_radius, 1)
-        _probability("flip", self.flip, 0.5)
-        RealizableLearner(self.parts, 1)  # validates parts
-
-    def selection_epsilon(self, n: Any) -> sympy.Expr:
-        """003 Section 4.2 step 3: 2/(eta n)."""
-        return 2 / (exact(self.net_radius, "net_radius") * exact(n, "n"))
-
-    def relabel(self, n: Any) -> RealizableLearner:
-        """003 Section 4.2 step 4: A^R with privacy 1/(eta n)."""
-        return RealizableLearner(self.parts, self.selection_epsilon(n) / 2)
-
-    def _event(self, selection: ev.Event, relabel: ev.Event, n: Any) -> ev.Event:
-        inner = RelabeledSubsampleSelection(selection, relabel, self.sample, n, 2, self.net_radius)
-        return LabelFlipped(inner, self.flip)
-
-    def plan(self, n: Any) -> ev.Event:
-        return self._event(
-            ev.Exponential(self.selection_epsilon(n), 1, relation=REPLACE),
-            self.relabel(n).plan(),
-            n,
-        )
-
-    def predict(self, X: Any, y: Any, x: Any, rng: np.random.Generator) -> int:
-        X, y = _data(X, y)
-        q = _query(x)
-        n = len(X)
-        _sample_size("sample", self.sample, n)
-        rng = _check_rng(rng)
-        relabel = self.relabel(n)
-        selection = ev.Exponential(self.selection_epsilon(n), 1, relation=REPLACE)
-        with recorded_jointly(
-            (selection, relabel.plan()), self._event(selection, relabel.plan(), n)
-        ):
-            idx = rng.choice(n, size=self.sample, replace=False)
-            h = _select_in(X, y, idx, self.selection_epsilon(n), lambda e: e, rng)
-            relabeled = predict_halfspaces(h, X)[0]
-            label = relabel.predict_with(X, relabeled, q, rng)
-        return _flip(label, float(exact(self.flip, "flip")), rng)
-
-    def mechanism(self, x: Any) -> Callable[..., Any]:
-        """The auditable form: ``mechanism((X, y), rng)`` is :meth:`predict` at ``x``; its
-        ``.batch`` draws the selections grouped by subsample (:func:`_selections`), A^R's
-        votes with a per-relabeling memo of the block votes and the votes' exponential
-        mechanisms and the flips together (the same law run by run), recorded as ``runs``
-        runs of :meth:`plan`'s event."""
-        q = _query(x)
-        flip = float(exact(self.flip, "flip"))
-
-        def mechanism(dataset: Any, rng: np.random.Generator) -> int:
-            return self.predict(*dataset, q, rng)
-
-        def batch(dataset: Any, runs: int, rng: np.random.Generator) -> np.ndarray:
-            X, y = _data(*dataset)
-            n = len(X)
-            _sample_size("sample", self.sample, n)
-            rng = _check_rng(rng)
-            relabel = self.relabel(n)
-            selection = ev.Exponential(self.selection_epsilon(n), 1, relation=REPLACE)
-            with recorded_jointly(
-                (selection, relabel.plan()), self._event(selection, relabel.plan(), n), times=runs
-            ):
-                hypotheses = _selections(
-                    X, y, self.sample, self.selection_epsilon(n), lambda e: e, runs, rng
-                )
-                distinct, which = np.unique(hypotheses, axis=0, return_inverse=True)
-                labels = relabel.predict_many(
-                    X, predict_halfspaces(distinct, X), which.ravel(), q, rng
-                )
-            return _flips(labels, flip, rng)
-
-        mechanism.batch = batch  # type: ignore[attr-defined]
-        mechanism.name = "003 Theorem 2 prediction"  # type: ignore[attr-defined]
         return mechanism
 
 

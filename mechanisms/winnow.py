@@ -45,12 +45,15 @@ Reconstructed or corrected (the extraction is garbled in places):
 5. **The (K+1)-th AboveThreshold instance** that Algorithm 4.2 starts after the K-th update
    can never change the output (updates stop at k = K), so it is not run: the run executes
    at most K instances, as Appendix C counts.
+
+Modules: this one holds DP-Winnow's run, its neighbouring pair and the claim;
+:mod:`mechanisms.confident_winnow` Algorithm 4.1, :mod:`mechanisms.winnow_parameters` the
+parameters and the plan (both re-exported here).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any
 
 import numpy as np
@@ -59,7 +62,24 @@ import sympy
 from dpaudit import events as ev
 from dpaudit.numeric import exact
 from dpaudit.verify import Claim, Domain, Step, register_claim
+from mechanisms.confident_winnow import (
+    _R1,
+    ConfidentWinnow,
+    ConfidentWinnowRun,
+    _count,
+    _stream,
+    confident_winnow_update_bound,
+    multiplicative_update,
+)
 from mechanisms.primitives import AboveThresholdMechanism, ExponentialMechanism
+from mechanisms.winnow_parameters import (
+    DPWinnowParameters,
+    above_threshold_accuracy,
+    paper_parameters,
+    parameters_plan,
+    plan,
+    relaxed_parameters,
+)
 
 __all__ = [
     "ConfidentWinnow",
@@ -78,324 +98,10 @@ __all__ = [
     "winnow_neighbouring_pair",
 ]
 
-_R1 = ev.Relation.REPLACE_ONE
-
-
-def _positive(name: str, value: Any) -> float:
-    ok = isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool)
-    if not ok or not math.isfinite(float(value)) or float(value) <= 0:
-        raise ValueError(f"{name} must be a number in (0, oo), got {value!r}")
-    return float(value)
-
-
-def _in_open(name: str, value: Any, low: float, high: float) -> float:
-    ok = isinstance(value, (int, float, np.floating)) and not isinstance(value, bool)
-    if not ok or not low < float(value) < high:
-        raise ValueError(f"{name} must be a number in ({low:g}, {high:g}), got {value!r}")
-    return float(value)
-
-
-def _count(name: str, value: Any, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer in [{low}, oo), got {value!r}")
-    return int(value)
-
-
-def _stream(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-    xs, ys = np.asarray(x), np.asarray(y)
-    if xs.ndim != 2 or xs.shape[0] < 1 or not (np.abs(xs) == 1).all():
-        raise ValueError(
-            f"x must be a (T, d) array with entries in {{-1, 1}}, got shape {xs.shape}"
-        )
-    if ys.shape != (xs.shape[0],) or not (np.abs(ys) == 1).all():
-        raise ValueError(f"y must be T = {xs.shape[0]} labels in {{-1, 1}}, got shape {ys.shape}")
-    return xs.astype(np.int64), ys.astype(np.int64)
-
-
-def _sgn(v: float) -> int:
-    return 1 if v >= 0 else -1
-
-
-def multiplicative_update(w: np.ndarray, x: np.ndarray, y: int, eta: float) -> np.ndarray:
-    """One multiplicative-weights step (Algorithm 4.1, update line):
-    w_j <- w_j exp(eta y x_j) / sum_k w_k exp(eta y x_k)."""
-    v = np.asarray(w, dtype=float) * np.exp(eta * y * np.asarray(x, dtype=float))
-    return v / v.sum()
-
-
-def confident_winnow_update_bound(d: int, eta: float, rho: float, c: float) -> float:
-    """Lemma 4.2: ConfidentWinnow makes at most log d / ((1 - c) eta rho - eta^2 / 2)
-    updates on any sequence consistent with a rho-margin halfspace v >= 0, ||v||_1 = 1.
-
-    Args:
-        d: dimension, >= 1.
-        eta: learning rate, > 0.
-        rho: margin, > 0.
-        c: confidence ratio, in (0, 1/2) as the lemma assumes (we accept [0, 1)).
-
-    Returns:
-        The bound (a float).
-
-    Raises:
-        ValueError: on a parameter outside its range, or if (1 - c) eta rho <= eta^2 / 2
-            (the bound is then void: take eta < 2 (1 - c) rho).
-    """
-    d = _count("d", d)
-    eta, rho = _positive("eta", eta), _positive("rho", rho)
-    c = float(c)
-    if not 0.0 <= c < 1.0:
-        raise ValueError(f"c must be a number in [0, 1), got {c!r}")
-    gain = (1 - c) * eta * rho - eta**2 / 2
-    if gain <= 0:
-        raise ValueError(
-            f"eta must be in (0, 2 (1 - c) rho) = (0, {2 * (1 - c) * rho:g}) for "
-            f"the bound to hold, got {eta!r}"
-        )
-    return math.log(d) / gain
-
-
-@dataclasses.dataclass(frozen=True)
-class ConfidentWinnowRun:
-    """What a ConfidentWinnow run did.
-
-    Attributes:
-        predictions: sgn <w^(t), x^(t)> per round.
-        updated: whether round t performed a multiplicative update.
-        weights: the final weight vector.
-        mistakes: rounds predicted wrongly.
-    """
-
-    predictions: np.ndarray
-    updated: np.ndarray
-    weights: np.ndarray
-    mistakes: int
-
-    @property
-    def updates(self) -> int:
-        """Number of updates."""
-        return int(self.updated.sum())
-
-
-class ConfidentWinnow:
-    """ConfidentWinnow (004, Algorithm 4.1): Winnow that also updates on unconfident correct
-    predictions when the adversary's instruction bit says so.
-
-    Round t updates iff sgn <w, x> != y, or -c rho < <w, x> < c rho and b^(t) = 1.
-
-    Args:
-        d: dimension, >= 1.
-        eta: learning rate, > 0.
-        rho: margin parameter, > 0.
-        c: confidence parameter, in [0, 1).
-
-    Privacy:
-        None: this is the non-private subroutine that DP-Winnow's analysis runs alongside
-        (Lemma 4.7).
-    """
-
-    def __init__(self, d: int, eta: float, rho: float, c: float = 0.5) -> None:
-        self.d = _count("d", d)
-        self.eta = _positive("eta", eta)
-        self.rho = _positive("rho", rho)
-        if not 0.0 <= float(c) < 1.0:
-            raise ValueError(f"c must be a number in [0, 1), got {c!r}")
-        self.c = float(c)
-
-    def run(self, x: Any, y: Any, instructions: Any = None) -> ConfidentWinnowRun:
-        """Play the T rounds of ``(x, y)`` with instruction bits ``instructions`` (default:
-        all 1, i.e. update on every unconfident round).
-
-        Raises:
-            ValueError: on a malformed stream or instructions.
-        """
-        xs, ys = _stream(x, y)
-        if xs.shape[1] != self.d:
-            raise ValueError(f"x must have d = {self.d} columns, got {xs.shape[1]}")
-        t = xs.shape[0]
-        b = np.ones(t, dtype=bool) if instructions is None else np.asarray(instructions)
-        if b.shape != (t,) or not np.isin(b, (0, 1)).all():
-            raise ValueError(f"instructions must be T = {t} bits, got shape {b.shape}")
-        w = np.full(self.d, 1.0 / self.d)
-        preds = np.empty(t, dtype=np.int64)
-        updated = np.zeros(t, dtype=bool)
-        margin = self.c * self.rho
-        for i in range(t):
-            value = float(w @ xs[i])
-            preds[i] = _sgn(value)
-            if preds[i] != ys[i] or (-margin < value < margin and b[i]):
-                w = multiplicative_update(w, xs[i], int(ys[i]), self.eta)
-                updated[i] = True
-        return ConfidentWinnowRun(preds, updated, w, int((preds != ys).sum()))
-
 
 # ----------------------------------------------------------------------------------------
 # DP-Winnow
 # ----------------------------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class DPWinnowParameters:
-    """The inputs of Algorithm 4.2 besides the examples.
-
-    Attributes:
-        horizon: T, >= 1.
-        rho: margin parameter, > 0.
-        epsilon_hat: privacy parameter of each AboveThreshold instance, > 0.
-        eta: learning rate, > 0 (each sample is the exponential mechanism at 4 eta).
-        threshold: L, the AboveThreshold threshold.
-        samples: m, samples per released weight vector, >= 1.
-        beta: failure probability, in (0, 1).
-        switches: K, the switching bound, >= 1.
-        c: confidence parameter of the analysis, in (0, 1).
-        setting: where the values come from ("Theorem 4.5", "relaxed", ...).
-    """
-
-    horizon: int
-    rho: float
-    epsilon_hat: float
-    eta: float
-    threshold: float
-    samples: int
-    beta: float
-    switches: int
-    c: float = 0.5
-    setting: str = "custom"
-
-    def __post_init__(self) -> None:
-        _count("horizon", self.horizon)
-        _positive("rho", self.rho)
-        _positive("epsilon_hat", self.epsilon_hat)
-        _positive("eta", self.eta)
-        if not math.isfinite(float(self.threshold)):
-            raise ValueError(f"threshold must be a finite number, got {self.threshold!r}")
-        _count("samples", self.samples)
-        _in_open("beta", self.beta, 0.0, 1.0)
-        _count("switches", self.switches)
-        _in_open("c", self.c, 0.0, 1.0)
-
-    def mistake_bound(self) -> float:
-        """Proof 4.9's bound K * 16 log(2 T^2 / beta) / eps_hat (with probability 1 - 2 beta,
-        when K bounds the updates and L <= alpha of Lemma 4.3)."""
-        alpha = above_threshold_accuracy(self.horizon, self.beta, self.epsilon_hat)
-        return self.switches * (max(self.threshold, 0.0) + alpha)
-
-
-def above_threshold_accuracy(horizon: int, beta: float, epsilon_hat: float) -> float:
-    """Lemma 4.3 with failure probability beta/T over T queries:
-    alpha = 8 log(2 T^2 / beta) / eps_hat."""
-    return 8 * math.log(2 * horizon**2 / beta) / epsilon_hat
-
-
-def _theorem_45_eta(epsilon: float, delta: float, m: int, k: float) -> float:
-    return epsilon / (8 * math.sqrt(2 * m * k * math.log(4 * k / delta)))
-
-
-def paper_parameters(
-    epsilon: float, delta: float, rho: float, d: int, horizon: int, beta: float, c: float = 0.5
-) -> DPWinnowParameters:
-    """DP-Winnow's parameters as Theorem 4.5 sets them.
-
-    m = 2 log(2T/beta) / (c^2 rho^2) (Lemma 4.6, Proof 4.9), K the smallest integer with
-    K >= log d / ((1 - c) eta rho - eta^2/2) where eta = eps / (8 sqrt(2 m K log(4K/delta))),
-    eps_hat = eps / (4 sqrt(2 K log(2/delta))), L = 8 log(2T/beta) / eps_hat.  (For c = 1/2
-    the condition is Theorem 4.5's K = 2 log d / (eta rho - eta^2).)
-
-    At practical sizes K runs into the millions or more and the mistake bound exceeds T:
-    see :func:`relaxed_parameters`.
-
-    Raises:
-        ValueError: on a parameter outside its range.
-    """
-    eps = _in_open("epsilon", epsilon, 0.0, 1.0)
-    dlt = _in_open("delta", delta, 0.0, 1.0)
-    rho = _in_open("rho", rho, 0.0, 1.0 + 1e-12)
-    d = _count("d", d, 2)
-    t = _count("horizon", horizon)
-    b = _in_open("beta", beta, 0.0, 1.0)
-    c = _in_open("c", c, 0.0, 1.0)
-    m = math.ceil(2 * math.log(2 * t / b) / (c**2 * rho**2))
-
-    def enough(k: float) -> bool:
-        eta = _theorem_45_eta(eps, dlt, m, k)
-        gain = (1 - c) * eta * rho - eta**2 / 2
-        return gain > 0 and k >= math.log(d) / gain
-
-    hi = 1
-    while not enough(hi):
-        hi *= 2
-    lo = hi // 2
-    while hi - lo > 1:  # enough() is monotone in k on this range
-        mid = (lo + hi) // 2
-        if enough(mid):
-            hi = mid
-        else:
-            lo = mid
-    k = hi
-    eta = _theorem_45_eta(eps, dlt, m, k)
-    eps_hat = eps / (4 * math.sqrt(2 * k * math.log(2 / dlt)))
-    return DPWinnowParameters(
-        t, rho, eps_hat, eta, 8 * math.log(2 * t / b) / eps_hat, m, b, k, c, "Theorem 4.5"
-    )
-
-
-def relaxed_parameters(
-    rho: float,
-    d: int,
-    horizon: int,
-    beta: float,
-    *,
-    eta: float,
-    epsilon_hat: float,
-    samples: int | None = None,
-    c: float = 0.5,
-) -> DPWinnowParameters:
-    """A setting usable at practical sizes: the learning rate and the AboveThreshold
-    parameter are chosen freely; K is Lemma 4.7's update bound for that eta,
-    m Lemma 4.6's sample count (unless given) and L = alpha + 1 with alpha of Lemma 4.3, so
-    that an instance fires only after a real mistake with probability 1 - beta/T.  The
-    privacy it gives is whatever the accountant derives from :func:`plan`.
-
-    Raises:
-        ValueError: on a parameter outside its range, or eta too large for Lemma 4.2.
-    """
-    rho = _positive("rho", rho)
-    t = _count("horizon", horizon)
-    b = _in_open("beta", beta, 0.0, 1.0)
-    c = _in_open("c", c, 0.0, 1.0)
-    k = math.ceil(confident_winnow_update_bound(d, eta, rho, c))
-    m = (
-        math.ceil(2 * math.log(2 * t / b) / (c**2 * rho**2))
-        if samples is None
-        else _count("samples", samples)
-    )
-    alpha = above_threshold_accuracy(t, b, _positive("epsilon_hat", epsilon_hat))
-    return DPWinnowParameters(
-        t, rho, float(epsilon_hat), float(eta), alpha + 1, m, b, max(k, 1), c, "relaxed"
-    )
-
-
-def plan(epsilon_hat: Any, eta: Any, samples: Any, switches: Any) -> ev.Event:
-    """DP-Winnow's declared event (Appendix C, View 2): at most K AboveThreshold instances
-    at eps_hat and m K exponential mechanisms at inverse temperature eta on scores of
-    sensitivity 2 (privacy parameter 4 eta; see the module docstring, correction 1), all
-    under replace-one.  Parameters may be sympy expressions.
-
-    Privacy:
-        Whatever the accountant derives for this sequential composition; View 2 of Appendix C
-        shows the algorithm's output is a post-processing of it.
-    """
-    eta = exact(eta, "eta")
-    return ev.Composed(
-        [
-            ev.SelfComposed(ev.AboveThreshold(epsilon_hat, 1, relation=_R1), switches),
-            ev.SelfComposed(ev.Exponential(4 * eta, 2, relation=_R1), samples * switches),
-        ]
-    )
-
-
-def parameters_plan(params: DPWinnowParameters) -> ev.Event:
-    """:func:`plan` for concrete parameters."""
-    return plan(exact(params.epsilon_hat), exact(params.eta), params.samples, params.switches)
 
 
 @dataclasses.dataclass(frozen=True)

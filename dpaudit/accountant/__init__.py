@@ -41,6 +41,8 @@ __all__ = [
 ]
 # The rule modules register at import, in this order (the order of RULES' lists).
 # isort: off
+from dpaudit.accountant import primitive_rules as _primitive_rules  # noqa: F401  (the leaves)
+from dpaudit.accountant import combinator_rules as _combinator_rules  # noqa: F401  (combinators)
 from dpaudit.accountant import tight as _tight  # noqa: F401  (registers PLD/optimal/RDP rules)
 from dpaudit.accountant import sampling as _sampling  # noqa: F401  (registers amplification rules)
 from dpaudit.accountant import cover as _cover  # noqa: F401  (registers the EMCover rule)

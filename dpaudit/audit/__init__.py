@@ -12,6 +12,8 @@ Public API:
     exact_epsilon(p, q, delta=0.0); check_sampler(mechanism, dataset, *, samples, ...)
     query_pairs(length, *, base=0.0, sensitivity=1.0)
     NeighbouringPair(d0, d1, name), AuditResult
+    statistical_limit(p_num, p_den, *, samples, delta, confidence, tests); samples_needed(...)
+    tradeoff_curve(mechanism, d0, d1, *, samples, confidence=0.95, seed=None, thresholds=None)
 """
 
 from dpaudit.audit.exact import check_sampler, exact_audit, exact_epsilon
@@ -27,12 +29,19 @@ from dpaudit.audit.one_run import (
 from dpaudit.audit.pairs import NeighbouringPair, query_pairs
 from dpaudit.audit.records import RecordsAuditResult, audit_records
 from dpaudit.audit.result import AuditResult
+from dpaudit.audit.statistical_limit import (
+    samples_needed,
+    statistical_limit,
+    threshold_probabilities,
+)
+from dpaudit.audit.tradeoff import TradeoffCurve, tradeoff_curve
 
 __all__ = [
     "AuditResult",
     "NeighbouringPair",
     "OneRunAuditResult",
     "RecordsAuditResult",
+    "TradeoffCurve",
     "audit",
     "audit_one_run",
     "audit_records",
@@ -44,4 +53,8 @@ __all__ = [
     "one_run_p_value",
     "one_run_theory",
     "query_pairs",
+    "samples_needed",
+    "statistical_limit",
+    "threshold_probabilities",
+    "tradeoff_curve",
 ]

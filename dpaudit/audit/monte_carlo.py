@@ -17,6 +17,7 @@ from dpaudit.audit.estimators import (
     point_estimate,
     predicted_bounds,
 )
+from dpaudit.audit.events import ThresholdEvent
 from dpaudit.audit.limits import (
     DEFAULT_MAX_MEMORY_BYTES,
     MAX_OUTPUT_DIMENSION,
@@ -30,6 +31,7 @@ from dpaudit.audit.probe import Probe, probe
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, PROGRESS_THRESHOLD, Runner, seed_sequence
 from dpaudit.audit.selection import FAMILIES, Candidate, search_events
+from dpaudit.audit.statistical_limit import statistical_limit, threshold_frequencies
 
 __all__ = ["audit"]
 
@@ -37,6 +39,25 @@ _SELECTION, _CERTIFICATION, _MODELS, _SCREENING, _PROBE = 0, 1, 2, 3, 4
 #: With several candidate pairs, each is first screened on this many samples per dataset;
 #: event selection then uses the full selection budget on the most promising pair only.
 SCREENING_SAMPLES = 200_000
+#: Default share of the samples used for selection (``selection_fraction=None``).  With
+#: ``delta > 0`` the share shrinks for large audits (never below
+#: :data:`APPROX_SELECTION_FLOOR` of the samples nor :data:`APPROX_SELECTION_SAMPLES`
+#: samples): the best event is a tail threshold, which a few hundred thousand selection samples
+#: locate, while every sample moved to certification raises the statistical limit
+#: (:mod:`dpaudit.audit.statistical_limit`; measured in bench/approx_dp_limit.md).
+SELECTION_FRACTION = 0.25
+APPROX_SELECTION_FLOOR = 0.05
+APPROX_SELECTION_SAMPLES = 100_000
+#: Factors of the certification samples at which the result restates the estimated limit.
+LIMIT_FACTORS = (10,)
+
+
+def default_selection_fraction(samples: int, delta: float) -> float:
+    """The selection share an audit uses when ``selection_fraction`` is None."""
+    if delta == 0:
+        return SELECTION_FRACTION
+    share = max(APPROX_SELECTION_FLOOR, APPROX_SELECTION_SAMPLES / samples)
+    return min(SELECTION_FRACTION, share)
 
 
 def _check(name: str, value: Any, ok: bool, admissible: str) -> None:
@@ -97,8 +118,9 @@ def audit(
     seed: int | np.random.SeedSequence | None = None,
     pairs: Iterable[NeighbouringPair | Sequence[Any]] | None = None,
     families: Iterable[str] = FAMILIES,
-    selection_fraction: float = 0.25,
+    selection_fraction: float | None = None,
     certify_top: int = 1,
+    directions: str | None = None,
     max_outcomes: int = 10_000,
     workers: int = 1,
     executor: Any = None,
@@ -138,8 +160,16 @@ def audit(
             full selection budget, and only that pair is certified.
         families: event families to search (subset of ``("threshold", "outcomes",
             "classifier")``).
-        selection_fraction: share of ``samples`` used for selection, in (0, 1).
+        selection_fraction: share of ``samples`` used for selection, in (0, 1); None: 0.25,
+            and with ``delta > 0`` ``max(0.05, 10^5 / samples)`` when smaller
+            (:func:`default_selection_fraction`).
         certify_top: events certified per direction (tests = 2 * certify_top), >= 1.
+        directions: ``"both"`` certifies ``certify_top`` events in each direction (tests =
+            ``2 * certify_top``); ``"best"`` only in the direction whose best event the
+            selection samples predict to certify more (tests = ``certify_top``: a smaller
+            Bonferroni correction, so a higher statistical limit for one event; but for a
+            symmetric mechanism two certified directions are two chances, which measured
+            better in bench/approx_dp_limit.md). None: ``"both"``.
         max_outcomes: largest number of distinct outcomes searched as outcome sets, >= 1.
         workers: local worker processes (the mechanism must then be picklable), in
             [1, worker_limit()] (the machine's CPUs, at least 2, at most 64).
@@ -186,8 +216,15 @@ def audit(
     _check(
         "selection_fraction",
         selection_fraction,
-        isinstance(selection_fraction, float) and 0.0 < selection_fraction < 1.0,
-        "a float in (0, 1)",
+        selection_fraction is None
+        or (isinstance(selection_fraction, float) and 0.0 < selection_fraction < 1.0),
+        "a float in (0, 1) or None",
+    )
+    _check(
+        "directions",
+        directions,
+        directions in (None, "both", "best"),
+        "'both', 'best' or None",
     )
     _check("certify_top", certify_top, _is_int(certify_top) and certify_top >= 1, "an integer >= 1")
     _check(
@@ -210,6 +247,10 @@ def audit(
     )
     _check("mechanism", mechanism, callable(mechanism), "callable as mechanism(dataset, rng)")
     candidates_pairs = resolve_pairs(d0, d1, pairs)
+    if selection_fraction is None:
+        selection_fraction = default_selection_fraction(samples, float(delta))
+    if directions is None:
+        directions = "both"
     n_sel = max(1, int(samples * selection_fraction))
     n_cert = samples - n_sel
     _check(
@@ -221,7 +262,7 @@ def audit(
 
     start = time.perf_counter()
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    tests = 2 * certify_top
+    tests = certify_top * (2 if directions == "both" else 1)
     level = bound_level(1.0 - confidence, tests)
 
     def scorer(num: np.ndarray, den: np.ndarray, n: int) -> np.ndarray:
@@ -239,6 +280,9 @@ def audit(
     probed = probe(mechanism, candidates_pairs[0].d0, seed_sequence(root, _PROBE, 0))
     _check_size(probed, n_sel, min(batch_size, samples), max_memory_bytes, samples)
     with Runner(mechanism, root, batch_size, workers, executor, bool(show), total) as runner:
+        family_freq: dict[
+            int, tuple[np.ndarray, np.ndarray] | None
+        ] = {}  # per pair, from its selection samples
 
         def select(i: int, n: int, phase: int) -> list[Candidate]:
             pair = candidates_pairs[i]
@@ -254,6 +298,10 @@ def audit(
                 max_outcomes=max_outcomes,
                 rng=np.random.default_rng(seed_models),
             )
+            if phase == _SELECTION:
+                family_freq[i] = _limit_family(found, x0, x1)
+            if directions == "best":
+                return [f for f in found if f.numerator == found[0].numerator][:certify_top]
             return [
                 c for num in (0, 1) for c in [f for f in found if f.numerator == num][:certify_top]
             ]
@@ -287,6 +335,23 @@ def audit(
     cand = chosen[j]
     k0, k1 = int(hits[0][j]), int(hits[1][j])
     num, den = ("d0", "d1") if cand.numerator == 0 else ("d1", "d0")
+    limit_text, epsilon_limit = "", None
+    frequencies = family_freq.get(index)
+    if frequencies is not None:
+        # Estimated statistical limits (dpaudit.audit.statistical_limit) of the best
+        # feature's threshold events, from the selection frequencies.
+        p_num, p_den = frequencies
+        epsilon_limit, *later = (
+            statistical_limit(
+                p_num, p_den, samples=f * n_cert, delta=delta, confidence=confidence, tests=tests
+            ).epsilon
+            for f in (1, *LIMIT_FACTORS)
+        )
+        limit_text = ", ".join(
+            f"about {_floor4(e)} or more at {f}x ({f * n_cert:,} per side; conservative: "
+            "rarer events the selection samples cannot resolve may do better)"
+            for f, e in zip(LIMIT_FACTORS, later, strict=True)
+        )
     return AuditResult(
         epsilon_lower=bound,
         epsilon_estimate=point_estimate(
@@ -306,8 +371,9 @@ def audit(
         confidence=confidence,
         tests=tests,
         correction=(
-            f"Bonferroni over {tests} certified tests ({certify_top} event(s) x 2 "
-            f"directions); each one-sided Clopper-Pearson bound at level {level:.3g}"
+            f"Bonferroni over {tests} certified tests ({certify_top} event(s) x "
+            + ("2 directions" if directions == "both" else "the direction selection preferred")
+            + f"); each one-sided Clopper-Pearson bound at level {level:.3g}"
         ),
         seed=int(root.entropy) if isinstance(root.entropy, int) else None,
         selection_samples=n_sel,
@@ -319,4 +385,24 @@ def audit(
         samples_drawn=total,
         reproducible=not probed.warnings,
         warnings=probed.warnings,
+        epsilon_limit=epsilon_limit,
+        limit_scaling=limit_text,
     )
+
+
+def _floor4(x: float) -> str:
+    return f"{math.floor(x * 1e4) / 1e4:.4f}"
+
+
+def _limit_family(
+    found: list[Candidate], x0: np.ndarray, x1: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Selection frequencies of the threshold events on the best candidate's feature (None
+    without a threshold event)."""
+    for cand in found:
+        if isinstance(cand.event, ThresholdEvent):
+            num, den = threshold_frequencies(
+                cand.event.feature.values(x0), cand.event.feature.values(x1)
+            )
+            return (num, den) if len(num) else None
+    return None

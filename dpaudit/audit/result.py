@@ -51,6 +51,12 @@ class AuditResult:
             ``random``, or returns different outputs for one seed); the bound still holds at
             its confidence, but the audit cannot be repeated from its seed.
         warnings: why the audit is not reproducible (empty when it is).
+        epsilon_limit: the estimated statistical limit of this audit: the most one threshold
+            event on the certified event's feature certifies at the audit's certification
+            samples, tests and confidence when counts equal their expectations
+            (:mod:`dpaudit.audit.statistical_limit`), with the expectations estimated from the
+            selection samples' frequencies. An *estimate*, not a bound; None when unknown.
+        limit_scaling: the same estimated limit at more certification samples (text).
     """
 
     epsilon_lower: float
@@ -80,6 +86,8 @@ class AuditResult:
     samples_drawn: int = 0
     reproducible: bool = True
     warnings: tuple[str, ...] = ()
+    epsilon_limit: float | None = None
+    limit_scaling: str = ""
 
     def _pair_text(self) -> str:
         """The pair in words (subclasses holding the datasets themselves say it otherwise)."""
@@ -119,6 +127,15 @@ class AuditResult:
             f"audit of {self.mechanism or 'mechanism'}: {self.verdict}",
             f"  epsilon lower bound : {_down(self.epsilon_lower)} (certified, rounded down)",
             f"  epsilon estimate    : {_fmt(self.epsilon_estimate)} (point estimate, not a bound)",
+            *(
+                [
+                    f"  statistical limit   : about {_down(self.epsilon_limit)} at these samples "
+                    "(estimated from selection: the most one threshold event certifies at "
+                    "expected counts)" + (f"; {self.limit_scaling}" if self.limit_scaling else "")
+                ]
+                if self.epsilon_limit is not None
+                else []
+            ),
             f"  claim               : epsilon={self.epsilon_claimed:g}, delta={self.delta:g}",
             f"  event               : {self.event}",
             f"  direction           : {self.direction}",

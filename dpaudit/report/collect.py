@@ -28,6 +28,7 @@ import math
 import signal
 import sys
 import threading
+import types
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -239,7 +240,24 @@ def _guarantee_dict(g: Guarantee) -> dict[str, Any]:
     }
 
 
+def _same_package_imports(module: types.ModuleType) -> list[str]:
+    """Modules of the same top-level package that ``module`` uses: imported as modules, or
+    whose functions and classes it imported by name."""
+    top = module.__name__.split(".")[0]
+    found = []
+    for value in vars(module).values():
+        name = value.__name__ if isinstance(value, types.ModuleType) else None
+        if name is None and (inspect.isclass(value) or inspect.isfunction(value)):
+            name = getattr(value, "__module__", None)
+        if isinstance(name, str) and name.split(".")[0] == top and name != module.__name__:
+            found.append(name)
+    return found
+
+
 def _module_files(target: Target) -> list[Path]:
+    """The source files of the audited code: the modules named by the target and its
+    mechanism, and every module of the same top-level package they use, transitively (a
+    helper moved to a sibling module still changes the fingerprint when it changes)."""
     files: list[Path] = []
     source = target.source.split(":")[0].strip() if target.source else ""
     mods = [source] if source else []
@@ -257,7 +275,17 @@ def _module_files(target: Target) -> list[Path]:
             mods.append(getattr(train, "__module__", "") or "")
         except Exception:  # the audit reports the failure; the fingerprint just skips it
             pass
-    for name in dict.fromkeys(m for m in mods if m and m != "builtins"):
+    seen: dict[str, None] = {}
+    queue = [m for m in mods if m and m != "builtins"]
+    while queue:
+        name = queue.pop(0)
+        if name in seen:
+            continue
+        seen[name] = None
+        module = sys.modules.get(name)
+        if module is not None:
+            queue.extend(_same_package_imports(module))
+    for name in sorted(seen):
         module = sys.modules.get(name)
         if module is None:
             continue

@@ -307,18 +307,49 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
         # rounds a cover ran, how many AboveThreshold instances fired), so only the
         # data-independent plan bounds the privacy of the output; the ledger is checked to
         # stay within it.
-        self.guarantee_ = AccountedGuarantee(
+        self.guarantee_ = self._accounted_guarantee(
+            planned,
+            plan,
+            spent_epsilon=spent.epsilon_upper,
+            requested_delta=None if delta is None else float(delta),
+            ledger=recorded.expression(),
+        )
+
+    def _accounted_guarantee(
+        self,
+        planned: Guarantee,
+        plan: Event,
+        *,
+        spent_epsilon: float | None,
+        requested_delta: float | None,
+        ledger: str,
+        **extra: Any,
+    ) -> AccountedGuarantee:
+        """The ``guarantee_`` of a fit: the plan's accounted bounds, what the run spent, what
+        was requested (see :class:`AccountedGuarantee`); ``extra`` entries come last."""
+        return AccountedGuarantee(
             epsilon=planned.epsilon_upper,
             delta=planned.delta_upper,
-            spent_epsilon=spent.epsilon_upper,
+            spent_epsilon=spent_epsilon,
             planned_epsilon=planned.epsilon_upper,
             requested_epsilon=float(self.epsilon),
-            requested_delta=None if delta is None else float(delta),
+            requested_delta=requested_delta,
             privacy=self.PRIVACY,
             theorem=planned.theorem.name,
             plan=plan.expression(),
-            ledger=recorded.expression(),
+            ledger=ledger,
+            **extra,
         )
+
+    def _check_feature_count(self, count: int) -> None:
+        """Raise ValueError unless the data has exactly ``count`` features (for a learner
+        built for a fixed dimension; call from :meth:`_check_params`, after ``fit`` has set
+        ``n_features_in_``)."""
+        if self.n_features_in_ != count:
+            raise ValueError(
+                f"X must have exactly {count} feature{'' if count == 1 else 's'} for the "
+                f"{self.NAME} learner, got {self.n_features_in_}"
+            )
 
     def _refuse_if_over(self, planned: Guarantee) -> None:
         eps = float(self.epsilon)

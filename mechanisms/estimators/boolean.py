@@ -182,11 +182,7 @@ class ThresholdClassifier(PrivateClassifier):
         check_integer("grid_size", self.grid_size, 1, 10**6)
         low = check_in_range("low", self.low, -math.inf)
         check_in_range("high", self.high, low)
-        if self.n_features_in_ != 1:
-            raise ValueError(
-                f"X must have exactly 1 feature for the {self.NAME} learner, got "
-                f"{self.n_features_in_}"
-            )
+        self._check_feature_count(1)
 
     def _cells(self, X: np.ndarray) -> np.ndarray:
         g = int(self.grid_size)

@@ -71,11 +71,21 @@ class _HalfspaceClassifier(PrivateClassifier):
     LABELS: ClassVar[tuple[int, int]] = (-1, 1)
     TASK: ClassVar[str] = "halfspace"
 
-    def _check_common(self) -> None:
+    def _check_common(self, margin: str | None = None) -> None:
+        """Check epsilon, delta (if the learner has one), feature_norm and the margin
+        parameter named ``margin`` (``"margin"`` or ``"rho"``, in (0, 1])."""
         check_in_range("epsilon", self.epsilon, 0.0)
         if hasattr(self, "delta"):
             check_in_range("delta", self.delta, 0.0, 1.0)
         check_in_range("feature_norm", self.feature_norm, 0.0)
+        if margin is not None:
+            check_in_range(margin, getattr(self, margin), 0.0, 1.0, high_open=False)
+
+    def _check_noisy_sgd(self) -> None:
+        """Check the noisy-SGD learners' JL dimension, repetitions and steps."""
+        check_integer("dimension", self.dimension)
+        check_integer("repetitions", self.repetitions)
+        _steps(self.steps, 2)
 
     def _rows(self, X: np.ndarray) -> np.ndarray:
         return unit_rows(X, float(self.feature_norm), bool(self.fit_intercept))
@@ -131,11 +141,8 @@ class NoisySGDMarginClassifier(_HalfspaceClassifier):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        self._check_common()
-        check_in_range("margin", self.margin, 0.0, 1.0, high_open=False)
-        check_integer("dimension", self.dimension)
-        check_integer("repetitions", self.repetitions)
-        _steps(self.steps, 2)
+        self._check_common("margin")
+        self._check_noisy_sgd()
 
     def _learner(self, n: int, d: int) -> Any:
         return NoisyGDMarginLearner(
@@ -176,8 +183,7 @@ class NetMarginClassifier(_HalfspaceClassifier):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        self._check_common()
-        check_in_range("margin", self.margin, 0.0, 1.0, high_open=False)
+        self._check_common("margin")
         check_integer("dimension", self.dimension, 1, 4)
 
     def _learner(self, n: int, d: int) -> Any:
@@ -212,8 +218,7 @@ class PureMarginClassifier(_HalfspaceClassifier):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        self._check_common()
-        check_in_range("rho", self.rho, 0.0, 1.0, high_open=False)
+        self._check_common("rho")
         check_integer("dimension", self.dimension, 1, 4)
 
     def _learner(self, n: int, d: int) -> Any:
@@ -253,11 +258,8 @@ class EfficientMarginClassifier(_HalfspaceClassifier):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        self._check_common()
-        check_in_range("rho", self.rho, 0.0, 1.0, high_open=False)
-        check_integer("dimension", self.dimension)
-        check_integer("repetitions", self.repetitions)
-        _steps(self.steps, 2)
+        self._check_common("rho")
+        self._check_noisy_sgd()
 
     def _learner(self, n: int, d: int) -> Any:
         return EfficientLinearLearner(
@@ -307,8 +309,7 @@ class KernelMarginClassifier(_HalfspaceClassifier):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        self._check_common()
-        check_in_range("rho", self.rho, 0.0, 1.0, high_open=False)
+        self._check_common("rho")
         check_integer("features", self.features)
         check_integer("dimension", self.dimension)
         check_in_range("bandwidth", self.bandwidth, 0.0)
@@ -365,8 +366,7 @@ class NeuralNetMarginClassifier(_HalfspaceClassifier):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        self._check_common()
-        check_in_range("rho", self.rho, 0.0, 1.0, high_open=False)
+        self._check_common("rho")
         check_integer("dimension", self.dimension, 1, 3)
         check_integer("width", self.width, 1, 3)
 
@@ -405,13 +405,8 @@ class LabelDPClassifier(_HalfspaceClassifier):
     fit_intercept = False
 
     def _check_params(self) -> None:
-        self._check_common()
-        check_in_range("rho", self.rho, 0.0, 1.0, high_open=False)
-        if self.n_features_in_ != 2:
-            raise ValueError(
-                f"X must have exactly 2 features for the {self.NAME} learner, got "
-                f"{self.n_features_in_}"
-            )
+        self._check_common("rho")
+        self._check_feature_count(2)
 
     def _learner(self, n: int, d: int) -> Any:
         return LabelDPLearner(float(self.epsilon), float(self.rho))

@@ -21,7 +21,6 @@ from sklearn.utils.validation import check_is_fitted
 from dpaudit.events import Event
 from dpaudit.events.stability import LabelFlipped, SubsampledCandidates
 from mechanisms.estimators.base import (
-    AccountedGuarantee,
     PrivateClassifier,
     as_generator,
     check_in_range,
@@ -63,11 +62,7 @@ class PrivatePredictionClassifier(PrivateClassifier):
     def _check_params(self) -> None:
         check_in_range("epsilon", self.epsilon, 0.0, 1.0)
         check_in_range("alpha", self.alpha, 0.0, 0.5)
-        if self.n_features_in_ != 2:
-            raise ValueError(
-                f"X must have exactly 2 features for the {self.NAME} learner, got "
-                f"{self.n_features_in_}"
-            )
+        self._check_feature_count(2)
 
     def _learner(self, n: int, d: int) -> FlippedStableLearner:
         learner = FlippedStableLearner.from_paper(float(self.epsilon), float(self.alpha), n)
@@ -92,18 +87,8 @@ class PrivatePredictionClassifier(PrivateClassifier):
         self.train_X_, self.train_y_ = X, labels
         self.rng_ = as_generator(self.random_state)
         self.predictions_answered_ = 0
-        self.guarantee_ = AccountedGuarantee(
-            epsilon=planned.epsilon_upper,
-            delta=planned.delta_upper,
-            spent_epsilon=0.0,
-            planned_epsilon=planned.epsilon_upper,
-            requested_epsilon=float(self.epsilon),
-            requested_delta=None,
-            privacy=self.PRIVACY,
-            theorem=planned.theorem.name,
-            plan=plan.expression(),
-            ledger="",
-            per="prediction",
+        self.guarantee_ = self._accounted_guarantee(
+            planned, plan, spent_epsilon=0.0, requested_delta=None, ledger="", per="prediction"
         )
         self.model_ = None
 

@@ -68,3 +68,17 @@ class GlobalBatch:
 def failing(d: float, rng: np.random.Generator) -> float:
     """A mechanism with a bug: it always raises."""
     raise ZeroDivisionError("division by zero in the user's code")
+
+
+class ShiftedGaussian:
+    """``d + N(0, sigma^2)``: GDP mu = 1/sigma for datasets at distance 1."""
+
+    def __init__(self, sigma: float) -> None:
+        self.sigma = sigma
+        self.name = f"gaussian(sigma={sigma:g})"
+
+    def __call__(self, d: float, rng: np.random.Generator) -> float:
+        return float(d + rng.normal(0.0, self.sigma))
+
+    def batch(self, d: float, n: int, rng: np.random.Generator) -> np.ndarray:
+        return d + rng.normal(0.0, self.sigma, n)

@@ -16,7 +16,10 @@ import pytest
 
 from dpaudit import numeric
 
-PACKAGE = Path(numeric.__file__).resolve().parent
+#: the dpaudit package (numeric is a package inside it: its parent is dpaudit/)
+PACKAGE = Path(numeric.__file__).resolve().parents[1]
+#: the numeric layer, which implements the locked context managers
+NUMERIC = Path(numeric.__file__).resolve().parent
 #: Ways to change mpmath's precision other than numeric's locked context managers.
 #: (decimal's ``localcontext().prec`` is per thread and allowed.)
 _RAW = re.compile(r"\b(workprec|workdps|extraprec|extradps)\(|\b(mp|iv)\.(prec|dps)\s*=(?!=)")
@@ -24,10 +27,10 @@ _RAW = re.compile(r"\b(workprec|workdps|extraprec|extradps)\(|\b(mp|iv)\.(prec|d
 
 def raw_precision_changes(root: Path) -> list[str]:
     """``file:line`` of every raw change of mpmath's precision under ``root``, except in
-    ``numeric.py`` (which implements the locked ones)."""
+    :mod:`dpaudit.numeric` (which implements the locked ones)."""
     found = []
     for path in sorted(root.rglob("*.py")):
-        if path.name == "numeric.py" and path.parent == PACKAGE:
+        if path.resolve().parent == NUMERIC:
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if _RAW.search(line.split("#")[0]):

@@ -1,7 +1,7 @@
 """No text is ever evaluated as Python: an ``ast`` scan of ``dpaudit/`` and ``mechanisms/``.
 
 The scan fails on any call of ``eval``, ``exec``, ``compile`` (the builtin, not
-``re.compile``), ``parse_expr``, ``sympify`` outside :mod:`dpaudit.expressions` (the one
+``re.compile``), ``parse_expr``, ``sympify`` outside :mod:`dpaudit.expressions.convert` (the one
 converter, which calls it only with ``strict=True`` on non-strings) or ``sympy.S(...)`` /
 ``S(...)`` of anything but a literal number.
 """
@@ -15,7 +15,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCANNED = ("dpaudit", "mechanisms")
-CONVERTER = pathlib.Path("dpaudit/expressions.py")
+CONVERTER = pathlib.Path("dpaudit/expressions/convert.py")
 FORBIDDEN_NAMES = {"eval", "exec", "compile", "parse_expr", "sympify", "__import__"}
 
 

@@ -13,8 +13,9 @@ from dpaudit.verify.engine import check_point, verify_inequality
 
 eps, dlt, k, x = sympy.symbols("epsilon delta k x", positive=True)
 
-#: Budget of each verification in the property test (keeps the suite fast).
-FAST = {"time_limit": 1.0, "max_boxes": 200}
+#: Budget of each verification in the property test (keeps the suite fast): the box count
+#: decides; the CPU-time safety net is far above it, so a slow machine gives the same verdicts.
+FAST = {"time_limit": 60.0, "max_boxes": 200}
 
 
 def test_advanced_composition_dominates_zcdp_route() -> None:

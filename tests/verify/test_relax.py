@@ -22,8 +22,9 @@ from dpaudit.verify.engine import verify_inequality
 from dpaudit.verify.prove import _accountant_bound, verify_claim
 from dpaudit.verify.relax import RULES, prove_by_relaxation, verify_with_relaxation
 
-#: The per-inequality budget ``dpaudit verify --all`` uses.
-ALL = {"time_limit": 3.0, "max_boxes": 1200}
+#: The per-inequality box budget ``dpaudit verify --all`` uses; its CPU-time safety net (3 s in
+#: the CLI) is raised so that a verdict does not depend on the machine's speed or load.
+ALL = {"time_limit": 60.0, "max_boxes": 1200}
 
 x, y, n, eps = sympy.symbols("x y n epsilon", positive=True)
 
@@ -206,7 +207,7 @@ def test_textbook_perturbations_proved_only_when_true(c: str) -> None:
     """n log(1 + x/n) <= c x on n >= 1, 0 < x <= 1 holds iff c >= 1 (the ratio tends to 1
     as n -> oo, and log(1 + u) < u for u > 0): proved only then."""
     rel = n * sympy.log(1 + x / n) <= sympy.Rational(c) * x
-    v = prove_by_relaxation(rel, Domain.parse("n >= 1, 0 < x <= 1"), time_limit=3.0)
+    v = prove_by_relaxation(rel, Domain.parse("n >= 1, 0 < x <= 1"), time_limit=60.0)
     if sympy.Rational(c) < 1:
         assert v is None
     else:

@@ -1,0 +1,333 @@
+"""Rigorous interval evaluation of exact expressions with mpmath's interval arithmetic.
+
+:func:`interval` encloses the value of an exact sympy expression, raising the working
+precision (doubling from :data:`START_PRECISION` up to :data:`MAX_PRECISION` bits) until the
+enclosure is narrow enough; :func:`decide_relation` decides a comparison from an enclosure.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import mpmath
+import sympy
+
+from dpaudit.numeric.precision import PRECISION_LOCK
+from dpaudit.numeric.values import EvaluationError, exact
+
+#: Starting and maximal working precision (bits) of the interval evaluator.
+START_PRECISION = 80
+MAX_PRECISION = 4000
+
+
+#: Extended-real mode of the interval evaluator (see :func:`interval`'s ``extended``).
+_EXTENDED: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "dpaudit_iv_extended", default=False
+)
+
+
+def endpoints(enclosure: Any) -> tuple[Any, Any]:
+    """The exact endpoints of an ``mpmath.iv.mpf`` as ``mpmath.mpf`` numbers (no rounding)."""
+    lo, hi = enclosure._mpi_
+    return mpmath.mp.make_mpf(lo), mpmath.mp.make_mpf(hi)
+
+
+def _iv_const(value: sympy.Expr) -> Any:
+    """Enclose an exact rational constant in an interval at the current iv precision."""
+    p, q = int(value.p), int(value.q)
+    return mpmath.iv.mpf(p) / mpmath.iv.mpf(q)
+
+
+def _monotone(fn_name: str, increasing: bool, span: tuple[int, int]) -> Callable[[Any], Any]:
+    """Interval extension of a monotone special function that mpmath.iv lacks.
+
+    The function is evaluated with ordinary mpmath at 30 extra bits at both endpoints; the
+    results are widened outwards by a relative ``2**-(prec+10)`` (far above mpmath's error at
+    that precision) so the enclosure stays rigorous.  The padding is relative even for tiny
+    values: mpmath's erf/erfc are accurate relative to the value in the tails (asymptotic
+    series; checked against the Abramowitz-Stegun 7.1.13 bounds and higher precision in
+    tests/numeric/test_numeric_layer.py); an absolute pad made ``erfc(70) ~ 1e-2130`` the
+    interval [-1e-97, 1e-97], and the Gaussian mechanism at sigma 1e-4 uncertifiable.  Only an
+    exact zero (no relative information) gets an absolute pad.  Where mpmath itself overflows
+    (erfc of a 10^800 argument), that end takes the function's bound over its whole range
+    (``span``): wide, still valid.
+    """
+    mp_fn = getattr(mpmath.mp, fn_name)
+
+    def at(value: Any, fallback: int) -> Any:
+        try:
+            return mp_fn(value)
+        except OverflowError:
+            return mpmath.mpf(fallback)
+
+    def extension(x: Any) -> Any:
+        prec = mpmath.iv.prec
+        a, b = endpoints(x)
+        with mpmath.workprec(prec + 30):
+            if increasing:
+                lo, hi = at(a, span[0]), at(b, span[1])
+            else:
+                lo, hi = at(b, span[0]), at(a, span[1])
+            pad_lo = abs(lo) * mpmath.mpf(2) ** (-(prec + 10)) or mpmath.mpf(2) ** (-(prec * 4))
+            pad_hi = abs(hi) * mpmath.mpf(2) ** (-(prec + 10)) or mpmath.mpf(2) ** (-(prec * 4))
+            return mpmath.iv.mpf([lo - pad_lo, hi + pad_hi])
+
+    return extension
+
+
+_iv_erf = _monotone("erf", increasing=True, span=(-1, 1))
+_iv_erfc = _monotone("erfc", increasing=False, span=(0, 2))
+
+
+def _iv_pow(base: Any, exponent: sympy.Expr, env: Mapping[sympy.Symbol, Any]) -> Any:
+    if exponent.is_Integer:
+        n = int(exponent)
+        if n >= 0:
+            return base**n
+        return mpmath.iv.mpf(1) / base ** (-n)
+    if exponent == sympy.Rational(1, 2):
+        return mpmath.iv.sqrt(base)
+    if exponent == sympy.Rational(-1, 2):
+        return mpmath.iv.mpf(1) / mpmath.iv.sqrt(base)
+    e = _iv_eval(exponent, env)
+    lo = endpoints(base)[0]
+    if lo < 0 or (lo == 0 and not _EXTENDED.get()):
+        raise EvaluationError("power with non-integer exponent of a possibly non-positive base")
+    return mpmath.iv.exp(e * mpmath.iv.log(base))
+
+
+def _iv_min(values: list[Any]) -> Any:
+    ends = [endpoints(v) for v in values]
+    return mpmath.iv.mpf([min(e[0] for e in ends), min(e[1] for e in ends)])
+
+
+def _iv_max(values: list[Any]) -> Any:
+    ends = [endpoints(v) for v in values]
+    return mpmath.iv.mpf([max(e[0] for e in ends), max(e[1] for e in ends)])
+
+
+def _iv_eval(expr: sympy.Expr, env: Mapping[sympy.Symbol, Any]) -> Any:
+    iv = mpmath.iv
+    if expr.is_Symbol:
+        if expr not in env:
+            raise EvaluationError(f"no value given for the symbol {expr}")
+        return env[expr]
+    if expr.is_Rational:
+        return _iv_const(expr)
+    if expr is sympy.pi:
+        return iv.pi
+    if expr is sympy.E:
+        return iv.e
+    if isinstance(expr, sympy.Float):
+        raise EvaluationError(f"float atom {expr} inside an exact expression")
+    if expr.is_Add:
+        total = iv.mpf(0)
+        for arg in expr.args:
+            total = total + _iv_eval(arg, env)
+        return total
+    if expr.is_Mul:
+        total = iv.mpf(1)
+        for arg in expr.args:
+            total = total * _iv_eval(arg, env)
+        return total
+    if expr.is_Pow:
+        base, exponent = expr.args
+        if base is sympy.E:
+            return iv.exp(_iv_eval(exponent, env))
+        return _iv_pow(_iv_eval(base, env), exponent, env)
+    if isinstance(expr, sympy.exp):
+        return iv.exp(_iv_eval(expr.args[0], env))
+    if isinstance(expr, sympy.log):
+        if len(expr.args) != 1:
+            raise EvaluationError("log with a base is not supported; use log(x)/log(b)")
+        arg = _iv_eval(expr.args[0], env)
+        lo = endpoints(arg)[0]
+        if lo < 0 or (lo == 0 and not _EXTENDED.get()):
+            raise EvaluationError(f"log of a possibly non-positive value in {expr}")
+        return iv.log(arg)  # log of an interval starting at 0 starts at -oo (extended mode)
+    if isinstance(expr, sympy.erf):
+        return _iv_erf(_iv_eval(expr.args[0], env))
+    if isinstance(expr, sympy.erfc):
+        return _iv_erfc(_iv_eval(expr.args[0], env))
+    if isinstance(expr, sympy.Abs):
+        x = _iv_eval(expr.args[0], env)
+        lo, hi = endpoints(x)
+        if lo >= 0:
+            return x
+        if hi <= 0:
+            return -x
+        return iv.mpf([0, max(-lo, hi)])
+    if isinstance(expr, sympy.Min):
+        return _iv_min([_iv_eval(a, env) for a in expr.args])
+    if isinstance(expr, sympy.Max):
+        return _iv_max([_iv_eval(a, env) for a in expr.args])
+    if isinstance(expr, (sympy.floor, sympy.ceiling)):
+        lo, hi = endpoints(_iv_eval(expr.args[0], env))
+        fn = mpmath.floor if isinstance(expr, sympy.floor) else mpmath.ceil
+        with mpmath.workprec(max(iv.prec, lo.man.bit_length() + 64 if lo else 64)):
+            return iv.mpf([fn(lo), fn(hi)])
+    if isinstance(expr, sympy.Piecewise):
+        return _iv_piecewise(expr, env)
+    if isinstance(expr, sympy.Lambda):
+        raise EvaluationError("cannot evaluate a Lambda without arguments")
+    if expr in (sympy.oo, -sympy.oo, sympy.zoo, sympy.nan):
+        raise EvaluationError(f"expression is not finite: {expr}")
+    raise EvaluationError(f"unsupported function in rigorous evaluation: {type(expr).__name__}")
+
+
+def _iv_piecewise(expr: sympy.Piecewise, env: Mapping[sympy.Symbol, Any]) -> Any:
+    """Enclose a Piecewise: the hull of every branch whose condition may hold."""
+    pieces = []
+    for value, cond in expr.args:
+        state = _iv_condition(cond, env)
+        if state is False:
+            continue
+        pieces.append(_iv_eval(value, env))
+        if state is True:
+            break
+    if not pieces:
+        raise EvaluationError(f"no branch of {expr} applies")
+    ends = [endpoints(p) for p in pieces]
+    return mpmath.iv.mpf([min(e[0] for e in ends), max(e[1] for e in ends)])
+
+
+def _iv_condition(cond: Any, env: Mapping[sympy.Symbol, Any]) -> bool | None:
+    """Decide a relational condition on intervals: True, False, or None (undecided)."""
+    if cond is sympy.true or cond is True:
+        return True
+    if cond is sympy.false or cond is False:
+        return False
+    if isinstance(cond, sympy.And):
+        states = [_iv_condition(c, env) for c in cond.args]
+        if any(s is False for s in states):
+            return False
+        return True if all(s is True for s in states) else None
+    if isinstance(cond, sympy.Or):
+        states = [_iv_condition(c, env) for c in cond.args]
+        if any(s is True for s in states):
+            return True
+        return False if all(s is False for s in states) else None
+    if isinstance(cond, sympy.core.relational.Relational):
+        lo, hi = endpoints(_iv_eval(cond.lhs - cond.rhs, env))
+        if cond.rel_op in ("<", "<=", ">", ">=", "=="):
+            return decide_relation(cond.rel_op, lo, hi)
+    raise EvaluationError(f"unsupported condition {cond}")
+
+
+def decide_relation(op: str, lo: Any, hi: Any) -> bool | None:
+    """Decide ``d op 0`` for a difference ``d = lhs - rhs`` enclosed in ``[lo, hi]``.
+
+    Args:
+        op: one of ``"<"``, ``"<="``, ``">"``, ``">="``, ``"=="``.
+        lo, hi: a rigorous enclosure of lhs - rhs.
+
+    Returns:
+        True or False when the enclosure decides the relation, None when it does not.
+    """
+    if op in ("<", "<="):
+        if hi < 0 or (op == "<=" and hi <= 0):
+            return True
+        if lo > 0 or (op == "<" and lo >= 0):
+            return False
+        return None
+    if op in (">", ">="):
+        if lo > 0 or (op == ">=" and lo >= 0):
+            return True
+        if hi < 0 or (op == ">" and hi <= 0):
+            return False
+        return None
+    if op == "==":
+        if lo == hi == 0:
+            return True
+        return False if (lo > 0 or hi < 0) else None
+    raise ValueError(f"op must be one of <, <=, >, >=, ==, got {op!r}")
+
+
+def _to_interval_value(value: Any, name: str) -> Any:
+    """An environment value: a number (exact conversion) or a (lo, hi) pair or an iv.mpf."""
+    if isinstance(value, mpmath.ctx_iv.ivmpf):
+        return value
+    if isinstance(value, tuple) and len(value) == 2:
+        lo = _iv_eval(exact(value[0], name), {})
+        hi = _iv_eval(exact(value[1], name), {})
+        return mpmath.iv.mpf([endpoints(lo)[0], endpoints(hi)[1]])
+    return _iv_eval(exact(value, name), {})
+
+
+def interval(
+    expr: Any,
+    subs: Mapping[Any, Any] | None = None,
+    *,
+    rel_width: float = 2.0**-60,
+    prec: int | None = None,
+    extended: bool = False,
+) -> Any:
+    """Enclose the value of ``expr`` in a rigorous mpmath interval.
+
+    The precision is raised (doubling from :data:`START_PRECISION`) until the interval's
+    width is at most ``rel_width`` times its magnitude (or an absolute ``rel_width`` near 0),
+    up to :data:`MAX_PRECISION` bits; the last interval is returned even when it is wider.
+
+    Args:
+        expr: a sympy expression (or anything :func:`exact` accepts).
+        subs: values of the free symbols: numbers (converted exactly), ``(lo, hi)`` pairs
+            meaning the whole closed interval, or ``mpmath.iv.mpf`` intervals.
+        rel_width: the target relative width.
+        prec: evaluate once at exactly this precision instead of refining.
+        extended: evaluate over the extended reals: symbol intervals may have infinite ends
+            and ``log`` (and non-integer powers) accept intervals starting exactly at 0, so
+            ``log([0, h])`` is ``[-oo, log h]``.  The result may then have infinite ends; it
+            still contains every value the expression takes (used by the verifier on boxes
+            that touch an open end of a domain).
+
+    Returns:
+        An ``mpmath.iv.mpf`` guaranteed to contain the true value (for every value of the
+        symbols in their intervals).
+
+    Raises:
+        EvaluationError: for unsupported functions, undefined operations or missing symbols.
+    """
+    expr = exact(expr, "expression")
+    subs = subs or {}
+    token = _EXTENDED.set(extended)
+    try:
+        with PRECISION_LOCK:
+            return _interval(expr, subs, rel_width, prec)
+    finally:
+        _EXTENDED.reset(token)
+
+
+def _interval(expr: sympy.Expr, subs: Mapping[Any, Any], rel_width: float, prec: int | None) -> Any:
+    precisions = [prec] if prec is not None else _precision_ladder()
+    result = None
+    for p in precisions:
+        saved = mpmath.iv.prec
+        mpmath.iv.prec = p
+        try:
+            env = {sympy.Symbol(k) if isinstance(k, str) else k: v for k, v in subs.items()}
+            env = {k: _to_interval_value(v, str(k)) for k, v in env.items()}
+            result = _iv_eval(expr, env)
+        finally:
+            mpmath.iv.prec = saved
+        lo, hi = endpoints(result)
+        if not (mpmath.isfinite(lo) and mpmath.isfinite(hi)):
+            continue
+        with mpmath.workprec(p + 20):
+            width = hi - lo
+            scale = max(abs(lo), abs(hi), mpmath.mpf(2) ** -1000)
+            if lo <= 0 <= hi:
+                scale = max(scale, mpmath.mpf(1))
+            if width <= rel_width * scale:
+                break
+    return result
+
+
+def _precision_ladder() -> list[int]:
+    ladder = []
+    p = START_PRECISION
+    while p <= MAX_PRECISION:
+        ladder.append(p)
+        p *= 2
+    return ladder

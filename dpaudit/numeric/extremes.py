@@ -1,0 +1,64 @@
+"""Exact minimum and maximum of exact values, ordered by interval enclosures (not by
+sympy's symbolic comparison, which can run for minutes on close values)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy
+
+from dpaudit.numeric.enclosures import decide_relation, endpoints, interval
+from dpaudit.numeric.values import exact
+
+
+def exact_min(*values: Any) -> sympy.Expr:
+    """The smallest of exact values, ordered by rigorous interval arithmetic.
+
+    ``sympy.Min`` orders numbers by exact symbolic comparison, which can run for minutes when
+    two values are close (``Min(3, log(...)/63)`` for the RDP of a 3-DP mechanism at order 64
+    did not finish).  Here numeric arguments are compared through :func:`interval` enclosures
+    of their differences; the result is one of the arguments (exactly), or an unevaluated
+    ``Min`` of the arguments no enclosure could order (equal, or closer than the precision
+    ladder resolves) -- the same value either way.  Arguments with free symbols are passed to
+    ``sympy.Min`` unchanged.
+    """
+    return _extreme(values, "<", sympy.Min)
+
+
+def exact_max(*values: Any) -> sympy.Expr:
+    """The largest of exact values, ordered by rigorous interval arithmetic (see
+    :func:`exact_min`)."""
+    return _extreme(values, ">", sympy.Max)
+
+
+def _extreme(values: tuple[Any, ...], op: str, combine: Any) -> sympy.Expr:
+    if not values:
+        raise ValueError("exact_min/exact_max need at least one value, got none")
+    vals = [v if isinstance(v, sympy.Basic) else exact(v, "value") for v in values]
+    if any(v.free_symbols for v in vals):
+        return combine(*vals)
+    infinite = [v for v in vals if v in (sympy.oo, -sympy.oo)]
+    if infinite:  # ordered without arithmetic: +-oo against anything finite
+        best = sympy.oo if op == ">" else -sympy.oo
+        if best in infinite:
+            return best
+        finite = [v for v in vals if v not in infinite]
+        return _extreme(tuple(finite), op, combine) if finite else infinite[0]
+    kept: list[sympy.Expr] = []
+    for v in vals:
+        if any(v == k for k in kept):
+            continue
+        beaten = False
+        survivors = []
+        for k in kept:
+            lo, hi = endpoints(interval(v - k))
+            verdict = decide_relation(op, lo, hi)
+            if verdict is True:  # v beats k: drop k
+                continue
+            if verdict is False:  # k beats or ties v
+                beaten = True
+            survivors.append(k)
+        kept = survivors if beaten else [*survivors, v]
+    if len(kept) == 1:
+        return kept[0]
+    return combine(*kept, evaluate=False)

@@ -1,0 +1,190 @@
+"""The linear learners of source document 001 (Bassily, Mohri, Suresh 2022, see
+:mod:`mechanisms.margin`): Algorithm 1 (:class:`PureLinearLearner`, eps-DP) and Algorithm 2
+(:class:`EfficientLinearLearner`, (eps, delta)-DP), with what every 001 learner shares: the
+empirical margin loss, the exponential mechanism on it and the auditable form of a
+selection."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import sympy
+
+from dpaudit import events as ev
+from dpaudit.numeric import exact
+from mechanisms.covers import ball_net
+from mechanisms.halfspaces import (
+    HalfspaceModel,
+    MarginLoss,
+    PrivateERM,
+    _data,
+    _int,
+    jl_matrix,
+    margin_fractions,
+)
+from mechanisms.primitives import ExponentialMechanism
+
+REPLACE = ev.Relation.REPLACE_ONE
+
+
+def _rng(rng: Any) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    return rng
+
+
+def margin_loss(scores: np.ndarray, y: np.ndarray, rho: float) -> np.ndarray:
+    """Empirical rho-margin loss (1/m) #{y h(x) <= rho}, one per row of ``scores``."""
+    return np.mean(np.atleast_2d(scores) * y <= rho, axis=1)
+
+
+@functools.lru_cache(maxsize=64)
+def _em(epsilon: Any, m: int) -> ExponentialMechanism:
+    return ExponentialMechanism(epsilon, sympy.Rational(1, m), relation=REPLACE)
+
+
+def _em_plan(epsilon: Any, m: Any) -> ev.Event:
+    return ev.PostProcessed(ev.Exponential(epsilon, 1 / exact(m, "m"), relation=REPLACE))
+
+
+def _auditable(
+    select: Callable[[np.ndarray, np.ndarray, np.random.Generator, int | None], Any], name: str
+) -> Any:
+    """The auditable form ``mechanism((X, y), rng)`` (with a vectorised ``.batch``) of a
+    selection ``select(X, y, rng, size)`` returning one index (``size`` None) or ``size``."""
+
+    def mechanism(dataset: Any, rng: np.random.Generator) -> int:
+        X, y = dataset
+        return int(select(X, y, _rng(rng), None))
+
+    def batch(dataset: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+        X, y = dataset
+        return np.asarray(select(X, y, _rng(rng), n))
+
+    mechanism.batch = batch  # type: ignore[attr-defined]
+    mechanism.name = name  # type: ignore[attr-defined]
+    return mechanism
+
+
+@dataclasses.dataclass(frozen=True)
+class PureLinearLearner:
+    """001 Algorithm 1 (Theorem 3.1): eps-DP linear learner with a relative-deviation margin
+    guarantee.
+
+    Args:
+        epsilon: privacy parameter.
+        rho: the confidence margin (0, r].
+        dimension: k, the projected dimension (001: O(Lambda^2 r^2 log(m/beta)/rho^2); keep
+            2-3 at toy sizes, the cover is enumerated exactly).
+        weight_radius: Lambda, the norm bound of the comparator class.
+        radius: r, the feature norm bound.
+
+    Privacy: the exponential mechanism with sensitivity 1/m; Phi is data-independent and the
+    output Phi^T w post-processing (claim ``001/theorem-3.1``).
+    """
+
+    epsilon: Any
+    rho: float
+    dimension: int
+    weight_radius: float = 1.0
+    radius: float = 1.0
+    max_points: int = 200_000
+
+    def cover(self) -> np.ndarray:
+        return ball_net(
+            self.dimension, 2 * self.weight_radius, self.rho / (10 * self.radius), self.max_points
+        )
+
+    def plan(self, m: Any) -> ev.Event:
+        return _em_plan(self.epsilon, m)
+
+    def _select(
+        self,
+        C: np.ndarray,
+        Phi: np.ndarray,
+        X: Any,
+        y: Any,
+        rng: np.random.Generator,
+        size: int | None = None,
+    ) -> Any:
+        """Steps 3-5 for a given projection: the index of the selected cover point."""
+        X, y = _data(np.asarray(X, dtype=float) / max(1.0, self.radius), y)
+        loss = margin_fractions(C, X * self.radius @ Phi.T, y, self.rho)
+        return _em(self.epsilon, len(X)).select(-loss, rng, size=size)
+
+    def fit(self, X: Any, y: Any, rng: np.random.Generator) -> HalfspaceModel:
+        X = np.asarray(X, dtype=float)
+        rng = _rng(rng)
+        Phi = jl_matrix(_int("dimension", self.dimension), X.shape[1], rng)
+        C = self.cover()
+        return HalfspaceModel(Phi.T @ C[int(self._select(C, Phi, X, y, rng))])
+
+    def mechanism(self, Phi: np.ndarray) -> Any:
+        """The auditable form for a *fixed* projection Phi (privacy holds for every Phi, so
+        conditioning on one is a valid test): ``mechanism((X, y), rng)`` returns the index of
+        the selected cover point, with a vectorised ``.batch``."""
+        C = self.cover()
+        return _auditable(
+            lambda X, y, rng, size: self._select(C, Phi, X, y, rng, size),
+            "001 Algorithm 1 (fixed projection)",
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class EfficientLinearLearner:
+    """001 Algorithm 2 (Theorem 3.2): projection, clipping onto B^k(2r), private ERM of the
+    rho-hinge loss over B^k(Lambda) (BST14 noisy SGD + boosting; see module docstring).
+
+    Privacy: (eps, delta)-DP from the accountant on :meth:`plan` (subsampled Gaussian steps
+    and one exponential mechanism); claim ``001/theorem-3.2``.
+    """
+
+    epsilon: Any
+    delta: Any
+    rho: float
+    dimension: int
+    weight_radius: float = 1.0
+    radius: float = 1.0
+    repetitions: int = 2
+    steps: int | None = None
+
+    def erm(self) -> PrivateERM:
+        loss = MarginLoss(
+            self.rho, hinge=True, radius=2 * self.radius, weight_radius=self.weight_radius
+        )
+        return PrivateERM(self.epsilon, self.delta, loss, self.repetitions, self.steps)
+
+    def plan(self, m: Any) -> ev.Event:
+        return ev.PostProcessed(self.erm().plan(m))
+
+    def fit_features(self, Z: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Steps 2-4 on features Z (rows of norm <= r); returns w in R^d of the features."""
+        rng = _rng(rng)
+        Phi = jl_matrix(_int("dimension", self.dimension), Z.shape[1], rng)
+        return Phi.T @ self.erm().fit(self._clipped(Z, Phi), y, rng)
+
+    def _clipped(self, Z: np.ndarray, Phi: np.ndarray) -> np.ndarray:
+        """Steps 2-3: Phi z clipped onto B^k(2r), row by row."""
+        P = Z @ Phi.T
+        norms = np.linalg.norm(P, axis=1, keepdims=True)
+        cap = 2 * self.radius
+        return np.where(norms > cap, P * cap / np.maximum(norms, 1e-300), P)
+
+    def fit(self, X: Any, y: Any, rng: np.random.Generator) -> HalfspaceModel:
+        X, y = _data(np.asarray(X, dtype=float) / self.radius, y)
+        return HalfspaceModel(self.fit_features(X * self.radius, y, rng))
+
+    def mechanism(self, Phi: np.ndarray, direction: Any) -> Any:
+        """The auditable form for a *fixed* projection Phi (privacy holds for every Phi):
+        ``mechanism((X, y), rng)`` is <w, direction> for the ERM output w in R^k (a
+        post-processing of the output), with a vectorised ``.batch``."""
+
+        def features(dataset: Any) -> tuple[np.ndarray, np.ndarray]:
+            X, y = _data(np.asarray(dataset[0], dtype=float) / self.radius, dataset[1])
+            return self._clipped(X * self.radius, Phi), y
+
+        return self.erm().mechanism(features, direction, "001 Algorithm 2 (fixed projection)")

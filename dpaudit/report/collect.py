@@ -41,7 +41,7 @@ from dpaudit.accountant import Accountant, Guarantee, substitute
 from dpaudit.events import Event
 from dpaudit.numeric import EvaluationError, exact
 from dpaudit.report.numbers import for_people
-from dpaudit.report.one_run import one_run_audit
+from dpaudit.report.one_run import one_run_audit, one_run_spec
 from dpaudit.report.target import Target
 
 __all__ = [
@@ -296,16 +296,6 @@ def _module_files(target: Target) -> list[Path]:
     return files
 
 
-def _one_run_spec(target: Target) -> dict[str, Any]:
-    """What a one-run target's audit is (its canaries and guess counts)."""
-    spec = target.one_run
-    assert spec is not None
-    return {
-        "m": spec.m,
-        "guesses": None if spec.guesses is None else [list(g) for g in spec.guesses],
-    }
-
-
 def fingerprint(target: Target, seed: int, plan: Event | None, claim: Any) -> str:
     """A hash of every input of the expensive part of the report (audit and verification).
 
@@ -328,7 +318,7 @@ def fingerprint(target: Target, seed: int, plan: Event | None, claim: Any) -> st
         else [claim.statement, str(claim.epsilon), str(claim.delta), claim.domain.text()],
         "audited": target.mechanism is not None,
         **({"not_audited": target.not_audited} if target.not_audited else {}),
-        **({"one_run": _one_run_spec(target)} if target.one_run is not None else {}),
+        **({"one_run": one_run_spec(target)} if target.one_run is not None else {}),
     }
     h.update(json.dumps(spec, sort_keys=True).encode())
     for path in _module_files(target):
@@ -365,7 +355,7 @@ def describe(target: Target, seed: int = 0) -> dict[str, Any]:
             "seed": target_seed(seed, target),
             "samples": target.samples,
             **({"not_audited": target.not_audited} if target.not_audited else {}),
-            **({"one_run": _one_run_spec(target)} if target.one_run is not None else {}),
+            **({"one_run": one_run_spec(target)} if target.one_run is not None else {}),
         },
         "claim": None
         if claim is None

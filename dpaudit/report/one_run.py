@@ -28,7 +28,13 @@ from dpaudit.report.markup import Block, md_escape
 from dpaudit.report.target import Target
 from dpaudit.report.verdict import down, up
 
-__all__ = ["COUNT_CURVE_POINTS", "THEORY_SCALES", "one_run_audit", "one_run_blocks"]
+__all__ = [
+    "COUNT_CURVE_POINTS",
+    "THEORY_SCALES",
+    "one_run_audit",
+    "one_run_blocks",
+    "one_run_spec",
+]
 
 #: Most counts v at which the count curve is evaluated (evenly spaced over 0..r, plus the
 #: observed count and the median count of a mechanism exactly at the claim).
@@ -48,6 +54,18 @@ def _theory_at(epsilon: float, m: int, delta: float, confidence: float) -> float
         one_run_theory(epsilon, m, r, delta=delta, confidence=confidence, tests=len(guesses))
         for r in sorted({kp + km for kp, km in guesses})
     )
+
+
+def one_run_spec(target: Target) -> dict[str, Any]:
+    """What a one-run target's audit is, for its report and fingerprint: its canaries and
+    guess counts (None: the defaults)."""
+    spec = target.one_run
+    if spec is None:
+        raise ValueError(f"target {target.name}: no one_run")
+    return {
+        "m": spec.m,
+        "guesses": None if spec.guesses is None else [list(g) for g in spec.guesses],
+    }
 
 
 def one_run_audit(target: Target, seed: int, confidence: float) -> dict[str, Any]:

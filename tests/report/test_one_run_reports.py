@@ -64,7 +64,11 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
 def test_one_run_report_shows_the_audit_numbers_and_the_plot(generated) -> None:
     """The private target's Markdown has its verdict line and every number of the one-run
     audit (m, guesses, correct count, certified bound rounded down with its confidence,
-    theory), a theory-curve table with the measured bound at m, and the plot file."""
+    theory), a theory-curve table with the measured bound at m, and the plot file.
+
+    Statistics: randomized response exactly 1-DP, claimed 1, m = 200 canaries, one run at
+    confidence 0.95 (a false alarm has probability <= alpha = 0.05; seed fixed); the same
+    audit flags the memorizer (next test), so the check can fail."""
     out, reports = generated
     report = reports["test/rr"]
     a = report["audit"]

@@ -552,10 +552,13 @@ def _claim_target(key: str) -> Target:
 def register() -> list[Target]:
     """Register (and return) this package's targets: the source documents' claims (after
     :func:`dpaudit.verify.load_claim_modules`), then the catalogue, then the broken
-    mechanisms.  The entry point of the group ``dpaudit.report_targets``."""
+    mechanisms, then the training algorithms audited by one run
+    (:func:`mechanisms.one_run_report_targets.one_run_targets`).  The entry point of the
+    group ``dpaudit.report_targets``."""
     from dpaudit.verify import CLAIMS, load_claim_modules
     from mechanisms.broken import broken_mechanisms
     from mechanisms.catalogue import correct_mechanisms
+    from mechanisms.one_run_report_targets import one_run_targets
 
     failed = [f"{m.module}: {m.detail}" for m in load_claim_modules() if m.status == "error"]
     if failed:  # a claim whose module failed would silently lose its report
@@ -564,4 +567,5 @@ def register() -> list[Target]:
     out.append(register_target(_theorem2_target()))
     out += [register_target(_catalogue_target(m, "catalogue")) for m in correct_mechanisms()]
     out += [register_target(_catalogue_target(m, "broken")) for m in broken_mechanisms()]
+    out += [register_target(t) for t in one_run_targets()]
     return out

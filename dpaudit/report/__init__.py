@@ -3,7 +3,9 @@
 Per target (a mechanism or an algorithm with its claim): the claim, the declared plan as a
 tree, the accountant's guarantee with its derivation and every alternative it beat, the
 verification of the claim, the audit's certified lower bound with its confidence, samples,
-pair and event, and two plots; an index page with one verdict line per target.
+pair and event, and two plots (a target audited by one training run with m canaries,
+:mod:`dpaudit.report.one_run`: its guesses, certified bound and the paper's theory curve, in
+a third plot); an index page with one verdict line per target.
 
     from dpaudit.report import generate, load_targets, resolve_targets
     load_targets()  # the targets of every installed plugin (dpaudit.plugins)
@@ -23,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from dpaudit.report.collect import FORMAT_VERSION, collect, describe
-from dpaudit.report.plots import growth_plot, privacy_curve_plot
+from dpaudit.report.plots import growth_plot, one_run_plot, privacy_curve_plot
 from dpaudit.report.render import index_blocks, png_data_uri, report_blocks, to_html, to_markdown
 from dpaudit.report.target import (
     TARGETS,
+    OneRun,
     Target,
     UnknownTargetError,
     claim_target,
@@ -41,6 +44,7 @@ __all__ = [
     "REGENERATE_COMMAND",
     "REPORTS_SEED",
     "TARGETS",
+    "OneRun",
     "Target",
     "UnknownTargetError",
     "check_up_to_date",
@@ -146,6 +150,12 @@ def generate(
             if growth_plot(report, growth):
                 images["growth"] = png_data_uri(growth) if fmt == "html" else f"plots/{growth.name}"
                 written.append(growth)
+            one_run = out / "plots" / f"{target.slug}-one-run.png"
+            if one_run_plot(report, one_run):  # only for a one-run audit
+                images["one_run"] = (
+                    png_data_uri(one_run) if fmt == "html" else f"plots/{one_run.name}"
+                )
+                written.append(one_run)
             blocks = report_blocks(report, images)
             page = out / f"{target.slug}.{fmt}"
             page.write_text(

@@ -7,7 +7,9 @@ Two parts, kept apart on purpose:
   and a fingerprint of every input of the expensive part.  The fast CI check recomputes it
   and compares it with the stored report.
 * :func:`collect` -- the whole report: the cheap part plus the verification of the claim, the
-  audit of the real code (with its lower bound as samples grow) and the privacy curves.
+  audit of the real code (with its lower bound as samples grow; or, for a target with
+  ``one_run``, the one-run audit with the paper's theory curve,
+  :mod:`dpaudit.report.one_run`) and the privacy curves.
 
 Every number carries what it is: accountant epsilons are upper bounds rounded up, audit
 epsilons certified lower bounds rounded down (with their confidence), estimates are called
@@ -39,6 +41,7 @@ from dpaudit.accountant import Accountant, Guarantee, substitute
 from dpaudit.events import Event
 from dpaudit.numeric import EvaluationError, exact
 from dpaudit.report.numbers import for_people
+from dpaudit.report.one_run import one_run_audit, one_run_spec
 from dpaudit.report.target import Target
 
 __all__ = [
@@ -265,6 +268,13 @@ def _module_files(target: Target) -> list[Path]:
             mods.append(getattr(mech, "__module__", "") or "")
         except Exception:  # the audit reports the failure; the fingerprint just skips it
             pass
+    if target.one_run is not None:
+        try:
+            train = target.one_run.train()
+            mods.append(type(train).__module__)
+            mods.append(getattr(train, "__module__", "") or "")
+        except Exception:  # the audit reports the failure; the fingerprint just skips it
+            pass
     seen: dict[str, None] = {}
     queue = [m for m in mods if m and m != "builtins"]
     while queue:
@@ -308,6 +318,7 @@ def fingerprint(target: Target, seed: int, plan: Event | None, claim: Any) -> st
         else [claim.statement, str(claim.epsilon), str(claim.delta), claim.domain.text()],
         "audited": target.mechanism is not None,
         **({"not_audited": target.not_audited} if target.not_audited else {}),
+        **({"one_run": one_run_spec(target)} if target.one_run is not None else {}),
     }
     h.update(json.dumps(spec, sort_keys=True).encode())
     for path in _module_files(target):
@@ -344,6 +355,7 @@ def describe(target: Target, seed: int = 0) -> dict[str, Any]:
             "seed": target_seed(seed, target),
             "samples": target.samples,
             **({"not_audited": target.not_audited} if target.not_audited else {}),
+            **({"one_run": one_run_spec(target)} if target.one_run is not None else {}),
         },
         "claim": None
         if claim is None
@@ -565,10 +577,14 @@ def collect(
     if plan is not None and not plan.free_symbols and "error" not in (out["guarantee"] or {}):
         out["curve"] = _curve(plan)
     out["audit"] = None
-    if audit and target.mechanism is not None:
+    if audit and (target.mechanism is not None or target.one_run is not None):
         tell("audit")
         try:
-            out["audit"] = _audit(target, seed)
+            out["audit"] = (
+                _audit(target, seed)
+                if target.one_run is None
+                else one_run_audit(target, target_seed(seed, target), AUDIT_CONFIDENCE)
+            )
         except (ValueError, TypeError, RuntimeError) as err:
             out["audit"] = {"error": f"{type(err).__name__}: {str(err).splitlines()[0]}"}
     out = for_people(out)  # machine-independent digits, bounds rounded the safe way

@@ -4,7 +4,10 @@
   where the chosen method is exact), with the points the audit certifies under the true
   curve and the claimed (eps, delta);
 * the audit's certified lower bound as the number of samples grows, against the claim and
-  the accountant's upper bound.
+  the accountant's upper bound;
+* for a one-run audit (:mod:`dpaudit.report.one_run`), the paper's theory beside the measured
+  bound: the bound certified by each number of correct guesses, and the bound a mechanism
+  exactly at the claim certifies as the number of canaries grows.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-__all__ = ["DELTA_FLOOR", "growth_plot", "privacy_curve_plot"]
+__all__ = ["DELTA_FLOOR", "growth_plot", "one_run_plot", "privacy_curve_plot"]
 
 #: delta = 0 is drawn at this height on the log axis (labelled as such).
 DELTA_FLOOR = 1e-14
@@ -140,5 +143,88 @@ def growth_plot(report: dict[str, Any], path: Path) -> bool:
     ax.set_ylim(bottom=0.0)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
+    _finish(fig, path)
+    return True
+
+
+def one_run_plot(report: dict[str, Any], path: Path) -> bool:
+    """Draw a one-run audit beside the paper's theory (Steinke, Nasr, Jagielski 2023).
+
+    Left: the bound certified by v correct guesses out of the r guesses made (Theorem 3.1,
+    or Theorem 5.2 / Corollary 5.4 with delta > 0), the observed count marked, and the
+    median count of a mechanism exactly at the claim.  Right: the median bound such a
+    mechanism certifies against the number of canaries m, the measured bound marked.
+
+    Returns:
+        False (nothing written) when the report has no one-run audit.
+    """
+    audit = report.get("audit") or {}
+    if audit.get("method") != "one-run" or not audit.get("count_curve"):
+        return False
+    t = report["target"]
+    conf = f"{audit.get('confidence', 0):.0%}"
+    r = sum(audit["guesses"])
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.6, 3.9))
+    counts, theory = audit["count_curve"], audit["theory_curve"]
+    # one vertical range for both panels, the measured point and the claim inside it
+    top = 1.08 * max(
+        t["epsilon"],
+        audit["epsilon_lower"],
+        *(p["epsilon_lower"] for p in counts),
+        *(p["theory"] for p in theory),
+    )
+    left.plot(
+        [p["correct"] for p in counts],
+        [p["epsilon_lower"] for p in counts],
+        "-",
+        color="C0",
+        label=f"certified bound for v correct ({conf})",
+    )
+    left.axhline(t["epsilon"], color="k", ls="--", label=f"claimed epsilon {t['epsilon']:g}")
+    left.axvline(
+        audit["expected_correct"],
+        color="C2",
+        ls=":",
+        label=f"median v of a mechanism exactly at the claim ({audit['expected_correct']})",
+    )
+    left.plot(
+        [audit["correct"]],
+        [audit["epsilon_lower"]],
+        "*",
+        ms=13,
+        color="C3",
+        label=f"measured: {audit['correct']} correct, eps >= {audit['epsilon_lower']:.3f}",
+    )
+    left.set_xlabel(f"correct guesses v (of r = {r} guesses, m = {audit['m']} canaries)")
+    left.set_ylabel("certified lower bound on epsilon")
+    left.set_title("Bound vs correct guesses", fontsize=10)
+    left.set_xlim(0, r)
+    left.set_ylim(-0.04 * top, top)
+    left.grid(True, alpha=0.3)
+    left.legend(fontsize=7, loc="upper left")
+    right.plot(
+        [p["m"] for p in theory],
+        [p["theory"] for p in theory],
+        "o-",
+        color="C0",
+        label=f"theory: median bound of a mechanism at the claim ({conf})",
+    )
+    right.axhline(t["epsilon"], color="k", ls="--", label=f"claimed epsilon {t['epsilon']:g}")
+    right.plot(
+        [audit["m"]],
+        [audit["epsilon_lower"]],
+        "*",
+        ms=13,
+        color="C3",
+        label=f"measured: eps >= {audit['epsilon_lower']:.3f} (m = {audit['m']})",
+    )
+    right.set_xscale("log")
+    right.set_xlabel("canaries m")
+    right.set_ylabel("epsilon")
+    right.set_title("Theory curve (Steinke, Nasr, Jagielski 2023)", fontsize=10)
+    right.set_ylim(-0.04 * top, top)
+    right.grid(True, alpha=0.3)
+    right.legend(fontsize=7, loc="best")
+    fig.suptitle(f"One-run audit: {t['name']}", fontsize=10)
     _finish(fig, path)
     return True

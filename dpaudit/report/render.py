@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from dpaudit.report.markup import Block, md_code, md_escape
+from dpaudit.report.one_run import one_run_blocks
 from dpaudit.report.verdict import down, up
 
 __all__ = [
@@ -35,45 +37,7 @@ __all__ = [
     "to_markdown",
 ]
 
-Block = tuple[Any, ...]
-
-#: Characters escaped with a backslash anywhere in user text (links, images, HTML tags and
-#: entities, emphasis, code, table cells, strikethrough).
-_MD_ANYWHERE = frozenset("\\`*_[]<&|~")
-#: Characters escaped at the start of user text (headings, quotes, lists, setext lines).
-_MD_AT_START = frozenset("#>-+=")
 _PUNCT = frozenset(string.punctuation)
-
-
-def md_escape(text: Any) -> str:
-    """User text made inert in Markdown (and in the HTML :func:`to_html` makes of it).
-
-    Line breaks become spaces; ``\\ ` * _ [ ] < & | ~`` are backslash-escaped everywhere,
-    and ``# > - + =`` and an ordered-list marker (``1.``) at the start.
-
-    Args:
-        text: the text (any object; ``str()`` is taken).
-
-    Returns:
-        Markdown that renders as exactly ``text`` (line breaks aside).
-    """
-    flat = " ".join(str(text).splitlines())
-    out = "".join("\\" + c if c in _MD_ANYWHERE else c for c in flat)
-    if out[:1] in _MD_AT_START:
-        out = "\\" + out
-    elif m := re.match(r"\d+([.)])", out):
-        out = out[: m.end() - 1] + "\\" + out[m.end() - 1 :]
-    return out
-
-
-def md_code(text: Any) -> str:
-    """A Markdown code span showing ``text`` literally (the fence is longer than any run of
-    backticks inside it)."""
-    flat = " ".join(str(text).splitlines())
-    fence = "`" * (max((len(r) for r in re.findall("`+", flat)), default=0) + 1)
-    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
-    return f"{fence}{pad}{flat}{pad}{fence}"
-
 
 _PNG_DATA_URI = re.compile(r"data:image/png;base64,[A-Za-z0-9+/]*={0,2}")
 
@@ -126,7 +90,8 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
 
     Args:
         report: a collected report (:func:`dpaudit.report.collect.collect`).
-        images: ``{"curve": src, "growth": src}`` of the plots written: a relative path
+        images: ``{"curve": src, "growth": src, "one_run": src}`` of the plots written (any
+            subset): a relative path
             (Markdown) or a ``data:`` URI (HTML, see :func:`png_data_uri`).
 
     Returns:
@@ -228,6 +193,8 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
         )
     elif "error" in a:
         blocks.append(("p", f"The audit could not run: {_u(a['error'])}"))
+    elif a.get("method") == "one-run":
+        blocks += one_run_blocks(report)
     else:
         blocks.append(
             (
@@ -273,6 +240,10 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
         blocks.append(("img", images["curve"], f"privacy curve of {_u(t['title'])}"))
     if images.get("growth"):
         blocks.append(("img", images["growth"], f"audit lower bound vs samples, {_u(t['title'])}"))
+    if images.get("one_run"):
+        blocks.append(
+            ("img", images["one_run"], f"one-run audit and the theory curve, {_u(t['title'])}")
+        )
     if not images:
         blocks.append(("p", "No numeric curve and no audit to plot."))
     regenerate = md_code(f"dpaudit report {t['name']} --out DIR --seed SEED")

@@ -23,6 +23,7 @@ from dpaudit.plugins import GROUPS, TargetError, load_group, load_object, raise_
 
 __all__ = [
     "TARGETS",
+    "OneRun",
     "Target",
     "UnknownTargetError",
     "claim_target",
@@ -41,6 +42,51 @@ class UnknownTargetError(KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else "unknown target"
+
+
+@dataclasses.dataclass(frozen=True)
+class OneRun:
+    """How a target is audited by one training run with m canaries instead of by the Monte
+    Carlo auditor on neighbouring pairs (:func:`dpaudit.audit.audit_one_run`; Steinke,
+    Nasr, Jagielski 2023, "Privacy auditing with one (1) training run").
+
+    Attributes:
+        train: zero-argument callable returning the trainer ``train(included, rng)``, which
+            trains once with the boolean mask of included canaries and returns m scores
+            (higher = more likely included).
+        m: number of canaries, an integer >= 1.
+        guesses: the ``(k_plus, k_minus)`` guess counts to try, fixed before the run (None:
+            :func:`dpaudit.audit.one_run.default_guesses`).
+    """
+
+    train: Callable[[], Callable[..., Any]]
+    m: int
+    guesses: tuple[tuple[int, int], ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not callable(self.train):
+            raise ValueError(
+                "OneRun: train must be a zero-argument callable returning the trainer "
+                f"train(included, rng), got {self.train!r}"
+            )
+        if isinstance(self.m, bool) or not isinstance(self.m, int) or self.m < 1:
+            raise ValueError(f"OneRun: m (canaries) must be an integer >= 1, got {self.m!r}")
+        if self.guesses is not None:
+            ok = isinstance(self.guesses, tuple) and len(self.guesses) >= 1
+            for g in self.guesses if ok else ():
+                ok = ok and (
+                    isinstance(g, tuple)
+                    and len(g) == 2
+                    and all(isinstance(k, int) and not isinstance(k, bool) for k in g)
+                    and min(g) >= 0
+                    and 1 <= g[0] + g[1] <= self.m
+                )
+            if not ok:
+                raise ValueError(
+                    "OneRun: guesses must be None or a non-empty tuple of (k_plus, k_minus) "
+                    f"integer pairs >= 0 with 1 <= k_plus + k_minus <= m = {self.m}, got "
+                    f"{self.guesses!r}"
+                )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,6 +122,11 @@ class Target:
         source: where the code lives (module and object), for the reader.
         not_audited: why the target has no audit (``mechanism`` None), one sentence; shown
             in the report and in its verdict line on the index.
+        one_run: a :class:`OneRun`: audit the target by one training run with m canaries
+            (:func:`dpaudit.audit.audit_one_run`, at the target's epsilon and delta and the
+            report's confidence and seed) instead of by the Monte Carlo auditor; then
+            ``mechanism``, ``pairs`` and ``not_audited`` must be left empty and ``samples``
+            is not used.
     """
 
     name: str
@@ -95,6 +146,7 @@ class Target:
     expect: str = "private"
     source: str = ""
     not_audited: str = ""
+    one_run: OneRun | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not re.fullmatch(r"[\w.\-]+(/[\w.\-]+)*", self.name):
@@ -117,6 +169,23 @@ class Target:
                 f"must be empty when a mechanism is given, got "
                 f"{self.not_audited!r}"
             )
+        if self.one_run is not None:
+            if not isinstance(self.one_run, OneRun):
+                raise ValueError(
+                    f"Target {self.name}: one_run must be None or a OneRun(train, m), got "
+                    f"{self.one_run!r}"
+                )
+            given = [
+                f
+                for f in ("mechanism", "pairs", "not_audited")
+                if getattr(self, f) not in (None, "")
+            ]
+            if given:
+                raise ValueError(
+                    f"Target {self.name}: a target audited by one run (one_run) takes no "
+                    f"{', '.join(given)}: got "
+                    + ", ".join(f"{f}={getattr(self, f)!r}" for f in given)
+                )
         if self.expect not in ("private", "broken", "refuted"):
             raise ValueError(
                 f"Target {self.name}: expect must be 'private', 'broken' or "

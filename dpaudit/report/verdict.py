@@ -75,7 +75,10 @@ def verdict(report: dict[str, Any]) -> dict[str, Any]:
     if a and "error" not in a:
         lower = a["epsilon_lower"]
         conf = a["confidence"]
-        parts.insert(0, f"audit lower {down(lower)} ({conf:.0%} conf.)")
+        what = "audit"
+        if a.get("method") == "one-run":  # dpaudit.report.one_run: m canaries, one run
+            what = f"one-run audit (m = {a['m']:,} canaries)"
+        parts.insert(0, f"{what} lower {down(lower)} ({conf:.0%} conf.)")
         if a["violation"]:
             kind = "violation"
     elif a and "error" in a:

@@ -32,6 +32,9 @@ from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, PROGRESS_THRESHOLD, Runner, seed_sequence
 from dpaudit.audit.selection import FAMILIES, Candidate, search_events
 from dpaudit.audit.statistical_limit import statistical_limit, threshold_frequencies
+from dpaudit.audit.validation import check as _check
+from dpaudit.audit.validation import is_int as _is_int
+from dpaudit.audit.validation import is_number as _is_number
 
 __all__ = ["audit"]
 
@@ -58,26 +61,6 @@ def default_selection_fraction(samples: int, delta: float) -> float:
         return SELECTION_FRACTION
     share = max(APPROX_SELECTION_FLOOR, APPROX_SELECTION_SAMPLES / samples)
     return min(SELECTION_FRACTION, share)
-
-
-def _check(name: str, value: Any, ok: bool, admissible: str) -> None:
-    if not ok:
-        raise ValueError(f"{name} must be {admissible}, got {value!r}")
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-
-
-def _is_number(v: Any) -> bool:
-    """An int or float that converts to a float (huge integers do not)."""
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        return False
-    try:
-        float(v)
-    except OverflowError:
-        return False
-    return True
 
 
 def _name(mechanism: Any) -> str:

@@ -51,6 +51,9 @@ from scipy.special import betainc, betaincc
 
 from dpaudit.audit.estimators import CDF_ALLOWANCE
 from dpaudit.audit.result import AuditResult, _down
+from dpaudit.audit.validation import check as _check
+from dpaudit.audit.validation import is_int as _is_int
+from dpaudit.audit.validation import is_number as _is_number
 from dpaudit.numeric import mp_precision, mpf_to_float
 
 __all__ = [
@@ -542,24 +545,6 @@ def _check_scores(scores: Any, m: int) -> np.ndarray:
             f"train must return finite scores, got {float(arr[bad])!r} for canary {bad}"
         )
     return arr
-
-
-def _check(name: str, value: Any, ok: bool, admissible: str) -> None:
-    if not ok:
-        raise ValueError(f"{name} must be {admissible}, got {value!r}")
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-
-
-def _is_number(v: Any) -> bool:
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        return False
-    try:
-        return not math.isnan(float(v))
-    except OverflowError:
-        return False
 
 
 def _name(train: Any) -> str:

@@ -44,11 +44,14 @@ from dpaudit.audit.domain import RecordDomain, as_records, check_domain
 from dpaudit.audit.errors import MechanismError
 from dpaudit.audit.estimators import bound_level, predicted_bounds
 from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES, MAX_WORKERS, worker_limit
-from dpaudit.audit.monte_carlo import _check, _check_size, _is_int, _is_number, audit
+from dpaudit.audit.monte_carlo import _check_size, audit
 from dpaudit.audit.probe import probe
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, Runner, seed_sequence
 from dpaudit.audit.selection import FAMILIES, search_events
+from dpaudit.audit.validation import check as _check
+from dpaudit.audit.validation import is_int as _is_int
+from dpaudit.audit.validation import is_number as _is_number
 
 __all__ = [
     "MAX_DATASET_SIZE",

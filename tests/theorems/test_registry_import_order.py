@@ -37,37 +37,26 @@ print(json.dumps([sorted(THEOREMS), sorted(EVENT_TYPES)]))
 """
 
 
+def _registries_after(first: str) -> tuple[list[str], list[str]]:
+    """The theorem card names and the event names, after importing ``first`` first."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT, first],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=True,
+    )
+    cards, events = json.loads(out.stdout)
+    return cards, events
+
+
 def _cards_after(first: str) -> list[str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
-    }
-    out = subprocess.run(
-        [sys.executable, "-c", SCRIPT, first],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=300,
-        check=True,
-    )
-    return json.loads(out.stdout)[0]
-
-
-def _event_names_after(first: str) -> list[str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
-    }
-    out = subprocess.run(
-        [sys.executable, "-c", SCRIPT, first],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=True,
-    )
-    return json.loads(out.stdout)[1]
+    return _registries_after(first)[0]
 
 
 def test_the_parser_knows_every_event_whatever_is_imported_first() -> None:
@@ -75,7 +64,7 @@ def test_the_parser_knows_every_event_whatever_is_imported_first() -> None:
     something had imported their modules (``dpaudit.accountant`` did, ``dpaudit.parse``
     did not)."""
     for first in ("dpaudit.parse", "dpaudit.plans"):
-        names = set(_event_names_after(first))
+        names = set(_registries_after(first)[1])
         assert {"EMCover", "UniformlyStable", "SubsampledCandidates", "LabelFlipped"} <= names, (
             first,
             names,

@@ -192,20 +192,13 @@ def _run_python(block: Block, namespace: dict[str, object]) -> None:
     exec(code, namespace)  # the project's own documentation, not user input
 
 
-def _ids(blocks: list[Block]) -> list[str]:
-    return [b.name for b in blocks]
-
-
-@pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=_ids(PYTHON_BLOCKS))
-def test_python_block_runs(
-    block: Block, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+def _run_python_blocks(
+    state: _FileState, mine: list[Block], upto: int, block: Block | None
 ) -> None:
-    """The block runs after the file's earlier python blocks, in their namespace."""
-    state = _state(block.path, tmp_path_factory)
-    monkeypatch.chdir(state.cwd)
-    mine = [b for b in PYTHON_BLOCKS if b.path == block.path]
-    index = mine.index(block)
-    while state.done <= index:
+    """Run the file's python blocks ``mine[state.done:upto]`` in the file's namespace (those
+    not yet run in this process); ``block`` is the block under test, whose own failure is
+    raised as it is."""
+    while state.done < upto:
         current = mine[state.done]
         if state.failed is not None:
             pytest.fail(
@@ -234,10 +227,30 @@ SLOW_BLOCKS = frozenset(
 
 
 def _params(blocks: list[Block]) -> list[object]:
+    """One parameter per block; a file's blocks share an xdist group (``--dist loadgroup``
+    in pyproject: one worker runs them, in order)."""
     return [
-        pytest.param(b, id=b.name, marks=[pytest.mark.slow] if b.name in SLOW_BLOCKS else [])
+        pytest.param(
+            b,
+            id=b.name,
+            marks=[
+                pytest.mark.xdist_group(b.path.relative_to(ROOT).as_posix()),
+                *([pytest.mark.slow] if b.name in SLOW_BLOCKS else []),
+            ],
+        )
         for b in blocks
     ]
+
+
+@pytest.mark.parametrize("block", _params(PYTHON_BLOCKS))
+def test_python_block_runs(
+    block: Block, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The block runs after the file's earlier python blocks, in their namespace."""
+    state = _state(block.path, tmp_path_factory)
+    monkeypatch.chdir(state.cwd)
+    mine = [b for b in PYTHON_BLOCKS if b.path == block.path]
+    _run_python_blocks(state, mine, mine.index(block) + 1, block)
 
 
 def test_slow_blocks_exist() -> None:
@@ -247,10 +260,18 @@ def test_slow_blocks_exist() -> None:
 
 @pytest.mark.parametrize("block", _params(BASH_BLOCKS))
 def test_bash_block_commands_exit_as_documented(
-    block: Block, tmp_path_factory: pytest.TempPathFactory
+    block: Block, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every ``dpaudit`` line of the block exits 0 (or the documented code)."""
-    cwd = _state(block.path, tmp_path_factory).cwd
+    """Every ``dpaudit`` line of the block exits 0 (or the documented code), after the
+    file's earlier python blocks (which may write the files a command reads).  They are run
+    here when this process has not run them yet: pytest-xdist may send a file's blocks to
+    different workers, and ``-m slow`` deselects the python blocks of a slow bash block."""
+    state = _state(block.path, tmp_path_factory)
+    mine = [b for b in PYTHON_BLOCKS if b.path == block.path]
+    with monkeypatch.context() as patch:
+        patch.chdir(state.cwd)
+        _run_python_blocks(state, mine, sum(b.line < block.line for b in mine), None)
+    cwd = state.cwd
     env = dict(
         os.environ,
         PYTHONPATH=os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),

@@ -1,9 +1,10 @@
 """``dpaudit learn``: list the registered private learners, or fit one on a CSV file.
 
 ``dpaudit learn --curves [NAME ...] --out DIR [--seed S] [--quick]`` writes learning curves
-(:mod:`dpaudit.learning_curves`).  ``dpaudit learn --list [--json]`` lists the learners that packages register through the
-entry-point group ``dpaudit.learners`` (:mod:`dpaudit.learners`).  ``dpaudit learn NAME
---train train.csv --test test.csv --label COLUMN --epsilon E [--delta D] [--seed S]
+(:mod:`dpaudit.learning_curves`).  ``dpaudit learn --list [--json]`` lists the learners that
+packages register through the entry-point group ``dpaudit.learners``
+(:mod:`dpaudit.learners`).  ``dpaudit learn NAME --train train.csv --test test.csv --label
+COLUMN --epsilon E [--delta D] [--seed S]
 [--param KEY=VALUE ...] [--json]`` fits NAME on the training file and reports its test
 error and the accounted guarantee of the run (upper bounds, never above what was asked: a
 learner whose plan would exceed it refuses to run).
@@ -231,9 +232,7 @@ def _curves(args: argparse.Namespace, names: list[str]) -> int:
         start = time.perf_counter()
         print(f"{info.name}: fitting", file=sys.stderr, flush=True)
         results.append(
-            learning_curves(
-                info.name, seed=seed, datasets=datasets_for(info, test=test), **grid
-            )
+            learning_curves(info.name, seed=seed, datasets=datasets_for(info, test=test), **grid)
         )
         print(
             f"{info.name}: done in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True

@@ -146,7 +146,7 @@ def synthetic(task: str, d: int, test: int = 1000) -> Dataset:
 
     if task == "boolean":
 
-        def draw(n: int, rng: np.random.Generator) -> Draw:
+        def draw_boolean(n: int, rng: np.random.Generator) -> Draw:
             B = (rng.random((n + test, d)) < 0.5).astype(float)
             y = np.where(B[:, 0] == 1, 1, np.where(B[:, 2] == 0, 0, 1))
             return B[:n], y[:n], B[n:], y[n:]
@@ -155,16 +155,16 @@ def synthetic(task: str, d: int, test: int = 1000) -> Dataset:
             f"uniform 0/1 vectors of length {d}, labelled by the decision list 'if x0 then 1, "
             f"elif not x2 then 0, else 1'; {test} fresh test rows per seed"
         )
-        return Dataset("synthetic", text, draw, math.sqrt(d), True)
+        return Dataset("synthetic", text, draw_boolean, math.sqrt(d), True)
     if task == "threshold":
 
-        def draw(n: int, rng: np.random.Generator) -> Draw:
+        def draw_threshold(n: int, rng: np.random.Generator) -> Draw:
             x = rng.random((n + test, 1))
             y = (x[:, 0] >= 0.37).astype(int)
             return x[:n], y[:n], x[n:], y[n:]
 
         text = f"x uniform in [0, 1], label x >= 0.37; {test} fresh test rows per seed"
-        return Dataset("synthetic", text, draw, 1.0, True)
+        return Dataset("synthetic", text, draw_threshold, 1.0, True)
     if d < 2:
         raise ValueError(f"d must be an integer in [2, oo) for task {task!r}, got {d!r}")
 
@@ -215,7 +215,7 @@ def breast_cancer(task: str, d: int | None = None, test_fraction: float = 0.3) -
     if task == "threshold":
         Z, norm, how = U[:, :1], 1.0, "worst concave points scaled to [0, 1]"
     elif task == "boolean":
-        Z = (X > np.median(X, axis=0)).astype(float)
+        Z = (np.median(X, axis=0) < X).astype(float)
         norm, how = math.sqrt(Z.shape[1]), "features binarised at their medians"
     else:
         Z, how = U - 0.5, "features scaled to [-1/2, 1/2]"
@@ -368,8 +368,9 @@ def _grid(name: str, values: Any, low: float, integer: bool) -> list[Any]:
     return sorted(set(out))
 
 
-def _fit_error(make: Callable[[], Any], X: np.ndarray, y: np.ndarray, Xt: np.ndarray,
-               yt: np.ndarray) -> tuple[float, float, Any]:
+def _fit_error(
+    make: Callable[[], Any], X: np.ndarray, y: np.ndarray, Xt: np.ndarray, yt: np.ndarray
+) -> tuple[float, float, Any]:
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -454,7 +455,9 @@ def learning_curves(
     n_grid = _grid("ns", ns, 2, True)
     eps_grid = _grid("epsilons", epsilons, 0.0, False)
     fixed_eps = _grid("fixed_epsilon", [fixed_epsilon], 0.0, False)[0]
-    n_fixed = n_grid[len(n_grid) // 2] if fixed_n is None else _grid("fixed_n", [fixed_n], 2, True)[0]
+    n_fixed = (
+        n_grid[len(n_grid) // 2] if fixed_n is None else _grid("fixed_n", [fixed_n], 2, True)[0]
+    )
     count = _grid("seeds", [seeds], 2, True)[0]
     base = _grid("seed", [seed], 0, True)[0]
     if not (isinstance(delta, numbers.Real) and 0 < float(delta) < 1):
@@ -470,7 +473,7 @@ def learning_curves(
     points: list[CurvePoint] = []
     chance: dict[str, float] = {}
     for k, data in enumerate(data_list):
-        cap = data.max_n if data.max_n is not None else max(n_grid + [n_fixed])
+        cap = data.max_n if data.max_n is not None else max([*n_grid, n_fixed])
         sizes = [n for n in n_grid if n <= cap]
         if len(sizes) < len(n_grid):
             sizes.append(cap)
@@ -530,19 +533,41 @@ def learning_curves(
         d = data_list[0].draw(2, np.random.default_rng(0))[0].shape[1]
         notes += list(hook(fixed_eps, float(delta), d, n_fixed))
     return CurveSet(
-        info.name, info.task, info.source, info.privacy,
+        info.name,
+        info.task,
+        info.source,
+        info.privacy,
         [(data.name, data.description) for data in data_list],
-        n_grid, eps_grid, fixed_eps, n_fixed, count, base, float(delta), points, notes, chance,
+        n_grid,
+        eps_grid,
+        fixed_eps,
+        n_fixed,
+        count,
+        base,
+        float(delta),
+        points,
+        notes,
+        chance,
     )
 
 
 def _point(
-    points: list[CurvePoint], method: str, regime: str, dataset: str, axis: str, n: int,
+    points: list[CurvePoint],
+    method: str,
+    regime: str,
+    dataset: str,
+    axis: str,
+    n: int,
     eps: float,
 ) -> CurvePoint:
     for p in points:
         if (p.method, p.regime, p.dataset, p.axis, p.n, p.epsilon) == (
-            method, regime, dataset, axis, n, eps
+            method,
+            regime,
+            dataset,
+            axis,
+            n,
+            eps,
         ):
             return p
     point = CurvePoint(method, regime, dataset, axis, n, eps, [])

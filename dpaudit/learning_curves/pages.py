@@ -18,7 +18,7 @@ from dpaudit.learning_curves.compute import CurvePoint, CurveSet
 
 __all__ = ["curve_plot", "learner_page", "verdict", "write_pages"]
 
-_SAVE = {"format": "png", "dpi": 90, "metadata": {"Software": None}}
+_SAVE: dict[str, Any] = {"format": "png", "dpi": 90, "metadata": {"Software": None}}
 _STYLE = {"non-private": ("black", "s", "--"), "diffprivlib": ("tab:green", "^", ":")}
 _REGIME_COLOURS = ("tab:blue", "tab:orange", "tab:purple", "tab:brown")
 
@@ -26,8 +26,10 @@ _REGIME_COLOURS = ("tab:blue", "tab:orange", "tab:purple", "tab:brown")
 def _label(method: str, regime: str, learner: str) -> str:
     if method == learner:
         return method if regime == "defaults" else f"{method} [{regime}]"
-    return {"non-private": "non-private LogisticRegression", "diffprivlib": "diffprivlib "
-            "LogisticRegression"}.get(method, method)
+    return {
+        "non-private": "non-private LogisticRegression",
+        "diffprivlib": "diffprivlib LogisticRegression",
+    }.get(method, method)
 
 
 def curve_plot(curves: CurveSet, path: Path) -> None:
@@ -64,8 +66,13 @@ def curve_plot(curves: CurveSet, path: Path) -> None:
             if chance is not None:
                 ax.axhline(chance, color="grey", linestyle=":", label="majority class")
             ax.set_xscale("log")
-            ticks = sorted({p.n if axis == "n" else p.epsilon for p in curves.points
-                            if p.dataset == dataset and p.axis == axis})
+            ticks = sorted(
+                {
+                    p.n if axis == "n" else p.epsilon
+                    for p in curves.points
+                    if p.dataset == dataset and p.axis == axis
+                }
+            )
             ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
             ax.minorticks_off()
             ax.set_ylim(-0.02, 0.75)
@@ -95,8 +102,12 @@ def _largest(curves: CurveSet, dataset: str, method: str) -> CurvePoint | None:
     pts = [
         p
         for p in curves.points
-        if p.dataset == dataset and p.axis == "n" and p.method == method
-        and p.regime in ("defaults", "baseline") and p.refused is None and p.errors
+        if p.dataset == dataset
+        and p.axis == "n"
+        and p.method == method
+        and p.regime in ("defaults", "baseline")
+        and p.refused is None
+        and p.errors
     ]
     return max(pts, key=lambda p: p.n) if pts else None
 
@@ -133,10 +144,11 @@ def learner_page(curves: CurveSet, command: str, image: str) -> str:
         "over the seeds; its interval the 95% Student-t interval of the mean over the seeds "
         "(the spread of the runs, not a bound). The learner runs at its defaults (and at the "
         "labelled regimes its class offers), with the dataset's public row-norm bound as "
-        "`feature_norm` and `fit_intercept` as the data need, where it takes them; the accounted epsilon is the largest the "
-        "accountant certified for the fitted runs (an upper bound, never above the epsilon "
-        "asked). Baselines: scikit-learn's non-private LogisticRegression (a floor) and "
-        "diffprivlib's epsilon-DP LogisticRegression at the same epsilon.",
+        "`feature_norm` and `fit_intercept` as the data need, where it takes them; the "
+        "accounted epsilon is the largest the accountant certified for the fitted runs (an "
+        "upper bound, never above the epsilon asked). Baselines: scikit-learn's non-private "
+        "LogisticRegression (a floor) and diffprivlib's epsilon-DP LogisticRegression at the "
+        "same epsilon.",
         "",
         f"![{curves.learner}]({image})",
         "",
@@ -197,9 +209,7 @@ def learner_page(curves: CurveSet, command: str, image: str) -> str:
 
 
 def _json(curves: CurveSet) -> str:
-    data: dict[str, Any] = {
-        k: v for k, v in vars(curves).items() if k not in ("points",)
-    }
+    data: dict[str, Any] = {k: v for k, v in vars(curves).items() if k not in ("points",)}
     data["points"] = [p.to_dict() for p in curves.points]
     for p in data["points"]:
         p.pop("seconds", None)

@@ -13,7 +13,6 @@ stream, so asking the same row twice gives two independent answers (and costs tw
 from __future__ import annotations
 
 import math
-
 from typing import Any, ClassVar
 
 import numpy as np

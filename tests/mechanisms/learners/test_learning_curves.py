@@ -50,7 +50,9 @@ def test_tiny_grid_has_the_learner_and_the_non_private_baseline() -> None:
                     assert math.isfinite(p.half_width)
         assert 0.0 < curves.chance[dataset] <= 0.5
     learner = [p for p in curves.points if p.method == "pac-threshold"]
-    assert all(p.accounted_epsilon is not None and p.accounted_epsilon <= p.epsilon for p in learner)
+    assert all(
+        p.accounted_epsilon is not None and p.accounted_epsilon <= p.epsilon for p in learner
+    )
 
 
 def test_error_falls_with_n_for_a_learner_that_learns() -> None:
@@ -87,7 +89,7 @@ def test_error_falls_with_n_for_a_learner_that_learns() -> None:
         datasets=[broken],
         baselines=False,
     )
-    assert [p.mean for p in curves.points if p.axis == "n"][0] >= 0.25
+    assert next(p.mean for p in curves.points if p.axis == "n") >= 0.25
 
 
 def test_reproducible_with_the_same_seed() -> None:
@@ -190,12 +192,12 @@ def test_unknown_learner_and_bad_dataset_arguments() -> None:
 
 def test_breast_cancer_views_per_task() -> None:
     rng = np.random.default_rng(0)
-    X, y, Xt, yt = breast_cancer("boolean").draw(50, rng)
+    X, _, Xt, _ = breast_cancer("boolean").draw(50, rng)
     assert set(np.unique(X)) <= {0.0, 1.0} and X.shape == (50, 30) and len(Xt) == 171
     X, *_ = breast_cancer("halfspace", 2).draw(50, rng)
     assert X.shape == (50, 2) and np.abs(X).max() <= 0.5
     X, *_ = breast_cancer("threshold").draw(50, rng)
-    assert X.shape == (50, 1) and 0.0 <= X.min() and X.max() <= 1.0
+    assert X.shape == (50, 1) and X.min() >= 0.0 and X.max() <= 1.0
 
 
 def test_cli_writes_plot_page_json_and_index(tmp_path: Path, capsys) -> None:
@@ -242,3 +244,18 @@ def test_sample_complexity_notes_state_the_papers_numbers() -> None:
     assert "n >= 142,277 samples" in cover
     (pac,) = ThresholdClassifier.sample_complexity_notes(0.9, 1e-6, 1, 1000)
     assert "m >= 24,293 samples" in pac
+
+
+def test_a_learners_labelled_regimes_are_drawn_beside_its_defaults(monkeypatch) -> None:
+    monkeypatch.setattr(
+        ThresholdClassifier, "CURVE_REGIMES", {"coarse grid": {"grid_size": 10}}, raising=False
+    )
+    curves = learning_curves("pac-threshold", **TINY, datasets=_threshold_data(), baselines=False)
+    assert {p.regime for p in curves.points} == {"defaults", "coarse grid"}
+    monkeypatch.setattr(ThresholdClassifier, "CURVE_REGIMES", {"bad": {"no_such": 1}})
+    with pytest.raises(TypeError, match="regime parameter 'no_such' is not a parameter of"):
+        learning_curves("pac-threshold", **TINY, datasets=_threshold_data(), baselines=False)
+    curves = learning_curves(
+        "pac-threshold", **TINY, datasets=_threshold_data(), baselines=False, regimes=False
+    )
+    assert {p.regime for p in curves.points} == {"defaults"}

@@ -193,7 +193,8 @@ def breast_cancer(task: str, d: int | None = None, test_fraction: float = 0.3) -
     rest for training.  Features are scaled to [-1/2, 1/2] with each column's range over
     the whole file, and for ``boolean`` binarised at each column's median (the ranges and
     medians are treated as public, as diffprivlib's bounds are); ``threshold`` takes worst
-    concave points scaled to [0, 1].  ``d`` keeps the first d columns of a fixed order
+    concave points scaled to [0, 1], with malignant as label 1 (the class of large values,
+    which a threshold x >= t names).  ``d`` keeps the first d columns of a fixed order
     (worst concave points, worst radius, then the rest).
 
     Raises:
@@ -213,7 +214,10 @@ def breast_cancer(task: str, d: int | None = None, test_fraction: float = 0.3) -
     low, high = X.min(axis=0), X.max(axis=0)
     U = (X - low) / np.where(high > low, high - low, 1.0)
     if task == "threshold":
-        Z, norm, how = U[:, :1], 1.0, "worst concave points scaled to [0, 1]"
+        # thresholds x >= t name the positive class: malignant (label 1 here) has the larger
+        # worst concave points
+        Z, y = U[:, :1], 1 - y
+        norm, how = 1.0, "worst concave points scaled to [0, 1]; label 1 = malignant"
     elif task == "boolean":
         Z = (np.median(X, axis=0) < X).astype(float)
         norm, how = math.sqrt(Z.shape[1]), "features binarised at their medians"

@@ -114,11 +114,14 @@ def _largest(curves: CurveSet, dataset: str, method: str) -> CurvePoint | None:
 
 def verdict(curves: CurveSet, dataset: str) -> str:
     """One honest phrase on the learner's error at the largest n (defaults) against the
-    majority-class error: ``learns``, ``weak`` or ``near chance``."""
+    majority-class error: ``learns``, ``weak``, ``near chance`` or ``worse than the majority
+    class``."""
     p = _largest(curves, dataset, curves.learner)
     chance = curves.chance.get(dataset)
     if p is None or chance is None:
         return "no point fitted"
+    if p.mean > chance + 0.05:
+        return "worse than the majority class"
     if p.mean >= chance - 0.05:
         return "near chance"
     if p.mean <= chance / 2:
@@ -249,7 +252,8 @@ def _index(all_curves: list[CurveSet], command: str) -> str:
         "logistic regression and diffprivlib's LogisticRegression; notes state the source "
         "document's own sample-complexity numbers where a learner cannot learn at practical "
         "n. The verdict compares the error at the largest n with the majority-class error "
-        "(near chance: within 0.05 of it; learns: at most half of it; weak: between).",
+        "(near chance: within 0.05 of it; learns: at most half of it; weak: between; worse "
+        "than the majority class: more than 0.05 above it).",
         "",
         "| learner | task | privacy | synthetic: error at largest n | non-private | verdict | "
         "breast-cancer: error at largest n | non-private | verdict |",

@@ -78,6 +78,30 @@ def _steps_note(n: int, repetitions: int) -> str:
     )
 
 
+def _projection_note(cls: Any, n: int, d: int, doc: str, formula: str, margin_name: str) -> str:
+    """Why an enumerating learner levels off: the projected dimension its theorem asks for
+    (alpha = 0.1, beta = 0.05, the O(.)'s constant taken as 1) against the one it runs at."""
+    default = cls()
+    margin = float(getattr(default, margin_name, 0.0) or 2.0 ** -int(default.grid))
+    if doc == "000":
+        dims = math.log(n / (0.1 * 0.05)) / margin**2
+    else:
+        dims = math.log(n / 0.05) / margin**2
+    k = min(d, math.ceil(dims))
+    return (
+        f"{doc} projects to {formula} dimensions; with the O(.)'s constant taken as 1, at "
+        f"n = {n:,}, alpha = 0.1, beta = 0.05 and the default margin parameter "
+        f"{margin:g} that is about {dims:,.0f} dimensions (for data of d = {d} dimensions the "
+        f"projection would keep them all). The learner enumerates a net of the projected "
+        f"ball, exponential in the dimension (at scale margin/10 about (30/margin)^{k} = "
+        f"{(30 / margin) ** k:.2g} points in {k} dimensions), so it runs at dimension "
+        f"{default.dimension} (the default); a random projection of the synthetic data (R^10, "
+        "margin 0.1) to so few dimensions keeps little of the margin, and the error levels "
+        "off whatever n. No setting within the proof reaches the theorem's dimension at "
+        "feasible cost, so no practical regime is offered."
+    )
+
+
 class _HalfspaceClassifier(PrivateClassifier):
     """Shared parts: the unit-ball map, a linear model's scores."""
 
@@ -183,6 +207,10 @@ class NetMarginClassifier(_HalfspaceClassifier):
     SUMMARY = "JL projection to R^2, exponential mechanism over a gamma/10-net"
     EFFICIENT = False
 
+    @classmethod
+    def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
+        return [_projection_note(cls, n, d, "000", "m = O(log(n/(alpha beta))/gamma^2)", "margin")]
+
     def __init__(
         self,
         epsilon: float = 1.0,
@@ -217,6 +245,10 @@ class PureMarginClassifier(_HalfspaceClassifier):
     PRIVACY = "pure"
     SUMMARY = "projection, exponential mechanism over a cover, rho-margin loss"
     EFFICIENT = False
+
+    @classmethod
+    def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
+        return [_projection_note(cls, n, d, "001", "k = O(Lambda^2 r^2 log(m/beta)/rho^2)", "rho")]
 
     def __init__(
         self,
@@ -385,6 +417,10 @@ class NeuralNetMarginClassifier(_HalfspaceClassifier):
     SUMMARY = "exponential mechanism over a cover of two-layer networks (toy sizes)"
     EFFICIENT = False
 
+    @classmethod
+    def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
+        return [_projection_note(cls, n, d, "001", "k = O(Lambda^2 r^2 log(m/beta)/rho^2)", "rho")]
+
     def __init__(
         self,
         epsilon: float = 1.0,
@@ -460,6 +496,10 @@ class MarginSelectionClassifier(_HalfspaceClassifier):
     PRIVACY = "pure"
     SUMMARY = "Algorithm 1 over a grid of margins, the margin chosen privately"
     EFFICIENT = False
+
+    @classmethod
+    def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
+        return [_projection_note(cls, n, d, "001", "k = O(Lambda^2 r^2 log(m/beta)/rho^2)", "")]
 
     def __init__(
         self,

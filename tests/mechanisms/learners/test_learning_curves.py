@@ -25,6 +25,7 @@ from mechanisms.estimators import (
     DecisionListClassifier,
     DPWinnowClassifier,
     KernelMarginClassifier,
+    NetMarginClassifier,
     ThresholdClassifier,
 )
 
@@ -244,6 +245,8 @@ def test_sample_complexity_notes_state_the_papers_numbers() -> None:
     assert "n >= 142,277 samples" in cover
     (pac,) = ThresholdClassifier.sample_complexity_notes(0.9, 1e-6, 1, 1000)
     assert "m >= 24,293 samples" in pac
+    (net,) = NetMarginClassifier.sample_complexity_notes(0.9, 1e-6, 10, 1000)
+    assert "about 136 dimensions" in net and "runs at dimension 2" in net
 
 
 def test_a_learners_labelled_regimes_are_drawn_beside_its_defaults(monkeypatch) -> None:

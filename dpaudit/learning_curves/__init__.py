@@ -1,7 +1,8 @@
 """Learning curves of the registered private learners (issue 20, part 4).
 
 :func:`learning_curves` computes one learner's test error against n and epsilon, beside a
-non-private and a peer private baseline (:mod:`dpaudit.learning_curves.compute`);
+non-private and a peer private baseline (:mod:`dpaudit.learning_curves.compute`), on the
+data of :mod:`dpaudit.learning_curves.data`;
 :func:`write_pages` writes the plots and pages (:mod:`dpaudit.learning_curves.pages`);
 ``dpaudit learn --curves`` runs both for every learner.
 """

@@ -94,7 +94,7 @@ def test_error_falls_with_n_for_a_learner_that_learns() -> None:
 
 
 def test_reproducible_with_the_same_seed() -> None:
-    kwargs = {**TINY, "datasets": _threshold_data(), "seed": 7}
+    kwargs = {**TINY, "datasets": _threshold_data(), "seed": 7, "baselines": False}
     a = learning_curves("pac-threshold", **kwargs)
     b = learning_curves("pac-threshold", **kwargs)
     assert [p.errors for p in a.points] == [p.errors for p in b.points]

@@ -1,8 +1,10 @@
 """``dpaudit learn``: list the registered private learners, or fit one on a CSV file.
 
-``dpaudit learn --list [--json]`` lists the learners that packages register through the
-entry-point group ``dpaudit.learners`` (:mod:`dpaudit.learners`).  ``dpaudit learn NAME
---train train.csv --test test.csv --label COLUMN --epsilon E [--delta D] [--seed S]
+``dpaudit learn --curves [NAME ...] --out DIR [--seed S] [--quick]`` writes learning curves
+(:mod:`dpaudit.learning_curves`).  ``dpaudit learn --list [--json]`` lists the learners that
+packages register through the entry-point group ``dpaudit.learners``
+(:mod:`dpaudit.learners`).  ``dpaudit learn NAME --train train.csv --test test.csv --label
+COLUMN --epsilon E [--delta D] [--seed S]
 [--param KEY=VALUE ...] [--json]`` fits NAME on the training file and reports its test
 error and the accounted guarantee of the run (upper bounds, never above what was asked: a
 learner whose plan would exceed it refuses to run).
@@ -43,8 +45,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Example: dpaudit learn net-margin --train train.csv --test test.csv --label y "
         "--epsilon 1",
     )
-    p.add_argument("name", nargs="?", help="the learner (see --list)")
+    p.add_argument(
+        "name", nargs="*", help="the learner (see --list); with --curves, any number (default: all)"
+    )
     p.add_argument("--list", action="store_true", help="list the learners")
+    p.add_argument(
+        "--curves",
+        action="store_true",
+        help="write learning curves (error against n and epsilon, with baselines) to --out",
+    )
+    p.add_argument("--out", help="with --curves: the output directory (PNG, Markdown, JSON)")
+    p.add_argument(
+        "--quick", action="store_true", help="with --curves: a tiny grid (seconds per learner)"
+    )
     p.add_argument("--train", help="training CSV (header row; numeric features)")
     p.add_argument("--test", help="test CSV (same columns)")
     p.add_argument("--label", help="the label column (exactly two distinct values)")
@@ -196,13 +209,60 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _curves(args: argparse.Namespace, names: list[str]) -> int:
+    """``dpaudit learn --curves [NAME ...] --out DIR [--seed S] [--quick]``."""
+    from dpaudit.learning_curves import FULL_GRID, QUICK_GRID, learning_curves, write_pages
+    from dpaudit.learning_curves.compute import datasets_for
+
+    if not args.out:
+        raise ValueError("--out is required with --curves (the directory to write)")
+    for flag in ("train", "test", "label", "epsilon", "delta"):
+        if getattr(args, flag) is not None:
+            raise ValueError(f"--{flag} is not used with --curves (the grids are fixed)")
+    seed = _seed(args.seed)
+    seed = 0 if seed is None else seed
+    infos = [get_learner(name) for name in names] if names else load_learners()
+    grid = dict(QUICK_GRID if args.quick else FULL_GRID)
+    test = grid.pop("test")
+    command = f"dpaudit learn --curves{' --quick' if args.quick else ''} --seed {seed}"
+    if names:
+        command = command.replace("--curves", "--curves " + " ".join(names), 1)
+    results = []
+    for info in infos:
+        start = time.perf_counter()
+        print(f"{info.name}: fitting", file=sys.stderr, flush=True)
+        results.append(
+            learning_curves(info.name, seed=seed, datasets=datasets_for(info, test=test), **grid)
+        )
+        print(
+            f"{info.name}: done in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True
+        )
+    written = write_pages(results, args.out, command)
+    if args.json:
+        print(dumps({"written": [str(p) for p in written], "command": command}, indent=2))
+    else:
+        print(f"wrote {len(written)} files to {args.out} (index: {written[-1]})")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    names = list(args.name or [])
+    if args.curves:
+        if args.list:
+            raise ValueError("--curves and --list exclude each other")
+        return _curves(args, names)
+    for flag in ("out", "quick"):
+        if getattr(args, flag):
+            raise ValueError(f"--{flag} is used only with --curves")
     if args.list:
-        if args.name is not None:
-            raise ValueError(f"--list takes no learner name, got {args.name!r}")
+        if names:
+            raise ValueError(f"--list takes no learner name, got {names[0]!r}")
         return _list(args)
-    if args.name is None:
+    if not names:
         raise ValueError("learn needs a learner NAME (see `dpaudit learn --list`) or --list")
+    if len(names) > 1:
+        raise ValueError(f"learn fits one learner NAME at a time, got {', '.join(names)}")
+    args.name = names[0]
     for flag in ("train", "test", "label", "epsilon"):
         if getattr(args, flag) is None:
             raise ValueError(f"--{flag} is required to fit a learner")

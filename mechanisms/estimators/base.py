@@ -176,6 +176,8 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
         LABELS: the learner's internal (negative, positive) labels, (-1, 1) or (0, 1).
         EFFICIENT: polynomial time (benchmarked at n = 10^5, d = 100).
         BOOLEAN: features must be 0/1 (checked in fit and predict).
+        N_FEATURES, CURVE_REGIMES, :meth:`sample_complexity_notes`: read by
+            :mod:`dpaudit.learning_curves`.
     """
 
     NAME: ClassVar[str] = ""
@@ -186,6 +188,20 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
     LABELS: ClassVar[tuple[int, int]] = (-1, 1)
     EFFICIENT: ClassVar[bool] = True
     BOOLEAN: ClassVar[bool] = False
+    #: The exact number of features the learner takes (None: any); learning curves
+    #: (:mod:`dpaudit.learning_curves`) cut their data to it.
+    N_FEATURES: ClassVar[int | None] = None
+    #: Labelled parameter settings that learning curves draw beside the defaults; each must
+    #: keep the privacy proof valid (the accountant checks the plan of every fit anyway).
+    CURVE_REGIMES: ClassVar[dict[str, dict[str, Any]]] = {}
+
+    @classmethod
+    def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
+        """Lines stating the source document's own sample-complexity numbers at these
+        parameters (``d`` features, ``n`` the size of the learning curve's epsilon panel),
+        for the learning-curve pages.  Default: none (the theorem's constants are hidden in
+        an O(.))."""
+        return []
 
     # ---- to implement ------------------------------------------------------------------
 

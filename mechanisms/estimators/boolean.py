@@ -15,12 +15,18 @@ from mechanisms.decision_lists import (
     DPGreedyCover,
     embed_features,
     greedy_cover_inverse_temperature,
+    greedy_cover_sample_size,
 )
 from mechanisms.estimators.base import PrivateClassifier, check_in_range, check_integer
-from mechanisms.exponential_learner import PrivatePACLearner, thresholds_on_grid
+from mechanisms.exponential_learner import (
+    PrivatePACLearner,
+    private_pac_sample_size,
+    thresholds_on_grid,
+)
 from mechanisms.exponential_learner import plan as pac_plan
 from mechanisms.synthetic_discrete import literal_features
 from mechanisms.winnow import DPWinnow, DPWinnowParameters, above_threshold_accuracy
+from mechanisms.winnow_parameters import paper_parameters
 
 __all__ = ["DPWinnowClassifier", "DecisionListClassifier", "ThresholdClassifier"]
 
@@ -41,6 +47,23 @@ class DecisionListClassifier(PrivateClassifier):
     SUMMARY = "greedy decision list over the literals, rules chosen by iterated EM"
     LABELS: ClassVar[tuple[int, int]] = (0, 1)
     BOOLEAN = True
+
+    @classmethod
+    def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
+        alpha, beta = 0.1, 0.05
+        stated = greedy_cover_sample_size(alpha, beta, epsilon, delta, d)
+        proved = greedy_cover_sample_size(alpha, beta, epsilon, delta, d, as_proved=True)
+        proof = (
+            "the generalization term 64/alpha (VC log(64/alpha) + log(16/beta)) is the larger"
+            if proved == stated
+            else f"{proved:,} with the privacy-term constant Proof A.7 derives"
+        )
+        return [
+            f"004 Theorem 3.5 at alpha = {alpha:g}, beta = {beta:g}, epsilon = {epsilon:g}, "
+            f"delta = {delta:g}, M = {d} features: n >= {stated:,} samples ({proof}) for error "
+            f"<= alpha with probability >= 1 - beta: a worst-case bound over all decision "
+            f"lists, far above the n of these curves."
+        ]
 
     def __init__(self, epsilon: float = 0.5, delta: float = 1e-6, random_state: Any = None) -> None:
         self.epsilon = epsilon
@@ -110,6 +133,31 @@ class DPWinnowClassifier(PrivateClassifier):
         self.beta = beta
         self.random_state = random_state
 
+    @classmethod
+    def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
+        default = cls(epsilon=epsilon, delta=delta)
+        width = 2 * (d + 1)
+        ours = default._parameters(n)
+        smallest = cls(epsilon=epsilon, delta=delta, switches=1, samples=1)._parameters(n)
+        paper = paper_parameters(epsilon, delta, float(default.rho), width, n, float(default.beta))
+        return [
+            f"004 Theorem 4.5 at epsilon = {epsilon:g}, delta = {delta:g}, rho = "
+            f"{default.rho:g}, beta = {default.beta:g}, T = n = {n:,}, {width} weights: "
+            f"K = {paper.switches:,} switches, m = {paper.samples:,} samples, learning rate "
+            f"eta = {paper.eta:.3g}; Winnow's mistake bound 2 log(d) / (eta rho - eta^2) = "
+            f"{2 * math.log(width) / (paper.eta * float(default.rho) - paper.eta**2):.3g} is "
+            f"far above T, so at these n the weights barely move from uniform.",
+            f"The estimator's defaults (Theorem 4.4, K = {ours.switches}, m = {ours.samples}) "
+            f"give eta = {ours.eta:.3g} and an AboveThreshold threshold of L = "
+            f"{ours.threshold:.3g} cached mistakes before an instance may fire (Lemma 4.3 at "
+            f"failure beta/T); a stream of n = {n:,} examples has at most {n:,} mistakes, so "
+            f"{'no update can happen' if ours.threshold > n else 'few updates can happen'}. "
+            "Theorem 4.4 holds for every K and m, but even K = m = 1 keeps L at "
+            f"{smallest.threshold:.3g} (at n = {n:,}; it grows like log n): within the "
+            "proof no setting updates more than a handful of times at n of a few thousand, "
+            "so no practical regime is offered.",
+        ]
+
     def _check_params(self) -> None:
         check_in_range("epsilon", self.epsilon, 0.0, 1.0)
         check_in_range("delta", self.delta, 0.0, 1.0)
@@ -176,6 +224,18 @@ class ThresholdClassifier(PrivateClassifier):
         self.low = low
         self.high = high
         self.random_state = random_state
+
+    N_FEATURES = 1
+
+    @classmethod
+    def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
+        alpha, beta, size = 0.1, 0.05, int(cls().grid_size) + 1
+        m = private_pac_sample_size(alpha, beta, epsilon, size)
+        return [
+            f"002 Lecture 4 at alpha = {alpha:g}, beta = {beta:g}, epsilon = {epsilon:g}, "
+            f"|H| = {size} thresholds: m >= {m:,} samples suffice for error <= OPT + alpha "
+            "with probability >= 1 - beta."
+        ]
 
     def _check_params(self) -> None:
         check_in_range("epsilon", self.epsilon, 0.0)

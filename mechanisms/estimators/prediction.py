@@ -12,6 +12,7 @@ stream, so asking the same row twice gives two independent answers (and costs tw
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -48,6 +49,19 @@ class PrivatePredictionClassifier(PrivateClassifier):
     SUMMARY = "each prediction private: subsample, EM over H_T, flip with probability alpha"
     LABELS: ClassVar[tuple[int, int]] = (0, 1)
     EFFICIENT = False
+    N_FEATURES = 2
+
+    @classmethod
+    def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
+        alpha = float(cls().alpha)
+        learner = FlippedStableLearner.from_paper(epsilon, alpha, n)
+        return [
+            f"003 Corollary 1 at epsilon = {epsilon:g}, alpha = {alpha:g}: each prediction runs "
+            f"the exponential mechanism on a subsample of n' = floor(epsilon alpha n / 6) rows "
+            f"(n' = {learner.sample} at n = {n:,}) and flips its answer with probability alpha, "
+            f"so the error is at least alpha = {alpha:g} above the subsample learner's; n' >= 1 "
+            f"needs n >= {math.ceil(6 / (epsilon * alpha)):,}."
+        ]
 
     def __init__(
         self,

@@ -1,0 +1,264 @@
+"""Learning curves (:mod:`dpaudit.learning_curves`, ``dpaudit learn --curves``): the
+computation on tiny grids, a utility check with fixed seeds, the baselines, input validation,
+the files the command writes, and the learners' sample-complexity notes."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpaudit.cli import main
+from dpaudit.learning_curves import (
+    CurveSet,
+    Dataset,
+    breast_cancer,
+    diffprivlib_available,
+    learning_curves,
+    synthetic,
+)
+from dpaudit.learning_curves import compute as curves_compute
+from mechanisms.estimators import (
+    DecisionListClassifier,
+    DPWinnowClassifier,
+    KernelMarginClassifier,
+    NetMarginClassifier,
+    ThresholdClassifier,
+)
+
+TINY = {"ns": [30, 200], "epsilons": [0.5, 2.0], "fixed_n": 200, "seeds": 2}
+
+
+def _threshold_data(test: int = 500) -> list[Dataset]:
+    return [synthetic("threshold", 1, test)]
+
+
+def test_tiny_grid_has_the_learner_and_the_non_private_baseline() -> None:
+    curves = learning_curves("pac-threshold", **TINY)
+    assert isinstance(curves, CurveSet)
+    assert [name for name, _ in curves.datasets] == ["synthetic", "breast-cancer"]
+    for dataset in ("synthetic", "breast-cancer"):
+        for axis in ("n", "epsilon"):
+            panel = curves.select(dataset=dataset, axis=axis)
+            assert ("pac-threshold", "defaults") in panel
+            assert ("non-private", "baseline") in panel
+            for points in panel.values():
+                for p in points:
+                    assert len(p.errors) == 2 and 0.0 <= p.mean <= 1.0
+                    assert math.isfinite(p.half_width)
+        assert 0.0 < curves.chance[dataset] <= 0.5
+    learner = [p for p in curves.points if p.method == "pac-threshold"]
+    assert all(
+        p.accounted_epsilon is not None and p.accounted_epsilon <= p.epsilon for p in learner
+    )
+
+
+def test_error_falls_with_n_for_a_learner_that_learns() -> None:
+    """Utility, fixed seeds (5 seeds, base seed 0, 1000 test rows): pac-threshold at
+    epsilon = 1 on x ~ U[0, 1], label x >= 0.37, has mean test error <= 0.02 at n = 2000
+    and more at n = 20.  The same check on a broken input (labels shuffled, no signal) has
+    error >= 0.25 at n = 2000: the test can fail."""
+    curves = learning_curves(
+        "pac-threshold",
+        ns=[20, 2000],
+        epsilons=[1.0],
+        fixed_epsilon=1.0,
+        fixed_n=2000,
+        seeds=5,
+        datasets=_threshold_data(1000),
+        baselines=False,
+    )
+    by_n = {p.n: p for p in curves.points if p.axis == "n"}
+    assert by_n[2000].mean <= 0.02 < by_n[20].mean
+
+    base = synthetic("threshold", 1, 1000)
+
+    def shuffled(n: int, rng: np.random.Generator):
+        X, y, Xt, yt = base.draw(n, rng)
+        return X, rng.permutation(y), Xt, rng.permutation(yt)
+
+    broken = Dataset("shuffled", "labels shuffled", shuffled, 1.0, True)
+    curves = learning_curves(
+        "pac-threshold",
+        ns=[2000],
+        epsilons=[1.0],
+        fixed_epsilon=1.0,
+        seeds=5,
+        datasets=[broken],
+        baselines=False,
+    )
+    assert next(p.mean for p in curves.points if p.axis == "n") >= 0.25
+
+
+def test_reproducible_with_the_same_seed() -> None:
+    kwargs = {**TINY, "datasets": _threshold_data(), "seed": 7, "baselines": False}
+    a = learning_curves("pac-threshold", **kwargs)
+    b = learning_curves("pac-threshold", **kwargs)
+    assert [p.errors for p in a.points] == [p.errors for p in b.points]
+    c = learning_curves("pac-threshold", **{**kwargs, "seed": 8})
+    assert [p.errors for p in a.points] != [p.errors for p in c.points]
+
+
+def test_diffprivlib_baseline_present_or_skipped_with_a_note() -> None:
+    curves = learning_curves("pac-threshold", **TINY, datasets=_threshold_data())
+    methods = {p.method for p in curves.points}
+    if diffprivlib_available():
+        assert "diffprivlib" in methods
+    else:
+        assert "diffprivlib" not in methods
+        assert any(n.startswith("diffprivlib is") and "left out" in n for n in curves.notes)
+
+
+def test_diffprivlib_absent_is_a_note_not_an_error(monkeypatch) -> None:
+    monkeypatch.setattr(
+        curves_compute, "_diffprivlib", lambda: (None, "diffprivlib is not installed (pip ...)")
+    )
+    curves = learning_curves("pac-threshold", **TINY, datasets=_threshold_data())
+    assert "diffprivlib" not in {p.method for p in curves.points}
+    assert curves.notes[0] == (
+        "diffprivlib is not installed (pip ...): its LogisticRegression baseline is left out."
+    )
+
+
+def test_diffprivlib_used_when_importable(monkeypatch) -> None:
+    """A stand-in peer class (a plain LogisticRegression taking diffprivlib's arguments)
+    shows the baseline is fitted at each epsilon with the dataset's norm bound."""
+    from sklearn.linear_model import LogisticRegression
+
+    seen: list[tuple[float, float]] = []
+
+    def peer(epsilon: float, data_norm: float, random_state: int) -> LogisticRegression:
+        seen.append((epsilon, data_norm))
+        return LogisticRegression()
+
+    monkeypatch.setattr(curves_compute, "_diffprivlib", lambda: (peer, ""))
+    curves = learning_curves("pac-threshold", **TINY, datasets=_threshold_data())
+    assert "diffprivlib" in {p.method for p in curves.points}
+    assert {e for e, _ in seen} == {0.5, 0.9, 2.0} and {d for _, d in seen} == {1.0}
+
+
+def test_refused_points_keep_the_learners_message() -> None:
+    """decision-list needs epsilon < 1: epsilon 2 is refused, with its message."""
+    curves = learning_curves(
+        "decision-list",
+        ns=[60],
+        epsilons=[0.5, 2.0],
+        fixed_n=60,
+        seeds=2,
+        datasets=[synthetic("boolean", 6, 100)],
+        baselines=False,
+    )
+    refused = [p for p in curves.points if p.refused]
+    assert [(p.axis, p.epsilon) for p in refused] == [("epsilon", 2.0)]
+    assert refused[0].refused.startswith("epsilon must be a number in (0, 1), got 2")
+    assert refused[0].errors == [] and math.isnan(refused[0].mean)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"ns": []}, r"ns must be a non-empty list of integers in \[2, oo\), got \[\]"),
+        ({"ns": [10, 1]}, r"ns must be a non-empty list of integers in \[2, oo\), got 1 in"),
+        ({"ns": "100"}, r"ns must be a non-empty list of integers in \[2, oo\), got '100'"),
+        ({"ns": [10.5]}, r"ns must be .* got 10.5 in"),
+        ({"epsilons": [0.0]}, r"epsilons must be a non-empty list of numbers in \(0, oo\), got 0"),
+        ({"epsilons": [math.nan]}, r"epsilons must be .* got nan"),
+        ({"epsilons": [True]}, r"epsilons must be .* got True"),
+        ({"fixed_epsilon": -1.0}, r"fixed_epsilon must be .* in \(0, oo\), got -1"),
+        ({"fixed_n": 1}, r"fixed_n must be .* in \[2, oo\), got 1"),
+        ({"seeds": 1}, r"seeds must be .* in \[2, oo\), got 1"),
+        ({"seed": -3}, r"seed must be .* in \[0, oo\), got -3"),
+        ({"delta": 1.5}, r"delta must be a number in \(0, 1\), got 1.5"),
+    ],
+)
+def test_bad_settings_name_parameter_range_and_value(kwargs, match) -> None:
+    settings = {**TINY, "datasets": _threshold_data(), **kwargs}
+    with pytest.raises(ValueError, match=match):
+        learning_curves("pac-threshold", **settings)
+
+
+def test_unknown_learner_and_bad_dataset_arguments() -> None:
+    with pytest.raises(KeyError, match="learner must be one of"):
+        learning_curves("no-such-learner", **TINY)
+    with pytest.raises(ValueError, match=r"d must be an integer in \[3, oo\), got 2"):
+        synthetic("boolean", 2)
+    with pytest.raises(ValueError, match=r"d must be an integer in \[1, 30\] or None, got 31"):
+        breast_cancer("halfspace", 31)
+    with pytest.raises(ValueError, match=r"n must be at most 398 for breast-cancer, got 399"):
+        breast_cancer("halfspace").draw(399, np.random.default_rng(0))
+
+
+def test_breast_cancer_views_per_task() -> None:
+    rng = np.random.default_rng(0)
+    X, _, Xt, _ = breast_cancer("boolean").draw(50, rng)
+    assert set(np.unique(X)) <= {0.0, 1.0} and X.shape == (50, 30) and len(Xt) == 171
+    X, *_ = breast_cancer("halfspace", 2).draw(50, rng)
+    assert X.shape == (50, 2) and np.abs(X).max() <= 0.5
+    X, *_ = breast_cancer("threshold").draw(50, rng)
+    assert X.shape == (50, 1) and X.min() >= 0.0 and X.max() <= 1.0
+
+
+def test_cli_writes_plot_page_json_and_index(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "curves"
+    argv = ["learn", "--curves", "pac-threshold", "--quick", "--out", str(out), "--seed", "3"]
+    assert main(argv) == 0
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["index.md", "pac-threshold.json", "pac-threshold.md", "pac-threshold.png"]
+    assert (out / "pac-threshold.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = (out / "pac-threshold.md").read_text(encoding="utf-8")
+    assert "dpaudit learn --curves pac-threshold --quick --seed 3" in page
+    assert "### synthetic: error against n (epsilon = 0.9)" in page
+    assert "002 Lecture 4 at alpha = 0.1" in page  # the paper's own sample-complexity number
+    data = json.loads((out / "pac-threshold.json").read_text(encoding="utf-8"))
+    assert data["learner"] == "pac-threshold" and data["seed"] == 3
+    assert "[pac-threshold](pac-threshold.md)" in (out / "index.md").read_text(encoding="utf-8")
+    first = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert main(argv) == 0  # regenerating gives the same files
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == first
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["learn", "--curves", "--quick"], "--out is required with --curves"),
+        (["learn", "--quick", "net-margin"], "--quick is used only with --curves"),
+        (["learn", "--curves", "--list", "--out", "x"], "--curves and --list exclude"),
+        (["learn", "--curves", "--out", "x", "--epsilon", "1"], "--epsilon is not used with"),
+        (["learn", "a", "b"], "learn fits one learner NAME at a time, got a, b"),
+    ],
+)
+def test_cli_curves_usage_errors(argv, message, capsys) -> None:
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_sample_complexity_notes_state_the_papers_numbers() -> None:
+    winnow = DPWinnowClassifier.sample_complexity_notes(0.9, 1e-6, 10, 1000)
+    assert "004 Theorem 4.5" in winnow[0] and "switches" in winnow[0]
+    assert "no update can happen" in winnow[1] and "no practical regime" in winnow[1]
+    kernel = KernelMarginClassifier.sample_complexity_notes(0.9, 1e-6, 10, 1000)
+    assert "D = 1.06e+07 features" in kernel[0]
+    (cover,) = DecisionListClassifier.sample_complexity_notes(0.9, 1e-6, 10, 1000)
+    assert "n >= 142,277 samples" in cover
+    (pac,) = ThresholdClassifier.sample_complexity_notes(0.9, 1e-6, 1, 1000)
+    assert "m >= 24,293 samples" in pac
+    (net,) = NetMarginClassifier.sample_complexity_notes(0.9, 1e-6, 10, 1000)
+    assert "about 136 dimensions" in net and "runs at dimension 2" in net
+
+
+def test_a_learners_labelled_regimes_are_drawn_beside_its_defaults(monkeypatch) -> None:
+    monkeypatch.setattr(
+        ThresholdClassifier, "CURVE_REGIMES", {"coarse grid": {"grid_size": 10}}, raising=False
+    )
+    curves = learning_curves("pac-threshold", **TINY, datasets=_threshold_data(), baselines=False)
+    assert {p.regime for p in curves.points} == {"defaults", "coarse grid"}
+    monkeypatch.setattr(ThresholdClassifier, "CURVE_REGIMES", {"bad": {"no_such": 1}})
+    with pytest.raises(TypeError, match="regime parameter 'no_such' is not a parameter of"):
+        learning_curves("pac-threshold", **TINY, datasets=_threshold_data(), baselines=False)
+    curves = learning_curves(
+        "pac-threshold", **TINY, datasets=_threshold_data(), baselines=False, regimes=False
+    )
+    assert {p.regime for p in curves.points} == {"defaults"}

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import sympy
 
-from dpaudit.numeric import endpoints, exact, interval
+from dpaudit.numeric import endpoints, exact, interval, minimize_bounded
 from dpaudit.theorems.base import Bound, Theorem, register
 
 eps, delta, rho, k = sympy.symbols("epsilon delta rho k", positive=True)
@@ -145,8 +145,6 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
 
     import math
 
-    from scipy.optimize import minimize_scalar
-
     rf, log_inv_d = float(r), float(sympy.log(1 / d).evalf(20))
 
     def objective(log_gap: float) -> float:
@@ -156,10 +154,7 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
             order - 1
         )
 
-    res = minimize_scalar(
-        objective, bounds=(-12.0, 12.0), method="bounded", options={"xatol": 1e-9}
-    )
-    best = 1 + math.exp(float(res.x))
+    best = 1 + math.exp(minimize_bounded(objective, -12.0, 12.0, xatol=1e-9))
     order = sympy.Rational(round(best * 10**6), 10**6)
     if order <= 1:
         order = sympy.Rational(101, 100)

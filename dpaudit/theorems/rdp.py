@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-import numpy as np
 import sympy
 
 from dpaudit.expressions import as_expr
@@ -251,6 +250,7 @@ def subsampled_gaussian_rdp(
     s2 = (exact(sigma_, "sigma") / exact(sensitivity, "sensitivity")) ** 2
     n = int(a)
     if numeric:
+        import numpy as np
         from scipy.special import gammaln, logsumexp  # imported here: start-up stays fast
 
         qf, s2f = float(qq), float(s2)
@@ -453,6 +453,8 @@ def choose_order(orders: Sequence[int], taus: Sequence[float], delta_: sympy.Exp
     """
     if not orders or len(orders) != len(taus):
         raise ValueError("orders and taus must be non-empty and of equal length")
+    import numpy as np  # here: importing the theorems needs no numpy
+
     a = np.asarray(orders, dtype=float)
     t = np.asarray([float(x) for x in taus])
     log_d = float(sympy.log(exact(delta_, "delta")).evalf(20))

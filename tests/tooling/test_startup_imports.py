@@ -159,3 +159,19 @@ def test_explain_builds_the_bounds_it_shows():
     assert out.returncode == 0, out.stderr[-2000:]
     _, built = json.loads(out.stdout)
     assert {"laplace", "advanced_composition", "rdp_laplace"} <= set(built)
+
+
+def test_pure_dp_account_imports_no_numpy():
+    """``account "Laplace(1)"`` (delta 0) builds no PLD and no curve: numpy (~0.15 s) is
+    imported only where a PLD, a curve or an order search needs it."""
+    names = imported("-m", "dpaudit", "account", "Laplace(1)")
+    assert not _under(names, "numpy"), _under(names, "numpy")[:5]
+    assert "dpaudit.accountant.tight_builders" in names  # the PLD rules are registered
+
+
+def test_the_guard_sees_numpy_when_a_pld_is_built():
+    """Control: with a delta the PLD is built, and numpy is reported."""
+    names = imported(
+        "-m", "dpaudit", "account", "SelfComposed(Laplace(10), 100)", "--delta", "1e-6"
+    )
+    assert "numpy" in names and "dpaudit.pld.fft" in names

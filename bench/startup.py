@@ -3,7 +3,14 @@
 Runs each command ``REPEATS`` times in a fresh interpreter, for this checkout and (when given)
 a baseline checkout, and prints a Markdown table.  The interpreter's own start and
 ``import sympy`` are shown as floors: the accountant computes in exact arithmetic, so every
-``dpaudit account`` imports sympy.
+``dpaudit account`` imports sympy (and sympy's first symbolic sum imports sympy.tensor and
+sympy.combinatorics, a second floor row).
+
+Runs alternate between the two checkouts (this, baseline, this, ...) so that the load of a
+shared machine falls on both alike; the ratio column is baseline / this (the speed-up).  Each
+command first runs once unmeasured with bytecode writing allowed (``PYTHONDONTWRITEBYTECODE``
+removed), so that both checkouts are timed with compiled ``__pycache__``, as an installed
+package is; without it every run recompiles every module (~0.2 s).
 
     python bench/startup.py [--baseline /path/to/other/checkout] > bench/startup.md
 """
@@ -25,6 +32,10 @@ REPEATS = 5
 COMMANDS: list[tuple[str, list[str]]] = [
     ("python -c pass (floor)", ["-c", "pass"]),
     ("python -c 'import sympy' (floor of account)", ["-c", "import sympy"]),
+    (
+        "python -c 'import sympy; x + 1' (floor: sympy's first sum)",
+        ["-c", "import sympy; sympy.Symbol('x') + 1"],
+    ),
     ("python -c 'import dpaudit'", ["-c", "import dpaudit"]),
     ("dpaudit --help", ["-m", "dpaudit", "--help"]),
     ('dpaudit account "Laplace(1)"', ["-m", "dpaudit", "account", "Laplace(1)"]),
@@ -36,25 +47,62 @@ COMMANDS: list[tuple[str, list[str]]] = [
         'dpaudit account "Gaussian(sigma=3)" --epsilon 1',
         ["-m", "dpaudit", "account", "Gaussian(sigma=3)", "--epsilon", "1"],
     ),
+    ('dpaudit explain "Laplace(1)"', ["-m", "dpaudit", "explain", "Laplace(1)"]),
+    (
+        'dpaudit explain "SelfComposed(Laplace(10), 100)" --delta 1e-6',
+        ["-m", "dpaudit", "explain", "SelfComposed(Laplace(10), 100)", "--delta", "1e-6"],
+    ),
 ]
 
 
-def wall(checkout: Path, args: list[str]) -> float | None:
-    """Median wall time (s) of ``python ARGS`` with ``checkout`` first on the path (None when
-    the command fails there, e.g. an option the baseline does not have)."""
+def _env(checkout: Path, *, compile_: bool = False) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(checkout)}
-    times = []
+    if compile_:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def _once(checkout: Path, args: list[str]) -> float | None:
+    """Wall time (s) of one ``python ARGS`` with ``checkout`` first on the path (None when the
+    command fails there, e.g. an option the baseline does not have)."""
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, *args], env=_env(checkout), cwd=checkout, capture_output=True
+    )
+    elapsed = time.perf_counter() - start
+    return None if done.returncode != 0 else elapsed
+
+
+def walls(checkouts: list[Path], args: list[str]) -> list[float | None]:
+    """Median wall time of ``python ARGS`` in each checkout, runs interleaved, after one
+    unmeasured run that writes the bytecode caches."""
+    for checkout in checkouts:
+        subprocess.run(
+            [sys.executable, *args],
+            env=_env(checkout, compile_=True),
+            cwd=checkout,
+            capture_output=True,
+        )
+    times: list[list[float]] = [[] for _ in checkouts]
+    failed = [False for _ in checkouts]
     for _ in range(REPEATS):
-        start = time.perf_counter()
-        done = subprocess.run([sys.executable, *args], env=env, cwd=checkout, capture_output=True)
-        if done.returncode != 0:
-            return None
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for i, checkout in enumerate(checkouts):
+            if failed[i]:
+                continue
+            t = _once(checkout, args)
+            if t is None:
+                failed[i] = True
+            else:
+                times[i].append(t)
+    return [None if bad else statistics.median(ts) for ts, bad in zip(times, failed, strict=True)]
 
 
 def _cell(seconds: float | None) -> str:
     return "n/a" if seconds is None else f"{seconds:.2f}"
+
+
+def _ratio(this: float | None, base: float | None) -> str:
+    return "n/a" if this is None or base is None else f"{base / this:.1f}x"
 
 
 def main() -> None:
@@ -72,14 +120,16 @@ def main() -> None:
     head = "| command | this checkout (s) |"
     rule = "|---|---:|"
     if args.baseline:
-        head += " baseline (s) |"
-        rule += "---:|"
+        head += " baseline (s) | speed-up (baseline / this) |"
+        rule += "---:|---:|"
     print(head)
     print(rule)
+    checkouts = [ROOT, args.baseline] if args.baseline else [ROOT]
     for label, argv in COMMANDS:
-        row = f"| `{label}` | {_cell(wall(ROOT, argv))} |"
+        times = walls(checkouts, argv)
+        row = f"| `{label}` | {_cell(times[0])} |"
         if args.baseline:
-            row += f" {_cell(wall(args.baseline, argv))} |"
+            row += f" {_cell(times[1])} | {_ratio(times[0], times[1])} |"
         print(row, flush=True)
 
 

@@ -95,7 +95,6 @@ BR_COMPOSITION = register(
             "the composition's privacy profile is bounded by that of the product of the "
             "pairs dominating all eps_i-BR pairs (computed by the PLD accountant)"
         ),
-        bound={},
         domain=("epsilon > 0",),
     )
 )
@@ -120,7 +119,6 @@ BR_ADAPTIVE_COMPOSITION = register(
             "chords of V in e^x on each t-cell, lower with t restricted to the grid; each "
             "cell (an upper bound of V_k, tight as M grows)"
         ),
-        bound={},
         domain=("epsilon > 0", "k >= 1", "0 < delta < 1"),
     )
 )

@@ -326,7 +326,6 @@ RDP_WITHOUT_REPLACEMENT = register(
             "e^{tau(2)} min(2, (e^{tau(inf)}-1)^2)) + sum_{j=3}^alpha gamma^j binom(alpha,j) "
             "e^{(j-1) tau(j)} min(2, (e^{tau(inf)}-1)^j))"
         ),
-        bound={},
         domain=("alpha > 1", "1 <= m <= n"),
     )
 )

@@ -1,4 +1,4 @@
-"""Start-up time of the dpaudit command (issue 19, part 4): wall-clock medians.
+"""Start-up time of the dpaudit command (issue 19, part 4): wall-clock and CPU medians.
 
 Runs each command ``REPEATS`` times in a fresh interpreter, for this checkout and (when given)
 a baseline checkout, and prints a Markdown table.  The interpreter's own start and
@@ -7,12 +7,14 @@ a baseline checkout, and prints a Markdown table.  The interpreter's own start a
 sympy.combinatorics, a second floor row).
 
 Runs alternate between the two checkouts (this, baseline, this, ...) so that the load of a
-shared machine falls on both alike; the ratio column is baseline / this (the speed-up).  Each
-command first runs once unmeasured with bytecode writing allowed (``PYTHONDONTWRITEBYTECODE``
-removed), so that both checkouts are timed with compiled ``__pycache__``, as an installed
-package is; without it every run recompiles every module (~0.2 s).
+shared machine falls on both alike; the speed-up columns are baseline / this.  Wall time and
+CPU time (user + system of the child, much less sensitive to the machine's other load) are
+both shown.  Each command first runs once unmeasured with bytecode writing allowed
+(``PYTHONDONTWRITEBYTECODE`` removed), so that both checkouts are timed with compiled
+``__pycache__``, as an installed package is; without it every run recompiles every module
+(~0.2 s).
 
-    python bench/startup.py [--baseline /path/to/other/checkout] > bench/startup.md
+    python bench/startup.py [--baseline /path/to/other/checkout] [--repeats N] > bench/startup.md
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -62,20 +65,27 @@ def _env(checkout: Path, *, compile_: bool = False) -> dict[str, str]:
     return env
 
 
-def _once(checkout: Path, args: list[str]) -> float | None:
-    """Wall time (s) of one ``python ARGS`` with ``checkout`` first on the path (None when the
-    command fails there, e.g. an option the baseline does not have)."""
+def _once(checkout: Path, args: list[str]) -> tuple[float, float] | None:
+    """Wall and CPU (user + system) time (s) of one ``python ARGS`` with ``checkout`` first on
+    the path (None when the command fails there, e.g. an option the baseline does not have).
+    The CPU time depends much less on the other load of a shared machine than the wall time."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, *args], env=_env(checkout), cwd=checkout, capture_output=True
     )
     elapsed = time.perf_counter() - start
-    return None if done.returncode != 0 else elapsed
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return None if done.returncode != 0 else (elapsed, cpu)
 
 
-def walls(checkouts: list[Path], args: list[str]) -> list[float | None]:
-    """Median wall time of ``python ARGS`` in each checkout, runs interleaved, after one
-    unmeasured run that writes the bytecode caches."""
+Timing = tuple[float, float] | None
+
+
+def walls(checkouts: list[Path], args: list[str], repeats: int = REPEATS) -> list[Timing]:
+    """Median wall and CPU time of ``python ARGS`` in each checkout, runs interleaved, after
+    one unmeasured run that writes the bytecode caches."""
     for checkout in checkouts:
         subprocess.run(
             [sys.executable, *args],
@@ -83,9 +93,9 @@ def walls(checkouts: list[Path], args: list[str]) -> list[float | None]:
             cwd=checkout,
             capture_output=True,
         )
-    times: list[list[float]] = [[] for _ in checkouts]
+    times: list[list[tuple[float, float]]] = [[] for _ in checkouts]
     failed = [False for _ in checkouts]
-    for _ in range(REPEATS):
+    for _ in range(repeats):
         for i, checkout in enumerate(checkouts):
             if failed[i]:
                 continue
@@ -94,7 +104,10 @@ def walls(checkouts: list[Path], args: list[str]) -> list[float | None]:
                 failed[i] = True
             else:
                 times[i].append(t)
-    return [None if bad else statistics.median(ts) for ts, bad in zip(times, failed, strict=True)]
+    return [
+        None if bad else (statistics.median(w for w, _ in ts), statistics.median(c for _, c in ts))
+        for ts, bad in zip(times, failed, strict=True)
+    ]
 
 
 def _cell(seconds: float | None) -> str:
@@ -108,28 +121,39 @@ def _ratio(this: float | None, base: float | None) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", type=Path, help="a checkout to compare with (e.g. main)")
+    parser.add_argument("--repeats", type=int, default=REPEATS, help="runs per command")
     args = parser.parse_args()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print("# Start-up time of the dpaudit command\n")
     print(
-        f"Median of {REPEATS} runs, wall clock, {platform.python_implementation()} "
+        f"Median of {args.repeats} runs, wall clock, {platform.python_implementation()} "
         f"{platform.python_version()}, {os.cpu_count()} cores, 1-min load average at start "
         f"{load:.2f} (the machine is shared).  Produced by `python bench/startup.py"
         f"{' --baseline ...' if args.baseline else ''}`.\n"
     )
-    head = "| command | this checkout (s) |"
+    head = "| command | wall, this (s) |"
     rule = "|---|---:|"
     if args.baseline:
-        head += " baseline (s) | speed-up (baseline / this) |"
+        head += " wall, baseline (s) | speed-up, wall |"
+        rule += "---:|---:|"
+    head += " CPU, this (s) |"
+    rule += "---:|"
+    if args.baseline:
+        head += " CPU, baseline (s) | speed-up, CPU |"
         rule += "---:|---:|"
     print(head)
     print(rule)
     checkouts = [ROOT, args.baseline] if args.baseline else [ROOT]
     for label, argv in COMMANDS:
-        times = walls(checkouts, argv)
-        row = f"| `{label}` | {_cell(times[0])} |"
+        timed = walls(checkouts, argv, args.repeats)
+        wall = [None if t is None else t[0] for t in timed]
+        cpu = [None if t is None else t[1] for t in timed]
+        row = f"| `{label}` | {_cell(wall[0])} |"
         if args.baseline:
-            row += f" {_cell(times[1])} | {_ratio(times[0], times[1])} |"
+            row += f" {_cell(wall[1])} | {_ratio(wall[0], wall[1])} |"
+        row += f" {_cell(cpu[0])} |"
+        if args.baseline:
+            row += f" {_cell(cpu[1])} | {_ratio(cpu[0], cpu[1])} |"
         print(row, flush=True)
 
 

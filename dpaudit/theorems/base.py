@@ -76,7 +76,10 @@ def _parse_side(text: str) -> sympy.Expr:
     return parse_expression(text, symbols=True, primes=True, name="a domain condition's side")
 
 
-def _parse(condition: str) -> list[sympy.Basic]:
+@functools.lru_cache(maxsize=512)
+def _parse(condition: str) -> tuple[sympy.Basic, ...]:
+    # cached: the cards repeat few conditions ("alpha > 1" in every RDP card; 35 distinct
+    # strings among 108), and the relations are immutable, so cards may share them
     parts = [p.strip() for p in _SPLIT.split(condition)]
     if len(parts) < 3 or len(parts) % 2 == 0 or not all(parts[0::2]):
         raise ValueError(
@@ -85,9 +88,9 @@ def _parse(condition: str) -> list[sympy.Basic]:
         )
     sides = [_parse_side(p) for p in parts[0::2]]
     ops = parts[1::2]
-    return [
+    return tuple(
         sympy.Rel(a, b, op, evaluate=False) for a, op, b in zip(sides, ops, sides[1:], strict=False)
-    ]
+    )
 
 
 def conditions(*items: Any) -> tuple[sympy.Basic, ...]:

@@ -68,6 +68,17 @@ def test_every_card_reads_the_expression_it_had_when_built_at_import():
     assert not changed, f"cards whose bound reads differently: {changed}"
 
 
+def test_every_card_domain_reads_as_before():
+    """The domain conditions' parses are now shared between cards (cached by text); each
+    card's domain is structurally what it was (``card_domains_snapshot.json``, from main)."""
+    expected = json.loads(SNAPSHOT.with_name("card_domains_snapshot.json").read_text())
+    now = {
+        key: None if card.domain is None else [sympy.srepr(c) for c in card.domain]
+        for key, card in sorted(THEOREMS.items())
+    }
+    assert now == expected
+
+
 def test_every_bound_is_a_mapping_of_sympy_expressions_in_the_card_symbols():
     for key, card in THEOREMS.items():
         assert isinstance(card.bound, Bound), key

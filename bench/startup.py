@@ -164,8 +164,8 @@ def main() -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print("# Start-up time of the dpaudit command\n")
     print(
-        f"Median of {args.repeats} runs, wall clock, {platform.python_implementation()} "
-        f"{platform.python_version()}, {os.cpu_count()} cores, 1-min load average at start "
+        f"Median of {args.repeats} runs, wall clock and CPU time, "
+        f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores, 1-min load average at start "
         f"{load:.2f} (the machine is shared).  Produced by `python bench/startup.py"
         f"{' --baseline ...' if args.baseline else ''}`.\n"
     )
@@ -194,8 +194,8 @@ def main() -> None:
             row += f" {_cell(cpu[1])} | {_ratio(cpu[0], cpu[1])} |"
         print(row, flush=True)
     print(
-        "\nCPU seconds above the floor, in process: each command run by ``dpaudit.cli.main`` after"
-        " ``import sympy`` and a first sum in the same interpreter (``time.process_time``)."
+        "\nCPU seconds above the floor, in process: each command run by `dpaudit.cli.main` after"
+        " `import sympy` and a first sum in the same interpreter (`time.process_time`)."
         "\n"
     )
     print(

@@ -165,7 +165,8 @@ def main() -> None:
     print("# Start-up time of the dpaudit command\n")
     print(
         f"Median of {args.repeats} runs, wall clock and CPU time, "
-        f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores, 1-min load average at start "
+        f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} "
+        "cores, 1-min load average at start "
         f"{load:.2f} (the machine is shared).  Produced by `python bench/startup.py"
         f"{' --baseline ...' if args.baseline else ''}`.\n"
     )

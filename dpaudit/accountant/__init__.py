@@ -1,5 +1,8 @@
 """The accountant (layer 4): event trees in, guarantees with derivations out."""
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from dpaudit.accountant.core import (
     Accountant,
     Guarantee,
@@ -7,7 +10,6 @@ from dpaudit.accountant.core import (
     account,
     substitute,
 )
-from dpaudit.accountant.curve import PrivacyCurve, plot_privacy_curve
 from dpaudit.accountant.profile import DeltaGuarantee
 from dpaudit.accountant.rules import RULES, register_rule
 from dpaudit.accountant.statements import (
@@ -48,3 +50,21 @@ from dpaudit.accountant import sampling as _sampling  # noqa: F401  (registers a
 from dpaudit.accountant import cover as _cover  # noqa: F401  (registers the EMCover rule)
 from dpaudit.accountant import stability as _stability  # noqa: F401  (registers the 003 rules)
 # isort: on
+
+if TYPE_CHECKING:
+    from dpaudit.accountant.curve import PrivacyCurve, plot_privacy_curve
+
+#: Names imported on first use: the privacy curve needs numpy, which ``dpaudit account`` at
+#: delta 0 does not (start-up, issue 19 part 4).
+_LAZY = {
+    "PrivacyCurve": "dpaudit.accountant.curve",
+    "plot_privacy_curve": "dpaudit.accountant.curve",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,12 +18,11 @@ import dataclasses
 import math
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sympy
 
 from dpaudit import events as ev
-from dpaudit import pld
 from dpaudit.accountant.domains import admit, with_params
 from dpaudit.accountant.statements import (
     Candidate,
@@ -37,6 +36,9 @@ from dpaudit.numeric import EvaluationError, float_down, float_up, from_float
 from dpaudit.theorems import advanced, optimal, rdp
 from dpaudit.theorems import bounded_range as br
 from dpaudit.theorems.accounting import PLD_ACCOUNTING
+
+if TYPE_CHECKING:  # the pld package (and numpy) is imported where a PLD is built
+    from dpaudit import pld
 
 #: Grid step of the privacy-loss distributions built by the accountant.
 VALUE_DISCRETIZATION = 1e-4

@@ -37,7 +37,6 @@ import json
 import math
 from typing import Any
 
-import numpy as np
 import sympy
 
 from dpaudit.accountant import currencies as cur
@@ -323,6 +322,8 @@ def _zcdp(s: Concentrated, eps: sympy.Expr) -> list[DeltaCandidate]:
             )
         )
     # Canonne-Kamath-Steinke 2020, Cor 13: delta = exp((a-1)(a rho - eps)) (1-1/a)^a / (a-1)
+    import numpy as np  # here: ``dpaudit account`` at delta 0 needs no numpy
+
     rf, ef = float(r), float(eps)
     a = _best_order(lambda x: (x - 1) * (x * rf - ef) + x * np.log1p(-1 / x) - np.log(x - 1))
     if a is not None:
@@ -345,6 +346,8 @@ def _zcdp(s: Concentrated, eps: sympy.Expr) -> list[DeltaCandidate]:
 def _best_order(log_delta: Any) -> float | None:
     """The order alpha > 1 minimising ``log_delta(alpha)`` (floats: only a choice; the bound
     at the chosen order is then evaluated exactly)."""
+    import numpy as np
+
     grid = 1 + np.logspace(-4, 5, 400)
     with np.errstate(all="ignore"):
         values = log_delta(grid)
@@ -364,6 +367,8 @@ def _best_order(log_delta: Any) -> float | None:
 
 
 def _renyi(s: cur.RenyiCurve, eps: sympy.Expr) -> list[DeltaCandidate]:
+    import numpy as np
+
     a = np.asarray(s.orders, dtype=float)
     t = np.asarray([float(x) for x in s.taus])
     ef = float(eps)

@@ -6,12 +6,11 @@ advanced-composition approximation, and homogeneous pure composition.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sympy
 
 from dpaudit import events as ev
-from dpaudit import pld
 from dpaudit.accountant.currencies import (
     AdvancedComposition,
     LossDistribution,
@@ -38,18 +37,27 @@ from dpaudit.theorems import advanced, optimal, rdp
 from dpaudit.theorems.accounting import PLD_ACCOUNTING, PLD_PAIRS
 from dpaudit.theorems.base import Theorem
 
+if TYPE_CHECKING:  # imported when a grid is first built: accounting at delta 0 needs no numpy
+    from dpaudit import pld
+
 # ---------------------------------------------------------------------------- PLD builders
 
 
 Builder = Callable[[float], "pld.PLDPair | None"]
 
 
-def _grid(
-    build: Callable[..., pld.PLDPair], *args: float, rate: float
-) -> Callable[[float], pld.PLDPair]:
-    """``build(*args)``, a PLD constructor of :mod:`dpaudit.pld`, for the mechanism sampled
-    with probability ``rate``, as a function of the grid step h."""
-    return lambda h: build(*args, sampling_probability=rate, value_discretization=h)
+def _grid(constructor: str, *args: float, rate: float) -> Callable[[float], pld.PLDPair]:
+    """``dpaudit.pld.<constructor>(*args)`` for the mechanism sampled with probability
+    ``rate``, as a function of the grid step h (the pld package is imported on the first
+    build)."""
+
+    def make(h: float) -> pld.PLDPair:
+        from dpaudit import pld
+
+        build: Callable[..., pld.PLDPair] = getattr(pld, constructor)
+        return build(*args, sampling_probability=rate, value_discretization=h)
+
+    return make
 
 
 def _leaf_builder(
@@ -67,18 +75,20 @@ def _leaf_builder(
         s, d = _number(event.sigma), _number(event.sensitivity)
         params = {"sigma": event.sigma, "Delta": event.sensitivity}
         if s is not None and d is not None:
-            make = _grid(pld.gaussian, s, d, rate=rate)
+            make = _grid("gaussian", s, d, rate=rate)
     elif isinstance(event, ev.Laplace):
         b, d = _number(event.scale), _number(event.sensitivity)
         params = {"b": event.scale, "Delta": event.sensitivity}
         if b is not None and d is not None:
-            make = _grid(pld.laplace, b, d, rate=rate)
+            make = _grid("laplace", b, d, rate=rate)
     elif isinstance(event, ev.RandomizedResponse):
         rr_eps, k = _number(event.epsilon), _number(event.categories)
         params = {"epsilon": event.epsilon, "k": event.categories}
         if rr_eps is not None and k is not None:
 
             def make(h: float) -> pld.PLDPair:  # int(k) here: an overflow means no PLD
+                from dpaudit import pld
+
                 return pld.randomized_response(
                     rr_eps, int(k), sampling_probability=rate, value_discretization=h
                 )
@@ -86,17 +96,17 @@ def _leaf_builder(
         e, d = _number(event.epsilon), _number(getattr(event, "delta", 0))
         params = {"epsilon": event.epsilon, "delta": getattr(event, "delta", 0)}
         if e is not None and d is not None:
-            make = _grid(pld.generic, e, d, rate=rate)
+            make = _grid("generic", e, d, rate=rate)
     elif isinstance(event, ev.DiscreteLaplace):
         b, d = _number(event.scale), _number(event.sensitivity)
         params = {"b": event.scale, "Delta": event.sensitivity}
         if b is not None and d is not None and d == int(d):
-            make = _grid(pld.discrete_laplace, b, int(d), rate=rate)
+            make = _grid("discrete_laplace", b, int(d), rate=rate)
     elif isinstance(event, ev.DiscreteGaussian):
         s, d = _number(event.sigma), _number(event.sensitivity)
         params = {"sigma": event.sigma, "Delta": event.sensitivity}
         if s is not None and d is not None and d == int(d):
-            make = _grid(pld.discrete_gaussian, s, int(d), rate=rate)
+            make = _grid("discrete_gaussian", s, int(d), rate=rate)
     elif isinstance(event, ev.Exponential) and rate == 1.0:
         e = _number(event.epsilon)
         own = False
@@ -104,6 +114,8 @@ def _leaf_builder(
         if e is not None:
 
             def make(h: float) -> pld.PLDPair:
+                from dpaudit import pld
+
                 return pld.bounded_range(e, value_discretization=h)
 
     if make is None:

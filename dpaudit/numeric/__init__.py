@@ -22,6 +22,8 @@ The layer's modules, by role:
 - :mod:`~dpaudit.numeric.extremes`: :func:`exact_min` and :func:`exact_max`;
 - :mod:`~dpaudit.numeric.rounding`: directed rounding (:func:`float_up`, :func:`float_down`);
 - :mod:`~dpaudit.numeric.bracketing`: :func:`bracket_decreasing`;
+- :mod:`~dpaudit.numeric.minimize`: :func:`minimize_bounded` (Brent's method in floats, for
+  choosing a parameter whose exact value is then certified);
 - :mod:`~dpaudit.numeric.precision`: mpmath's working precision under
   :data:`PRECISION_LOCK`.
 """
@@ -37,6 +39,7 @@ from dpaudit.numeric.enclosures import (
     interval,
 )
 from dpaudit.numeric.extremes import exact_max, exact_min
+from dpaudit.numeric.minimize import minimize_bounded
 from dpaudit.numeric.precision import PRECISION_LOCK, iv_precision, mp_digits, mp_precision
 from dpaudit.numeric.rounding import (
     Direction,
@@ -66,6 +69,7 @@ __all__ = [
     "interval",
     "is_exact_number",
     "iv_precision",
+    "minimize_bounded",
     "mp_digits",
     "mp_precision",
     "mpf_to_float",

@@ -13,6 +13,9 @@ three are bounded, never ignored:
   error of ``z**k`` is bounded by ``k |z|**(k-1) |dz| + 4 k pi u |z|**k``.  The total l1 error of
   the output vector is the sum of these bounds over the spectrum plus the inverse transform's
   ``gamma(N) * sum |Y_j|``.
+  The transforms are numpy's (``numpy.fft``, pocketfft for lengths of factors 2, 3, 5), which
+  gives bit-for-bit the output of ``scipy.fft`` on those lengths (tests/pld/test_fft_backend.py)
+  without scipy's ~0.8 s import (start-up, issue 19 part 4).
 * **Aliasing (wrap-around).**  A circular convolution of length ``N`` folds the mass outside
   the chosen window back into it.  The window is chosen from Chernoff bounds on the k-fold
   sum, ``mass(S_k >= x) <= M(t)**k exp(-t x)`` for every ``t > 0`` (and the mirror for the lower
@@ -239,9 +242,7 @@ def self_convolve(
     n = fast_length(max(hi - lo + 1, len(masses)))
     gamma = gamma_fft(n)
     norm1 = float(np.sum(masses)) * (1 + 1e-12)
-    import scipy.fft  # imported here: start-up stays fast
-
-    spec = scipy.fft.rfft(masses, n)
+    spec = np.fft.rfft(masses, n)
     e1 = gamma * norm1
     w = _spectrum_bound(spec, n)
     r = np.abs(spec)
@@ -268,7 +269,7 @@ def self_convolve(
     out_spec[kept] = mod * np.exp(1j * np.remainder(count * theta, 2 * math.pi))
     err_spec = count * rb_km1 * e1 + (4 * count * math.pi + 4) * UNIT_ROUNDOFF * rb_km1 * rb
     l1 = float(np.sum(w_k * err_spec)) + gamma * float(np.sum(w_k * rb_km1 * rb)) + dropped
-    out = scipy.fft.irfft(out_spec, n)
+    out = np.fft.irfft(out_spec, n)
     # position p of out holds the (aliased) mass of index count*offset + p (mod n)
     shift = (lo - count * offset) % n
     out = np.roll(out, -shift)
@@ -304,10 +305,8 @@ def convolve(
         return out[lo_c - start : hi_c - start + 1].copy(), lo_c, l1
     n = fast_length(max(hi - lo + 1, len(a), len(b)))
     gamma = gamma_fft(n)
-    import scipy.fft  # imported here: start-up stays fast
-
-    fa = scipy.fft.rfft(a, n)
-    fb = scipy.fft.rfft(b, n)
+    fa = np.fft.rfft(a, n)
+    fb = np.fft.rfft(b, n)
     ea = gamma * float(np.sum(a)) * (1 + 1e-12)
     eb = gamma * float(np.sum(b)) * (1 + 1e-12)
     ra, rb = np.abs(fa) + ea, np.abs(fb) + eb
@@ -315,7 +314,7 @@ def convolve(
     w = _spectrum_bound(ra, n)
     err_spec = ea * rb + eb * ra + 4 * UNIT_ROUNDOFF * ra * rb
     l1 = float(np.sum(w * err_spec)) + gamma * float(np.sum(w * ra * rb))
-    out = scipy.fft.irfft(prod, n)
+    out = np.fft.irfft(prod, n)
     shift = (lo - (a_off + b_off)) % n
     out = np.roll(out, -shift)
     np.clip(out, 0.0, None, out=out)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sympy
 
 from dpaudit.numeric import exact, exact_min
-from dpaudit.theorems.base import Theorem, register
+from dpaudit.theorems.base import Bound, Theorem, register
 
 __all__ = [
     "ADVANCED_COMPOSITION",
@@ -37,11 +37,13 @@ ADVANCED_COMPOSITION = register(
             "the composition is (sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1), "
             "k delta + delta')-DP"
         ),
-        bound={
-            "epsilon": sympy.sqrt(2 * k * sympy.log(1 / dslack)) * eps
-            + k * eps * (sympy.exp(eps) - 1),
-            "delta": k * delta + dslack,
-        },
+        bound=Bound(
+            lambda: {
+                "epsilon": sympy.sqrt(2 * k * sympy.log(1 / dslack)) * eps
+                + k * eps * (sympy.exp(eps) - 1),
+                "delta": k * delta + dslack,
+            }
+        ),
         domain=("epsilon >= 0", "delta >= 0", "k >= 1", "0 < delta' < 1"),
         latex=(
             r"\varepsilon' = \sqrt{2k\ln(1/\delta')}\,\varepsilon + k\varepsilon(e^\varepsilon-1),"
@@ -86,9 +88,21 @@ def advanced_composition(
     return eps_total, n * d + s
 
 
-#: sum_i eps_i^2 and sum_i a_i of Kairouz, Oh, Viswanath 2015, Theorem 3.5.
-_KOV_SQUARES = sympy.Sum(eps_i[i] ** 2, (i, 1, k))
-_KOV_DRIFT = sympy.Sum((sympy.exp(eps_i[i]) - 1) * eps_i[i] / (sympy.exp(eps_i[i]) + 1), (i, 1, k))
+def _kov_bound() -> dict[str, sympy.Expr]:
+    """The card's bound (Kairouz, Oh, Viswanath 2015, Theorem 3.5), built on first read."""
+    squares = sympy.Sum(eps_i[i] ** 2, (i, 1, k))  # sum_i eps_i^2
+    drift = sympy.Sum(  # sum_i a_i
+        (sympy.exp(eps_i[i]) - 1) * eps_i[i] / (sympy.exp(eps_i[i]) + 1), (i, 1, k)
+    )
+    return {
+        "epsilon": sympy.Min(
+            sympy.Sum(eps_i[i], (i, 1, k)),
+            drift + sympy.sqrt(2 * squares * sympy.log(sympy.E + sympy.sqrt(squares) / dslack)),
+            drift + sympy.sqrt(2 * squares * sympy.log(1 / dslack)),
+        ),
+        "delta": 1 - (1 - dslack) * sympy.Product(1 - delta_i[i], (i, 1, k)),
+    }
+
 
 KOV_HETEROGENEOUS = register(
     Theorem(
@@ -104,17 +118,7 @@ KOV_HETEROGENEOUS = register(
             "delta')) and sum a_i + sqrt(2 sum eps_i^2 ln(1/delta')), with "
             "a_i = (e^eps_i - 1) eps_i/(e^eps_i + 1)"
         ),
-        bound={
-            "epsilon": sympy.Min(
-                sympy.Sum(eps_i[i], (i, 1, k)),
-                _KOV_DRIFT
-                + sympy.sqrt(
-                    2 * _KOV_SQUARES * sympy.log(sympy.E + sympy.sqrt(_KOV_SQUARES) / dslack)
-                ),
-                _KOV_DRIFT + sympy.sqrt(2 * _KOV_SQUARES * sympy.log(1 / dslack)),
-            ),
-            "delta": 1 - (1 - dslack) * sympy.Product(1 - delta_i[i], (i, 1, k)),
-        },
+        bound=Bound(_kov_bound),
         domain=("k >= 1", "0 < delta' < 1"),
         latex=(
             r"\varepsilon' = \min\Big\{\sum\varepsilon_i,\ \sum a_i + \sqrt{2\sum\varepsilon_i^2"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sympy
 
 from dpaudit.numeric import exact, exact_max, exact_min
-from dpaudit.theorems.base import Theorem, register
+from dpaudit.theorems.base import Bound, Theorem, register
 
 __all__ = [
     "POISSON_AMPLIFICATION",
@@ -46,7 +46,9 @@ POISSON_AMPLIFICATION = register(
             "(eps, delta)-DP under add/remove; result under add/remove"
         ),
         statement="M o S_q is (log(1 + q (e^eps - 1)), q delta)-DP",
-        bound={"epsilon": sympy.log(1 + q * (sympy.exp(eps) - 1)), "delta": q * delta},
+        bound=Bound(
+            lambda: {"epsilon": sympy.log(1 + q * (sympy.exp(eps) - 1)), "delta": q * delta}
+        ),
         domain=("0 < q <= 1", "epsilon >= 0", "delta >= 0"),
         latex=r"\varepsilon' = \log(1 + q(e^\varepsilon - 1)),\ \delta' = q\delta",
     )
@@ -81,7 +83,9 @@ WITHOUT_REPLACEMENT_AMPLIFICATION = register(
             "under replace-one on m-record datasets; result under replace-one"
         ),
         statement="M o S_wo is (log(1 + (m/n)(e^eps - 1)), (m/n) delta)-DP",
-        bound={"epsilon": sympy.log(1 + m / n * (sympy.exp(eps) - 1)), "delta": m / n * delta},
+        bound=Bound(
+            lambda: {"epsilon": sympy.log(1 + m / n * (sympy.exp(eps) - 1)), "delta": m / n * delta}
+        ),
         domain=("m >= 1", "n >= m", "epsilon >= 0", "delta >= 0"),
         latex=(
             r"\varepsilon' = \log(1 + \tfrac{m}{n}(e^\varepsilon - 1)),"
@@ -132,7 +136,9 @@ WITH_REPLACEMENT_AMPLIFICATION = register(
             "M o S_wr is (eps', sum_k binom(m,k) n^-k (1-1/n)^{m-k} delta_k(eps))-DP with "
             "eps' = log(1 + (1 - (1-1/n)^m)(e^eps - 1)), delta_k the group privacy profile"
         ),
-        bound={"epsilon": sympy.log(1 + (1 - (1 - 1 / n) ** m) * (sympy.exp(eps) - 1))},
+        bound=Bound(
+            lambda: {"epsilon": sympy.log(1 + (1 - (1 - 1 / n) ** m) * (sympy.exp(eps) - 1))}
+        ),
         domain=("m >= 1", "n >= 1", "epsilon >= 0"),
     )
 )

@@ -36,7 +36,7 @@ import importlib
 import pkgutil
 import re
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,16 @@ from dpaudit.expressions import as_expr, parse_expression
 from dpaudit.numeric import EvaluationError, endpoints, float_up, interval
 from dpaudit.numeric import decide_relation as _decide
 
-__all__ = ["THEOREMS", "Check", "Theorem", "TheoremRegistry", "conditions", "get", "register"]
+__all__ = [
+    "THEOREMS",
+    "Bound",
+    "Check",
+    "Theorem",
+    "TheoremRegistry",
+    "conditions",
+    "get",
+    "register",
+]
 
 _OPS = ("<=", ">=", "<", ">")
 _SPLIT = re.compile(r"(<=|>=|<|>)")
@@ -67,7 +76,10 @@ def _parse_side(text: str) -> sympy.Expr:
     return parse_expression(text, symbols=True, primes=True, name="a domain condition's side")
 
 
-def _parse(condition: str) -> list[sympy.Basic]:
+@functools.lru_cache(maxsize=512)
+def _parse(condition: str) -> tuple[sympy.Basic, ...]:
+    # cached: the cards repeat few conditions ("alpha > 1" in every RDP card; 35 distinct
+    # strings among 108), and the relations are immutable, so cards may share them
     parts = [p.strip() for p in _SPLIT.split(condition)]
     if len(parts) < 3 or len(parts) % 2 == 0 or not all(parts[0::2]):
         raise ValueError(
@@ -76,9 +88,9 @@ def _parse(condition: str) -> list[sympy.Basic]:
         )
     sides = [_parse_side(p) for p in parts[0::2]]
     ops = parts[1::2]
-    return [
+    return tuple(
         sympy.Rel(a, b, op, evaluate=False) for a, op, b in zip(sides, ops, sides[1:], strict=False)
-    ]
+    )
 
 
 def conditions(*items: Any) -> tuple[sympy.Basic, ...]:
@@ -128,6 +140,93 @@ class Check:
         return f"{self.condition} ({self.how})"
 
 
+#: Guards the first build of every card's bound.  Re-entrant: one card's bound may read
+#: another's (``rdp_pure`` reads ``rdp_randomized_response``).
+_BOUND_LOCK = threading.RLock()
+
+_BoundSource = Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None
+
+
+class Bound(Mapping[str, Any]):
+    """A card's symbolic bound: a read-only mapping from a quantity's name (``"epsilon"``,
+    ``"tau"``) to its sympy expression, built on first read.
+
+    Building the cards' expressions at import cost about half a second of every start-up
+    (sympy simplifies ``Min``, ``Sum`` and ``log`` while constructing them), although the
+    accountant computes with the family functions and only teaching views and the verifier read
+    the cards' formulas (issue 19, part 4).  So a card holds a zero-argument callable and the
+    first read (item, iteration, length, truth value) calls it, once: the build runs under
+    one re-entrant lock, and a reader in another thread waits for it and then sees the same
+    dict.  Pickling and copying build it and keep the built expressions.
+
+    Args:
+        source: the expressions by name (a mapping, kept as a dict), a zero-argument callable
+            returning them, another :class:`Bound`, or None for no bound.
+
+    Raises:
+        TypeError: for any other ``source``; on first read, when the callable returns
+            something that is not a mapping.
+    """
+
+    __slots__ = ("_factory", "_value")
+
+    def __init__(self, source: _BoundSource | Bound = None) -> None:
+        self._factory: Callable[[], Mapping[str, Any]] | None = None
+        self._value: dict[str, Any] | None = None
+        if source is None:
+            self._value = {}
+        elif isinstance(source, Bound):
+            self._value, self._factory = source._value, source._factory
+        elif isinstance(source, Mapping):
+            self._value = dict(source)
+        elif callable(source):
+            self._factory = source
+        else:
+            raise TypeError(
+                "bound must be a mapping of sympy expressions or a zero-argument callable "
+                f"returning one, got {type(source).__name__}"
+            )
+
+    @property
+    def built(self) -> bool:
+        """Whether the expressions exist (given as a mapping, or built by a first read)."""
+        return self._value is not None
+
+    def _expressions(self) -> dict[str, Any]:
+        value = self._value
+        if value is None:
+            with _BOUND_LOCK:
+                if self._value is None:
+                    factory = self._factory
+                    if factory is None:  # unreachable: a Bound has one or the other
+                        raise TypeError("a Bound has neither expressions nor a factory")
+                    built = factory()
+                    if not isinstance(built, Mapping):
+                        raise TypeError(
+                            f"a bound's factory must return a mapping of sympy expressions, "
+                            f"got {type(built).__name__}"
+                        )
+                    self._value = dict(built)
+                    self._factory = None
+                value = self._value
+        return value
+
+    def __getitem__(self, name: str) -> Any:
+        return self._expressions()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._expressions())
+
+    def __len__(self) -> int:
+        return len(self._expressions())
+
+    def __repr__(self) -> str:
+        return repr(self._expressions())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Bound, (self._expressions(),))
+
+
 @dataclasses.dataclass(frozen=True)
 class Theorem:
     """A named privacy result.
@@ -138,7 +237,10 @@ class Theorem:
         citation: paper and theorem number, e.g. ``"Dwork and Roth 2014, Theorem 3.16"``.
         assumptions: the neighbouring relation, adaptivity and parameter ranges it needs.
         statement: the privacy contract it concludes, as an inequality in words/symbols.
-        bound: the symbolic bound, e.g. ``{"epsilon": Delta/b}`` in the theorem's symbols.
+        bound: the symbolic bound, e.g. ``{"epsilon": Delta/b}`` in the theorem's symbols, as
+            a :class:`Bound` (read like a dict; a card gives ``Bound(lambda: {...})`` so that
+            the expressions are built on first read, not at import).  A plain dict is accepted
+            and wrapped.
         domain: conditions (sympy relations, see :func:`conditions`) on the card's symbols,
             by name, under which it holds; ``()`` for none; None means not stated.
         latex: the bound as LaTeX, for teaching views.
@@ -149,11 +251,13 @@ class Theorem:
     citation: str
     assumptions: str
     statement: str
-    bound: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False)
+    bound: Bound = dataclasses.field(default_factory=Bound, compare=False)
     domain: tuple[Any, ...] | None = dataclasses.field(default=None, compare=False)
     latex: str = ""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.bound, Bound):
+            object.__setattr__(self, "bound", Bound(self.bound))
         if self.domain is not None:
             object.__setattr__(self, "domain", conditions(*self.domain))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sympy
 
 from dpaudit.numeric import exact
-from dpaudit.theorems.base import Theorem, register
+from dpaudit.theorems.base import Bound, Theorem, register
 
 __all__ = ["BR_COMPOSITION", "BR_PROFILE", "BR_ZCDP", "bounded_range_profile", "bounded_range_zcdp"]
 
@@ -27,7 +27,7 @@ BR_ZCDP = register(
         ),
         assumptions="an eps-BR mechanism, e.g. the exponential mechanism with parameter eps",
         statement="M is (eps^2/8)-zCDP",
-        bound={"rho": eps**2 / 8},
+        bound=Bound(lambda: {"rho": eps**2 / 8}),
         domain=("epsilon > 0",),
         latex=r"\rho = \varepsilon^2/8",
     )
@@ -56,7 +56,7 @@ BR_PROFILE = register(
             "pair with P-loss density e^{(l - eps)/2} / (2 (1 - e^{-eps})) on (-eps, eps) "
             "dominates every eps-BR pair"
         ),
-        bound={"delta": (1 - sympy.exp((x - eps) / 2)) ** 2 / (1 - sympy.exp(-eps))},
+        bound=Bound(lambda: {"delta": (1 - sympy.exp((x - eps) / 2)) ** 2 / (1 - sympy.exp(-eps))}),
         domain=("epsilon > 0", "0 <= x <= epsilon"),
         latex=r"\delta(x) = \frac{(1 - e^{(x-\varepsilon)/2})^2}{1 - e^{-\varepsilon}}",
     )
@@ -95,7 +95,6 @@ BR_COMPOSITION = register(
             "the composition's privacy profile is bounded by that of the product of the "
             "pairs dominating all eps_i-BR pairs (computed by the PLD accountant)"
         ),
-        bound={},
         domain=("epsilon > 0",),
     )
 )
@@ -120,7 +119,6 @@ BR_ADAPTIVE_COMPOSITION = register(
             "chords of V in e^x on each t-cell, lower with t restricted to the grid; each "
             "cell (an upper bound of V_k, tight as M grows)"
         ),
-        bound={},
         domain=("epsilon > 0", "k >= 1", "0 < delta < 1"),
     )
 )

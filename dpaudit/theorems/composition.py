@@ -12,7 +12,7 @@ import sympy
 
 from dpaudit.events.base import Relation
 from dpaudit.numeric import exact_max
-from dpaudit.theorems.base import Theorem, register
+from dpaudit.theorems.base import Bound, Theorem, register
 
 eps, delta, rho, mu, k = sympy.symbols("epsilon delta rho mu k", positive=True)
 i = sympy.Symbol("i", integer=True, positive=True)
@@ -25,10 +25,12 @@ BASIC_COMPOSITION = register(
         citation="Dwork, Kenthapadi, McSherry, Mironov, Naor 2006; Dwork and Roth 2014, Thm 3.16",
         assumptions="k mechanisms, each (eps_i, delta_i)-DP, run adaptively on the same dataset",
         statement="the sequence of outputs is (sum eps_i, sum delta_i)-DP",
-        bound={
-            "epsilon": sympy.Sum(eps_i[i], (i, 1, k)),
-            "delta": sympy.Sum(delta_i[i], (i, 1, k)),
-        },
+        bound=Bound(
+            lambda: {
+                "epsilon": sympy.Sum(eps_i[i], (i, 1, k)),
+                "delta": sympy.Sum(delta_i[i], (i, 1, k)),
+            }
+        ),
         domain=("k >= 1",),
         latex=r"\varepsilon = \sum_{i=1}^k \varepsilon_i,\ \delta = \sum_{i=1}^k \delta_i",
     )
@@ -66,7 +68,7 @@ PARALLEL_COMPOSITION = register(
             "add/remove: (max eps_i, max delta_i)-DP; replace-one: (sum of the two largest "
             "eps_i, sum of the two largest delta_i)-DP"
         ),
-        bound={"epsilon": sympy.Max(eps_i[1], eps_i[2])},
+        bound=Bound(lambda: {"epsilon": sympy.Max(eps_i[1], eps_i[2])}),
         domain=("k >= 1",),
         latex=r"\varepsilon = \max_i \varepsilon_i\ \text{(add/remove)}",
     )
@@ -121,11 +123,13 @@ GROUP_PRIVACY = register(
         statement=(
             "pure: (k eps)-DP; approximate: (k eps, k e^((k-1) eps) delta)-DP; zCDP: (k^2 rho)-zCDP"
         ),
-        bound={
-            "epsilon": k * eps,
-            "delta": k * sympy.exp((k - 1) * eps) * delta,
-            "rho": k**2 * rho,
-        },
+        bound=Bound(
+            lambda: {
+                "epsilon": k * eps,
+                "delta": k * sympy.exp((k - 1) * eps) * delta,
+                "rho": k**2 * rho,
+            }
+        ),
         domain=("k >= 1",),
         latex=(
             r"\varepsilon' = k\varepsilon,\ \delta' = k e^{(k-1)\varepsilon}\delta,\ "
@@ -157,7 +161,7 @@ GDP_COMPOSITION = register(
         citation="Dong, Roth, Su 2022 (Gaussian differential privacy), Corollary 3.3",
         assumptions="k adaptively chosen mu_i-GDP mechanisms (e.g. Gaussian mechanisms)",
         statement="the composition is sqrt(sum mu_i^2)-GDP, exactly (no slack)",
-        bound={"mu": sympy.sqrt(sympy.Sum(mu_i[i] ** 2, (i, 1, k)))},
+        bound=Bound(lambda: {"mu": sympy.sqrt(sympy.Sum(mu_i[i] ** 2, (i, 1, k)))}),
         domain=("k >= 1",),
         latex=r"\mu = \sqrt{\textstyle\sum_i \mu_i^2}",
     )
@@ -181,7 +185,7 @@ GDP_GROUP = register(
         citation="Dong, Roth, Su 2022 (Gaussian differential privacy), Theorem 2.14",
         assumptions="datasets at distance at most k",
         statement="a mu-GDP mechanism is (k mu)-GDP for groups of size k",
-        bound={"mu": k * mu},
+        bound=Bound(lambda: {"mu": k * mu}),
         domain=("k >= 1",),
         latex=r"\mu' = k\mu",
     )

@@ -33,7 +33,7 @@ from typing import Any
 import sympy
 
 from dpaudit.numeric import exact
-from dpaudit.theorems.base import Theorem, register
+from dpaudit.theorems.base import Bound, Theorem, register
 
 __all__ = [
     "COIN_LEMMA",
@@ -65,7 +65,7 @@ COIN_LEMMA = register(
             "with P[heads] = p_i is tossed; N_i = 1 if no head in rounds 1..i"
         ),
         statement="Y = sum_i p_i N_i satisfies P[Y > y] <= exp(-y) for every y > 0",
-        bound={"probability": sympy.exp(-y)},
+        bound=Bound(lambda: {"probability": sympy.exp(-y)}),
         domain=("y > 0",),
         latex=r"\Pr\left[\textstyle\sum_i p_i N_i > y\right] \le e^{-y}",
     )
@@ -102,10 +102,12 @@ EM_COVER = register(
             "(c lambda + (e^(c lambda) - 1)(ln(1/delta) + 1), delta)-DP, independent of "
             "the number of rounds"
         ),
-        bound={
-            "epsilon": c * lam + (sympy.exp(c * lam) - 1) * (sympy.log(1 / delta) + 1),
-            "delta": delta,
-        },
+        bound=Bound(
+            lambda: {
+                "epsilon": c * lam + (sympy.exp(c * lam) - 1) * (sympy.log(1 / delta) + 1),
+                "delta": delta,
+            }
+        ),
         domain=("lambda > 0", "c > 0", "0 < delta < 1"),
         latex=(
             r"\varepsilon = c\lambda + (e^{c\lambda} - 1)\left(\ln\tfrac{1}{\delta} + 1"
@@ -124,7 +126,12 @@ EM_COVER_STATED = register(
             "lambda, see dpaudit.theorems.cover)"
         ),
         statement="(2 lambda (ln(1/delta) + 3/2), delta)-DP",
-        bound={"epsilon": 2 * lam * (sympy.log(1 / delta) + sympy.Rational(3, 2)), "delta": delta},
+        bound=Bound(
+            lambda: {
+                "epsilon": 2 * lam * (sympy.log(1 / delta) + sympy.Rational(3, 2)),
+                "delta": delta,
+            }
+        ),
         domain=("0 < lambda <= 5/4", "0 < delta < 1"),
         latex=r"\varepsilon = 2\lambda\left(\ln\tfrac{1}{\delta} + \tfrac{3}{2}\right)",
     )

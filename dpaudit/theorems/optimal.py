@@ -18,7 +18,7 @@ import mpmath
 import sympy
 
 from dpaudit.numeric import exact, float_down, float_up, mp_precision
-from dpaudit.theorems.base import Theorem, register
+from dpaudit.theorems.base import Bound, Theorem, register
 
 __all__ = [
     "OPTIMAL_COMPOSITION",
@@ -43,17 +43,19 @@ OPTIMAL_COMPOSITION = register(
             "+ prod(1 - delta_i) * sum_l binom(k, l) [e^{(k-l) eps} - e^{eps_g + l eps}]_+ "
             "/ (1 + e^eps)^k (homogeneous form), and no smaller delta_g holds in general"
         ),
-        bound={
-            "delta": 1
-            - (1 - delta) ** k
-            + (1 - delta) ** k
-            * sympy.Sum(
-                sympy.binomial(k, l_)
-                * sympy.Max(0, sympy.exp((k - l_) * eps) - sympy.exp(eps_g + l_ * eps)),
-                (l_, 0, k),
-            )
-            / (1 + sympy.exp(eps)) ** k
-        },
+        bound=Bound(
+            lambda: {
+                "delta": 1
+                - (1 - delta) ** k
+                + (1 - delta) ** k
+                * sympy.Sum(
+                    sympy.binomial(k, l_)
+                    * sympy.Max(0, sympy.exp((k - l_) * eps) - sympy.exp(eps_g + l_ * eps)),
+                    (l_, 0, k),
+                )
+                / (1 + sympy.exp(eps)) ** k
+            }
+        ),
         domain=("epsilon >= 0", "0 <= delta < 1", "k >= 1", "0 < delta_g < 1"),
         latex=(
             r"\delta_g = 1-(1-\delta)^k + (1-\delta)^k\frac{\sum_{l}\binom{k}{l}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sympy
 
 from dpaudit.numeric import bracket_decreasing, exact, mp_digits
-from dpaudit.theorems.base import Theorem, register
+from dpaudit.theorems.base import Bound, Theorem, register
 
 b, Delta, sigma, eps, delta, rho, mu = sympy.symbols(
     "b Delta sigma epsilon delta rho mu", positive=True
@@ -22,7 +22,7 @@ LAPLACE = register(
         citation="Dwork, McSherry, Nissim, Smith 2006; Dwork and Roth 2014, Theorem 3.6",
         assumptions="query of L1 sensitivity Delta under the event's relation; scale b > 0",
         statement="P[M(D) in S] <= exp(Delta/b) P[M(D') in S]",
-        bound={"epsilon": Delta / b},
+        bound=Bound(lambda: {"epsilon": Delta / b}),
         domain=("b > 0", "Delta > 0"),
         latex=r"\varepsilon = \Delta / b",
     )
@@ -37,7 +37,7 @@ DISCRETE_LAPLACE = register(
             "integer query of L1 sensitivity Delta; P(x) proportional to exp(-|x|/t), t > 0"
         ),
         statement="P[M(D) in S] <= exp(Delta/t) P[M(D') in S]",
-        bound={"epsilon": Delta / b},
+        bound=Bound(lambda: {"epsilon": Delta / b}),
         domain=("b > 0", "Delta > 0"),
         latex=r"\varepsilon = \Delta / t",
     )
@@ -65,12 +65,15 @@ GAUSSIAN_ANALYTIC = register(
             "Phi(Delta/(2 sigma) - eps sigma/Delta) - e^eps Phi(-Delta/(2 sigma) - "
             "eps sigma/Delta), and no smaller delta"
         ),
-        bound={
-            "delta": sympy.erfc(-(Delta / (2 * sigma) - eps * sigma / Delta) / sympy.sqrt(2)) / 2
-            - sympy.exp(eps)
-            * sympy.erfc((Delta / (2 * sigma) + eps * sigma / Delta) / sympy.sqrt(2))
-            / 2
-        },
+        bound=Bound(
+            lambda: {
+                "delta": sympy.erfc(-(Delta / (2 * sigma) - eps * sigma / Delta) / sympy.sqrt(2))
+                / 2
+                - sympy.exp(eps)
+                * sympy.erfc((Delta / (2 * sigma) + eps * sigma / Delta) / sympy.sqrt(2))
+                / 2
+            }
+        ),
         domain=("sigma > 0", "Delta > 0", "epsilon >= 0", "0 < delta < 1"),
         latex=(
             r"\delta(\varepsilon) = \Phi\left(\frac{\mu}{2} - \frac{\varepsilon}{\mu}\right)"
@@ -87,7 +90,7 @@ GAUSSIAN_GDP = register(
         citation="Dong, Roth, Su 2022 (Gaussian differential privacy), Theorem 2.7",
         assumptions="query of L2 sensitivity Delta; N(0, sigma^2) noise",
         statement="M is mu-GDP with mu = Delta/sigma: its privacy profile is that of Balle-Wang",
-        bound={"mu": Delta / sigma},
+        bound=Bound(lambda: {"mu": Delta / sigma}),
         domain=("sigma > 0", "Delta > 0"),
         latex=r"\mu = \Delta / \sigma",
     )
@@ -167,7 +170,7 @@ GAUSSIAN_ZCDP = register(
         citation="Bun and Steinke 2016, Proposition 1.6",
         assumptions="query of L2 sensitivity Delta; N(0, sigma^2) noise",
         statement="D_alpha(M(D)||M(D')) <= alpha rho for all alpha > 1, rho = Delta^2/(2 sigma^2)",
-        bound={"rho": Delta**2 / (2 * sigma**2)},
+        bound=Bound(lambda: {"rho": Delta**2 / (2 * sigma**2)}),
         domain=("sigma > 0", "Delta > 0"),
         latex=r"\rho = \Delta^2 / (2\sigma^2)",
     )
@@ -180,7 +183,7 @@ DISCRETE_GAUSSIAN_ZCDP = register(
         citation="Canonne, Kamath, Steinke 2020, Theorem 4",
         assumptions="integer query of L2 sensitivity Delta; discrete Gaussian noise sigma^2",
         statement="D_alpha(M(D)||M(D')) <= alpha rho for all alpha > 1, rho = Delta^2/(2 sigma^2)",
-        bound={"rho": Delta**2 / (2 * sigma**2)},
+        bound=Bound(lambda: {"rho": Delta**2 / (2 * sigma**2)}),
         domain=("sigma > 0", "Delta > 0"),
         latex=r"\rho = \Delta^2 / (2\sigma^2)",
     )
@@ -202,7 +205,7 @@ EXPONENTIAL = register(
             " or exp(eps u/Delta) for monotone scores"
         ),
         statement="P[M(D) = r] <= exp(eps) P[M(D') = r] for every candidate r",
-        bound={"epsilon": eps},
+        bound=Bound(lambda: {"epsilon": eps}),
         domain=("epsilon > 0", "Delta > 0"),
         latex=r"\varepsilon",
     )
@@ -217,7 +220,7 @@ RANDOMIZED_RESPONSE = register(
         ),
         assumptions="true category kept w.p. e^eps/(e^eps + k - 1), else uniform over the others",
         statement="P[M(x) = y] <= exp(eps) P[M(x') = y] for all categories x, x', y",
-        bound={"epsilon": eps},
+        bound=Bound(lambda: {"epsilon": eps}),
         domain=("epsilon > 0", "k >= 2"),
         latex=r"\varepsilon",
     )
@@ -236,7 +239,7 @@ REPORT_NOISY_MAX = register(
             "scores); only the argmax is released"
         ),
         statement="P[M(D) = r] <= exp(eps) P[M(D') = r] for every index r",
-        bound={"epsilon": eps},
+        bound=Bound(lambda: {"epsilon": eps}),
         domain=("epsilon > 0", "Delta > 0"),
         latex=r"\varepsilon",
     )
@@ -253,7 +256,7 @@ ABOVE_THRESHOLD = register(
             "releases only the above/below answers"
         ),
         statement="the whole answer sequence is (eps1 + eps2)-DP, for any number of queries",
-        bound={"epsilon": eps},
+        bound=Bound(lambda: {"epsilon": eps}),
         domain=("epsilon > 0", "Delta > 0", "c >= 1"),
         latex=r"\varepsilon = \varepsilon_1 + \varepsilon_2",
     )

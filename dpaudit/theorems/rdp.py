@@ -10,12 +10,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-import numpy as np
 import sympy
 
 from dpaudit.expressions import as_expr
 from dpaudit.numeric import exact, exact_max, exact_min, float_up
-from dpaudit.theorems.base import Theorem, register
+from dpaudit.theorems.base import Bound, Theorem, register
 
 __all__ = [
     "DEFAULT_ORDERS",
@@ -62,7 +61,7 @@ RDP_GAUSSIAN = register(
         citation="Mironov 2017, Proposition 7 / Table II",
         assumptions="L2 sensitivity Delta, N(0, sigma^2) noise; any order alpha > 1",
         statement="M is (alpha, alpha Delta^2 / (2 sigma^2))-RDP",
-        bound={"tau": alpha * Delta**2 / (2 * sigma**2)},
+        bound=Bound(lambda: {"tau": alpha * Delta**2 / (2 * sigma**2)}),
         domain=("alpha > 1", "sigma > 0", "Delta > 0"),
         latex=r"\tau(\alpha) = \alpha\Delta^2/(2\sigma^2)",
     )
@@ -88,13 +87,15 @@ RDP_LAPLACE = register(
             "M is (alpha, 1/(alpha-1) log(alpha/(2alpha-1) e^{(alpha-1)/lambda} "
             "+ (alpha-1)/(2alpha-1) e^{-alpha/lambda}))-RDP"
         ),
-        bound={
-            "tau": sympy.log(
-                alpha / (2 * alpha - 1) * sympy.exp((alpha - 1) / b)
-                + (alpha - 1) / (2 * alpha - 1) * sympy.exp(-alpha / b)
-            )
-            / (alpha - 1)
-        },
+        bound=Bound(
+            lambda: {
+                "tau": sympy.log(
+                    alpha / (2 * alpha - 1) * sympy.exp((alpha - 1) / b)
+                    + (alpha - 1) / (2 * alpha - 1) * sympy.exp(-alpha / b)
+                )
+                / (alpha - 1)
+            }
+        ),
         domain=("alpha > 1", "b > 0"),
     )
 )
@@ -121,12 +122,14 @@ RDP_RANDOMIZED_RESPONSE = register(
         statement=(
             "M is (alpha, 1/(alpha-1) log(p^alpha (1-p)^{1-alpha} + (1-p)^alpha p^{1-alpha}))-RDP"
         ),
-        bound={
-            "tau": sympy.log(
-                p**alpha * (1 - p) ** (1 - alpha) + (1 - p) ** alpha * p ** (1 - alpha)
-            )
-            / (alpha - 1)
-        },
+        bound=Bound(
+            lambda: {
+                "tau": sympy.log(
+                    p**alpha * (1 - p) ** (1 - alpha) + (1 - p) ** alpha * p ** (1 - alpha)
+                )
+                / (alpha - 1)
+            }
+        ),
         domain=("alpha > 1", "1/2 < p < 1"),
     )
 )
@@ -156,14 +159,16 @@ RDP_PURE = register(
         ),
         assumptions="an eps-DP mechanism; order alpha > 1",
         statement="M is (alpha, min(eps, tau_RR(alpha, e^eps/(1+e^eps))))-RDP",
-        bound={
-            "tau": sympy.Min(
-                eps,
-                RDP_RANDOMIZED_RESPONSE.bound["tau"].xreplace(
-                    {p: sympy.exp(eps) / (1 + sympy.exp(eps))}
-                ),
-            )
-        },
+        bound=Bound(
+            lambda: {
+                "tau": sympy.Min(
+                    eps,
+                    RDP_RANDOMIZED_RESPONSE.bound["tau"].xreplace(
+                        {p: sympy.exp(eps) / (1 + sympy.exp(eps))}
+                    ),
+                )
+            }
+        ),
         domain=("alpha > 1", "epsilon >= 0"),
     )
 )
@@ -193,18 +198,20 @@ RDP_SUBSAMPLED_GAUSSIAN = register(
             "M is (alpha, 1/(alpha-1) log sum_j binom(alpha, j) (1-q)^{alpha-j} q^j "
             "exp((j^2 - j)/(2 sigma^2)))-RDP"
         ),
-        bound={
-            "tau": sympy.log(
-                sympy.Sum(
-                    sympy.binomial(alpha, j)
-                    * (1 - q) ** (alpha - j)
-                    * q**j
-                    * sympy.exp((j**2 - j) / (2 * sigma**2)),
-                    (j, 0, alpha),
+        bound=Bound(
+            lambda: {
+                "tau": sympy.log(
+                    sympy.Sum(
+                        sympy.binomial(alpha, j)
+                        * (1 - q) ** (alpha - j)
+                        * q**j
+                        * sympy.exp((j**2 - j) / (2 * sigma**2)),
+                        (j, 0, alpha),
+                    )
                 )
-            )
-            / (alpha - 1)
-        },
+                / (alpha - 1)
+            }
+        ),
         domain=("alpha > 1", "0 < q <= 1", "sigma > 0"),
     )
 )
@@ -243,6 +250,7 @@ def subsampled_gaussian_rdp(
     s2 = (exact(sigma_, "sigma") / exact(sensitivity, "sensitivity")) ** 2
     n = int(a)
     if numeric:
+        import numpy as np
         from scipy.special import gammaln, logsumexp  # imported here: start-up stays fast
 
         qf, s2f = float(qq), float(s2)
@@ -318,7 +326,6 @@ RDP_WITHOUT_REPLACEMENT = register(
             "e^{tau(2)} min(2, (e^{tau(inf)}-1)^2)) + sum_{j=3}^alpha gamma^j binom(alpha,j) "
             "e^{(j-1) tau(j)} min(2, (e^{tau(inf)}-1)^j))"
         ),
-        bound={},
         domain=("alpha > 1", "1 <= m <= n"),
     )
 )
@@ -371,7 +378,7 @@ RDP_COMPOSITION = register(
         citation="Mironov 2017, Proposition 1",
         assumptions="k adaptively composed mechanisms, each (alpha, tau_i)-RDP at the same order",
         statement="the composition is (alpha, sum tau_i)-RDP for every order alpha > 1",
-        bound={"tau": sympy.Symbol("k", positive=True) * tau},
+        bound=Bound(lambda: {"tau": sympy.Symbol("k", positive=True) * tau}),
         domain=("alpha > 1", "k >= 1"),
         latex=r"\tau(\alpha) = \sum_i \tau_i(\alpha)",
     )
@@ -385,11 +392,13 @@ RDP_CONVERSION = register(
         citation="Balle, Barthe, Gaboardi, Hsu, Sato 2020 (AISTATS), Theorem 21",
         assumptions="an (alpha, tau)-RDP mechanism, alpha > 1, 0 < delta < 1",
         statement="M is (tau + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1), delta)-DP",
-        bound={
-            "epsilon": tau
-            + sympy.log((alpha - 1) / alpha)
-            - (sympy.log(delta) + sympy.log(alpha)) / (alpha - 1)
-        },
+        bound=Bound(
+            lambda: {
+                "epsilon": tau
+                + sympy.log((alpha - 1) / alpha)
+                - (sympy.log(delta) + sympy.log(alpha)) / (alpha - 1)
+            }
+        ),
         domain=("alpha > 1", "0 < delta < 1"),
         latex=(
             r"\varepsilon = \tau + \log\frac{\alpha-1}{\alpha}"
@@ -443,6 +452,8 @@ def choose_order(orders: Sequence[int], taus: Sequence[float], delta_: sympy.Exp
     """
     if not orders or len(orders) != len(taus):
         raise ValueError("orders and taus must be non-empty and of equal length")
+    import numpy as np  # here: importing the theorems needs no numpy
+
     a = np.asarray(orders, dtype=float)
     t = np.asarray([float(x) for x in taus])
     log_d = float(sympy.log(exact(delta_, "delta")).evalf(20))

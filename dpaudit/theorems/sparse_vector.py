@@ -9,7 +9,7 @@ from __future__ import annotations
 import sympy
 
 from dpaudit.numeric import exact
-from dpaudit.theorems.base import Theorem, register
+from dpaudit.theorems.base import Bound, Theorem, register
 
 __all__ = ["SPARSE_VECTOR", "sparse_vector_epsilon", "sparse_vector_split"]
 
@@ -29,7 +29,7 @@ SPARSE_VECTOR = register(
             "the algorithm is (Delta/b_T + 2 c Delta/b_Q)-DP ((Delta/b_T + c Delta/b_Q) if "
             "monotonic)"
         ),
-        bound={"epsilon": Delta / b_t + 2 * c * Delta / b_q},
+        bound=Bound(lambda: {"epsilon": Delta / b_t + 2 * c * Delta / b_q}),
         domain=("b_T > 0", "b_Q > 0", "c >= 1", "Delta > 0"),
         latex=r"\varepsilon = \frac{\Delta}{b_T} + \frac{2c\Delta}{b_Q}",
     )

@@ -22,7 +22,7 @@ from dpaudit.events.stability import (
 )
 from dpaudit.expressions import as_expr
 from dpaudit.numeric import exact, exact_min, float_up, from_float
-from dpaudit.theorems.base import Theorem, register
+from dpaudit.theorems.base import Bound, Theorem, register
 
 __all__ = [
     "DP_TO_STABILITY",
@@ -53,7 +53,7 @@ STABILITY_DECLARED = register(
         citation="Dagan and Feldman 2020 (003), Section 2; Bousquet and Elisseeff 2002",
         assumptions="binary prediction at one query point; replace-one neighbours",
         statement="P[A_S(x)=y] <= P[A_S'(x)=y] + gamma for all x, y",
-        bound={"epsilon": sympy.Integer(0), "delta": gamma},
+        bound=Bound(lambda: {"epsilon": sympy.Integer(0), "delta": gamma}),
         domain=("gamma > 0",),
     )
 )
@@ -68,7 +68,7 @@ DP_TO_STABILITY = register(
         ),
         assumptions="binary output; the two DP inequalities of both directions",
         statement="|P[M(S)=y] - P[M(S')=y]| <= (e^eps - 1 + 2 delta)/(e^eps + 1)",
-        bound={"delta": (sympy.exp(eps) - 1 + 2 * delta) / (sympy.exp(eps) + 1)},
+        bound=Bound(lambda: {"delta": (sympy.exp(eps) - 1 + 2 * delta) / (sympy.exp(eps) + 1)}),
         domain=("epsilon >= 0", "delta >= 0"),
     )
 )
@@ -112,7 +112,7 @@ SUBSAMPLED_CANDIDATES = register(
         ),
         statement="A is (n'/n + (1 - n'/n) s)-uniformly stable",
         # stated with n' <= n (003, Section 3.1: T is a subset of S)
-        bound={"delta": n_sub / n + (1 - n_sub / n) * s},
+        bound=Bound(lambda: {"delta": n_sub / n + (1 - n_sub / n) * s}),
         domain=("n' >= 1", "n >= n'", "s >= 0"),
         latex=r"\gamma = \tfrac{n'}{n} + \left(1 - \tfrac{n'}{n}\right) s",
     )
@@ -142,7 +142,7 @@ LABEL_FLIP = register(
         ),
         assumptions="binary prediction flipped independently with probability a in (0, 1/2)",
         statement="A' is ln(e^eps + (1 - 2a) delta / a)-private prediction",
-        bound={"epsilon": sympy.log(sympy.exp(eps) + (1 - 2 * a) * delta / a)},
+        bound=Bound(lambda: {"epsilon": sympy.log(sympy.exp(eps) + (1 - 2 * a) * delta / a)}),
         domain=("0 < a < 1/2", "epsilon >= 0", "delta >= 0"),
         latex=r"\varepsilon' = \ln\left(e^{\varepsilon} + \frac{(1-2a)\delta}{a}\right)",
     )
@@ -170,7 +170,7 @@ RANDOMIZED_FLIP = register(
         citation="Warner 1965; flipping with probability a is ln((1-a)/a)-DP whatever the input",
         assumptions="binary output flipped independently with probability a in (0, 1/2)",
         statement="A' is ln((1 - a)/a)-private prediction",
-        bound={"epsilon": sympy.log((1 - a) / a)},
+        bound=Bound(lambda: {"epsilon": sympy.log((1 - a) / a)}),
         domain=("0 < a < 1/2",),
     )
 )
@@ -196,7 +196,7 @@ PREDICTION_SUBSAMPLING = register(
             "m = eta n without replacement; replace-one neighbours"
         ),
         statement="A is 2 eps m / n-private prediction",
-        bound={"epsilon": 2 * eps * m / n},
+        bound=Bound(lambda: {"epsilon": 2 * eps * m / n}),
         domain=("0 < epsilon <= 1", "m >= 1", "n >= m"),
     )
 )

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 import sympy
 
-from dpaudit.numeric import endpoints, exact, interval
-from dpaudit.theorems.base import Theorem, register
+from dpaudit.numeric import endpoints, exact, interval, minimize_bounded
+from dpaudit.theorems.base import Bound, Theorem, register
 
 eps, delta, rho, k = sympy.symbols("epsilon delta rho k", positive=True)
 i = sympy.Symbol("i", integer=True, positive=True)
@@ -23,7 +23,7 @@ PURE_TO_ZCDP = register(
         citation="Bun and Steinke 2016, Proposition 1.4",
         assumptions="an eps-DP mechanism",
         statement="M is (eps^2/2)-zCDP",
-        bound={"rho": eps**2 / 2},
+        bound=Bound(lambda: {"rho": eps**2 / 2}),
         domain=("epsilon >= 0",),
         latex=r"\rho = \varepsilon^2/2",
     )
@@ -42,7 +42,7 @@ ZCDP_COMPOSITION = register(
         citation="Bun and Steinke 2016, Lemma 1.7 (Lemma 2.3 in the full version)",
         assumptions="k adaptively composed mechanisms, each rho_i-zCDP",
         statement="the composition is (sum rho_i)-zCDP",
-        bound={"rho": sympy.Sum(rho_i[i], (i, 1, k))},
+        bound=Bound(lambda: {"rho": sympy.Sum(rho_i[i], (i, 1, k))}),
         domain=("k >= 1",),
         latex=r"\rho = \sum_i \rho_i",
     )
@@ -61,7 +61,7 @@ ZCDP_TO_APPROX = register(
         citation="Bun and Steinke 2016, Proposition 1.3",
         assumptions="a rho-zCDP mechanism; 0 < delta < 1",
         statement="M is (rho + 2 sqrt(rho log(1/delta)), delta)-DP",
-        bound={"epsilon": rho + 2 * sympy.sqrt(rho * sympy.log(1 / delta))},
+        bound=Bound(lambda: {"epsilon": rho + 2 * sympy.sqrt(rho * sympy.log(1 / delta))}),
         domain=("rho >= 0", "0 < delta < 1"),
         latex=r"\varepsilon = \rho + 2\sqrt{\rho \log(1/\delta)}",
     )
@@ -91,15 +91,17 @@ ZCDP_TO_APPROX_OPTIMAL = register(
             "M is (eps, delta)-DP for every alpha > 1 with eps = alpha rho + (log(1/delta) "
             "+ alpha log(1 - 1/alpha) - log(alpha - 1))/(alpha - 1)"
         ),
-        bound={
-            "epsilon": sympy.Symbol("alpha") * rho
-            + (
-                sympy.log(1 / delta)
-                + sympy.Symbol("alpha") * sympy.log(1 - 1 / sympy.Symbol("alpha"))
-                - sympy.log(sympy.Symbol("alpha") - 1)
-            )
-            / (sympy.Symbol("alpha") - 1)
-        },
+        bound=Bound(
+            lambda: {
+                "epsilon": sympy.Symbol("alpha") * rho
+                + (
+                    sympy.log(1 / delta)
+                    + sympy.Symbol("alpha") * sympy.log(1 - 1 / sympy.Symbol("alpha"))
+                    - sympy.log(sympy.Symbol("alpha") - 1)
+                )
+                / (sympy.Symbol("alpha") - 1)
+            }
+        ),
         domain=("rho >= 0", "0 < delta < 1"),
         latex=(
             r"\varepsilon = \inf_{\alpha>1} \alpha\rho + \frac{\log(1/\delta) + "
@@ -143,8 +145,6 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
 
     import math
 
-    from scipy.optimize import minimize_scalar
-
     rf, log_inv_d = float(r), float(sympy.log(1 / d).evalf(20))
 
     def objective(log_gap: float) -> float:
@@ -154,10 +154,7 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
             order - 1
         )
 
-    res = minimize_scalar(
-        objective, bounds=(-12.0, 12.0), method="bounded", options={"xatol": 1e-9}
-    )
-    best = 1 + math.exp(float(res.x))
+    best = 1 + math.exp(minimize_bounded(objective, -12.0, 12.0, xatol=1e-9))
     order = sympy.Rational(round(best * 10**6), 10**6)
     if order <= 1:
         order = sympy.Rational(101, 100)

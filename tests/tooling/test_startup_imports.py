@@ -7,6 +7,7 @@ run shows that the parser finds a module that *is* imported, so an empty list is
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -77,3 +78,100 @@ def test_account_imports_no_scipy_signal_nor_plotting(argv):
     for heavy in HEAVY:
         assert not _under(names, heavy), f"dpaudit {' '.join(argv)} imports {heavy}"
     assert "sympy" in names  # the accountant is exact arithmetic: sympy is its one heavy need
+
+
+#: The fast paths of issue 19, part 4 (``bench/startup.py`` times the same commands).
+ACCOUNT_FAST_PATHS = [
+    ["account", "Laplace(1)"],
+    ["account", "SelfComposed(Laplace(10), 100)", "--delta", "1e-6"],
+    ["account", "Gaussian(sigma=3)", "--epsilon", "1"],
+    ["explain", "SelfComposed(Laplace(10), 100)", "--delta", "1e-6"],
+]
+
+
+@pytest.mark.parametrize("argv", ACCOUNT_FAST_PATHS, ids=lambda a: " ".join(a))
+def test_account_and_explain_import_no_scipy_at_all(argv):
+    """scipy.optimize (the zCDP conversion's order search, ~1.2 s) and scipy.fft (the PLD's
+    transforms, ~0.8 s) were the largest costs above sympy; both are gone, and so is scipy."""
+    names = imported("-m", "dpaudit", *argv)
+    assert not _under(names, "scipy"), (
+        f"dpaudit {' '.join(argv)} imports {_under(names, 'scipy')[:5]}"
+    )
+    assert "dpaudit.accountant" in names  # the command did run the accountant
+
+
+def test_the_guard_sees_scipy_when_it_is_imported():
+    """Control: the same parser reports scipy for a command that imports it."""
+    assert _under(imported("-c", "import scipy.fft"), "scipy")
+
+
+#: Cards whose bound a fast path reads because it *computes* with the formula (the zCDP
+#: optimal conversion evaluates its card's expression at the chosen order: one formula).
+COMPUTES_WITH_CARD = {"zcdp_to_approx_cks20"}
+
+BUILT_AFTER = """
+import contextlib, io, json, sys
+from dpaudit.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    status = main(sys.argv[1:])
+from dpaudit.theorems.base import THEOREMS
+built = sorted(k for k, c in THEOREMS.items() if c.bound.built and len(c.bound))
+print(json.dumps([status, built]))
+"""
+
+
+@pytest.mark.parametrize("argv", ACCOUNT_FAST_PATHS[:3], ids=lambda a: " ".join(a))
+def test_account_builds_no_theorem_card_bound(argv):
+    """The cards' symbolic bounds (about 0.4 s to build, ``rdp_pure``'s Min the largest) are
+    built on first read; accounting reads none but the one it computes with."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", BUILT_AFTER, *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    status, built = json.loads(out.stdout)
+    assert status == 0
+    assert set(built) <= COMPUTES_WITH_CARD, f"bounds built: {built}"
+
+
+def test_explain_builds_the_bounds_it_shows():
+    """Control for the guard above: explain prints the cards' formulas, so it builds them."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", BUILT_AFTER, *ACCOUNT_FAST_PATHS[3]],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    _, built = json.loads(out.stdout)
+    assert {"laplace", "advanced_composition", "rdp_laplace"} <= set(built)
+
+
+def test_pure_dp_account_imports_no_numpy():
+    """``account "Laplace(1)"`` (delta 0) builds no PLD and no curve: numpy (~0.15 s) is
+    imported only where a PLD, a curve or an order search needs it."""
+    names = imported("-m", "dpaudit", "account", "Laplace(1)")
+    assert not _under(names, "numpy"), _under(names, "numpy")[:5]
+    assert "dpaudit.accountant.tight_builders" in names  # the PLD rules are registered
+
+
+def test_the_guard_sees_numpy_when_a_pld_is_built():
+    """Control: with a delta the PLD is built, and numpy is reported."""
+    names = imported(
+        "-m", "dpaudit", "account", "SelfComposed(Laplace(10), 100)", "--delta", "1e-6"
+    )
+    assert "numpy" in names and "dpaudit.pld.fft" in names

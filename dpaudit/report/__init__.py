@@ -272,6 +272,9 @@ def check_up_to_date(out: str | Path, targets: Sequence[Target] | None = None) -
         for rel, digest in entry["files"].items():
             if not (out / rel).exists():
                 problems.append(f"{target.name}: {rel} is missing")
+            elif (out / rel).stat().st_size == 0:
+                # no report file is empty: a regeneration cut off while writing leaves one
+                problems.append(f"{target.name}: {rel} is empty")
             elif _sha(out / rel) != digest:
                 problems.append(f"{target.name}: {rel} was edited after generation")
         data_path = out / f"{target.slug}.json"

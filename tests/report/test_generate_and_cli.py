@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import textwrap
 from pathlib import Path
@@ -68,6 +69,21 @@ def test_check_finds_edits_stale_inputs_and_missing_reports(
     assert check_up_to_date(tmp_path / "nowhere")[0].endswith(
         "regenerate with `dpaudit report all --out reports --seed 2024`"
     )
+
+
+def test_check_finds_an_empty_file_even_when_the_manifest_agrees(
+    tmp_path: Path, rr_target: Target
+) -> None:
+    """A regeneration cut off while writing once left an empty plot whose (empty) hash the
+    manifest recorded: the check must still refuse it."""
+    generate([rr_target], tmp_path, seed=3, progress=False, audit=False)
+    manifest_path = tmp_path / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    rel = next(r for r in manifest["targets"]["test/rr"]["files"] if r.endswith(".png"))
+    (tmp_path / rel).write_bytes(b"")
+    manifest["targets"]["test/rr"]["files"][rel] = hashlib.sha256(b"").hexdigest()
+    manifest_path.write_text(json.dumps(manifest))
+    assert check_up_to_date(tmp_path, [rr_target]) == [f"test/rr: {rel} is empty"]
 
 
 def test_html_report_is_standalone_and_escaped(tmp_path: Path, broken_target: Target) -> None:

@@ -29,6 +29,7 @@ from dpaudit.audit.outputs import OutputSchema, to_array
 from dpaudit.audit.pairs import NeighbouringPair, resolve_pairs
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import draw
+from dpaudit.audit.validation import check_confidence, check_delta, check_epsilon
 from dpaudit.numeric import mp_precision, mpf_to_float
 
 __all__ = ["SamplerCheck", "check_sampler", "exact_audit", "exact_epsilon"]
@@ -91,8 +92,7 @@ def exact_epsilon(
 
 
 def _exact(p: Mapping, q: Mapping, delta: float) -> tuple[float, tuple, str]:
-    if not 0.0 <= delta < 1.0:
-        raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+    check_delta(delta)
     with mp_precision(PRECISION):
         pp, qq = _validated(p, "p"), _validated(q, "q")
         forward = _best_prefix(pp, qq, delta)
@@ -143,8 +143,7 @@ def exact_audit(
             "mechanism must offer probabilities(dataset) -> {outcome: probability} for an"
             f" exact audit, got {type(mechanism).__name__} without it"
         )
-    if not (isinstance(epsilon, (int, float)) and epsilon >= 0):
-        raise ValueError(f"epsilon must be a number >= 0, got {epsilon!r}")
+    check_epsilon(epsilon)
     start = time.perf_counter()
     candidates = resolve_pairs(d0, d1, pairs)
     best: tuple[tuple[float, tuple, str], NeighbouringPair] | None = None
@@ -227,8 +226,7 @@ def check_sampler(
     """
     if not isinstance(samples, int) or samples < 1:
         raise ValueError(f"samples must be an integer >= 1, got {samples!r}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    check_confidence(confidence)
     probs = dict(mechanism.probabilities(dataset))
     raw = draw(mechanism, dataset, samples, np.random.SeedSequence(seed))
     outputs = to_array(raw, OutputSchema("categorical"))

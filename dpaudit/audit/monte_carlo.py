@@ -33,8 +33,8 @@ from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, PROGRESS_THRESHOLD, Runner,
 from dpaudit.audit.selection import FAMILIES, Candidate, search_events
 from dpaudit.audit.statistical_limit import statistical_limit, threshold_frequencies
 from dpaudit.audit.validation import check as _check
+from dpaudit.audit.validation import check_confidence, check_delta, check_epsilon
 from dpaudit.audit.validation import is_int as _is_int
-from dpaudit.audit.validation import is_number as _is_number
 
 __all__ = ["audit"]
 
@@ -177,25 +177,15 @@ def audit(
             imported by worker processes.
         EngineError: if the engine running the batches fails (a worker process dies, ...).
     """
-    _check(
-        "epsilon",
-        epsilon,
-        _is_number(epsilon) and not math.isnan(epsilon) and epsilon >= 0,
-        "a number >= 0",
-    )
-    _check("delta", delta, _is_number(delta) and 0.0 <= delta < 1.0, "in [0, 1)")
+    check_epsilon(epsilon)
+    check_delta(delta)
     _check(
         "samples",
         samples,
         _is_int(samples) and 10 <= samples <= MAX_SAMPLES,
         f"an integer in [10, {MAX_SAMPLES:.0e}] (MAX_SAMPLES)",
     )
-    _check(
-        "confidence",
-        confidence,
-        isinstance(confidence, float) and 0.0 < confidence < 1.0,
-        "a float in (0, 1)",
-    )
+    check_confidence(confidence)
     _check(
         "selection_fraction",
         selection_fraction,

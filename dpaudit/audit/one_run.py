@@ -52,8 +52,8 @@ from scipy.special import betainc, betaincc
 from dpaudit.audit.estimators import CDF_ALLOWANCE
 from dpaudit.audit.result import AuditResult, _down
 from dpaudit.audit.validation import check as _check
+from dpaudit.audit.validation import check_confidence, check_delta, check_epsilon
 from dpaudit.audit.validation import is_int as _is_int
-from dpaudit.audit.validation import is_number as _is_number
 from dpaudit.numeric import mp_precision, mpf_to_float
 
 __all__ = [
@@ -145,13 +145,8 @@ def _check_counts(m: Any, r: Any, v: Any) -> None:
 
 
 def _check_level(delta: Any, confidence: Any, tests: Any) -> float:
-    _check("delta", delta, _is_number(delta) and 0.0 <= delta < 1.0, "a number in [0, 1)")
-    _check(
-        "confidence",
-        confidence,
-        _is_number(confidence) and 0.0 < confidence < 1.0,
-        "a number in (0, 1)",
-    )
+    check_delta(delta)
+    check_confidence(confidence)
     _check("tests", tests, _is_int(tests) and tests >= 1, "an integer >= 1")
     return (1.0 - float(confidence)) / int(tests)
 
@@ -185,8 +180,8 @@ def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float = 0.0) 
         ValueError: if not ``0 <= v <= r <= m``, ``m >= 1``, epsilon >= 0, delta in [0, 1).
     """
     _check_counts(m, r, v)
-    _check("epsilon", epsilon, _is_number(epsilon) and epsilon >= 0, "a number >= 0")
-    _check("delta", delta, _is_number(delta) and 0.0 <= delta < 1.0, "a number in [0, 1)")
+    check_epsilon(epsilon)
+    check_delta(delta)
     return _tail_bound(int(m), int(r), int(v), _accuracy(float(epsilon)), float(delta))
 
 
@@ -301,7 +296,7 @@ def one_run_theory(
         TypeError, ValueError: on arguments outside their ranges (message names them).
     """
     _check_counts(m, r, 0)
-    _check("epsilon", epsilon, _is_number(epsilon) and epsilon >= 0, "a number >= 0")
+    check_epsilon(epsilon)
     _check("statistic", statistic, statistic in ("median", "mean"), "'median' or 'mean'")
     level = _check_level(delta, confidence, tests)
     if r == 0:
@@ -449,7 +444,7 @@ def audit_one_run(
     if not _is_int(m):
         raise TypeError(f"m must be an integer >= 1, got {m!r}")
     _check("m", m, m >= 1, "an integer >= 1")
-    _check("epsilon", epsilon, _is_number(epsilon) and epsilon >= 0, "a number >= 0")
+    check_epsilon(epsilon)
     candidates = _check_guesses(default_guesses(m) if guesses is None else guesses, m)
     level = _check_level(delta, confidence, len(candidates))
     if seed is not None and not (_is_int(seed) and seed >= 0):

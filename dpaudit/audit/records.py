@@ -50,6 +50,7 @@ from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, Runner, seed_sequence
 from dpaudit.audit.selection import FAMILIES, search_events
 from dpaudit.audit.validation import check as _check
+from dpaudit.audit.validation import check_confidence, check_delta, check_epsilon
 from dpaudit.audit.validation import is_int as _is_int
 from dpaudit.audit.validation import is_number as _is_number
 
@@ -376,25 +377,15 @@ def audit_records(
     checked = check_domain(domain)
     _check("relation", relation, relation in RELATIONS, f"one of {RELATIONS}")
     smin, smax = _check_sizes(sizes, relation)
-    _check(
-        "epsilon",
-        epsilon,
-        _is_number(epsilon) and not math.isnan(epsilon) and epsilon >= 0,
-        "a number >= 0",
-    )
-    _check("delta", delta, _is_number(delta) and 0.0 <= delta < 1.0, "in [0, 1)")
+    check_epsilon(epsilon)
+    check_delta(delta)
     _check(
         "samples",
         samples,
         _is_int(samples) and 10 <= samples <= MAX_SAMPLES,
         f"an integer in [10, {MAX_SAMPLES:.0e}] (MAX_SAMPLES)",
     )
-    _check(
-        "confidence",
-        confidence,
-        isinstance(confidence, float) and 0.0 < confidence < 1.0,
-        "a float in (0, 1)",
-    )
+    check_confidence(confidence)
     limit = worker_limit()
     _check(
         "workers",

@@ -42,6 +42,7 @@ from dpaudit.audit.estimators import (
     clopper_pearson,
     epsilon_lower_bound,
 )
+from dpaudit.audit.validation import check_confidence, check_delta
 
 __all__ = [
     "StatisticalLimit",
@@ -113,10 +114,8 @@ def _probabilities(name: str, values: Sequence[float] | np.ndarray) -> np.ndarra
 def _check_common(samples: object, delta: object, confidence: object, tests: object) -> None:
     if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
         raise ValueError(f"samples must be an integer >= 1, got {samples!r}")
-    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 <= delta < 1:
-        raise ValueError(f"delta must be a number in [0, 1), got {delta!r}")
-    if not isinstance(confidence, float) or not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be a float in (0, 1), got {confidence!r}")
+    check_delta(delta)
+    check_confidence(confidence)
     if isinstance(tests, bool) or not isinstance(tests, (int, np.integer)) or tests < 1:
         raise ValueError(f"tests must be an integer >= 1, got {tests!r}")
 

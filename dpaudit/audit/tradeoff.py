@@ -45,6 +45,7 @@ from dpaudit.audit.estimators import clopper_pearson, epsilon_lower_bound
 from dpaudit.audit.events import Identity, ThresholdEvent
 from dpaudit.audit.limits import MAX_SAMPLES
 from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, Runner
+from dpaudit.audit.validation import check_confidence, check_delta
 from dpaudit.numeric import mp_precision, mpf_to_float
 
 __all__ = ["TradeoffCurve", "gaussian_tradeoff", "tradeoff_curve"]
@@ -150,8 +151,7 @@ class TradeoffCurve:
         Raises:
             ValueError: if ``delta`` is not in [0, 1).
         """
-        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 <= delta < 1:
-            raise ValueError(f"delta must be a number in [0, 1), got {delta!r}")
+        check_delta(delta)
         best = 0.0
         # (lower bound on the numerator event, upper bound on the denominator event)
         for num, den in (
@@ -321,8 +321,7 @@ def tradeoff_curve(
         or not (10 <= samples <= MAX_SAMPLES)
     ):
         raise ValueError(f"samples must be an integer in [10, {MAX_SAMPLES:.0e}], got {samples!r}")
-    if not isinstance(confidence, float) or not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be a float in (0, 1), got {confidence!r}")
+    check_confidence(confidence)
     if (
         isinstance(batch_size, bool)
         or not isinstance(batch_size, (int, np.integer))

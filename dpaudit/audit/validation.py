@@ -32,3 +32,24 @@ def is_number(v: Any) -> bool:
         return not math.isnan(float(v))
     except OverflowError:
         return False
+
+
+def check_epsilon(epsilon: Any, name: str = "epsilon") -> None:
+    """A claimed epsilon: a real number >= 0 (``math.inf`` allowed: no finite claim)."""
+    check(name, epsilon, is_number(epsilon) and epsilon >= 0, "a number >= 0")
+
+
+def check_delta(delta: Any, name: str = "delta") -> None:
+    """A delta: a real number in [0, 1)."""
+    check(name, delta, is_number(delta) and 0.0 <= delta < 1.0, "a number in [0, 1)")
+
+
+def check_confidence(confidence: Any) -> None:
+    """A confidence level: a float strictly between 0 and 1 (``1`` or ``95`` are refused: a
+    percentage or a certainty is not a level)."""
+    check(
+        "confidence",
+        confidence,
+        isinstance(confidence, float) and 0.0 < confidence < 1.0,
+        "a float in (0, 1)",
+    )

@@ -228,7 +228,7 @@ def test_bad_domains_are_refused_with_what_and_where(domain: Any, match: str) ->
         ({"samples": 5}, r"samples must be an integer in \[10, .*got 5"),
         ({"confidence": 1.0}, r"confidence must be a float in \(0, 1\), got 1.0"),
         ({"epsilon": -1.0}, r"epsilon must be a number >= 0, got -1.0"),
-        ({"delta": 1.0}, r"delta must be in \[0, 1\), got 1.0"),
+        ({"delta": 1.0}, r"delta must be a number in \[0, 1\), got 1.0"),
         ({"budget_seconds": 0}, r"budget_seconds must be None or a number of seconds > 0, got 0"),
         ({"workers": 0}, r"workers must be an integer in \[1, "),
     ],

@@ -115,7 +115,7 @@ def test_result_serialises():
     ("kwargs", "message"),
     [
         (dict(epsilon=-1.0), r"epsilon must be a number >= 0, got -1.0"),
-        (dict(delta=1.0), r"delta must be in \[0, 1\), got 1.0"),
+        (dict(delta=1.0), r"delta must be a number in \[0, 1\), got 1.0"),
         (dict(samples=5), r"samples must be an integer in \[10, 1e\+09\] \(MAX_SAMPLES\), got 5"),
         (dict(confidence=1.0), r"confidence must be a float in \(0, 1\), got 1.0"),
         (dict(selection_fraction=1.5), r"selection_fraction must be a float in \(0, 1\)"),

@@ -35,7 +35,7 @@ def test_exact_epsilon_with_delta_and_disjoint_support():
 def test_exact_epsilon_validates():
     with pytest.raises(ValueError, match="p must be probabilities >= 0 summing to 1"):
         exact_epsilon({0: 0.5}, {0: 1.0})
-    with pytest.raises(ValueError, match=r"delta must be in \[0, 1\), got 1.0"):
+    with pytest.raises(ValueError, match=r"delta must be a number in \[0, 1\), got 1.0"):
         exact_epsilon({0: 1.0}, {0: 1.0}, 1.0)
 
 

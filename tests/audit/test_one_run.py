@@ -283,7 +283,7 @@ def test_trainer_sees_a_fair_mask_and_its_own_generator():
         ({"m": 2.5}, TypeError, r"m must be an integer >= 1, got 2.5"),
         ({"epsilon": -1.0}, ValueError, r"epsilon must be a number >= 0, got -1.0"),
         ({"delta": 1.0}, ValueError, r"delta must be a number in \[0, 1\), got 1.0"),
-        ({"confidence": 1.0}, ValueError, r"confidence must be a number in \(0, 1\), got 1.0"),
+        ({"confidence": 1.0}, ValueError, r"confidence must be a float in \(0, 1\), got 1.0"),
         ({"guesses": [(6, 6)]}, ValueError, r"1 <= k_plus \+ k_minus <= m = 10, got \(6, 6\)"),
         ({"guesses": [(1.5, 0)]}, TypeError, r"guesses must hold \(k_plus, k_minus\) integer"),
         ({"guesses": []}, ValueError, r"at least one"),

@@ -254,43 +254,39 @@ def _same_package_imports(module: types.ModuleType) -> list[str]:
     return found
 
 
+def _defining_modules(factory: Callable[[], Any]) -> list[str]:
+    """The modules defining the object ``factory()`` makes (its class's and its own)."""
+    try:
+        made = factory()
+    except Exception:  # the audit reports the failure; the fingerprint just skips it
+        return []
+    return [type(made).__module__, getattr(made, "__module__", "") or ""]
+
+
 def _module_files(target: Target) -> list[Path]:
     """The source files of the audited code: the modules named by the target and its
-    mechanism, and every module of the same top-level package they use, transitively (a
-    helper moved to a sibling module still changes the fingerprint when it changes)."""
-    files: list[Path] = []
+    mechanism (or one-run trainer), and every module of the same top-level package they use,
+    transitively (a helper moved to a sibling module still changes the fingerprint when it
+    changes)."""
     source = target.source.split(":")[0].strip() if target.source else ""
     mods = [source] if source else []
     if target.mechanism is not None:
-        try:
-            mech = target.mechanism()
-            mods.append(type(mech).__module__)
-            mods.append(getattr(mech, "__module__", "") or "")
-        except Exception:  # the audit reports the failure; the fingerprint just skips it
-            pass
+        mods += _defining_modules(target.mechanism)
     if target.one_run is not None:
-        try:
-            train = target.one_run.train()
-            mods.append(type(train).__module__)
-            mods.append(getattr(train, "__module__", "") or "")
-        except Exception:  # the audit reports the failure; the fingerprint just skips it
-            pass
-    seen: dict[str, None] = {}
+        mods += _defining_modules(target.one_run.train)
+    found: dict[str, types.ModuleType] = {}
     queue = [m for m in mods if m and m != "builtins"]
     while queue:
         name = queue.pop(0)
-        if name in seen:
-            continue
-        seen[name] = None
         module = sys.modules.get(name)
-        if module is not None:
-            queue.extend(_same_package_imports(module))
-    for name in sorted(seen):
-        module = sys.modules.get(name)
-        if module is None:
+        if name in found or module is None:
             continue
+        found[name] = module
+        queue.extend(_same_package_imports(module))
+    files: list[Path] = []
+    for name in sorted(found):
         try:
-            files.append(Path(inspect.getfile(module)))
+            files.append(Path(inspect.getfile(found[name])))
         except (TypeError, OSError):
             continue
     return files

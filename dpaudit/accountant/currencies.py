@@ -133,13 +133,17 @@ def refined_epsilon_bounds(
     best_lo, best_hi, used = 0.0, math.inf, h
     while True:
         pair = build(h)
+        coarsened = False
         if pair is not None:
             lo, hi = pair.epsilon_bounds(delta)
             best_lo = max(best_lo, lo)
             if hi < best_hi:
-                best_hi, used = hi, h
+                best_hi, used = hi, pair.h
+            # the composition outgrew the grid budget (dpaudit.pld.GRID_BUDGET) and was
+            # computed on a coarser grid: a finer leaf grid would be coarsened the same way
+            coarsened = pair.h > h
         gap = best_hi - best_lo
-        if h <= FINEST_GRID or gap <= TARGET_GAP * best_hi:
+        if h <= FINEST_GRID or gap <= TARGET_GAP * best_hi or coarsened:
             break
         shrink = 0.7 * math.sqrt(TARGET_GAP * best_hi / gap) if math.isfinite(gap) else 0.1
         h = max(FINEST_GRID, h * min(0.5, max(0.1, shrink)))

@@ -40,10 +40,29 @@ import numpy as np
 from dpaudit.pld import fft
 from dpaudit.pld.fft import UNIT_ROUNDOFF
 
-__all__ = ["DEFAULT_TAIL", "LowerPLD", "PrivacyLossDistribution", "UpperPLD"]
+__all__ = [
+    "DEFAULT_TAIL",
+    "GRID_BUDGET",
+    "MAX_COARSE_STEP",
+    "LowerPLD",
+    "PrivacyLossDistribution",
+    "UpperPLD",
+]
 
 #: Default tail mass (per tail, per composition step) dropped when choosing FFT windows.
 DEFAULT_TAIL = 1e-30
+
+#: The most grid points a composition computes on.  A composition whose window would be wider
+#: is computed on a grid 2, 4, 8, ... times coarser (:meth:`PrivacyLossDistribution.coarsened`,
+#: sound in both directions), so the work of composing k copies is bounded for every k, at
+#: the price of a looser bound when k is huge (issue 15 part 4: ``SelfComposed(Laplace(1),
+#: 10**6)`` used a 19M-point grid and 1.8 GB before).
+GRID_BUDGET = 2**21
+#: The coarsest grid step a composition may be moved to (beyond it, no PLD is computed and the
+#: accountant uses its other rules).  The lower discretisation is dropped instead (no certified
+#: lower bound, never a wrong one) when its own window does not fit the budget: its tilted
+#: masses can drift away from its P-masses on a coarse grid.
+MAX_COARSE_STEP = 64.0
 
 _SUM_REL = 1e-14  # relative error allowance of numpy's pairwise sum of n < 2**30 non-negative terms
 
@@ -117,6 +136,39 @@ class UpperPLD:
     def losses(self) -> np.ndarray:
         """The grid losses of ``masses``."""
         return (self.offset + np.arange(len(self.masses))) * self.h
+
+    def coarsened(self, g: int) -> UpperPLD:
+        """A pair dominating this one on the grid of step ``g h`` (``g`` a power of 2).
+
+        Each atom at a loss ``l`` strictly between coarse points ``a < l < b`` is split between
+        them by "connect the dots" (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi 2022, Theorem
+        4.3): P-mass fraction ``w = (1 - exp(a - l)) / (1 - exp(a - b))`` goes to ``b`` and the
+        rest to ``a``, which preserves both the P- and the Q-mass, so this pair is a
+        post-processing of the result: the result dominates it, and every composition with
+        it (Zhu, Dong, Wang 2022, Theorem 10).  Unlike rounding every loss up, the split
+        keeps the mean loss, so k compositions lose O(k g^2 h^2) in variance, not k g h in mean.
+        The rounding of the weights and of the block sums (at most 2g terms each) goes to
+        ``+inf``; the coarse grid values ``J g h`` are exact multiples (g is a power of 2), and
+        a loss shift of a few ulps of the largest loss covers their rounding.
+        """
+        idx = self.offset + np.arange(len(self.masses))
+        low = idx // g
+        r = (idx - low * g).astype(np.float64)
+        w = np.expm1(-r * self.h) / math.expm1(-g * self.h)
+        off = int(low[0])
+        n = int(low[-1]) - off + 2
+        masses = _split_sums(low - off, self.masses * (1 - w), self.masses * w, n)
+        # the weights' rounding (each split within 8u of the exact one, in l1) and the sums'
+        rel = 12 * UNIT_ROUNDOFF + (2 * g + 4) * _EXTENDED_ROUNDOFF
+        lost = rel * float(np.sum(self.masses)) * (1 + 1e-6)
+        top = (abs(off) + n) * self.h * g
+        return UpperPLD(
+            self.h * g,
+            off,
+            masses,
+            (self.inf_mass + lost) * (1 + 1e-9),
+            self.shift + 4 * UNIT_ROUNDOFF * (top + 1),
+        )
 
     def total(self) -> float:
         """An upper bound on the total mass (finite part plus ``+inf``)."""
@@ -195,6 +247,46 @@ class LowerPLD:
         """The grid points."""
         return (self.offset + np.arange(len(self.p))) * self.h
 
+    @classmethod
+    def nothing(cls, h: float) -> LowerPLD:
+        """The post-processing that sends every output to one point: it certifies nothing
+        (every lower bound it gives is 0), and is used where a lower discretisation would not
+        fit the grid budget."""
+        return cls(h, 0, np.zeros(1), np.zeros(1), 0.0, 0.0)
+
+    def coarsened(self, g: int) -> LowerPLD:
+        """The same post-processing followed by a Markov kernel onto the grid of step ``g h``
+        (``g`` a power of 2): grid point ``j = J g + r`` goes to ``J`` with probability ``1 - t``
+        and to ``J + 1`` with probability ``t = (exp(r h) - 1) / (exp(g h) - 1)``.  A
+        post-processing of a post-processing, so every bound it gives is still a lower bound.
+
+        The tilted masses move with the factor ``exp(s_new - s_j)``: ``qt_j`` becomes
+        ``(1 - t) exp(-r h) qt_j`` at ``J`` and ``t exp((g - r) h) qt_j`` at ``J + 1``, and this
+        ``t`` (the lower-side twin of connect the dots) makes the two parts add up to ``qt_j``:
+        the total tilted mass is kept, so k compositions neither underflow it (labels rounded
+        down shrink it by about ``exp(-k g h / 2)``) nor overflow it, and the mean label is kept
+        to first order.  The kernel never increases the l1 error of ``p`` or of ``qt`` (its
+        weights on ``qt`` sum to 1 per point); the rounding of the weights (computed rounded
+        up) and of the block sums is added to ``err``.
+        """
+        idx = self.offset + np.arange(len(self.p))
+        low = idx // g
+        r = (idx - low * g).astype(np.float64)
+        t = np.expm1(r * self.h) / math.expm1(g * self.h)
+        off = int(low[0])
+        n = int(low[-1]) - off + 2
+        up = 1 + 8 * UNIT_ROUNDOFF
+        with np.errstate(under="ignore"):
+            down_w = (1 - t) * np.exp(-r * self.h) * up
+            up_w = t * np.exp((g - r) * self.h) * up
+        p = _split_sums(low - off, self.p * (1 - t), self.p * t, n)
+        qt = _split_sums(low - off, self.qt * down_w, self.qt * up_w, n)
+        rel = 12 * UNIT_ROUNDOFF + (2 * g + 4) * _EXTENDED_ROUNDOFF
+        qt *= 1 + rel
+        rounding = rel * (float(np.sum(p)) + float(np.sum(qt)))
+        err = (self.err + rounding * (1 + 1e-6)) * (1 + 1e-9)
+        return LowerPLD(self.h * g, off, p, qt, self.p_inf, err * (1 + 1e-9))
+
     def delta(self, epsilon: float) -> float:
         """A certified lower bound on the privacy profile at ``epsilon`` (clipped at 0)."""
         _check_epsilon(epsilon)
@@ -224,7 +316,9 @@ class LowerPLD:
         good = avail > 0
         if not np.any(good):
             return 0.0
-        with np.errstate(divide="ignore"):
+        # a ratio overflowing to inf (Q-mass below the smallest double) is treated as Q = 0,
+        # whose step h is below the true one: conservative
+        with np.errstate(divide="ignore", over="ignore"):
             step = np.where(
                 qt_suffix[good] > 0,
                 np.log(np.where(qt_suffix[good] > 0, avail[good] / qt_suffix[good], 1)),
@@ -269,6 +363,37 @@ class PrivacyLossDistribution:
         """``(lower, upper)`` bounds on the privacy profile at ``epsilon``."""
         return self.lower.delta(epsilon), self.upper.delta(epsilon)
 
+    def coarsened(self, g: int) -> PrivacyLossDistribution:
+        """Both discretisations on the grid of step ``g h`` (see :meth:`UpperPLD.coarsened` and
+        :meth:`LowerPLD.coarsened`); ``g`` must be a power of 2 (so that ``g h`` is exact).
+
+        Raises:
+            ValueError: if g is not a power of 2.
+        """
+        if not isinstance(g, int) or g < 1 or g & (g - 1):
+            raise ValueError(f"g must be a power of 2 (1, 2, 4, ...), got {g!r}")
+        if g == 1:
+            return self
+        return PrivacyLossDistribution(self.upper.coarsened(g), self.lower.coarsened(g), self.tail)
+
+    def _budgeted(self, window: tuple[int, int]) -> int:
+        """The power of 2 by which to coarsen so that the upper window fits :data:`GRID_BUDGET`.
+
+        Raises:
+            ValueError: if that would need a grid step above :data:`MAX_COARSE_STEP`.
+        """
+        width = window[1] - window[0] + 1
+        g = 1
+        while width > GRID_BUDGET * g:
+            g *= 2
+        if g > 1 and self.h * g > MAX_COARSE_STEP:
+            raise ValueError(
+                f"privacy loss distribution: the composed support spans {width} grid points of "
+                f"step {self.h}; within the grid budget of {GRID_BUDGET} points it would need a "
+                f"grid step of {self.h * g}, above the maximum {MAX_COARSE_STEP}"
+            )
+        return g
+
     def self_compose(self, count: int) -> PrivacyLossDistribution:
         """The PLD of ``count`` independent copies (adaptive composition of the same pair).
 
@@ -282,6 +407,9 @@ class PrivacyLossDistribution:
         up, lo = self.upper, self.lower
         # --- upper
         win = fft.chernoff_window([(up.masses, up.offset, count)], self.tail)
+        g = self._budgeted(win)
+        if g > 1:
+            return self.coarsened(g).self_compose(count)
         m, off, l1 = fft.self_convolve(
             up.masses, up.offset, count, win, fft.lattice_stride(up.masses)
         )
@@ -290,7 +418,9 @@ class PrivacyLossDistribution:
         inf_mass = _power_gap(finite, up.inf_mass, count) + l1 + 2 * self.tail + cut
         upper = UpperPLD(up.h, off, m, inf_mass * (1 + 1e-9), up.shift * count * (1 + 1e-12))
         # --- lower
-        window = fft.chernoff_window([(_dominating(lo.p, lo.qt), lo.offset, count)], self.tail)
+        window = _lower_window([(lo, count)], self.tail)
+        if window[1] - window[0] + 1 > GRID_BUDGET:
+            return PrivacyLossDistribution(upper, LowerPLD.nothing(lo.h), self.tail)
         lattice = fft.lattice_stride(_dominating(lo.p, lo.qt))
         p, off_l, l1p = fft.self_convolve(lo.p, lo.offset, count, window, lattice)
         qt, _off_q, l1q = fft.self_convolve(lo.qt, lo.offset, count, window, lattice)
@@ -312,19 +442,33 @@ class PrivacyLossDistribution:
     def compose(self, other: PrivacyLossDistribution) -> PrivacyLossDistribution:
         """The PLD of this pair followed by ``other`` (independent, adaptive composition).
 
+        The operands' grid steps must be equal or differ by a power of 2 (a composition
+        coarsened within :data:`GRID_BUDGET` has step ``2^i h``); the finer is then coarsened
+        to the coarser grid.
+
         Raises:
-            ValueError: if the grid steps differ.
+            ValueError: if the grid steps differ by other than a power of 2.
         """
         if not isinstance(other, PrivacyLossDistribution):
             raise ValueError(f"other must be a PrivacyLossDistribution, got {type(other).__name__}")
         if other.h != self.h:
-            raise ValueError(
-                f"grid steps differ: {self.h} and {other.h}; build both PLDs with "
-                "the same value_discretization"
-            )
+            fine, coarse = sorted((self.h, other.h))
+            g = round(coarse / fine)
+            if g < 2 or g & (g - 1) or fine * g != coarse:
+                raise ValueError(
+                    f"grid steps differ: {self.h} and {other.h}; build both PLDs with "
+                    "the same value_discretization"
+                )
+            if self.h == fine:
+                return self.coarsened(g).compose(other)
+            return self.compose(other.coarsened(g))
         tail = max(self.tail, other.tail)
         a, b = self.upper, other.upper
+        la, lb = self.lower, other.lower
         win = fft.chernoff_window([(a.masses, a.offset, 1), (b.masses, b.offset, 1)], tail)
+        g = self._budgeted(win)
+        if g > 1:
+            return self.coarsened(g).compose(other.coarsened(g))
         m, off, l1 = fft.convolve(a.masses, a.offset, b.masses, b.offset, win)
         m, off, cut = _trim(m, off, win)
         fa = float(np.sum(a.masses)) * (1 + _SUM_REL)
@@ -336,11 +480,9 @@ class PrivacyLossDistribution:
             + cut
         )
         upper = UpperPLD(a.h, off, m, inf_mass * (1 + 1e-9), (a.shift + b.shift) * (1 + 1e-12))
-        la, lb = self.lower, other.lower
-        window = fft.chernoff_window(
-            [(_dominating(la.p, la.qt), la.offset, 1), (_dominating(lb.p, lb.qt), lb.offset, 1)],
-            tail,
-        )
+        window = _lower_window([(la, 1), (lb, 1)], tail)
+        if window[1] - window[0] + 1 > GRID_BUDGET:
+            return PrivacyLossDistribution(upper, LowerPLD.nothing(la.h), tail)
         p, off_l, l1p = fft.convolve(la.p, la.offset, lb.p, lb.offset, window)
         qt, _, l1q = fft.convolve(la.qt, la.offset, lb.qt, lb.offset, window)
         size = min(len(p), len(qt))
@@ -351,6 +493,37 @@ class PrivacyLossDistribution:
         err = la.err * norm_b + lb.err * norm_a + la.err * lb.err + l1p + l1q + 8 * tail
         lower = LowerPLD(la.h, off_l, p[:size], qt[:size], p_inf, err * (1 + 1e-9))
         return PrivacyLossDistribution(upper, lower, tail)
+
+
+#: Unit roundoff of numpy's extended type (2**-64 for x86's 80-bit format; on platforms where
+#: it is plain double, 2**-53): the block sums of :meth:`UpperPLD.coarsened` use it.
+_EXTENDED_ROUNDOFF = float(np.finfo(np.longdouble).eps) / 2
+
+
+def _split_sums(bins: np.ndarray, at_low: np.ndarray, at_high: np.ndarray, n: int) -> np.ndarray:
+    """``out[b] = sum(at_low[bins == b]) + sum(at_high[bins == b - 1])`` for sorted ``bins`` in
+    ``[0, n - 1)``, summed in extended precision and rounded once to float64 (each entry within
+    ``(terms + 1)`` extended roundoffs plus one double roundoff of the exact sum)."""
+    starts = np.flatnonzero(np.concatenate(([True], bins[1:] != bins[:-1])))
+    out = np.zeros(n, dtype=np.longdouble)
+    out[bins[starts]] += np.add.reduceat(at_low.astype(np.longdouble), starts)
+    out[bins[starts] + 1] += np.add.reduceat(at_high.astype(np.longdouble), starts)
+    return out.astype(np.float64)
+
+
+def _lower_window(parts: list[tuple[LowerPLD, int]], tail: float) -> tuple[int, int]:
+    """A window holding both the P- and the tilted Q-measure of a composition up to ``tail``
+    mass per side: the union of their Chernoff windows.  (One window of their entrywise
+    maximum also holds both, but that measure's total mass exceeds 1 by up to the spread of
+    ``qt / p``, which its k-th power turns into a window far too wide for large k.)"""
+    lo_p, hi_p = fft.chernoff_window([(d.p, d.offset, c) for d, c in parts], tail)
+    # a tilted measure whose whole composed mass is below the tail needs no window of its own
+    # (the Chernoff search has no stationary point then and returns a useless window)
+    log_total = sum(c * math.log(max(float(np.sum(d.qt)) * (1 + 1e-12), 1e-300)) for d, c in parts)
+    if log_total <= math.log(tail):
+        return lo_p, hi_p
+    lo_q, hi_q = fft.chernoff_window([(d.qt, d.offset, c) for d, c in parts], tail)
+    return min(lo_p, lo_q), max(hi_p, hi_q)
 
 
 def _dominating(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -50,11 +50,21 @@ class PLDPair:
         """
         return self._both(lambda d: d.self_compose(count))
 
+    def coarsened(self, g: int) -> PLDPair:
+        """Both directions on the grid of step ``g h`` (``g`` a power of 2; see
+        :meth:`PrivacyLossDistribution.coarsened`): bounds stay certified, and looser.
+
+        Raises:
+            ValueError: if g is not a power of 2.
+        """
+        return self._both(lambda d: d.coarsened(g))
+
     def compose(self, other: PLDPair) -> PLDPair:
         """This mechanism followed by ``other``.
 
         Raises:
-            ValueError: if ``other`` is not a PLDPair or the grid steps differ.
+            ValueError: if ``other`` is not a PLDPair or the grid steps differ by other than
+                a power of 2 (the finer is coarsened to the coarser).
         """
         if not isinstance(other, PLDPair):
             raise ValueError(f"other must be a PLDPair, got {type(other).__name__}")

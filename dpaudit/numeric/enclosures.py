@@ -8,6 +8,7 @@ enclosure is narrow enough; :func:`decide_relation` decides a comparison from an
 from __future__ import annotations
 
 import contextvars
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -170,11 +171,23 @@ def _iv_eval(expr: sympy.Expr, env: Mapping[sympy.Symbol, Any]) -> Any:
             return iv.mpf([fn(lo), fn(hi)])
     if isinstance(expr, sympy.Piecewise):
         return _iv_piecewise(expr, env)
+    if isinstance(expr, (sympy.binomial, sympy.factorial)) and all(a.is_Integer for a in expr.args):
+        # exact integers (an unevaluated binomial(k, i) in a written-out sum); other
+        # arguments are not supported
+        ints = [int(a) for a in expr.args]
+        if isinstance(expr, sympy.factorial):
+            return iv.mpf(math.factorial(ints[0])) if ints[0] >= 0 else _unsupported(expr)
+        n, r = ints
+        return iv.mpf(math.comb(n, r)) if n >= 0 and r >= 0 else _unsupported(expr)
     if isinstance(expr, sympy.Lambda):
         raise EvaluationError("cannot evaluate a Lambda without arguments")
     if expr in (sympy.oo, -sympy.oo, sympy.zoo, sympy.nan):
         raise EvaluationError(f"expression is not finite: {expr}")
     raise EvaluationError(f"unsupported function in rigorous evaluation: {type(expr).__name__}")
+
+
+def _unsupported(expr: sympy.Expr) -> Any:
+    raise EvaluationError(f"unsupported arguments in rigorous evaluation: {expr}")
 
 
 def _iv_piecewise(expr: sympy.Piecewise, env: Mapping[sympy.Symbol, Any]) -> Any:

@@ -231,11 +231,28 @@ def _too_large(expr: sympy.Expr) -> bool:
     return False
 
 
+def _expand_finite(expr: sympy.Expr) -> sympy.Expr:
+    """``expr`` with every Sum/Product over numeric limits written out term by term.  (``doit``
+    first tries symbolic summation, Gosper's algorithm, whose simplifications of Max terms
+    took minutes on the optimal-composition card; the written-out terms are numbers, which
+    the rigorous interval evaluation handles in milliseconds.)"""
+    if not isinstance(expr, sympy.Basic) or not expr.args:
+        return expr
+    args = [_expand_finite(a) if isinstance(a, sympy.Expr) else a for a in expr.args]
+    if isinstance(expr, (sympy.Sum, sympy.Product)):
+        body: sympy.Expr = args[0]
+        combine = sympy.Add if isinstance(expr, sympy.Sum) else sympy.Mul
+        for index, lo, hi in expr.limits:
+            body = combine(*[body.xreplace({index: j}) for j in range(int(lo), int(hi) + 1)])
+        return body
+    return expr.func(*args) if args != list(expr.args) else expr
+
+
 def _evaluate(expr: sympy.Expr) -> float | None:
     if expr.free_symbols or _too_large(expr):
         return None
     try:
-        return float_up(expr.doit())
+        return float_up(_expand_finite(expr))
     except (EvaluationError, ValueError, TypeError, ZeroDivisionError):
         return None
 

@@ -11,13 +11,23 @@ enumeration of the loss lattice in high-precision arithmetic.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from fractions import Fraction
 
 import mpmath
 import sympy
 
-from dpaudit.numeric import exact, float_down, float_up, mp_precision
+from dpaudit.numeric import (
+    PRECISION_LOCK,
+    endpoints,
+    exact,
+    float_down,
+    float_up,
+    interval,
+    iv_precision,
+    mp_precision,
+)
 from dpaudit.theorems.base import Bound, Theorem, register
 
 __all__ = [
@@ -106,16 +116,37 @@ def optimal_delta(
     g = exact(target_epsilon, "target_epsilon")
     z = (1 + sympy.exp(e)) ** count
     terms = []
-    with mp_precision(256):
-        ge = mpmath.mpf(float_up(g)) if not g.is_Rational else mpmath.mpf(g.p) / g.q
-        ee = mpmath.mpf(float_up(e)) if not e.is_Rational else mpmath.mpf(e.p) / e.q
-        for i in range(count + 1):
-            if (count - 2 * i) * ee > ge:
-                terms.append(
-                    sympy.binomial(count, i) * (sympy.exp((count - i) * e) - sympy.exp(g + i * e))
-                )
+    # Which terms are active ([x]_+ > 0, i.e. (k - 2i) eps > eps_g) is decided on rigorous
+    # enclosures of eps and eps_g; a term whose sign the enclosures cannot decide (eps_g within
+    # their width of a lattice point) is kept as the exact Max(term, 0).  (Comparing floats
+    # rounded from irrational eps_g could drop a positive term, making delta_g too small.)
+    with PRECISION_LOCK:
+        e_iv, g_iv = interval(e, prec=256), interval(g, prec=256)
+        with iv_precision(256):
+            for i in range(count + 1):
+                gap_lo, gap_hi = endpoints((count - 2 * i) * e_iv - g_iv)
+                if gap_hi <= 0:
+                    continue
+                # built unevaluated: the same exact value, without sympy's assumption
+                # queries per term (seconds for k in the thousands)
+                if gap_lo > 0:
+                    with sympy.evaluate(False):
+                        terms.append(
+                            sympy.Integer(math.comb(count, i))
+                            * (sympy.exp((count - i) * e) - sympy.exp(g + i * e))
+                        )
+                else:  # rare: evaluated, so that an exact tie simplifies to Max(0, 0) = 0
+                    terms.append(
+                        sympy.Max(
+                            sympy.binomial(count, i)
+                            * (sympy.exp((count - i) * e) - sympy.exp(g + i * e)),
+                            0,
+                        )
+                    )
     keep = (1 - d) ** count
-    return 1 - keep + keep * sympy.Add(*terms) / z
+    with sympy.evaluate(False):
+        total = sympy.Add(*terms) if terms else sympy.Integer(0)
+    return 1 - keep + keep * total / z
 
 
 def optimal_epsilon(

@@ -160,3 +160,19 @@ def test_bounded_range_composition_beats_zcdp_route_for_100_exponential_mechanis
     assert 2.246 <= g.epsilon_upper < 2.4191  # non-adaptive optimum <= ours < zCDP route
     with pytest.raises(ValueError, match="too many for the dynamic programme"):
         bounded_range.bounded_range_composition_epsilon(0.1, 10**6, 1e-6)
+
+
+def test_optimal_delta_keeps_a_term_an_ulp_from_its_lattice_point() -> None:
+    """eps_g = log 2 - 1e-30 is below the lattice point (k - 2i) eps = log 2 (k = 3, i = 1) by
+    far less than a double's ulp: comparing rounded floats dropped that positive term (delta_g
+    too small, an unsound 'bound'); the enclosures keep it, and an exact tie adds nothing."""
+    e = sympy.log(2)
+    g = sympy.log(2) - sympy.Rational(1, 10**30)
+    exact_terms = sum(
+        sympy.binomial(3, i) * (sympy.exp((3 - i) * e) - sympy.exp(g + i * e)) for i in range(2)
+    )
+    exact_value = exact_terms / (1 + sympy.exp(e)) ** 3
+    got = optimal.optimal_delta(e, 0, 3, g)
+    assert abs(sympy.N(got - exact_value, 80)) < 1e-200
+    assert sympy.N(got - sympy.Rational(2, 9), 80) > 0  # the i = 1 term is in
+    assert sympy.simplify(optimal.optimal_delta(e, 0, 3, e) - sympy.Rational(2, 9)) == 0

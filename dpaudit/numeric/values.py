@@ -26,6 +26,25 @@ def _describe(value: Any) -> str:
     return repr(value)
 
 
+_REAL_HEADS = (sympy.Add, sympy.Mul, sympy.exp, sympy.Max, sympy.Min, sympy.binomial, sympy.Abs)
+
+
+def _obviously_real(expr: sympy.Expr) -> bool:
+    """Whether ``expr`` is real by its structure alone: rational numbers, e and pi combined by
+    + and *, integer powers, exp, Max, Min, Abs and binomial.  (sympy's ``is_real`` query
+    answers the same on such trees but, on an unevaluated sum of thousands of terms, takes
+    seconds.)"""
+    for node in sympy.preorder_traversal(expr):
+        if node.is_Rational or node is sympy.E or node is sympy.pi:
+            continue
+        if isinstance(node, _REAL_HEADS):
+            continue
+        if node.is_Pow and node.args[1].is_Integer:
+            continue
+        return False
+    return True
+
+
 def exact(value: Any, name: str = "value") -> sympy.Expr:
     """Convert ``value`` to an exact sympy expression.
 
@@ -52,7 +71,7 @@ def exact(value: Any, name: str = "value") -> sympy.Expr:
         floats = expr.atoms(sympy.Float)
         if floats:
             expr = expr.xreplace({f: sympy.Rational(f) for f in floats})
-        if expr.is_real is False:
+        if not _obviously_real(expr) and expr.is_real is False:
             raise ValueError(f"{name} must be a real number, got {value!r}")
         return expr
     if isinstance(value, Integral):

@@ -162,13 +162,13 @@ def _sequence(builds: list[Builder]) -> Builder:
     """The builder of the composition of the parts' PLDs, in order."""
 
     def make(h: float) -> pld.PLDPair | None:
-        acc = builds[0](h)
-        for b in builds[1:]:
-            nxt = b(h)
-            if acc is None or nxt is None:
-                return None
-            acc = _safe(lambda acc=acc, nxt=nxt: acc.compose(nxt))
-        return acc
+        from dpaudit import pld
+
+        parts = [b(h) for b in builds]
+        if any(p is None for p in parts):
+            return None
+        # one product of spectra, one window for the whole sequence (issue 19 part 1)
+        return _safe(lambda: pld.PLDPair.compose_many([p for p in parts if p is not None]))
 
     return make
 

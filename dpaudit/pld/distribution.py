@@ -489,7 +489,10 @@ class PrivacyLossDistribution:
         pa, pb = float(np.sum(la.p)), float(np.sum(lb.p))
         qa, qb = float(np.sum(la.qt)), float(np.sum(lb.qt))
         p_inf = (la.p_inf + lb.p_inf - la.p_inf * lb.p_inf) * (1 - 1e-9)
-        norm_a, norm_b = (pa + qa + la.p_inf) * 1.000001, (pb + qb + lb.p_inf) * 1.000001
+        # ||p_a * p_b - P_a * P_b|| <= e_pa |p_b| + |p_a| e_pb + e_pa e_pb, and the same for qt:
+        # the sum is at most e_a max(|p_b|, |qt_b|) + e_b max(|p_a|, |qt_a|) + e_a e_b (with the
+        # sum |p| + |qt| here the error doubled at every composition: issue 19)
+        norm_a, norm_b = max(pa, qa) * 1.000001, max(pb, qb) * 1.000001
         err = la.err * norm_b + lb.err * norm_a + la.err * lb.err + l1p + l1q + 8 * tail
         lower = LowerPLD(la.h, off_l, p[:size], qt[:size], p_inf, err * (1 + 1e-9))
         return PrivacyLossDistribution(upper, lower, tail)

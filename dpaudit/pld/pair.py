@@ -73,6 +73,24 @@ class PLDPair:
             return PLDPair(d, d)
         return PLDPair(self.remove.compose(other.remove), self.add.compose(other.add))
 
+    @staticmethod
+    def compose_many(pairs: list[PLDPair]) -> PLDPair:
+        """The pairs composed in order, in one product of spectra per direction (see
+        :mod:`dpaudit.pld.many`): N distinct parts cost N transforms and one window search.
+
+        Raises:
+            ValueError: if ``pairs`` is empty, holds something else than PLDPairs, or their grid
+                steps differ by other than powers of 2.
+        """
+        from dpaudit.pld.many import compose_many
+
+        if not pairs or not all(isinstance(p, PLDPair) for p in pairs):
+            raise ValueError("compose_many needs a non-empty list of PLDPairs")
+        remove = compose_many([p.remove for p in pairs])
+        if all(p.symmetric for p in pairs):
+            return PLDPair(remove, remove)
+        return PLDPair(remove, compose_many([p.add for p in pairs]))
+
     def epsilon_bounds(self, delta: float) -> tuple[float, float]:
         """Certified ``(lower, upper)`` bounds on the epsilon of the pair at ``delta``.
 

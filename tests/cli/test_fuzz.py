@@ -322,14 +322,6 @@ def test_cli_fuzz_large(sandbox: tuple[Path, Path]) -> None:
 
 @pytest.mark.slow
 @needs_new_parser
-@pytest.mark.xfail(
-    strict=False,
-    raises=Hang,
-    reason="known defect (issue 15 part 4, bounded work): a composition with k up to 10**12 "
-    "can run the PLD work past the 20 s case limit (Gaussians no longer do: their analytic "
-    "bound is exact; Laplace at k = 10^6 takes ~15 s on a 19M-point grid, discrete Gaussian "
-    "at 10^8 ~2 min on a lattice expanded to the full grid)",
-)
 def test_cli_fuzz_expressions_large(sandbox: tuple[Path, Path]) -> None:
     _run(SLOW_CASES // 2, 1516, sandbox, EXPRESSION_COMMANDS, large_k=True)
 

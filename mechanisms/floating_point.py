@@ -148,9 +148,7 @@ def exact_uniform(n: int, rng: np.random.Generator) -> np.ndarray:
     return np.ldexp(((1 << 52) + significand + up).astype(np.float64), -(53 + e))
 
 
-def snap(
-    value: float, scale: float, bound: float, n: int, rng: np.random.Generator
-) -> np.ndarray:
+def snap(value: float, scale: float, bound: float, n: int, rng: np.random.Generator) -> np.ndarray:
     """Mironov's snapping mechanism (Mironov 2012, Section 5.2), ``n`` draws.
 
     ``clamp_B(round_Lambda(clamp_B(value) + S * scale * ln(U*)))`` with ``S`` a uniform sign,

@@ -45,9 +45,9 @@ SIGNIFICAND_BITS = 52
 EXPONENT_BIAS = 1023
 _EXPONENT_MASK = 0x7FF
 _SIGNIFICAND_MASK = np.uint64((1 << SIGNIFICAND_BITS) - 1)
-#: Trailing-zero counts above this share one class in the ``lattice`` key (a double on the
-#: lattice ``2^(ulp + 16) Z`` of its binade is rare for continuous noise; coarser lattices are
-#: told apart by the ``exact`` outcome search anyway).
+#: Trailing-zero counts above this share one class in the ``lattice`` key (for continuous
+#: noise a double with 16 or more trailing zeros is rare; outputs on much coarser lattices
+#: are discrete, and the outcome-set family tells them apart).
 GRANULARITY_CAP = 16
 
 
@@ -186,4 +186,4 @@ class ClassKey:
 def class_keys() -> tuple[ClassKey, ...]:
     """The partitions the ``bits`` event family searches (one candidate per partition and
     direction): low bits ``k = 1, 4, 8`` and the lattice key."""
-    return (ClassKey("low-bits", 1), ClassKey("low-bits", 4), ClassKey("low-bits", 8), ClassKey("lattice"))
+    return (*(ClassKey("low-bits", k) for k in (1, 4, 8)), ClassKey("lattice"))

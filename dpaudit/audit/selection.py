@@ -188,10 +188,11 @@ def _best_outcome_sets(
     if len(outcomes) > limit:
         return []
     n = len(x0)
-    return [
-        Candidate(OutcomeSetEvent(tuple(outcomes[i] for i in chosen), schema), num, score, "outcomes")
-        for num, chosen, score in _best_class_sets(inverse[:n], inverse[n:], len(outcomes), scorer)
-    ]
+    found = []
+    for num, chosen, score in _best_class_sets(inverse[:n], inverse[n:], len(outcomes), scorer):
+        event = OutcomeSetEvent(tuple(outcomes[i] for i in chosen), schema)
+        found.append(Candidate(event, num, score, "outcomes"))
+    return found
 
 
 def _best_class_sets(

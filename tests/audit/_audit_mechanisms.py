@@ -83,6 +83,7 @@ class ShiftedGaussian:
     def batch(self, d: float, n: int, rng: np.random.Generator) -> np.ndarray:
         return d + rng.normal(0.0, self.sigma, n)
 
+
 # Textbook float noise: these claims are about real arithmetic, so the auditor's
 # floating-point ('bits') family is left out (dpaudit.audit.audit, arithmetic).
 ShiftedLaplace.arithmetic = "real"  # type: ignore[attr-defined]

@@ -81,6 +81,7 @@ def writes_its_input(data: np.ndarray, rng: np.random.Generator) -> float:
     np.clip(data, 0, 1, out=data)
     return float(data.sum()) + rng.laplace()
 
+
 # Textbook float noise: these claims are about real arithmetic, so the auditor's
 # floating-point ('bits') family is left out (dpaudit.audit.audit, arithmetic).
 ClippedSum.arithmetic = "real"  # type: ignore[attr-defined]

@@ -116,7 +116,9 @@ FALSE_ALARM_SAMPLES = 20_000
 def test_false_alarm_rate_of_safe_counterparts(mechanism):
     """alpha = 0.05 per audit, 2 x 10^4 samples per dataset, 100 seeds.
 
-    Measured (seeds 0-99): 0 false alarms of 100 for each. The test allows at most 12 (the
+    Measured (seeds 0-99): 0 false alarms of 100 for each; the largest certified bounds were
+    0.0906 (snapping) and 0.0991 (geometric, true epsilon exactly 0.1). The test allows at
+    most 12 (the
     0.999 quantile of Binomial(100, 0.05)), so it fails only if the rate clearly exceeds
     alpha. Shown able to fail: BrokenNaiveFloatLaplace is flagged on every seed tried.
     """

@@ -151,6 +151,11 @@ class ClassKey:
         """Number of values the bit feature takes within one binade."""
         return 1 << self.k if self.kind == "low-bits" else GRANULARITY_CAP + 1
 
+    @property
+    def size(self) -> int:
+        """Number of classes: every code is in ``[0, size)`` (2 signs x 2048 exponents)."""
+        return 4096 * self.width
+
     def codes(self, x: np.ndarray) -> np.ndarray:
         """One ``int64`` class code per double: ``(sign * 2048 + E) * width + feature``."""
         sign, exponent, significand = fields(x)

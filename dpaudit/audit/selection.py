@@ -237,8 +237,13 @@ def _best_float_classes(x0: np.ndarray, x1: np.ndarray, scorer: Scorer) -> list[
     pooled = np.concatenate([x0, x1])
     n = len(x0)
     for key in class_keys():
-        codes, inverse = np.unique(key.codes(pooled), return_inverse=True)
-        inverse = inverse.reshape(-1)
+        # Codes are below key.size: compact the classes seen with a look-up table (a
+        # bincount and a gather, no sort of the samples).
+        raw = key.codes(pooled)
+        codes = np.flatnonzero(np.bincount(raw, minlength=key.size))
+        table = np.zeros(key.size, dtype=np.int64)
+        table[codes] = np.arange(len(codes))
+        inverse = table[raw]
         for num, chosen, score in _best_class_sets(inverse[:n], inverse[n:], len(codes), scorer):
             event = FloatClassEvent(key, tuple(int(c) for c in codes[chosen]))
             found.append(Candidate(event, num, score, "bits"))

@@ -72,6 +72,8 @@ def test_class_codes_and_descriptions():
     assert list(event.contains(x)) == [False, True, False]
     assert "[0.25, 0.5) with last significand 4 bits 1011" in event.describe()
     assert len(class_keys()) == 4
+    big = np.array([-np.nan, -np.inf, np.finfo(float).max, 5e-324])
+    assert all(0 <= int(c) < k.size for k in class_keys() for c in k.codes(big))
 
 
 def test_bad_parameters_are_refused():

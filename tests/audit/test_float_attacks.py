@@ -129,3 +129,35 @@ def test_false_alarm_rate_of_safe_counterparts(mechanism):
     assert alarms <= 12
     broken = BrokenNaiveFloatLaplace(0.1)
     assert all(_audit(broken, samples=FALSE_ALARM_SAMPLES, seed=s).violation for s in range(5))
+
+
+def test_cli_arithmetic_option(capsys):
+    """alpha = 0.05, 2 x 10^4 samples per dataset: exit 1 in doubles, 0 in real arithmetic."""
+    from dpaudit.cli import main
+
+    target = "mechanisms.floating_point:BrokenNaiveFloatLaplace"
+    common = ["audit", target, "--samples", "20000", "--seed", "0", "--no-progress"]
+    assert main([*common]) == 1
+    assert "binade" in capsys.readouterr().out
+    assert main([*common, "--arithmetic", "real"]) == 0
+    assert main([*common, "--arithmetic", "int"]) == 2
+
+
+def test_bits_family_only_for_scalar_outputs():
+    import numpy as np
+
+    from dpaudit.audit.outputs import OutputSchema
+    from dpaudit.audit.selection import search_events
+
+    rng = np.random.default_rng(0)
+    x = rng.laplace(size=(400, 2))
+
+    def scorer(num, den, n):
+        return np.log((num + 1.0) / (den + 1.0))
+
+    found = search_events(x, x + 1, OutputSchema("vector", 2), scorer, families=("bits",), rng=rng)
+    assert {c.family for c in found} == {"none"}
+    found = search_events(
+        x[:, 0], x[:, 1], OutputSchema("scalar"), scorer, families=("bits",), rng=rng
+    )
+    assert {c.family for c in found} == {"bits"} and len(found) == 8

@@ -63,7 +63,7 @@ class AuditableMechanism:
 
     name: str = "mechanism"
     #: The claims here are about the algorithms in real arithmetic (textbook float noise is not
-    #: DP as it runs in doubles: Mironov 2012, Section 3), so the auditor leaves out its
+    #: DP as it runs in doubles: Mironov 2012), so the auditor leaves out its
     #: ``bits`` family; the floating-point realisations are audited in
     #: :mod:`mechanisms.floating_point`, which declares ``"float"``.
     arithmetic: str = "real"

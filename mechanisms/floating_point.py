@@ -9,12 +9,12 @@ textbook mechanisms declare ``"real"`` instead: their claims are about real arit
 Broken (flagged by ``dpaudit audit mechanisms.floating_point:BrokenNaiveFloatLaplace``):
 
 * :class:`BrokenNaiveFloatLaplace`: ``x + rng.laplace(0, 1/eps)`` (Mironov 2012, "On
-  significance of the least significant bits for differential privacy", CCS, Section 3: the
+  significance of the least significant bits for differential privacy", CCS: the
   doubles it outputs depend on ``x``; DP-Sniper's floating-point experiment, Bichsel et al.
-  2021, S&P, Section VI, uses the pair 1, 0 at epsilon 0.1);
+  2021, S&P, uses the pair 1, 0 at epsilon 0.1 in its floating-point experiment);
 * :class:`BrokenBoxMullerGaussian`: Gaussian noise from the Box-Muller transform computed in
   doubles (the same flaw for the Gaussian; Haney et al. 2022, "Precision-based attacks and
-  interval refining", PoPETs, Section 4, attack textbook float Gaussian samplers);
+  interval refining", PoPETs, attack textbook float samplers);
 * :class:`BrokenFloat32ClampedSum`: a sum of records clamped to [0, 1], accumulated in
   single precision, released with snapping noise calibrated to sensitivity 1: rounding of the
   running sum makes one record move the sum by 2 (Casacuberta, Shoemate, Vadhan, Wagaman 2022,
@@ -72,7 +72,7 @@ class BrokenNaiveFloatLaplace(_FloatMechanism):
     What is wrong: the sum is rounded to a double, and which doubles occur depends on ``x``:
     e.g. from ``x = 1`` every output in [0.25, 0.5) has its last significand bit 0 (it is
     ``1 + v`` with ``v`` in [-0.75, -0.5), a multiple of 2^-53), from ``x = 0`` half of them
-    end in 1 (Mironov 2012, Section 3). True epsilon: infinite (outputs of positive
+    end in 1 (Mironov 2012, the attack on the textbook sampler). True epsilon: infinite (outputs of positive
     probability under one input and zero under the other).
     """
 
@@ -94,7 +94,7 @@ class BrokenBoxMullerGaussian(_FloatMechanism):
     sqrt(2 ln(1.25/delta)) / epsilon`` (Dwork & Roth 2014, Theorem A.1, for epsilon < 1).
     The dataset is one number of sensitivity 1 (pair: 1 and 0).
     What is wrong: as for :class:`BrokenNaiveFloatLaplace`, the doubles ``x + noise`` can
-    reach depend on ``x`` (Mironov 2012, Section 3; Haney et al. 2022, Section 4). True
+    reach depend on ``x`` (Mironov 2012; Haney et al. 2022). True
     epsilon at this delta: infinite (the classes one input never reaches have probability far
     above delta).
     """
@@ -204,7 +204,7 @@ class GeometricCount(_FloatMechanism):
 
     Privacy:
         ``P[Z = k]`` proportional to ``e^(-epsilon |k|)``: a sensitivity-1 integer query plus
-        ``Z`` is epsilon-DP, exactly (Ghosh, Roughgarden, Sundararajan 2009, Section 2; the
+        ``Z`` is epsilon-DP, exactly (Ghosh, Roughgarden, Sundararajan 2009, the geometric mechanism; the
         sampler is Canonne, Kamath, Steinke 2020, Algorithm 2, integer arithmetic only).
         Outputs are returned as doubles (integers below 2^53, all exact).
     """

@@ -8,8 +8,8 @@ significand field ``m`` (IEEE 754-2008, Section 3.4): for ``0 < E < 2047`` (norm
 Which doubles a floating-point mechanism can output depends on its input: textbook noise
 ``x + Laplace(b)`` computed in doubles misses whole classes of doubles, and which classes it
 misses moves with ``x`` (Mironov 2012, "On significance of the least significant bits for
-differential privacy", CCS, Section 3; Haney et al. 2022, "Precision-based attacks and
-interval refining", PoPETs, Section 4).  The features here expose those classes:
+differential privacy", CCS, the attack on the textbook sampler; Haney et al. 2022,
+"Precision-based attacks and interval refining", PoPETs).  The features here expose those classes:
 
 * the *binade* ``(s, E)``: the output's sign and power-of-two range;
 * the *low bits*: the last ``k`` bits of the significand field ``m``;

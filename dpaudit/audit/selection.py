@@ -18,8 +18,8 @@ Families:
   (binade with the last 1, 4 or 8 significand bits, or with the lattice ``2^j Z`` the output
   lies on; :mod:`dpaudit.audit.float_bits`), ordered by likelihood ratio like outcome sets.
   Textbook floating-point noise reaches different doubles from neighbouring inputs (Mironov
-  2012, Section 3); DP-Sniper finds this with a classifier on the 64 bits (Bichsel et al.
-  2021, Section VI-F). Four partitions, two directions: eight candidates, costing a few
+  2012); DP-Sniper finds this with a classifier on the 64 bits (Bichsel et al. 2021, its
+  floating-point experiment). Four partitions, two directions: eight candidates, costing a few
   vectorised passes over the selection samples.
 
 Nothing chosen here is certified here: the auditor certifies the chosen events on fresh

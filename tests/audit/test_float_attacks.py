@@ -26,8 +26,8 @@ from mechanisms.floating_point import (
 
 CONFIDENCE = 0.95
 #: DP-Sniper's certified bound on textbook Laplace at epsilon 0.1, pair (1, 0), with 2 x 10^8
-#: final samples at confidence 0.9 (Bichsel et al. 2021, S&P, Section VI; eval_sp2021
-#: reference log: eps_lcb = 0.2521).
+#: final samples at confidence 0.9 (Bichsel et al. 2021, S&P, its floating-point
+#: experiment; the published reference log: eps_lcb = 0.2521).
 DP_SNIPER_BOUND = 0.25
 SAMPLES = 100_000
 

@@ -72,8 +72,8 @@ class BrokenNaiveFloatLaplace(_FloatMechanism):
     What is wrong: the sum is rounded to a double, and which doubles occur depends on ``x``:
     e.g. from ``x = 1`` every output in [0.25, 0.5) has its last significand bit 0 (it is
     ``1 + v`` with ``v`` in [-0.75, -0.5), a multiple of 2^-53), from ``x = 0`` half of them
-    end in 1 (Mironov 2012, the attack on the textbook sampler). True epsilon: infinite (outputs of positive
-    probability under one input and zero under the other).
+    end in 1 (Mironov 2012, the attack on the textbook sampler). True epsilon: infinite
+    (outputs of positive probability under one input and zero under the other).
     """
 
     true_epsilon = math.inf
@@ -204,8 +204,9 @@ class GeometricCount(_FloatMechanism):
 
     Privacy:
         ``P[Z = k]`` proportional to ``e^(-epsilon |k|)``: a sensitivity-1 integer query plus
-        ``Z`` is epsilon-DP, exactly (Ghosh, Roughgarden, Sundararajan 2009, the geometric mechanism; the
-        sampler is Canonne, Kamath, Steinke 2020, Algorithm 2, integer arithmetic only).
+        ``Z`` is epsilon-DP, exactly (Ghosh, Roughgarden, Sundararajan 2009, the geometric
+        mechanism; the sampler is Canonne, Kamath, Steinke 2020, Algorithm 2, integer
+        arithmetic only).
         Outputs are returned as doubles (integers below 2^53, all exact).
     """
 

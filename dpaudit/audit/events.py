@@ -224,7 +224,8 @@ class FloatClassEvent:
 
     Classes combine the binade with bits of the significand (:class:`ClassKey`), e.g. "in
     [0.25, 0.5) with last significand bit 1": sets of doubles that textbook floating-point
-    noise reaches from one input and not from its neighbour (Mironov 2012, the attack on the textbook sampler).
+    noise reaches from one input and not from its neighbour (Mironov 2012, the attack on the
+    textbook sampler).
     """
 
     key: ClassKey

@@ -62,6 +62,11 @@ class AuditableMechanism:
     """
 
     name: str = "mechanism"
+    #: The claims here are about the algorithms in real arithmetic (textbook float noise is not
+    #: DP as it runs in doubles: Mironov 2012), so the auditor leaves out its
+    #: ``bits`` family; the floating-point realisations are audited in
+    #: :mod:`mechanisms.floating_point`, which declares ``"float"``.
+    arithmetic: str = "real"
     epsilon: float = 1.0
     delta: float = 0.0
     true_epsilon: float | None = None

@@ -110,13 +110,19 @@ def _slug(name: str) -> str:
     return "".join(out).strip("-")
 
 
-def _catalogue_target(m: Any, group: str) -> Target:
-    samples = SVT_SAMPLES if "SparseVector" in type(m).__name__ else CATALOGUE_SAMPLES
+def _summary(m: Any) -> str:
+    """A catalogue mechanism's first docstring paragraph, and what is wrong with it."""
     doc = (type(m).__doc__ or "").strip()
     summary = " ".join(doc.split("\n\n")[0].split())
     wrong = [p for p in doc.split("\n\n") if "What is wrong" in p]
     if wrong:
         summary += " " + " ".join(wrong[0].split())
+    return summary
+
+
+def _catalogue_target(m: Any, group: str) -> Target:
+    samples = SVT_SAMPLES if "SparseVector" in type(m).__name__ else CATALOGUE_SAMPLES
+    summary = _summary(m)
     pairs = tuple(m.pairs)
     return Target(
         name=f"{group}/{_slug(m.name)}",
@@ -131,6 +137,45 @@ def _catalogue_target(m: Any, group: str) -> Target:
         samples=samples,
         true_epsilon=m.true_epsilon,
         expect="broken" if group == "broken" else "private",
+        source=f"{type(m).__module__}:{type(m).__qualname__}",
+    )
+
+
+def _float_plan(m: Any) -> ev.Event:
+    """The event a floating-point catalogue entry's claim rests on: the textbook mechanism its
+    code means to be (the audit of the code in doubles is what can disagree)."""
+    from mechanisms import floating_point as fp
+
+    eps = sympy.nsimplify(m.epsilon)
+    if isinstance(m, fp.BrokenNaiveFloatLaplace):
+        return ev.Laplace(1 / eps, 1)
+    if isinstance(m, fp.BrokenBoxMullerGaussian):
+        return ev.Gaussian(sympy.Rational(m.sigma), 1)  # the float sigma, exactly
+    if isinstance(m, fp.GeometricCount):
+        return ev.DiscreteLaplace(1 / eps, 1)
+    if isinstance(m, (fp.SnappingLaplace, fp.BrokenFloat32ClampedSum)):
+        return ev.PureDP(eps)  # snapping: epsilon-DP (Mironov 2012, Section 5.2, Theorem 1)
+    raise ValueError(f"no declared plan is known for {m!r}")
+
+
+def _float_target(m: Any) -> Target:
+    """A floating-point catalogue entry (:mod:`mechanisms.floating_point`), group
+    ``floating point``, audited in doubles (its ``arithmetic`` is ``"float"``)."""
+    summary = _summary(m)
+    pairs = tuple(m.pairs)
+    return Target(
+        name=f"floating-point/{_slug(m.name)}",
+        title=m.name,
+        group="floating point",
+        epsilon=float(m.epsilon),
+        delta=float(m.delta),
+        summary=summary,
+        plan=_float_plan(m),
+        mechanism=lambda: m,
+        pairs=lambda: pairs,
+        samples=CATALOGUE_SAMPLES,
+        true_epsilon=m.true_epsilon,
+        expect="broken" if m.name.startswith("Broken") else "private",
         source=f"{type(m).__module__}:{type(m).__qualname__}",
     )
 
@@ -552,12 +597,14 @@ def _claim_target(key: str) -> Target:
 def register() -> list[Target]:
     """Register (and return) this package's targets: the source documents' claims (after
     :func:`dpaudit.verify.load_claim_modules`), then the catalogue, then the broken
-    mechanisms, then the training algorithms audited by one run
+    mechanisms, then the floating-point entries (:mod:`mechanisms.floating_point`, group
+    ``floating point``), then the training algorithms audited by one run
     (:func:`mechanisms.one_run_report_targets.one_run_targets`).  The entry point of the
     group ``dpaudit.report_targets``."""
     from dpaudit.verify import CLAIMS, load_claim_modules
     from mechanisms.broken import broken_mechanisms
     from mechanisms.catalogue import correct_mechanisms
+    from mechanisms.floating_point import float_broken_mechanisms, float_safe_mechanisms
     from mechanisms.one_run_report_targets import one_run_targets
 
     failed = [f"{m.module}: {m.detail}" for m in load_claim_modules() if m.status == "error"]
@@ -567,5 +614,9 @@ def register() -> list[Target]:
     out.append(register_target(_theorem2_target()))
     out += [register_target(_catalogue_target(m, "catalogue")) for m in correct_mechanisms()]
     out += [register_target(_catalogue_target(m, "broken")) for m in broken_mechanisms()]
+    out += [
+        register_target(_float_target(m))
+        for m in float_broken_mechanisms() + float_safe_mechanisms()
+    ]
     out += [register_target(t) for t in one_run_targets()]
     return out

@@ -63,6 +63,27 @@ def default_selection_fraction(samples: int, delta: float) -> float:
     return min(SELECTION_FRACTION, share)
 
 
+#: The values of ``arithmetic`` (and of a mechanism's ``arithmetic`` attribute).
+ARITHMETICS = ("float", "real")
+
+
+def resolve_families(
+    mechanism: Any, families: Iterable[str], arithmetic: str | None
+) -> tuple[str, ...]:
+    """The event families an audit searches: ``families`` without ``bits`` when the claim is
+    about real arithmetic (``arithmetic``, else ``mechanism.arithmetic``, else ``"float"``).
+
+    Raises:
+        ValueError: if ``arithmetic`` (or the mechanism's attribute) is not one of
+            :data:`ARITHMETICS`.
+    """
+    if arithmetic is None:
+        arithmetic = getattr(mechanism, "arithmetic", None) or "float"
+    _check("arithmetic", arithmetic, arithmetic in ARITHMETICS, "'float', 'real' or None")
+    families = tuple(families)
+    return tuple(f for f in families if f != "bits") if arithmetic == "real" else families
+
+
 def _name(mechanism: Any) -> str:
     return str(
         getattr(mechanism, "name", None)
@@ -101,6 +122,7 @@ def audit(
     seed: int | np.random.SeedSequence | None = None,
     pairs: Iterable[NeighbouringPair | Sequence[Any]] | None = None,
     families: Iterable[str] = FAMILIES,
+    arithmetic: str | None = None,
     selection_fraction: float | None = None,
     certify_top: int = 1,
     directions: str | None = None,
@@ -142,7 +164,14 @@ def audit(
             samples per dataset; events are then selected on the most promising pair with the
             full selection budget, and only that pair is certified.
         families: event families to search (subset of ``("threshold", "outcomes",
-            "classifier")``).
+            "classifier", "bits")``); ``bits`` applies to scalar outputs only and is dropped
+            when ``arithmetic`` is ``"real"``.
+        arithmetic: what the claim is about. ``"float"``: the code as it runs, in IEEE 754
+            doubles, so the ``bits`` family searches events over the outputs' binary
+            representation (:mod:`dpaudit.audit.float_bits`); ``"real"``: the algorithm in
+            exact real arithmetic (a textbook mechanism whose float rounding is out of scope),
+            so ``bits`` is not searched. None: the mechanism's own ``arithmetic`` attribute,
+            else ``"float"``.
         selection_fraction: share of ``samples`` used for selection, in (0, 1); None: 0.25,
             and with ``delta > 0`` ``max(0.05, 10^5 / samples)`` when smaller
             (:func:`default_selection_fraction`).
@@ -219,6 +248,7 @@ def audit(
         "an integer >= 1",
     )
     _check("mechanism", mechanism, callable(mechanism), "callable as mechanism(dataset, rng)")
+    families = resolve_families(mechanism, families, arithmetic)
     candidates_pairs = resolve_pairs(d0, d1, pairs)
     if selection_fraction is None:
         selection_fraction = default_selection_fraction(samples, float(delta))

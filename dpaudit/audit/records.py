@@ -44,7 +44,7 @@ from dpaudit.audit.domain import RecordDomain, as_records, check_domain
 from dpaudit.audit.errors import MechanismError
 from dpaudit.audit.estimators import bound_level, predicted_bounds
 from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES, MAX_WORKERS, worker_limit
-from dpaudit.audit.monte_carlo import _check_size, audit
+from dpaudit.audit.monte_carlo import _check_size, audit, resolve_families
 from dpaudit.audit.probe import probe
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, Runner, seed_sequence
@@ -323,6 +323,7 @@ def audit_records(
     executor: Any = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     max_memory_bytes: int = DEFAULT_MAX_MEMORY_BYTES,
+    arithmetic: str | None = None,
 ) -> RecordsAuditResult:
     """Search neighbouring datasets over a record domain, then certify the worst pair found.
 
@@ -360,6 +361,9 @@ def audit_records(
             the seed and the batch size, never on ``workers``; search samples are spread over
             the workers batch by batch, so a slow ``fn`` wants small batches).
         max_memory_bytes: memory limit of the final audit's samples, as for :func:`audit`.
+        arithmetic: ``"float"``, ``"real"`` or None (``fn.arithmetic``, else ``"float"``), as
+            for :func:`audit`: with ``"float"`` the final audit also searches events over the
+            outputs' bit patterns (the pair search does not).
 
     Returns:
         A :class:`RecordsAuditResult`: the fields of :func:`audit`'s result, with ``pair``
@@ -394,6 +398,7 @@ def audit_records(
         f"an integer in [1, {limit}] (the machine's CPUs, at least 2, at most {MAX_WORKERS})",
     )
     _check("batch_size", batch_size, _is_int(batch_size) and batch_size >= 1, "an integer >= 1")
+    resolve_families(fn, FAMILIES, arithmetic)  # refuses a bad arithmetic before the search
     _check(
         "budget_seconds",
         budget_seconds,
@@ -485,6 +490,7 @@ def audit_records(
         batch_size=batch_size,
         executor=executor,
         max_memory_bytes=max_memory_bytes,
+        arithmetic=arithmetic,
     )
     fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
     count = len(scored)

@@ -25,6 +25,7 @@ from dpaudit.audit import audit as run_audit
 from dpaudit.audit import audit_records, exact_audit, query_pairs
 from dpaudit.audit.domain import parse_records
 from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES
+from dpaudit.audit.monte_carlo import ARITHMETICS
 from dpaudit.audit.records import RELATIONS
 from dpaudit.cli.exit_codes import dumps
 from dpaudit.plugins import load_object
@@ -112,6 +113,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="exact mode: use OBJECT.probabilities(dataset) instead of sampling",
     )
+    p.add_argument(
+        "--arithmetic",
+        choices=ARITHMETICS,
+        default=None,
+        help="what the claim is about: 'float' (the code as it runs in doubles: also search "
+        "events over the outputs' bit patterns) or 'real' (real arithmetic: leave them out); "
+        "default: OBJECT.arithmetic, else float (docs/floating-point.md)",
+    )
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
@@ -179,6 +188,7 @@ def _run_records(args: argparse.Namespace, fn: Any, epsilon: float, delta: float
         workers=args.workers,
         executor=args.scheduler,
         max_memory_bytes=args.max_memory,
+        arithmetic=args.arithmetic,
     )
 
 
@@ -225,6 +235,7 @@ def run(args: argparse.Namespace) -> int:
             executor=args.scheduler,
             progress=False if args.no_progress else None,
             max_memory_bytes=args.max_memory,
+            arithmetic=args.arithmetic,
         )
     return _show(result, args)
 

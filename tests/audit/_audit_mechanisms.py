@@ -82,3 +82,17 @@ class ShiftedGaussian:
 
     def batch(self, d: float, n: int, rng: np.random.Generator) -> np.ndarray:
         return d + rng.normal(0.0, self.sigma, n)
+
+
+# Textbook float noise: these claims are about real arithmetic, so the auditor's
+# floating-point ('bits') family is left out (dpaudit.audit.audit, arithmetic).
+ShiftedLaplace.arithmetic = "real"  # type: ignore[attr-defined]
+GlobalBatch.arithmetic = "real"  # type: ignore[attr-defined]
+ShiftedGaussian.arithmetic = "real"  # type: ignore[attr-defined]
+laplace_loop.arithmetic = "real"  # type: ignore[attr-defined]
+coin_label.arithmetic = "real"  # type: ignore[attr-defined]
+leaky_pattern.arithmetic = "real"  # type: ignore[attr-defined]
+global_numpy_laplace.arithmetic = "real"  # type: ignore[attr-defined]
+python_random_laplace.arithmetic = "real"  # type: ignore[attr-defined]
+own_generator_laplace.arithmetic = "real"  # type: ignore[attr-defined]
+failing.arithmetic = "real"  # type: ignore[attr-defined]

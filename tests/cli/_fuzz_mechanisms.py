@@ -19,3 +19,7 @@ class Laplace:
 
 
 laplace = Laplace()
+
+# Textbook float noise: these claims are about real arithmetic, so the auditor's
+# floating-point ('bits') family is left out (dpaudit.audit.audit, arithmetic).
+Laplace.arithmetic = "real"  # type: ignore[attr-defined]

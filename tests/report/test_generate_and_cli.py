@@ -103,6 +103,7 @@ def _write_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
         class NoisyCount:
             '''A count with Laplace noise; the claim is given as epsilon.'''
+            arithmetic = "real"  # a real-arithmetic claim (float bit patterns not searched)
             def __init__(self, scale, epsilon):
                 self.scale, self.epsilon, self.delta = scale, epsilon, 0.0
                 self.name, self.samples = "noisy-count", 20_000

@@ -37,7 +37,9 @@ def test_gaussian_composition_matches_balle_wang() -> None:
 
 def test_laplace_target_against_dp_accounting() -> None:
     lo, hi = pld.laplace(10.0).self_compose(100).epsilon_bounds(1e-6)
-    assert lo <= 4.6927 <= hi * (1 + 1e-6)
+    # dp_accounting 0.6's estimate on a 1e-5 grid is 4.6926674 (an estimate, not a bound; the
+    # certified interval is about 4e-6 wide, so the reference is compared within 1e-6)
+    assert lo - 1e-6 <= 4.6926674 <= hi + 1e-6
     assert hi <= 4.6927 * 1.0005 and lo >= 4.6927 * 0.999
 
 
@@ -172,3 +174,14 @@ def test_dp_sgd_against_dp_accounting() -> None:
         pld.gaussian(1.1, sampling_probability=256 / 60000).self_compose(14062).epsilon_bounds(1e-5)
     )
     assert lo <= peer * 1.0005 and hi >= peer * 0.9995
+
+
+def test_tight_at_delta_1e_minus_10() -> None:
+    """Issue 19 part 3: the FFT rounding term was a third of delta at 1e-10 (the upper bound
+    0.8% above the reference); bounding the spectral errors in l2 (Parseval) cut it tenfold.
+    Reference: dp_accounting's estimate 6.1796029 (1e-4 grid), inside the certified interval."""
+    d = pld.laplace(10.0, value_discretization=1e-3).self_compose(100)
+    lo, hi = d.epsilon_bounds(1e-10)
+    assert lo <= 6.1796029 <= hi
+    assert hi <= 6.1796029 * 1.001 and lo >= 6.1796029 * 0.999
+    assert d.remove.upper.inf_mass < 0.05 * 1e-10

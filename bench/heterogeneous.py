@@ -1,0 +1,99 @@
+"""Benchmark: compositions of N *distinct* events (issue 19 part 1), dpaudit against Google's
+dp_accounting PLD accountant (value discretisation 1e-4) in the same process.
+
+The schedule is DP-SGD whose noise multiplier moves from 0.8 to 1.2 over N phases of 100 steps
+each, with sampling rates cycling through 1%, 1.33% and 1.67%, and a Laplace release (scale
+10 + i) after every fifth phase: N + N/5 distinct parts.  Run
+``python bench/heterogeneous.py [N ...] > bench/heterogeneous.md``; prints a Markdown table of
+dpaudit's certified [lower, upper] epsilon at delta 1e-6 beside dp_accounting's estimate, with
+both wall times (one run each, dpaudit's memo cleared) and their ratio.  The machine is shared:
+compare the ratio, not the seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import sympy
+
+from dpaudit import events as ev
+from dpaudit.accountant import account
+
+DELTA = 1e-6
+
+
+def schedule(n: int) -> list[tuple[str, float, float, int]]:
+    """``(kind, parameter, rate, steps)`` of the N phases and the Laplace releases."""
+    parts: list[tuple[str, float, float, int]] = []
+    for i in range(n):
+        sigma = 0.8 + 0.4 * i / max(1, n - 1)
+        q = 0.01 * (1 + (i % 3) / 3)
+        parts.append(("sgd", sigma, q, 100))
+        if i % 5 == 4:
+            parts.append(("laplace", 10.0 + i, 1.0, 1))
+    return parts
+
+
+def dpaudit_run(n: int) -> tuple[float, float, float]:
+    from dpaudit.accountant import currencies
+
+    with currencies._PLD_MEMO_LOCK:
+        currencies._PLD_MEMO.clear()
+    events: list[ev.Event] = []
+    for kind, param, q, steps in schedule(n):
+        p = sympy.nsimplify(param) if kind == "laplace" else sympy.Rational(param)
+        if kind == "sgd":
+            events.append(
+                ev.SelfComposed(ev.PoissonSampled(ev.Gaussian(p), sympy.Rational(q)), steps)
+            )
+        else:
+            events.append(ev.Laplace(p))
+    start = time.perf_counter()
+    g = account(ev.Composed(events), delta=sympy.Rational(1, 10**6))
+    elapsed = time.perf_counter() - start
+    upper = float(g.epsilon_upper)
+    lower = g.epsilon_lower_float or 0.0
+    return lower, upper, elapsed
+
+
+def dp_accounting_run(n: int) -> tuple[float, float]:
+    import dp_accounting
+    from dp_accounting.pld import pld_privacy_accountant
+
+    start = time.perf_counter()
+    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
+    events = []
+    for kind, param, q, steps in schedule(n):
+        if kind == "sgd":
+            inner = dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(param))
+            events.append(dp_accounting.SelfComposedDpEvent(inner, steps))
+        else:
+            events.append(dp_accounting.LaplaceDpEvent(param))
+    acc.compose(dp_accounting.ComposedDpEvent(events))
+    eps = acc.get_epsilon(DELTA)
+    return eps, time.perf_counter() - start
+
+
+def main(sizes: list[int]) -> None:
+    load = os.getloadavg()[0]
+    print(f"Load average at start: {load:.2f} (2 cores). delta = {DELTA:g}.\n")
+    print(
+        "| distinct phases N (parts) | dpaudit [lower, upper] | dpaudit s | dp_accounting "
+        "(estimate) | dp_accounting s | time ratio dpaudit/dp_accounting | upper vs estimate |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for n in sizes:
+        lo, hi, t_ours = dpaudit_run(n)
+        est, t_peer = dp_accounting_run(n)
+        parts = len(schedule(n))
+        print(
+            f"| {n} ({parts}) | [{lo:.5f}, {hi:.5f}] | {t_ours:.1f} | {est:.5f} | {t_peer:.1f} | "
+            f"{t_ours / t_peer:.2f} | {100 * (hi / est - 1):+.3f}% |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main([int(a) for a in sys.argv[1:]] or [10, 30, 100])

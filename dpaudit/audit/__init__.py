@@ -19,6 +19,7 @@ Public API:
 """
 
 from dpaudit.audit.exact import check_sampler, exact_audit, exact_epsilon
+from dpaudit.audit.frames import over_frame, over_records
 from dpaudit.audit.monte_carlo import audit
 from dpaudit.audit.one_run import (
     OneRunAuditResult,
@@ -54,6 +55,8 @@ __all__ = [
     "one_run_epsilon_lower",
     "one_run_p_value",
     "one_run_theory",
+    "over_frame",
+    "over_records",
     "query_pairs",
     "samples_needed",
     "statistical_limit",

@@ -90,3 +90,42 @@ TwoColumnSum.arithmetic = "real"  # type: ignore[attr-defined]
 NoisyHistogram.arithmetic = "real"  # type: ignore[attr-defined]
 fails_on_empty.arithmetic = "real"  # type: ignore[attr-defined]
 writes_its_input.arithmetic = "real"  # type: ignore[attr-defined]
+
+
+def frame_mean_income(df, rng):  # type: ignore[no-untyped-def]
+    """Code written over a pandas DataFrame: the sum of 'income' clipped to [0, 1] plus Laplace
+    noise of scale 1 (1-DP under replace-one: sensitivity 1)."""
+    return float(df["income"].clip(0, 1).sum()) + rng.laplace(0.0, 1.0)
+
+
+def frame_unclipped_income(df, rng):  # type: ignore[no-untyped-def]
+    """The same claim, but the clipping was forgotten: records up to 10 move the sum by 10."""
+    return float(df["income"].sum()) + rng.laplace(0.0, 1.0)
+
+
+def _frame_batch(df, n, rng):  # type: ignore[no-untyped-def]
+    return float(df["income"].clip(0, 1).sum()) + rng.laplace(0.0, 1.0, n)
+
+
+def _frame_unclipped_batch(df, n, rng):  # type: ignore[no-untyped-def]
+    return float(df["income"].sum()) + rng.laplace(0.0, 1.0, n)
+
+
+frame_mean_income.batch = _frame_batch  # type: ignore[attr-defined]
+frame_unclipped_income.batch = _frame_unclipped_batch  # type: ignore[attr-defined]
+frame_mean_income.arithmetic = "real"  # type: ignore[attr-defined]
+frame_unclipped_income.arithmetic = "real"  # type: ignore[attr-defined]
+
+
+def records_count_positive(records, rng):  # type: ignore[no-untyped-def]
+    """Code written over a list of records: how many have a positive first field, plus
+    Laplace noise of scale 1 (1-DP under add-remove and replace-one)."""
+    return sum(1 for r in records if r[0] > 0) + rng.laplace(0.0, 1.0)
+
+
+def _records_batch(records, n, rng):  # type: ignore[no-untyped-def]
+    return sum(1 for r in records if r[0] > 0) + rng.laplace(0.0, 1.0, n)
+
+
+records_count_positive.batch = _records_batch  # type: ignore[attr-defined]
+records_count_positive.arithmetic = "real"  # type: ignore[attr-defined]

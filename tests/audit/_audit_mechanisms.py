@@ -86,13 +86,16 @@ class ShiftedGaussian:
 
 # Textbook float noise: these claims are about real arithmetic, so the auditor's
 # floating-point ('bits') family is left out (dpaudit.audit.audit, arithmetic).
-ShiftedLaplace.arithmetic = "real"  # type: ignore[attr-defined]
-GlobalBatch.arithmetic = "real"  # type: ignore[attr-defined]
-ShiftedGaussian.arithmetic = "real"  # type: ignore[attr-defined]
-laplace_loop.arithmetic = "real"  # type: ignore[attr-defined]
-coin_label.arithmetic = "real"  # type: ignore[attr-defined]
-leaky_pattern.arithmetic = "real"  # type: ignore[attr-defined]
-global_numpy_laplace.arithmetic = "real"  # type: ignore[attr-defined]
-python_random_laplace.arithmetic = "real"  # type: ignore[attr-defined]
-own_generator_laplace.arithmetic = "real"  # type: ignore[attr-defined]
-failing.arithmetic = "real"  # type: ignore[attr-defined]
+for _textbook in (
+    ShiftedLaplace,
+    GlobalBatch,
+    ShiftedGaussian,
+    laplace_loop,
+    coin_label,
+    leaky_pattern,
+    global_numpy_laplace,
+    python_random_laplace,
+    own_generator_laplace,
+    failing,
+):
+    _textbook.arithmetic = "real"  # type: ignore[attr-defined]

@@ -84,12 +84,15 @@ def writes_its_input(data: np.ndarray, rng: np.random.Generator) -> float:
 
 # Textbook float noise: these claims are about real arithmetic, so the auditor's
 # floating-point ('bits') family is left out (dpaudit.audit.audit, arithmetic).
-ClippedSum.arithmetic = "real"  # type: ignore[attr-defined]
-ForgetsUpperClip.arithmetic = "real"  # type: ignore[attr-defined]
-TwoColumnSum.arithmetic = "real"  # type: ignore[attr-defined]
-NoisyHistogram.arithmetic = "real"  # type: ignore[attr-defined]
-fails_on_empty.arithmetic = "real"  # type: ignore[attr-defined]
-writes_its_input.arithmetic = "real"  # type: ignore[attr-defined]
+for _textbook in (
+    ClippedSum,
+    ForgetsUpperClip,
+    TwoColumnSum,
+    NoisyHistogram,
+    fails_on_empty,
+    writes_its_input,
+):
+    _textbook.arithmetic = "real"  # type: ignore[attr-defined]
 
 
 def frame_mean_income(df, rng):  # type: ignore[no-untyped-def]

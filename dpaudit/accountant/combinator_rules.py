@@ -59,6 +59,18 @@ def _approx_inputs(
     return chosen
 
 
+def _all_numeric_pld(children: Children) -> bool:
+    """Whether every part has a privacy loss distribution: their composition (the tight rule)
+    is then at most basic composition of the parts' (eps_i, delta / N) (the composed dominating
+    pairs' profile at sum delta_i is at most sum eps_i, Dwork-Roth Thm 3.16 applied to the
+    pairs), so basic composition of approximate-DP parts is not derived: it cost each part a
+    PLD at delta / N and its amplification candidates, most of the time of a schedule of
+    distinct parts (issue 19 part 1).  Pure parts are still composed by basic composition."""
+    from dpaudit.accountant.currencies import LossDistribution
+
+    return all(of_currency(statements, LossDistribution) for statements in children)
+
+
 def _budgets(count: int, budget: sympy.Expr | None) -> list[sympy.Expr | None]:
     return [None if budget is None else budget / count] * count
 
@@ -85,7 +97,7 @@ def _composed(event: ev.Composed, children: Children, budget: sympy.Expr | None)
                 exact_profile=False,
             )
         )
-    elif basic is not None:
+    elif basic is not None and not _all_numeric_pld(children):
         cands = _approx_inputs(children, _budgets(len(children), budget))
         if cands is not None:
             eps, dlt = comp.basic_composition([c.epsilon for c in cands], [c.delta for c in cands])

@@ -74,17 +74,21 @@ def _adapter(
     one: Callable[[np.ndarray, Any], Any],
     epsilon: float = 1.0,
     delta: float = 0.0,
+    make: Callable[[Any], Any] | None = None,
 ) -> LibraryAdapter:
-    """An adapter whose output on ``data`` with a diffprivlib ``random_state`` is
-    ``one(data, random_state)``: single outputs get a seed drawn from ``rng``, a batch one
-    ``RandomState`` seeded from ``rng`` and drawn from in turn."""
+    """An adapter whose output on ``data`` is ``one(data, made)``, ``made`` being
+    ``make(random_state)`` (a diffprivlib mechanism, built once per batch: the analytic
+    Gaussian calibrates its scale when built) or the ``random_state`` itself.  Single outputs
+    get a seed drawn from ``rng``, a batch one ``RandomState`` seeded from ``rng`` and drawn
+    from in turn."""
+    build = make if make is not None else (lambda state: state)
 
     def release(data: np.ndarray, rng: np.random.Generator) -> Any:
-        return _quiet(lambda: one(data, _seed(rng)))
+        return _quiet(lambda: one(data, build(_seed(rng))))
 
     def release_batch(data: np.ndarray, n: int, rng: np.random.Generator) -> Any:
-        state = np.random.RandomState(_seed(rng))
-        out = _quiet(lambda: [one(data, state) for _ in range(n)])
+        made = build(np.random.RandomState(_seed(rng)))
+        out = _quiet(lambda: [one(data, made) for _ in range(n)])
         return np.asarray(out, dtype=float)
 
     return LibraryAdapter(
@@ -103,21 +107,26 @@ def _adapter(
     )
 
 
-def _laplace_sum(data: np.ndarray, state: Any) -> float:
-    mech = _dpl().mechanisms.Laplace(epsilon=1.0, sensitivity=1.0, random_state=state)
-    return float(mech.randomise(float(np.clip(data[:, 0], 0.0, 1.0).sum())))
+def _clipped_sum(data: np.ndarray, mechanism: Any) -> float:
+    return float(mechanism.randomise(float(np.clip(data[:, 0], 0.0, 1.0).sum())))
 
 
-def _geometric_count(data: np.ndarray, state: Any) -> float:
-    mech = _dpl().mechanisms.Geometric(epsilon=1.0, sensitivity=1, random_state=state)
-    return float(mech.randomise(int(np.count_nonzero(data[:, 0] >= 0.5))))
+def _count(data: np.ndarray, mechanism: Any) -> float:
+    return float(mechanism.randomise(int(np.count_nonzero(data[:, 0] >= 0.5))))
 
 
-def _gaussian_sum(data: np.ndarray, state: Any) -> float:
-    mech = _dpl().mechanisms.GaussianAnalytic(
+def _laplace(state: Any) -> Any:
+    return _dpl().mechanisms.Laplace(epsilon=1.0, sensitivity=1.0, random_state=state)
+
+
+def _geometric(state: Any) -> Any:
+    return _dpl().mechanisms.Geometric(epsilon=1.0, sensitivity=1, random_state=state)
+
+
+def _gaussian_analytic(state: Any) -> Any:
+    return _dpl().mechanisms.GaussianAnalytic(
         epsilon=1.0, delta=DELTA, sensitivity=1.0, random_state=state
     )
-    return float(mech.randomise(float(np.clip(data[:, 0], 0.0, 1.0).sum())))
 
 
 def _histogram(data: np.ndarray, state: Any) -> tuple[float, ...]:
@@ -167,7 +176,8 @@ diffprivlib_laplace_sum = _adapter(
     [(-2.0, 3.0)],
     "add-remove",
     (0, MAX_SIZE),
-    _laplace_sum,
+    _clipped_sum,
+    make=_laplace,
 )
 diffprivlib_geometric_count = _adapter(
     "geometric-count",
@@ -177,7 +187,8 @@ diffprivlib_geometric_count = _adapter(
     [[0, 1]],
     "add-remove",
     (0, MAX_SIZE),
-    _geometric_count,
+    _count,
+    make=_geometric,
 )
 diffprivlib_gaussian_analytic_sum = _adapter(
     "gaussian-analytic-sum",
@@ -187,8 +198,9 @@ diffprivlib_gaussian_analytic_sum = _adapter(
     [(-2.0, 3.0)],
     "add-remove",
     (0, MAX_SIZE),
-    _gaussian_sum,
+    _clipped_sum,
     delta=DELTA,
+    make=_gaussian_analytic,
 )
 diffprivlib_histogram = _adapter(
     "histogram",

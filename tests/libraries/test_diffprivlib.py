@@ -73,17 +73,36 @@ def test_false_alarm_rate_on_correct_mechanisms() -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
-@pytest.mark.parametrize(
-    "name", sorted(n for n in dpl.ADAPTERS if n != "diffprivlib-logistic-regression")
-)
+@pytest.mark.parametrize("name", sorted(n for n in dpl.ADAPTERS if not n.endswith("-regression")))
 def test_every_diffprivlib_adapter_is_not_flagged(name: str) -> None:
     """Each adapter at its claim, alpha = 0.05 each, seed 1: 10,000 samples per dataset for
-    the primitives, 2,000 for the tools and 400 for the models (a few hundred fits per
-    second)."""
+    the primitives, 2,000 for the tools and 400 for GaussianNB (a few hundred fits per
+    second); the regressions are too slow to audit here.
+
+    GaussianNB is expected to be flagged: see
+    test_gaussian_nb_reveals_whether_a_class_is_present."""
     a = dpl.ADAPTERS[name]
-    samples = 400 if "nb" in name or "regression" in name else 10_000
+    if name == "diffprivlib-gaussian-nb":
+        pytest.xfail("diffprivlib 0.6.6 GaussianNB reveals which classes are present")
+    samples = 10_000
     if name in ("diffprivlib-histogram", "diffprivlib-mean", "diffprivlib-variance"):
         samples = 2_000
     r = audit_records(a, a.domain, samples=samples, seed=1, **a.audit_kwargs())
     assert math.isfinite(r.epsilon_lower)
     assert not r.violation, f"{name}: {r.epsilon_lower} > {a.epsilon} on {r.pair_description}"
+
+
+def test_gaussian_nb_reveals_whether_a_class_is_present() -> None:
+    """A finding in diffprivlib 0.6.6: ``GaussianNB`` noises the class counts only of the
+    labels present in the data (``_noisy_class_counts`` loops over ``np.unique(y)``), so a
+    label absent from the data has ``class_count_`` exactly 0 and a present one at least 1,
+    even with the classes given up front.  Replacing the only record of label 1 changes
+    ``class_count_[1]`` from >= 1 to 0 with probability 1: no finite epsilon.  Checked here
+    on 200 fits of each neighbouring dataset, deterministically (seeded)."""
+    a = dpl.diffprivlib_gaussian_nb
+    d0 = np.array([[0.3, 0.0], [0.3, 0.0], [0.3, 0.0], [0.3, 1.0]])
+    d1 = np.array([[0.3, 0.0], [0.3, 0.0], [0.3, 0.0], [0.3, 0.0]])
+    rng = np.random.default_rng(0)
+    count_d0 = np.asarray(a.batch(d0, 200, rng))[:, 5]
+    count_d1 = np.asarray(a.batch(d1, 200, rng))[:, 5]
+    assert (count_d0 >= 1).all() and (count_d1 == 0).all()

@@ -59,7 +59,7 @@ def _target(module: str, variable: str, adapter: LibraryAdapter) -> Target:
     return Target(
         name=f"{adapter.library}/{short}",
         title=f"{adapter.library} {version}: {adapter.api}",
-        group=f"library: {adapter.library}",
+        group=f"library {adapter.library}",
         epsilon=adapter.epsilon,
         delta=adapter.delta,
         summary=f"{adapter.summary} {randomness}",

@@ -71,6 +71,8 @@ class LibraryAdapter:
         seedable: whether ``rng`` fixes the outputs (False: the library's own CSPRNG).
         release: ``release(data, rng)`` returning one output.
         release_batch: ``release_batch(data, n, rng)`` returning n outputs (None: loop).
+        finding: a privacy bug found in this API by the audits, with its evidence ("" when
+            none): its report then expects the audit to flag it.
     """
 
     name: str
@@ -85,6 +87,7 @@ class LibraryAdapter:
     seedable: bool
     release: Callable[[np.ndarray, np.random.Generator], Any]
     release_batch: Callable[[np.ndarray, int, np.random.Generator], Any] | None = None
+    finding: str = ""
 
     def __call__(self, data: np.ndarray, rng: np.random.Generator) -> Any:
         return self.release(np.asarray(data, dtype=float), rng)

@@ -75,6 +75,7 @@ def _adapter(
     epsilon: float = 1.0,
     delta: float = 0.0,
     make: Callable[[Any], Any] | None = None,
+    finding: str = "",
 ) -> LibraryAdapter:
     """An adapter whose output on ``data`` is ``one(data, made)``, ``made`` being
     ``make(random_state)`` (a diffprivlib mechanism, built once per batch: the analytic
@@ -104,6 +105,7 @@ def _adapter(
         seedable=True,
         release=release,
         release_batch=release_batch,
+        finding=finding,
     )
 
 
@@ -239,6 +241,12 @@ diffprivlib_gaussian_nb = _adapter(
     "replace-one",
     (2, 6),
     _gaussian_nb,
+    finding="Finding (diffprivlib 0.6.6): whether a label is present in the data is released "
+    "exactly. _noisy_class_counts noises the counts of the labels present only (it loops over "
+    "np.unique(y)), so an absent label keeps class count 0, variance 0 and prior 0 (and "
+    "predict_proba 0), a present one does not, even with the classes given up front: "
+    "replacing the only record of a label changes the model with probability 1 (no finite "
+    "epsilon; the certified bound is limited only by the samples).",
 )
 diffprivlib_linear_regression = _adapter(
     "linear-regression",

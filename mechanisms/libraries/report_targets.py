@@ -62,12 +62,12 @@ def _target(module: str, variable: str, adapter: LibraryAdapter) -> Target:
         group=f"library {adapter.library}",
         epsilon=adapter.epsilon,
         delta=adapter.delta,
-        summary=f"{adapter.summary} {randomness}",
+        summary=" ".join(filter(None, (adapter.summary, adapter.finding, randomness))),
         parameters={adapter.library: version},
         mechanism=lambda: adapter,
         records=Records(tuple(adapter.domain), adapter.relation, adapter.sizes),
         samples=SAMPLES[adapter.name],
-        expect="private",
+        expect="broken" if adapter.finding else "private",
         source=f"{module}:{variable}",
     )
 

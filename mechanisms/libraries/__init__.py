@@ -73,6 +73,9 @@ class LibraryAdapter:
         release_batch: ``release_batch(data, n, rng)`` returning n outputs (None: loop).
         finding: a privacy bug found in this API by the audits, with its evidence ("" when
             none): its report then expects the audit to flag it.
+        plan: zero-argument callable returning the event (:mod:`dpaudit.events`) the
+            library's claim rests on, for the accountant's cross-check in the report (None
+            where dpaudit has no event for the library's algorithm).
     """
 
     name: str
@@ -88,6 +91,7 @@ class LibraryAdapter:
     release: Callable[[np.ndarray, np.random.Generator], Any]
     release_batch: Callable[[np.ndarray, int, np.random.Generator], Any] | None = None
     finding: str = ""
+    plan: Callable[[], Any] | None = None
 
     def __call__(self, data: np.ndarray, rng: np.random.Generator) -> Any:
         return self.release(np.asarray(data, dtype=float), rng)

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+import dpaudit.events as ev
 from mechanisms.libraries import LibraryAdapter, import_library
 
 __all__ = [
@@ -76,6 +77,7 @@ def _adapter(
     delta: float = 0.0,
     make: Callable[[Any], Any] | None = None,
     finding: str = "",
+    plan: Callable[[], Any] | None = None,
 ) -> LibraryAdapter:
     """An adapter whose output on ``data`` is ``one(data, made)``, ``made`` being
     ``make(random_state)`` (a diffprivlib mechanism, built once per batch: the analytic
@@ -106,6 +108,7 @@ def _adapter(
         release=release,
         release_batch=release_batch,
         finding=finding,
+        plan=plan,
     )
 
 
@@ -178,6 +181,7 @@ diffprivlib_laplace_sum = _adapter(
     (0, MAX_SIZE),
     _clipped_sum,
     make=_laplace,
+    plan=lambda: ev.Laplace(1, 1),
 )
 diffprivlib_geometric_count = _adapter(
     "geometric-count",
@@ -189,6 +193,7 @@ diffprivlib_geometric_count = _adapter(
     (0, MAX_SIZE),
     _count,
     make=_geometric,
+    plan=lambda: ev.Laplace(1, 1),  # two-sided geometric: exp(-|k|), sensitivity 1
 )
 diffprivlib_gaussian_analytic_sum = _adapter(
     "gaussian-analytic-sum",

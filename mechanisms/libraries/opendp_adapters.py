@@ -26,7 +26,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import sympy
 
+import dpaudit.events as ev
 from mechanisms.libraries import LibraryAdapter, import_library
 
 __all__ = [
@@ -153,6 +155,7 @@ def _adapter(
     epsilon: float,
     delta: float = 0.0,
     batch: bool = True,
+    plan: Callable[[], Any] | None = None,
 ) -> LibraryAdapter:
     return LibraryAdapter(
         name=f"opendp-{name}",
@@ -167,6 +170,7 @@ def _adapter(
         seedable=False,
         release=_release(name),
         release_batch=_release_batch(name) if batch else None,
+        plan=plan,
     )
 
 
@@ -179,6 +183,7 @@ opendp_integer_laplace_sum = _adapter(
     "add-remove",
     (0, MAX_SIZE),
     1.0,
+    plan=lambda: ev.Laplace(5, 5),  # discrete Laplace: the same pure-DP bound (CKS 2020)
 )
 opendp_geometric_sum = _adapter(
     "geometric-sum",
@@ -190,6 +195,7 @@ opendp_geometric_sum = _adapter(
     (0, MAX_SIZE),
     1.0,
     batch=False,
+    plan=lambda: ev.Laplace(5, 5),  # two-sided geometric: exp(-|k|/5), L1 sensitivity 5
 )
 opendp_float_laplace_sum = _adapter(
     "float-laplace-sum",
@@ -202,6 +208,7 @@ opendp_float_laplace_sum = _adapter(
     "add-remove",
     (0, MAX_SIZE),
     1.0001,
+    plan=lambda: ev.Laplace(1, 1),
 )
 opendp_gaussian_mean = _adapter(
     "gaussian-mean",
@@ -215,6 +222,7 @@ opendp_gaussian_mean = _adapter(
     (SIZE, SIZE),
     1.0123,
     DELTA,
+    plan=lambda: ev.Gaussian(1, sympy.Rational(1, SIZE), relation=ev.Relation.REPLACE_ONE),
 )
 opendp_discrete_gaussian_count = _adapter(
     "discrete-gaussian-count",
@@ -237,6 +245,9 @@ opendp_laplace_variance = _adapter(
     "replace-one",
     (SIZE, SIZE),
     1.0001,
+    plan=lambda: ev.Laplace(
+        sympy.Rational(1, 4), sympy.Rational(1, 4), relation=ev.Relation.REPLACE_ONE
+    ),
 )
 opendp_histogram = _adapter(
     "histogram",
@@ -248,6 +259,7 @@ opendp_histogram = _adapter(
     "add-remove",
     (0, MAX_SIZE),
     1.0,
+    plan=lambda: ev.Laplace(1, 1),  # one bin moves by 1 when a record is added
 )
 opendp_randomized_response = _adapter(
     "randomized-response",
@@ -259,6 +271,7 @@ opendp_randomized_response = _adapter(
     (1, 1),
     1.0987,
     batch=False,
+    plan=lambda: ev.RandomizedResponse(sympy.log(3), 2, relation=ev.Relation.REPLACE_ONE),
 )
 
 #: Every OpenDP adapter, by name.

@@ -64,6 +64,7 @@ def _target(module: str, variable: str, adapter: LibraryAdapter) -> Target:
         delta=adapter.delta,
         summary=" ".join(filter(None, (adapter.summary, adapter.finding, randomness))),
         parameters={adapter.library: version},
+        plan=adapter.plan,
         mechanism=lambda: adapter,
         records=Records(tuple(adapter.domain), adapter.relation, adapter.sizes),
         samples=SAMPLES[adapter.name],

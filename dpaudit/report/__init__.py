@@ -30,6 +30,7 @@ from dpaudit.report.render import index_blocks, png_data_uri, report_blocks, to_
 from dpaudit.report.target import (
     TARGETS,
     OneRun,
+    Records,
     Target,
     UnknownTargetError,
     claim_target,
@@ -45,6 +46,7 @@ __all__ = [
     "REPORTS_SEED",
     "TARGETS",
     "OneRun",
+    "Records",
     "Target",
     "UnknownTargetError",
     "check_up_to_date",

@@ -42,7 +42,7 @@ from dpaudit.events import Event
 from dpaudit.numeric import EvaluationError, exact
 from dpaudit.report.numbers import for_people
 from dpaudit.report.one_run import one_run_audit, one_run_spec
-from dpaudit.report.target import Target
+from dpaudit.report.target import Records, Target
 
 __all__ = [
     "AUDIT_CONFIDENCE",
@@ -315,6 +315,7 @@ def fingerprint(target: Target, seed: int, plan: Event | None, claim: Any) -> st
         "audited": target.mechanism is not None,
         **({"not_audited": target.not_audited} if target.not_audited else {}),
         **({"one_run": one_run_spec(target)} if target.one_run is not None else {}),
+        **({"records": target.records.spec()} if target.records is not None else {}),
     }
     h.update(json.dumps(spec, sort_keys=True).encode())
     for path in _module_files(target):
@@ -352,6 +353,7 @@ def describe(target: Target, seed: int = 0) -> dict[str, Any]:
             "samples": target.samples,
             **({"not_audited": target.not_audited} if target.not_audited else {}),
             **({"one_run": one_run_spec(target)} if target.one_run is not None else {}),
+            **({"records": target.records.spec()} if target.records is not None else {}),
         },
         "claim": None
         if claim is None
@@ -489,12 +491,57 @@ def _audit_dict(r: Any) -> dict[str, Any]:
     return data
 
 
+def _records_audit(target: Target, records: Records, mechanism: Any, seed: int) -> dict[str, Any]:
+    """The audit of a target with ``records``: :func:`dpaudit.audit.audit_records` searches
+    the pair; the growth points re-audit the pair found with :func:`dpaudit.audit.audit` at
+    fewer samples (the search is not repeated)."""
+    from dpaudit.audit import audit, audit_records
+
+    s = target_seed(seed, target)
+    main = audit_records(
+        mechanism,
+        list(records.domain),
+        epsilon=target.epsilon,
+        delta=target.delta,
+        relation=records.relation,
+        sizes=records.sizes,
+        samples=target.samples,
+        confidence=AUDIT_CONFIDENCE,
+        seed=s,
+        **target.audit_options,
+    )
+    growth = []
+    for f in GROWTH_FRACTIONS:
+        n = int(target.samples * f)
+        if n >= 100:
+            r = audit(
+                mechanism,
+                *main.pair,
+                epsilon=target.epsilon,
+                delta=target.delta,
+                samples=n,
+                confidence=AUDIT_CONFIDENCE,
+                seed=s,
+                progress=False,
+            )
+            growth.append({"samples": n, "epsilon_lower": r.epsilon_lower})
+    growth.append({"samples": target.samples, "epsilon_lower": main.epsilon_lower})
+    out = _audit_dict(main)
+    out["datasets"] = out.pop("pair")
+    out["pair"] = main.pair_description
+    out["growth"] = growth
+    out["certified_curve"] = _certified_curve(main.p_numerator_lower, main.p_denominator_upper)
+    return out
+
+
 def _audit(target: Target, seed: int) -> dict[str, Any]:
     from dpaudit.audit import audit
 
     if target.mechanism is None:
         raise ValueError(f"target {target.name}: no mechanism to audit")
     mechanism = target.mechanism()
+    if target.records is not None:
+        return _records_audit(target, target.records, mechanism, seed)
     pairs = (
         list(target.pairs()) if target.pairs is not None else list(getattr(mechanism, "pairs", ()))
     )

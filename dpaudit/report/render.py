@@ -213,6 +213,20 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
                         else _u(a["epsilon_estimate"]),
                     ),
                     ("verdict of the audit", _u(a["verdict"])),
+                    *(
+                        [
+                            (
+                                "record domain searched",
+                                _u(
+                                    f"{t['records']['domain']}, {t['records']['relation']}, "
+                                    f"dataset sizes {t['records']['sizes'][0]} to "
+                                    f"{t['records']['sizes'][1]}"
+                                ),
+                            )
+                        ]
+                        if t.get("records")
+                        else []
+                    ),
                     ("neighbouring pair", _u(a["pair"])),
                     ("pairs searched", _u(a["pairs_searched"])),
                     ("event", _u(a["event"])),

@@ -24,6 +24,7 @@ from dpaudit.plugins import GROUPS, TargetError, load_group, load_object, raise_
 __all__ = [
     "TARGETS",
     "OneRun",
+    "Records",
     "Target",
     "UnknownTargetError",
     "claim_target",
@@ -90,6 +91,51 @@ class OneRun:
 
 
 @dataclasses.dataclass(frozen=True)
+class Records:
+    """How a target is audited with no designed pair: the neighbouring datasets are searched
+    over a record domain (:func:`dpaudit.audit.audit_records`), then the worst pair found is
+    certified.  The target's ``mechanism()`` is then ``fn(data, rng)`` over record datasets
+    (2-D float arrays, one row per record).
+
+    Attributes:
+        domain: the record domain, one entry per column: ``(low, high)`` or a list of values.
+        relation: ``"replace-one"`` or ``"add-remove"``.
+        sizes: ``(min, max)`` dataset sizes searched.
+    """
+
+    domain: tuple[Any, ...]
+    relation: str = "replace-one"
+    sizes: tuple[int, int] = (1, 8)
+
+    def __post_init__(self) -> None:
+        from dpaudit.audit.domain import check_domain
+        from dpaudit.audit.records import RELATIONS
+
+        check_domain(list(self.domain))
+        if self.relation not in RELATIONS:
+            raise ValueError(f"Records: relation must be one of {RELATIONS}, got {self.relation!r}")
+        ok = (
+            isinstance(self.sizes, tuple)
+            and len(self.sizes) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in self.sizes)
+            and 0 <= self.sizes[0] <= self.sizes[1]
+        )
+        if not ok:
+            raise ValueError(
+                f"Records: sizes must be a (min, max) tuple of integers with 0 <= min <= max, "
+                f"got {self.sizes!r}"
+            )
+
+    def spec(self) -> dict[str, Any]:
+        """The search's inputs, JSON-ready (for the report and its fingerprint)."""
+        return {
+            "domain": repr(list(self.domain)),
+            "relation": self.relation,
+            "sizes": list(self.sizes),
+        }
+
+
+@dataclasses.dataclass(frozen=True)
 class Target:
     """One algorithm or mechanism to report on.
 
@@ -127,6 +173,9 @@ class Target:
             report's confidence and seed) instead of by the Monte Carlo auditor; then
             ``mechanism``, ``pairs`` and ``not_audited`` must be left empty and ``samples``
             is not used.
+        records: a :class:`Records`: search the neighbouring pair over a record domain
+            (:func:`dpaudit.audit.audit_records`) instead of auditing given ``pairs`` (which
+            must then be None).
     """
 
     name: str
@@ -147,6 +196,7 @@ class Target:
     source: str = ""
     not_audited: str = ""
     one_run: OneRun | None = None
+    records: Records | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not re.fullmatch(r"[\w.\-]+(/[\w.\-]+)*", self.name):
@@ -186,6 +236,16 @@ class Target:
                     f"{', '.join(given)}: got "
                     + ", ".join(f"{f}={getattr(self, f)!r}" for f in given)
                 )
+        if self.records is not None and (
+            not isinstance(self.records, Records)
+            or self.mechanism is None
+            or self.pairs is not None
+            or self.one_run is not None
+        ):
+            raise ValueError(
+                f"Target {self.name}: records must be a Records(domain, relation, sizes) given "
+                f"with a mechanism and without pairs or one_run, got {self.records!r}"
+            )
         if self.expect not in ("private", "broken", "refuted"):
             raise ValueError(
                 f"Target {self.name}: expect must be 'private', 'broken' or "

@@ -222,7 +222,12 @@ def _run_python_blocks(
 #: in the slow suite.  Named by file and first line; a name that no longer matches a block
 #: fails test_slow_blocks_exist.
 SLOW_BLOCKS = frozenset(
-    {"docs/accounting.md:41-bash", "docs/learners.md:83-bash", "docs/learners.md:118-bash"}
+    {
+        "docs/accounting.md:41-bash",
+        "docs/learners.md:83-bash",
+        "docs/learners.md:118-bash",
+        "docs/libraries.md:142-bash",
+    }
 )
 
 

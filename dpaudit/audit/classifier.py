@@ -123,7 +123,44 @@ class BinnedRatioScore:
 
 def _bin(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """Bin 0 holds missing values (NaN); bin i >= 1 the values in [edges[i-2], edges[i-1])."""
-    return np.where(np.isnan(values), 0, 1 + np.searchsorted(edges, values, side="right"))
+    missing = np.isnan(values)
+    return np.where(missing, 0, 1 + _edges_at_or_below(edges, np.where(missing, 0.0, values)))
+
+
+#: Cells per edge of :func:`_edges_at_or_below`'s lookup table, and most edges one cell may hold.
+CELLS_PER_EDGE, MAX_CELL_EDGES = 64, 4
+
+
+def _edges_at_or_below(edges: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(edges, values, side="right")`` (no NaN), about three times faster.
+
+    The values are put into equal cells over the edges' range by ``(v - low) * scale``,
+    clipped at both ends and truncated (monotone in ``v``); ``first[c]`` counts the edges in
+    cells before ``c``, and the few edges of ``v``'s own cell are compared one by one (edges
+    in later cells are larger than ``v``, so comparing past the cell's end adds nothing).
+    Exact; falls back to the binary search when edges crowd into one cell.
+    """
+    size = len(edges)
+    span = float(edges[-1] - edges[0]) if size >= 2 else 0.0
+    if not 0.0 < span < np.inf or len(values) < 8 * size:
+        return np.searchsorted(edges, values, side="right")
+    cells = CELLS_PER_EDGE * size
+    low, scale = float(edges[0]), cells / span
+
+    def cell(v: np.ndarray) -> np.ndarray:
+        return np.clip((v - low) * scale, 0, cells - 1).astype(np.intp)
+
+    own = cell(edges)
+    depth = int(np.bincount(own).max())
+    if not np.isfinite(scale) or depth > MAX_CELL_EDGES:
+        return np.searchsorted(edges, values, side="right")
+    first = np.searchsorted(own, np.arange(cells), "left")
+    padded = np.concatenate([edges, np.full(depth, np.inf)])
+    start = first[cell(values)]
+    found = start.copy()
+    for j in range(depth):
+        found += padded[start + j] <= values
+    return found
 
 
 def fit_binned_ratio(x0: np.ndarray, x1: np.ndarray) -> BinnedRatioScore:

@@ -59,6 +59,7 @@ from dpaudit.audit.selection import (
     Candidate,
     Scorer,
     _argbest,
+    _distinct_at_most,
     _factorise,
     _threshold_grid,
     _vector_features,
@@ -83,6 +84,8 @@ HELD_SELECTION_SAMPLES = 250_000
 #: between the pilot's extreme and its 10th most extreme value: the stream, larger than the
 #: pilot, reaches further into the tails, where zero-hit events live.
 TAIL_STEPS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+#: Pilot outputs over which a learned event is restated as intervals (a description only).
+PLAIN_SAMPLES = 50_000
 
 
 class Sketch(Protocol):
@@ -122,9 +125,11 @@ def _extended(grid: np.ndarray, s0: np.ndarray, s1: np.ndarray) -> np.ndarray:
 class ThresholdSketch:
     """Threshold events ``f(x) >= t`` and ``f(x) <= t`` of one feature on a fixed grid.
 
-    The tally is a histogram of the feature over the grid's cells plus the ties at each
-    threshold: ``[below_0..below_G, ties_0..ties_{G-1}]`` where ``below_i`` counts values in
-    ``(t_{i-1}, t_i]`` (NaN counted nowhere), from which the hits of every event follow.
+    The tally is ``[le_0..le_{G-1}, lt_0..lt_{G-1}, present]``: per threshold ``t_i`` the
+    values ``<= t_i`` and ``< t_i``, and the values counted (NaN is in no event); the hits of
+    ``f >= t_i`` are ``present - lt_i``. A batch is sorted once and the thresholds located
+    in it (a SIMD sort and ``G`` binary searches cost far less than a binary search per
+    value).
     """
 
     feature: Feature
@@ -132,23 +137,19 @@ class ThresholdSketch:
     family: str
 
     def tally(self, outputs: np.ndarray) -> np.ndarray:
-        """Histogram of the feature over the grid, and ties at each threshold."""
+        """Values at or below, and below, each threshold, and values counted."""
         v = self.feature.values(outputs)
-        v = v[~np.isnan(v)]
+        v = np.sort(v[~np.isnan(v)])
         g = self.thresholds
-        idx = np.searchsorted(g, v, "left")  # thresholds strictly below each value
-        ties = idx[g[np.minimum(idx, len(g) - 1)] == v]
         return np.concatenate(
-            [np.bincount(idx, minlength=len(g) + 1), np.bincount(ties, minlength=len(g))]
+            [np.searchsorted(v, g, "right"), np.searchsorted(v, g, "left"), [len(v)]]
         ).astype(np.int64)
 
     def hits(self, tally: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         """``(ge, le, present)``: hits of ``f >= t_i``, of ``f <= t_i``, and values counted."""
         size = len(self.thresholds)
-        below, ties = tally[: size + 1], tally[size + 1 :]
-        present = int(below.sum())
-        le = np.cumsum(below)[:size]
-        return present - le + ties, le, present
+        le, lt, present = tally[:size], tally[size : 2 * size], int(tally[-1])
+        return present - lt, le, present
 
     def candidates(
         self, tally0: np.ndarray, tally1: np.ndarray, n: int, scorer: Scorer
@@ -267,7 +268,9 @@ def _outcome_sketch(
     """Outcome sets as :func:`~dpaudit.audit.selection.search_events` searches them, ordered
     on the whole pilot (the stream is the held-out part)."""
     limit = min(max_outcomes, len(x0) // 4)
-    if limit < 1:
+    if limit < 1 or not (
+        _distinct_at_most(x0, schema, limit) and _distinct_at_most(x1, schema, limit)
+    ):
         return None
     outcomes, inverse = _factorise(np.concatenate([x0, x1]), schema)
     if len(outcomes) > limit:
@@ -359,7 +362,7 @@ def select_from_tallies(
         n: streamed samples per dataset.
         scorer: the selection scorer.
         observed: scalar outputs (the pilot) over which learned events are restated as
-            intervals for people, or None.
+            intervals for people (at most :data:`PLAIN_SAMPLES` of them are used), or None.
 
     Returns:
         Candidates sorted by predicted bound, best first (the "none" placeholder events when
@@ -369,6 +372,7 @@ def select_from_tallies(
     for sketch, t0, t1 in zip(sketches, tallies0, tallies1, strict=True):
         found += sketch.candidates(t0, t1, n, scorer)
     if observed is not None:
+        observed = observed[:: max(1, len(observed) // PLAIN_SAMPLES)]
         found = [
             replace(c, event=replace(c.event, plain=plain_intervals(c.event, observed)))
             if c.family == "classifier" and isinstance(c.event, ThresholdEvent)

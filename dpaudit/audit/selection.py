@@ -17,6 +17,11 @@ Families:
 
 Nothing chosen here is certified here: the auditor certifies the chosen events on fresh
 samples only.
+
+Large audits call :func:`search_events` on a pilot only and stream the rest of the selection
+samples as per-batch tallies (:mod:`dpaudit.audit.streaming`, whose docstring states the
+*sketch* protocol a family implements to be refined on the stream; a family without a sketch
+has the events it picks on the pilot re-scored on the stream).
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ import math
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -317,13 +318,18 @@ def audit(
         _, index, chosen = best
         pair = candidates_pairs[index]
         events = [c.event for c in chosen]
-        counted = runner.tally(
-            [
-                (pair.d0, n_cert, (_CERTIFICATION, index, 0)),
-                (pair.d1, n_cert, (_CERTIFICATION, index, 1)),
-            ],
-            [EventCounts(tuple(events))],
-        )
+        # The estimated limits need the selection only: computed while the workers certify.
+        with ThreadPoolExecutor(1) as side:
+            limits = side.submit(
+                _limits, family_freq.get(index), n_cert, float(delta), confidence, tests
+            )
+            counted = runner.tally(
+                [
+                    (pair.d0, n_cert, (_CERTIFICATION, index, 0)),
+                    (pair.d1, n_cert, (_CERTIFICATION, index, 1)),
+                ],
+                [EventCounts(tuple(events))],
+            )
         hits = (counted[0][0], counted[1][0])
 
     certified = []
@@ -337,23 +343,7 @@ def audit(
     cand = chosen[j]
     k0, k1 = int(hits[0][j]), int(hits[1][j])
     num, den = ("d0", "d1") if cand.numerator == 0 else ("d1", "d0")
-    limit_text, epsilon_limit = "", None
-    frequencies = family_freq.get(index)
-    if frequencies is not None:
-        # Estimated statistical limits (dpaudit.audit.statistical_limit) of the best
-        # feature's threshold events, from the selection frequencies.
-        p_num, p_den = frequencies
-        epsilon_limit, *later = (
-            statistical_limit(
-                p_num, p_den, samples=f * n_cert, delta=delta, confidence=confidence, tests=tests
-            ).epsilon
-            for f in (1, *LIMIT_FACTORS)
-        )
-        limit_text = ", ".join(
-            f"about {_floor4(e)} or more at {f}x ({f * n_cert:,} per side; conservative: "
-            "rarer events the selection samples cannot resolve may do better)"
-            for f, e in zip(LIMIT_FACTORS, later, strict=True)
-        )
+    epsilon_limit, limit_text = limits.result()
     return AuditResult(
         epsilon_lower=bound,
         epsilon_estimate=point_estimate(
@@ -390,6 +380,33 @@ def audit(
         epsilon_limit=epsilon_limit,
         limit_scaling=limit_text,
     )
+
+
+def _limits(
+    frequencies: tuple[np.ndarray, np.ndarray] | None,
+    n_cert: int,
+    delta: float,
+    confidence: float,
+    tests: int,
+) -> tuple[float | None, str]:
+    """Estimated statistical limits (:mod:`dpaudit.audit.statistical_limit`) of the best
+    feature's threshold events, from the selection frequencies: at the certification samples,
+    and restated at :data:`LIMIT_FACTORS` times them."""
+    if frequencies is None:
+        return None, ""
+    p_num, p_den = frequencies
+    epsilon_limit, *later = (
+        statistical_limit(
+            p_num, p_den, samples=f * n_cert, delta=delta, confidence=confidence, tests=tests
+        ).epsilon
+        for f in (1, *LIMIT_FACTORS)
+    )
+    text = ", ".join(
+        f"about {_floor4(e)} or more at {f}x ({f * n_cert:,} per side; conservative: "
+        "rarer events the selection samples cannot resolve may do better)"
+        for f, e in zip(LIMIT_FACTORS, later, strict=True)
+    )
+    return epsilon_limit, text
 
 
 def _floor4(x: float) -> str:

@@ -35,7 +35,12 @@ import sys
 import time
 from typing import Any
 
-import numpy as np
+# bench/ holds distributed.py, which would shadow the ``distributed`` package when this
+# script runs (its directory comes first on sys.path): take that directory off the path.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+
+import numpy as np  # noqa: E402
 
 #: Worker counts and the seed of every audit.
 WORKERS = (1, 2)
@@ -77,7 +82,10 @@ def _run(samples: int, workers: int, width: int, dask_workers: int) -> dict[str,
         kwargs.update(d0=0.0, d1=1.0, epsilon=1.0)
     cluster = client = None
     if dask_workers:
+        import dask
         import distributed
+
+        dask.config.set({"distributed.worker.multiprocessing-method": "fork"})
 
         cluster = distributed.LocalCluster(
             n_workers=dask_workers,

@@ -46,6 +46,7 @@ from dpaudit.audit.statistical_limit import (
 from dpaudit.audit.streaming import (
     ThresholdSketch,
     held_samples,
+    pilot_counts,
     propose_sketches,
     select_from_tallies,
 )
@@ -454,8 +455,14 @@ def _stream_select(
     skip = len(x0) // runner.batch_size
     n_stream = n - len(x0)
     tallies = runner.tally([(pair.d0, n, keys[0]), (pair.d1, n, keys[1])], sketches, skip)
+    sizes = []
+    for j, sketch in enumerate(sketches):
+        sizes.append(n if pilot_counts(sketch) else n_stream)
+        if pilot_counts(sketch):
+            tallies[0][j] = tallies[0][j] + sketch.tally(x0)
+            tallies[1][j] = tallies[1][j] + sketch.tally(x1)
     observed = np.concatenate([x0, x1]) if schema.kind == "scalar" else None
-    found = select_from_tallies(sketches, tallies[0], tallies[1], n_stream, scorer, observed)
+    found = select_from_tallies(sketches, tallies[0], tallies[1], sizes, scorer, observed)
     best = next((c.event for c in found if isinstance(c.event, ThresholdEvent)), None)
     for sketch, t0, t1 in zip(sketches, tallies[0], tallies[1], strict=True):
         if (

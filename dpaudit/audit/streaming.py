@@ -13,7 +13,10 @@ own, fresh samples afterwards):
    sketch *tallies* every batch (a histogram of the statistic it needs); only the tallies
    return, and are summed. The candidate events of every sketch are then scored on the summed
    tallies and the best of each goes to certification, like the events of
-   :func:`dpaudit.audit.selection.search_events`.
+   :func:`dpaudit.audit.selection.search_events`. The thresholds of fixed features are scored
+   on the pilot's tallies too (as the in-memory search scores them on the samples it drew
+   them from); learned scores and outcome orders, fitted on the pilot, are scored on the
+   stream only, so that their fit does not flatter them.
 
 Sketch protocol (what an event family implements to stream; see :class:`ThresholdSketch`):
 
@@ -74,6 +77,7 @@ __all__ = [
     "Sketch",
     "ThresholdSketch",
     "held_samples",
+    "pilot_counts",
     "propose_sketches",
     "select_from_tallies",
 ]
@@ -345,11 +349,17 @@ def propose_sketches(
     return sketches
 
 
+def pilot_counts(sketch: Any) -> bool:
+    """Whether ``sketch``'s candidates are scored on the pilot's tallies as well as the
+    stream's: thresholds of fixed (not learned) features."""
+    return isinstance(sketch, ThresholdSketch) and sketch.family == "threshold"
+
+
 def select_from_tallies(
     sketches: list[Any],
     tallies0: list[np.ndarray],
     tallies1: list[np.ndarray],
-    n: int,
+    sizes: list[int],
     scorer: Scorer,
     observed: np.ndarray | None = None,
 ) -> list[Candidate]:
@@ -359,7 +369,7 @@ def select_from_tallies(
         sketches: from :func:`propose_sketches`.
         tallies0: summed tally of each sketch over the streamed samples of d0.
         tallies1: the same under d1.
-        n: streamed samples per dataset.
+        sizes: samples per dataset behind each sketch's tallies.
         scorer: the selection scorer.
         observed: scalar outputs (the pilot) over which learned events are restated as
             intervals for people (at most :data:`PLAIN_SAMPLES` of them are used), or None.
@@ -369,7 +379,7 @@ def select_from_tallies(
         no sketch proposes any).
     """
     found: list[Candidate] = []
-    for sketch, t0, t1 in zip(sketches, tallies0, tallies1, strict=True):
+    for sketch, t0, t1, n in zip(sketches, tallies0, tallies1, sizes, strict=True):
         found += sketch.candidates(t0, t1, n, scorer)
     if observed is not None:
         observed = observed[:: max(1, len(observed) // PLAIN_SAMPLES)]

@@ -1,6 +1,7 @@
 """Benchmark: streamed audits, throughput and peak memory by sample size and worker count.
 
     python bench/streaming.py > bench/streaming.md           # 10^6 .. 10^8, Dask at 10^7
+    python bench/streaming.py --profile >> bench/streaming.md  # CPU per sample, by step
     python bench/streaming.py --big >> bench/streaming.md    # 10^9 per dataset, 2 workers
 
 Every cell runs in a fresh Python process (``--run``), so its peak memory is its own. Memory
@@ -187,6 +188,58 @@ def _table(cells: list[dict[str, Any]]) -> None:
         )
 
 
+def profile(batches: int = 50) -> None:
+    """Where a streamed one-dimensional audit's time goes, per sample, in one process: the
+    mechanism's draws, each selection sketch's tally, and certification's count."""
+    from dpaudit.audit.estimators import predicted_bounds
+    from dpaudit.audit.outputs import OutputSchema
+    from dpaudit.audit.runner import EventCounts
+    from dpaudit.audit.streaming import propose_sketches
+    from mechanisms.catalogue import LaplaceCount
+
+    mechanism = LaplaceCount(1.0)
+    d0, d1 = mechanism.pairs[0].d0, mechanism.pairs[0].d1
+    rng = np.random.default_rng(SEED)
+    pilot = mechanism.batch(d0, 250_000, rng), mechanism.batch(d1, 250_000, rng)
+
+    def scorer(num: np.ndarray, den: np.ndarray, n: int) -> np.ndarray:
+        return predicted_bounds(num, den, n, 10**7, 0.0125, 0.0)
+
+    sketches = propose_sketches(*pilot, OutputSchema("scalar"), scorer, rng=rng)
+    events = EventCounts(
+        tuple(
+            c.event
+            for c in sketches[0].candidates(
+                sketches[0].tally(pilot[0]), sketches[0].tally(pilot[1]), 250_000, scorer
+            )
+        )
+    )
+    size = 100_000
+    costs: dict[str, float] = {"draw (mechanism.batch)": 0.0}
+    for _ in range(batches):
+        start = time.process_time()
+        x = mechanism.batch(d0, size, rng)
+        costs["draw (mechanism.batch)"] += time.process_time() - start
+        for sketch in sketches:
+            name = f"selection tally: {sketch.family} on {sketch.feature.describe()[:40]}"
+            start = time.process_time()
+            sketch.tally(x)
+            costs[name] = costs.get(name, 0.0) + time.process_time() - start
+        start = time.process_time()
+        events.tally(x)
+        costs["certification count (2 events)"] = (
+            costs.get("certification count (2 events)", 0.0) + time.process_time() - start
+        )
+    print("\n## Where the time goes (`python bench/streaming.py --profile`)\n")
+    print(
+        f"CPU time per sample, {batches} batches of {size:,} in one process, load "
+        f"{os.getloadavg()[0]:.1f}:\n"
+    )
+    print("| step | ns per sample |\n|---|---:|")
+    for name, seconds in costs.items():
+        print(f"| {name} | {1e9 * seconds / (batches * size):.1f} |")
+
+
 def big() -> None:
     """The 10^9-sample cell alone (two workers), as a section to append to the report."""
     cell = _measure(BIG, 2, 1)
@@ -255,5 +308,7 @@ if __name__ == "__main__":
         print(json.dumps(_run(n, w, d, k)))
     elif "--big" in sys.argv:
         big()
+    elif "--profile" in sys.argv:
+        profile()
     else:
         main()

@@ -52,8 +52,18 @@ class LogisticScore:
     coef: tuple[float, ...]
 
     def values(self, outputs: np.ndarray) -> np.ndarray:
-        f = (_logistic_features(outputs) - np.asarray(self.mean)) / np.asarray(self.scale)
-        return np.einsum("ij,j->i", f, np.asarray(self.coef))
+        # sum_j coef_j (f_j - mean_j) / scale_j, with the standardisation folded into the
+        # weights (w_j = coef_j / scale_j): three products per coordinate and no (n, 3d)
+        # feature array, which matters when every streamed batch is scored.
+        x = _as_2d(outputs)
+        d = x.shape[1]
+        w = np.asarray(self.coef) / np.asarray(self.scale)
+        missing = np.isnan(x)
+        z = np.where(missing, 0.0, x)
+        total = np.einsum("ij,j->i", z, w[:d]) + np.einsum("ij,j->i", z * z, w[d : 2 * d])
+        if missing.any():
+            total += np.einsum("ij,j->i", missing.astype(float), w[2 * d :])
+        return total - float(np.dot(np.asarray(self.mean), w))
 
     def describe(self) -> str:
         return (

@@ -189,8 +189,11 @@ def fit_binned_ratio(x0: np.ndarray, x1: np.ndarray) -> BinnedRatioScore:
         va, vb = a[:, j], b[:, j]
         pooled = np.concatenate([va, vb])
         finite = pooled[np.isfinite(pooled)]
-        distinct = np.unique(finite)
-        if len(distinct) <= RATIO_BINS:
+        # Few distinct values: they are the edges. (A prefix with more than RATIO_BINS of
+        # them settles it without sorting everything.)
+        few = len(np.unique(finite[: 8 * RATIO_BINS])) <= RATIO_BINS
+        distinct = np.unique(finite) if few else finite[:0]
+        if few and len(distinct) <= RATIO_BINS:
             edges = distinct
         else:
             edges = np.unique(np.quantile(finite, np.linspace(0, 1, RATIO_BINS + 1)[1:-1]))

@@ -52,8 +52,18 @@ class LogisticScore:
     coef: tuple[float, ...]
 
     def values(self, outputs: np.ndarray) -> np.ndarray:
-        f = (_logistic_features(outputs) - np.asarray(self.mean)) / np.asarray(self.scale)
-        return np.einsum("ij,j->i", f, np.asarray(self.coef))
+        # sum_j coef_j (f_j - mean_j) / scale_j, with the standardisation folded into the
+        # weights (w_j = coef_j / scale_j): three products per coordinate and no (n, 3d)
+        # feature array, which matters when every streamed batch is scored.
+        x = _as_2d(outputs)
+        d = x.shape[1]
+        w = np.asarray(self.coef) / np.asarray(self.scale)
+        missing = np.isnan(x)
+        z = np.where(missing, 0.0, x)
+        total = np.einsum("ij,j->i", z, w[:d]) + np.einsum("ij,j->i", z * z, w[d : 2 * d])
+        if missing.any():
+            total += np.einsum("ij,j->i", missing.astype(float), w[2 * d :])
+        return total - float(np.dot(np.asarray(self.mean), w))
 
     def describe(self) -> str:
         return (
@@ -123,7 +133,44 @@ class BinnedRatioScore:
 
 def _bin(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """Bin 0 holds missing values (NaN); bin i >= 1 the values in [edges[i-2], edges[i-1])."""
-    return np.where(np.isnan(values), 0, 1 + np.searchsorted(edges, values, side="right"))
+    missing = np.isnan(values)
+    return np.where(missing, 0, 1 + _edges_at_or_below(edges, np.where(missing, 0.0, values)))
+
+
+#: Cells per edge of :func:`_edges_at_or_below`'s lookup table, and most edges one cell may hold.
+CELLS_PER_EDGE, MAX_CELL_EDGES = 64, 4
+
+
+def _edges_at_or_below(edges: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(edges, values, side="right")`` (no NaN), about three times faster.
+
+    The values are put into equal cells over the edges' range by ``(v - low) * scale``,
+    clipped at both ends and truncated (monotone in ``v``); ``first[c]`` counts the edges in
+    cells before ``c``, and the few edges of ``v``'s own cell are compared one by one (edges
+    in later cells are larger than ``v``, so comparing past the cell's end adds nothing).
+    Exact; falls back to the binary search when edges crowd into one cell.
+    """
+    size = len(edges)
+    span = float(edges[-1] - edges[0]) if size >= 2 else 0.0
+    if not 0.0 < span < np.inf or len(values) < 8 * size:
+        return np.searchsorted(edges, values, side="right")
+    cells = CELLS_PER_EDGE * size
+    low, scale = float(edges[0]), cells / span
+
+    def cell(v: np.ndarray) -> np.ndarray:
+        return np.clip((v - low) * scale, 0, cells - 1).astype(np.intp)
+
+    own = cell(edges)
+    depth = int(np.bincount(own).max())
+    if not np.isfinite(scale) or depth > MAX_CELL_EDGES:
+        return np.searchsorted(edges, values, side="right")
+    first = np.searchsorted(own, np.arange(cells), "left")
+    padded = np.concatenate([edges, np.full(depth, np.inf)])
+    start = first[cell(values)]
+    found = start.copy()
+    for j in range(depth):
+        found += padded[start + j] <= values
+    return found
 
 
 def fit_binned_ratio(x0: np.ndarray, x1: np.ndarray) -> BinnedRatioScore:
@@ -142,8 +189,11 @@ def fit_binned_ratio(x0: np.ndarray, x1: np.ndarray) -> BinnedRatioScore:
         va, vb = a[:, j], b[:, j]
         pooled = np.concatenate([va, vb])
         finite = pooled[np.isfinite(pooled)]
-        distinct = np.unique(finite)
-        if len(distinct) <= RATIO_BINS:
+        # Few distinct values: they are the edges. (A prefix with more than RATIO_BINS of
+        # them settles it without sorting everything.)
+        few = len(np.unique(finite[: 8 * RATIO_BINS])) <= RATIO_BINS
+        distinct = np.unique(finite) if few else finite[:0]
+        if few and len(distinct) <= RATIO_BINS:
             edges = distinct
         else:
             edges = np.unique(np.quantile(finite, np.linspace(0, 1, RATIO_BINS + 1)[1:-1]))

@@ -1,7 +1,9 @@
 """The auditor's documented limits: work and memory are checked before any sampling.
 
-An audit holds its selection samples in memory (``2 * samples * selection_fraction``
-outputs of the chosen pair) and streams its certification samples in batches.  Before
+An audit holds at most :data:`dpaudit.audit.streaming.HELD_SELECTION_SAMPLES` selection
+samples per dataset in memory (a pilot; the other selection batches are tallied in the
+workers, :mod:`dpaudit.audit.streaming`) and streams its certification samples in batches, so
+its memory does not grow with ``samples``.  Before
 sampling, :func:`dpaudit.audit.audit` runs the mechanism on a few probe samples, learns the
 output type and width, estimates the memory the audit needs (:func:`estimate_memory`) and
 refuses, with a message naming the limit, what would exceed:
@@ -66,13 +68,15 @@ def estimate_memory(
 ) -> int:
     """Bytes an audit's samples need at their peak (an estimate, from probe outputs).
 
-    The selection samples of both datasets are held at once (float64 per coordinate, or one
-    pointer and one key object per categorical output), plus one raw batch being converted.
+    The held selection samples of both datasets (at most
+    :data:`dpaudit.audit.streaming.HELD_SELECTION_SAMPLES` each: the caller passes the held
+    count) are in memory at once (float64 per coordinate, or one pointer and one key object
+    per categorical output), plus one raw batch being converted.
 
     Args:
         schema: the output schema learnt from the probe.
         probe: the probe's converted outputs (:func:`dpaudit.audit.outputs.to_array`).
-        selection_samples: selection samples per dataset.
+        selection_samples: selection samples held per dataset.
         batch: samples of the largest batch.
 
     Returns:

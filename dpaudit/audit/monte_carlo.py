@@ -6,6 +6,7 @@ import math
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -29,9 +30,26 @@ from dpaudit.audit.limits import (
 from dpaudit.audit.pairs import NeighbouringPair, resolve_pairs
 from dpaudit.audit.probe import Probe, probe
 from dpaudit.audit.result import AuditResult
-from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, PROGRESS_THRESHOLD, Runner, seed_sequence
+from dpaudit.audit.runner import (
+    DEFAULT_BATCH_SIZE,
+    PROGRESS_THRESHOLD,
+    EventCounts,
+    Runner,
+    seed_sequence,
+)
 from dpaudit.audit.selection import FAMILIES, Candidate, search_events
-from dpaudit.audit.statistical_limit import statistical_limit, threshold_frequencies
+from dpaudit.audit.statistical_limit import (
+    counted_frequencies,
+    statistical_limit,
+    threshold_frequencies,
+)
+from dpaudit.audit.streaming import (
+    ThresholdSketch,
+    held_samples,
+    pilot_counts,
+    propose_sketches,
+    select_from_tallies,
+)
 from dpaudit.audit.validation import check as _check
 from dpaudit.audit.validation import check_confidence, check_delta, check_epsilon
 from dpaudit.audit.validation import is_int as _is_int
@@ -281,7 +299,8 @@ def audit(
         progress if progress is not None else (total >= PROGRESS_THRESHOLD and sys.stderr.isatty())
     )
     probed = probe(mechanism, candidates_pairs[0].d0, seed_sequence(root, _PROBE, 0))
-    _check_size(probed, n_sel, min(batch_size, samples), max_memory_bytes, samples)
+    held = held_samples(n_sel, batch_size)
+    _check_size(probed, held, min(batch_size, samples), max_memory_bytes, samples)
     with Runner(mechanism, root, batch_size, workers, executor, bool(show), total) as runner:
         family_freq: dict[
             int, tuple[np.ndarray, np.ndarray] | None
@@ -289,20 +308,28 @@ def audit(
 
         def select(i: int, n: int, phase: int) -> list[Candidate]:
             pair = candidates_pairs[i]
-            x0 = runner.sample(pair.d0, n, (phase, i, 0))
-            x1 = runner.sample(pair.d1, n, (phase, i, 1))
-            seed_models = seed_sequence(root, _MODELS, phase, i)
-            found = search_events(
-                x0,
-                x1,
-                runner.output_schema,
-                scorer,
-                families=families,
-                max_outcomes=max_outcomes,
-                rng=np.random.default_rng(seed_models),
-            )
+            held = held_samples(n, batch_size)
+            keys = ((phase, i, 0), (phase, i, 1))
+            x0 = runner.sample(pair.d0, held, keys[0])
+            x1 = runner.sample(pair.d1, held, keys[1])
+            rng = np.random.default_rng(seed_sequence(root, _MODELS, phase, i))
+            if held == n:  # every selection sample in memory
+                found = search_events(
+                    x0,
+                    x1,
+                    runner.output_schema,
+                    scorer,
+                    families=families,
+                    max_outcomes=max_outcomes,
+                    rng=rng,
+                )
+                frequencies = _limit_family(found, x0, x1) if phase == _SELECTION else None
+            else:  # a pilot in memory, the other selection batches streamed as tallies
+                found, frequencies = _stream_select(
+                    runner, pair, x0, x1, n, keys, scorer, families, max_outcomes, rng
+                )
             if phase == _SELECTION:
-                family_freq[i] = _limit_family(found, x0, x1)
+                family_freq[i] = frequencies
             if directions == "best":
                 return [f for f in found if f.numerator == found[0].numerator][:certify_top]
             return [
@@ -322,10 +349,19 @@ def audit(
         _, index, chosen = best
         pair = candidates_pairs[index]
         events = [c.event for c in chosen]
-        hits = (
-            runner.count(pair.d0, n_cert, (_CERTIFICATION, index, 0), events),
-            runner.count(pair.d1, n_cert, (_CERTIFICATION, index, 1), events),
-        )
+        # The estimated limits need the selection only: computed while the workers certify.
+        with ThreadPoolExecutor(1) as side:
+            limits = side.submit(
+                _limits, family_freq.get(index), n_cert, float(delta), confidence, tests
+            )
+            counted = runner.tally(
+                [
+                    (pair.d0, n_cert, (_CERTIFICATION, index, 0)),
+                    (pair.d1, n_cert, (_CERTIFICATION, index, 1)),
+                ],
+                [EventCounts(tuple(events))],
+            )
+        hits = (counted[0][0], counted[1][0])
 
     certified = []
     for j, cand in enumerate(chosen):
@@ -338,23 +374,7 @@ def audit(
     cand = chosen[j]
     k0, k1 = int(hits[0][j]), int(hits[1][j])
     num, den = ("d0", "d1") if cand.numerator == 0 else ("d1", "d0")
-    limit_text, epsilon_limit = "", None
-    frequencies = family_freq.get(index)
-    if frequencies is not None:
-        # Estimated statistical limits (dpaudit.audit.statistical_limit) of the best
-        # feature's threshold events, from the selection frequencies.
-        p_num, p_den = frequencies
-        epsilon_limit, *later = (
-            statistical_limit(
-                p_num, p_den, samples=f * n_cert, delta=delta, confidence=confidence, tests=tests
-            ).epsilon
-            for f in (1, *LIMIT_FACTORS)
-        )
-        limit_text = ", ".join(
-            f"about {_floor4(e)} or more at {f}x ({f * n_cert:,} per side; conservative: "
-            "rarer events the selection samples cannot resolve may do better)"
-            for f, e in zip(LIMIT_FACTORS, later, strict=True)
-        )
+    epsilon_limit, limit_text = limits.result()
     return AuditResult(
         epsilon_lower=bound,
         epsilon_estimate=point_estimate(
@@ -393,6 +413,33 @@ def audit(
     )
 
 
+def _limits(
+    frequencies: tuple[np.ndarray, np.ndarray] | None,
+    n_cert: int,
+    delta: float,
+    confidence: float,
+    tests: int,
+) -> tuple[float | None, str]:
+    """Estimated statistical limits (:mod:`dpaudit.audit.statistical_limit`) of the best
+    feature's threshold events, from the selection frequencies: at the certification samples,
+    and restated at :data:`LIMIT_FACTORS` times them."""
+    if frequencies is None:
+        return None, ""
+    p_num, p_den = frequencies
+    epsilon_limit, *later = (
+        statistical_limit(
+            p_num, p_den, samples=f * n_cert, delta=delta, confidence=confidence, tests=tests
+        ).epsilon
+        for f in (1, *LIMIT_FACTORS)
+    )
+    text = ", ".join(
+        f"about {_floor4(e)} or more at {f}x ({f * n_cert:,} per side; conservative: "
+        "rarer events the selection samples cannot resolve may do better)"
+        for f, e in zip(LIMIT_FACTORS, later, strict=True)
+    )
+    return epsilon_limit, text
+
+
 def _floor4(x: float) -> str:
     return f"{math.floor(x * 1e4) / 1e4:.4f}"
 
@@ -409,3 +456,52 @@ def _limit_family(
             )
             return (num, den) if len(num) else None
     return None
+
+
+def _stream_select(
+    runner: Runner,
+    pair: NeighbouringPair,
+    x0: np.ndarray,
+    x1: np.ndarray,
+    n: int,
+    keys: tuple[tuple[int, ...], tuple[int, ...]],
+    scorer: Any,
+    families: Iterable[str],
+    max_outcomes: int,
+    rng: np.random.Generator,
+) -> tuple[list[Candidate], tuple[np.ndarray, np.ndarray] | None]:
+    """Streamed selection (:mod:`dpaudit.audit.streaming`): sketches proposed on the pilot
+    ``x0, x1`` (the first batches of the ``n`` selection samples), tallied in the workers over
+    the other selection batches, candidates chosen on the tallies.
+
+    Returns:
+        The candidates, best first, and the threshold frequencies of the best threshold
+        candidate's feature on the stream (for the statistical limit; None without one).
+    """
+    schema = runner.output_schema
+    sketches = propose_sketches(
+        x0, x1, schema, scorer, families=families, max_outcomes=max_outcomes, rng=rng
+    )
+    skip = len(x0) // runner.batch_size
+    n_stream = n - len(x0)
+    tallies = runner.tally([(pair.d0, n, keys[0]), (pair.d1, n, keys[1])], sketches, skip)
+    sizes = []
+    for j, sketch in enumerate(sketches):
+        sizes.append(n if pilot_counts(sketch) else n_stream)
+        if pilot_counts(sketch):
+            tallies[0][j] = tallies[0][j] + sketch.tally(x0)
+            tallies[1][j] = tallies[1][j] + sketch.tally(x1)
+    observed = np.concatenate([x0, x1]) if schema.kind == "scalar" else None
+    found = select_from_tallies(sketches, tallies[0], tallies[1], sizes, scorer, observed)
+    best = next((c.event for c in found if isinstance(c.event, ThresholdEvent)), None)
+    for sketch, t0, t1 in zip(sketches, tallies[0], tallies[1], strict=True):
+        if (
+            isinstance(sketch, ThresholdSketch)
+            and best is not None
+            and sketch.feature == best.feature
+        ):
+            (ge0, le0, m0), (ge1, le1, m1) = sketch.hits(t0), sketch.hits(t1)
+            if m0 and m1:
+                num, den = counted_frequencies((ge0, ge1), (le0, le1), (m0, m1))
+                return found, ((num, den) if len(num) else None)
+    return found, None

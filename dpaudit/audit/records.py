@@ -49,6 +49,7 @@ from dpaudit.audit.probe import probe
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, Runner, seed_sequence
 from dpaudit.audit.selection import FAMILIES, search_events
+from dpaudit.audit.streaming import held_samples
 from dpaudit.audit.validation import check as _check
 from dpaudit.audit.validation import check_confidence, check_delta, check_epsilon
 from dpaudit.audit.validation import is_int as _is_int
@@ -428,7 +429,8 @@ def audit_records(
             raise MechanismError(
                 f"{err} (on the dataset {_rows(first.datasets(width)[0])})"
             ) from err
-        _check_size(probed, n_sel, min(batch_size, samples), max_memory_bytes, samples)
+        held = held_samples(n_sel, batch_size)
+        _check_size(probed, held, min(batch_size, samples), max_memory_bytes, samples)
         families = ("threshold", "outcomes") if probed.schema.kind == "scalar" else FAMILIES
         runner.schema = probed.schema
 

@@ -26,9 +26,11 @@ wrapped in :class:`dpaudit.audit.distributed.DaskExecutor` (retries, one task pe
 
 from __future__ import annotations
 
+import ctypes
 import math
 import random
 import sys
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -42,10 +44,22 @@ from dpaudit.audit.distributed import DaskExecutor, is_dask_target
 from dpaudit.audit.errors import EngineError, MechanismError
 from dpaudit.audit.outputs import OutputSchema, infer_schema, to_array
 
-__all__ = ["DEFAULT_BATCH_SIZE", "PROGRESS_THRESHOLD", "Runner", "draw", "seed_sequence"]
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "PROGRESS_THRESHOLD",
+    "EventCounts",
+    "Runner",
+    "draw",
+    "seed_sequence",
+]
 
 #: Samples per batch; part of what fixes an audit's result together with the seed.
 DEFAULT_BATCH_SIZE = 100_000
+#: Batches in flight per worker when counting: enough to keep every worker busy, few enough
+#: that memory does not grow with the number of batches.
+IN_FLIGHT = 4
+#: Workers assumed behind an external executor (Dask, ...) when sizing that window.
+EXTERNAL_WORKERS = 16
 #: Audits drawing at least this many samples in total show a progress bar (when on a terminal).
 PROGRESS_THRESHOLD = 2_000_000
 
@@ -95,9 +109,36 @@ def draw(
 
 def _reseed_globals() -> None:
     """Worker-process initializer: fresh global NumPy and ``random`` states (forked workers
-    would otherwise all start from the parent's state and repeat each other's draws)."""
+    would otherwise all start from the parent's state and repeat each other's draws), and a
+    malloc that keeps its memory (:func:`_keep_heap`)."""
     np.random.seed(np.random.SeedSequence().generate_state(4))
     random.seed()
+    _keep_heap()
+
+
+#: glibc ``mallopt`` parameters and the values set in worker processes (bytes).
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_TRIM_THRESHOLD, _MMAP_THRESHOLD = 256 * 2**20, 32 * 2**20
+
+
+def _keep_heap() -> None:
+    """Let glibc's malloc keep freed memory in a worker process (Linux only; a no-op
+    elsewhere).
+
+    A worker allocates and frees the same few batch-sized arrays thousands of times; by
+    default glibc maps large ones afresh and returns freed heap to the system, so every batch
+    pays page faults again (measured: a quarter of a worker's CPU time went to the kernel at
+    100,000 samples per batch). Raising the mmap and trim thresholds keeps those pages;
+    memory stays bounded by the largest batch's arrays.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD)
+        libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
+    except (OSError, AttributeError):  # not glibc
+        return
 
 
 def _pickling_failure(err: BaseException) -> bool:
@@ -110,16 +151,30 @@ def _sample_task(
     return to_array(draw(mechanism, dataset, n, seed), schema)
 
 
-def _count_task(
+@dataclass(frozen=True)
+class EventCounts:
+    """A sketch (:mod:`dpaudit.audit.streaming`) counting the hits of fixed events: what
+    certification tallies per batch."""
+
+    events: tuple[Any, ...]
+
+    def tally(self, outputs: np.ndarray) -> np.ndarray:
+        """Hits of each event among ``outputs``."""
+        return np.array(
+            [int(np.count_nonzero(e.contains(outputs))) for e in self.events], dtype=np.int64
+        )
+
+
+def _tally_task(
     mechanism: Any,
     dataset: Any,
     n: int,
     seed: np.random.SeedSequence,
     schema: OutputSchema,
-    events: Sequence[Any],
-) -> np.ndarray:
+    sketches: Sequence[Any],
+) -> list[np.ndarray]:
     x = to_array(draw(mechanism, dataset, n, seed), schema)
-    return np.array([int(np.count_nonzero(e.contains(x))) for e in events], dtype=np.int64)
+    return [np.asarray(s.tally(x), dtype=np.int64) for s in sketches]
 
 
 def _engine_failure(err: BaseException, engine: Any) -> BaseException:
@@ -210,11 +265,14 @@ class Runner:
         if self._own is not None:
             self._own.shutdown()
 
-    def _batches(self, n: int, key: tuple[int, ...]) -> list[tuple[int, np.random.SeedSequence]]:
+    def _batches(
+        self, n: int, key: tuple[int, ...], skip: int = 0
+    ) -> list[tuple[int, np.random.SeedSequence]]:
+        """Sizes and seeds of the batches ``skip, skip + 1, ...`` of ``n`` samples at ``key``."""
         count = math.ceil(n / self.batch_size)
-        seeds = [seed_sequence(self.root, *key, b) for b in range(count)]
+        seeds = [seed_sequence(self.root, *key, b) for b in range(skip, count)]
         sizes = [self.batch_size] * (count - 1) + [n - self.batch_size * (count - 1)]
-        return list(zip(sizes, seeds, strict=True))
+        return list(zip(sizes[skip:], seeds, strict=True))
 
     def _run(self, fn: Callable[..., Any], jobs: list[tuple[Any, ...]], sizes: list[int]) -> list:
         engine = self._own if self._own is not None else self.executor
@@ -241,6 +299,94 @@ class Runner:
             raise failure from err
         return results
 
+    def _reduce(
+        self, jobs: list[tuple[Any, ...]], sizes: list[int], owners: list[int], n_owners: int
+    ) -> list[list[np.ndarray] | None]:
+        """Run :func:`_tally_task` on every job and sum the results per owner as they arrive,
+        with at most :data:`IN_FLIGHT` jobs per worker submitted at once, so memory stays flat
+        in the number of batches. Sums of integer counts do not depend on the order."""
+        engine = self._own if self._own is not None else self.executor
+        totals: list[list[np.ndarray] | None] = [None] * n_owners
+
+        def add(part: list[np.ndarray], size: int, owner: int) -> None:
+            held = totals[owner]
+            totals[owner] = (
+                part if held is None else [a + b for a, b in zip(held, part, strict=True)]
+            )
+            self._bar.update(size)
+
+        if engine is None:
+            for job, size, owner in zip(jobs, sizes, owners, strict=True):
+                add(_tally_task(*job), size, owner)
+            return totals
+        window = IN_FLIGHT * (self.workers if self._own is not None else EXTERNAL_WORKERS)
+        pending: deque[tuple[Any, int, int]] = deque()
+        try:
+            for job, size, owner in zip(jobs, sizes, owners, strict=True):
+                pending.append((engine.submit(_tally_task, *job), size, owner))
+                if len(pending) >= window:
+                    fut, done, who = pending.popleft()
+                    add(fut.result(), done, who)
+            while pending:
+                fut, done, who = pending.popleft()
+                add(fut.result(), done, who)
+        except BaseException as err:
+            for fut, _, _ in pending:
+                fut.cancel()
+            failure = _engine_failure(err, engine)
+            if failure is err:
+                raise
+            raise failure from err
+        return totals
+
+    def tally(
+        self,
+        tasks: Sequence[tuple[Any, int, tuple[int, ...]]],
+        sketches: Sequence[Any],
+        skip: int = 0,
+    ) -> list[list[np.ndarray]]:
+        """Draw fresh outputs and sum each sketch's per-batch tally, in the workers.
+
+        Only the tallies travel back (one small integer array per sketch and batch), so
+        memory is flat in the number of samples; the sums are exact integers, the same
+        whatever the number of workers or the order the batches finish in. The batches of all
+        tasks share one queue, so the workers stay busy from one dataset to the next.
+
+        Args:
+            tasks: ``(dataset, n, key)`` per dataset: ``n`` samples at seed position ``key``.
+            sketches: objects with ``tally(outputs) -> int64 array`` of a fixed length (the
+                protocol of :mod:`dpaudit.audit.streaming`).
+            skip: leave out the first ``skip`` batches of each key (drawn already, e.g. as
+                the held selection samples).
+
+        Returns:
+            Per task, the summed tally of each sketch.
+
+        Raises:
+            RuntimeError: before the first :meth:`sample`, or when a task has no batch left.
+        """
+        if self.schema is None:
+            raise RuntimeError(
+                "tally() needs the output schema that sample() fixes; call sample() first"
+            )
+        shared = tuple(sketches)  # one object: a Dask executor sends it to the cluster once
+        jobs, sizes, owners = [], [], []
+        for t, (dataset, n, key) in enumerate(tasks):
+            for size, seed in self._batches(n, key, skip):
+                jobs.append((self.mechanism, dataset, size, seed, self.schema, shared))
+                sizes.append(size)
+                owners.append(t)
+        totals = self._reduce(jobs, sizes, owners, len(tasks))
+        if any(t is None for t in totals):
+            raise RuntimeError("tally(): a task has no batch left after skipping")
+        return [t for t in totals if t is not None]
+
+    def count(
+        self, dataset: Any, n: int, key: tuple[int, ...], events: Sequence[Any]
+    ) -> np.ndarray:
+        """Draw ``n`` fresh outputs on ``dataset`` and count the hits of each event."""
+        return self.tally([(dataset, n, key)], [EventCounts(tuple(events))])[0][0]
+
     def sample(self, dataset: Any, n: int, key: tuple[int, ...]) -> np.ndarray:
         """Draw ``n`` outputs on ``dataset`` as an array in the audit's schema.
 
@@ -257,18 +403,3 @@ class Runner:
         jobs = [(self.mechanism, dataset, size, seed, self.schema) for size, seed in batches]
         parts += self._run(_sample_task, jobs, [s for s, _ in batches])
         return np.concatenate(parts)
-
-    def count(
-        self, dataset: Any, n: int, key: tuple[int, ...], events: Sequence[Any]
-    ) -> np.ndarray:
-        """Draw ``n`` fresh outputs on ``dataset`` and count the hits of each event."""
-        if self.schema is None:
-            raise RuntimeError(
-                "count() needs the output schema that sample() fixes; call sample() first"
-            )
-        batches = self._batches(n, key)
-        jobs = [
-            (self.mechanism, dataset, size, seed, self.schema, tuple(events))
-            for size, seed in batches
-        ]
-        return np.sum(self._run(_count_task, jobs, [s for s, _ in batches]), axis=0)

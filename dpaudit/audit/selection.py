@@ -24,6 +24,11 @@ Families:
 
 Nothing chosen here is certified here: the auditor certifies the chosen events on fresh
 samples only.
+
+Large audits call :func:`search_events` on a pilot only and stream the rest of the selection
+samples as per-batch tallies (:mod:`dpaudit.audit.streaming`, whose docstring states the
+*sketch* protocol a family implements to be refined on the stream; a family without a sketch
+has the events it picks on the pilot re-scored on the stream).
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ from dpaudit.audit.events import (
 from dpaudit.audit.float_bits import class_keys
 from dpaudit.audit.outputs import OutputSchema, row_keys
 
-__all__ = ["FAMILIES", "Candidate", "search_events"]
+__all__ = ["FAMILIES", "Candidate", "pick_thresholds", "search_events"]
 
 FAMILIES = ("threshold", "outcomes", "classifier", "bits")
 #: Vector outputs: at most this many coordinates get their own threshold feature.
@@ -133,7 +138,34 @@ def _best_threshold(
     grid = _threshold_grid(s0, s1)
     ge = (len(s0) - np.searchsorted(s0, grid, "left"), len(s1) - np.searchsorted(s1, grid, "left"))
     le = (np.searchsorted(s0, grid, "right"), np.searchsorted(s1, grid, "right"))
-    n = len(x0)
+    return pick_thresholds(feature, grid, ge, le, len(x0), scorer, family, observed)
+
+
+def pick_thresholds(
+    feature: Feature,
+    grid: np.ndarray,
+    ge: tuple[np.ndarray, np.ndarray],
+    le: tuple[np.ndarray, np.ndarray],
+    n: int,
+    scorer: Scorer,
+    family: str,
+    observed: np.ndarray | None = None,
+) -> list[Candidate]:
+    """The best of the events ``feature >= grid[i]`` and ``feature <= grid[i]`` per direction.
+
+    Args:
+        feature: the feature thresholded.
+        grid: thresholds.
+        ge: hits of ``feature >= grid[i]`` under d0 and under d1 (arrays like ``grid``).
+        le: hits of ``feature <= grid[i]`` under d0 and under d1.
+        n: samples per dataset behind the hits.
+        scorer: the selection scorer.
+        family: the family named in the candidates.
+        observed: output values to restate the events as intervals (scalar outputs), or None.
+
+    Returns:
+        Two candidates, numerator d0 then numerator d1.
+    """
     found = []
     for numerator in (0, 1):
         best: tuple[float, ThresholdEvent] | None = None

@@ -46,6 +46,7 @@ from dpaudit.audit.validation import check_confidence, check_delta
 
 __all__ = [
     "StatisticalLimit",
+    "counted_frequencies",
     "empirical_limit",
     "samples_needed",
     "statistical_limit",
@@ -348,7 +349,30 @@ def threshold_frequencies(
     n0, n1 = len(s0), len(s1)
     ge = (n0 - np.searchsorted(s0, grid, "left"), n1 - np.searchsorted(s1, grid, "left"))
     le = (np.searchsorted(s0, grid, "right"), np.searchsorted(s1, grid, "right"))
-    sizes = (n0, n1)
+    return counted_frequencies(ge, le, (n0, n1), min_hits=min_hits, shrink=shrink)
+
+
+def counted_frequencies(
+    ge: tuple[np.ndarray, np.ndarray],
+    le: tuple[np.ndarray, np.ndarray],
+    sizes: tuple[int, int],
+    *,
+    min_hits: int = MIN_HITS,
+    shrink: float | None = SELECTION_SHRINKAGE,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`threshold_frequencies` from hit counts on a threshold grid (streamed selection
+    keeps counts, not values: :mod:`dpaudit.audit.streaming`).
+
+    Args:
+        ge: hits of ``x >= t`` per threshold under d0 and under d1.
+        le: hits of ``x <= t`` per threshold under d0 and under d1.
+        sizes: samples behind the counts under d0 and under d1 (NaN excluded), each >= 1.
+        min_hits: least hits on either side of an event kept, >= 1.
+        shrink: level of the pessimistic score bounds in (0, 0.5), or None.
+
+    Returns:
+        ``(p_numerator, p_denominator)`` frequencies.
+    """
     p_num, p_den = [], []
     for hits in (ge, le):
         for numerator in (0, 1):

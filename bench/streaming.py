@@ -1,0 +1,314 @@
+"""Benchmark: streamed audits, throughput and peak memory by sample size and worker count.
+
+    python bench/streaming.py > bench/streaming.md           # 10^6 .. 10^8, Dask at 10^7
+    python bench/streaming.py --profile >> bench/streaming.md  # CPU per sample, by step
+    python bench/streaming.py --big >> bench/streaming.md    # 10^9 per dataset, 2 workers
+
+Every cell runs in a fresh Python process (``--run``), so its peak memory is its own. Memory
+is measured two ways, both over *all* processes of the audit (the parent and its workers):
+
+* ``peak tree PSS`` (and RSS): the largest sum of proportional (and resident) set sizes over
+  the process tree, sampled every 50 ms with psutil by this script. PSS is what the machine
+  has to provide: forked workers share the parent's pages, which RSS counts in every process
+  and PSS once;
+* ``maxrss self + children``: ``resource.getrusage`` of the run itself (``RUSAGE_SELF``) plus
+  the largest of its workers (``RUSAGE_CHILDREN`` reports the largest child, not the sum).
+
+Throughput counts every sample drawn (selection and certification, both datasets) per second
+of wall time, and per core used (the worker count; the parent works while the workers do, on
+its pilot search). Workloads: the catalogue's ``LaplaceCount`` (epsilon 1, a vectorised
+one-dimensional mechanism offering ``batch``) and a 10-dimensional Laplace vector (every
+coordinate one count plus Laplace noise, searched with every family). All audits use seed 1,
+confidence 0.95 and the default settings (25% of the samples select the event).
+
+The machine is shared: the 1-minute load average before each cell is printed with it, and the
+ratios (workers 2 / workers 1) mean more than the absolute times.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from typing import Any
+
+# bench/ holds distributed.py, which would shadow the ``distributed`` package when this
+# script runs (its directory comes first on sys.path): take that directory off the path.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+
+import numpy as np  # noqa: E402
+
+#: Worker counts and the seed of every audit.
+WORKERS = (1, 2)
+SEED = 1
+#: Samples per dataset of the cells (one-dimensional; ten-dimensional).
+SIZES_1D = (10**6, 10**7, 10**8)
+SIZES_10D = (10**6, 10**7)
+BIG = 10**9
+#: Psutil sampling period of the memory monitor (seconds).
+PERIOD = 0.05
+
+
+class LaplaceVector:
+    """Ten counts, each plus Laplace(1) noise; d0 and d1 differ by one in the first count."""
+
+    name = "laplace vector (10 coordinates), batch"
+    width = 10
+
+    def __call__(self, d: float, rng: np.random.Generator) -> np.ndarray:
+        return self.batch(d, 1, rng)[0]
+
+    def batch(self, d: float, n: int, rng: np.random.Generator) -> np.ndarray:
+        out = rng.laplace(0.0, 1.0, (n, self.width))
+        out[:, 0] += d
+        return out
+
+
+def _run(samples: int, workers: int, width: int, dask_workers: int) -> dict[str, Any]:
+    """One audit in this process; returns its figures."""
+    from dpaudit.audit import audit
+    from mechanisms.catalogue import LaplaceCount
+
+    kwargs: dict[str, Any] = dict(samples=samples, seed=SEED, progress=False)
+    if width == 1:
+        mechanism: Any = LaplaceCount(1.0)
+        kwargs.update(pairs=mechanism.pairs, epsilon=1.0)
+    else:
+        mechanism = LaplaceVector()
+        kwargs.update(d0=0.0, d1=1.0, epsilon=1.0)
+    cluster = client = None
+    if dask_workers:
+        import dask
+        import distributed
+
+        dask.config.set({"distributed.worker.multiprocessing-method": "fork"})
+
+        cluster = distributed.LocalCluster(
+            n_workers=dask_workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            scheduler_port=0,
+            dashboard_address="127.0.0.1:0",
+        )
+        client = distributed.Client(cluster, set_as_default=False)
+        client.wait_for_workers(dask_workers)
+        kwargs["executor"] = client
+    else:
+        kwargs["workers"] = workers
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    start = time.perf_counter()
+    result = audit(mechanism, **kwargs)
+    wall = time.perf_counter() - start
+    if client is not None:
+        client.close()
+        cluster.close()
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return dict(
+        wall=wall,
+        drawn=result.samples_drawn,
+        epsilon_lower=result.epsilon_lower,
+        event=result.event,
+        maxrss=(me.ru_maxrss + kids.ru_maxrss) * 1024,
+        parent_cpu=me.ru_utime + me.ru_stime - before.ru_utime - before.ru_stime,
+        children_cpu=kids.ru_utime + kids.ru_stime,
+    )
+
+
+def _tree_memory(proc: Any) -> tuple[int, int]:
+    """Sums of RSS and of PSS over the process tree (PSS shares the pages forked workers
+    share with the parent among them, so the sum counts each page once)."""
+    import psutil
+
+    rss = pss = 0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            info = p.memory_full_info()
+        except psutil.Error:
+            continue
+        rss += info.rss
+        pss += getattr(info, "pss", info.rss)
+    return rss, pss
+
+
+def _measure(samples: int, workers: int, width: int, dask_workers: int = 0) -> dict[str, Any]:
+    """Run one cell in a fresh process and watch its process tree's memory."""
+    import psutil
+
+    load = os.getloadavg()[0]
+    cmd = [sys.executable, __file__, "--run", str(samples), str(workers), str(width)]
+    cmd.append(str(dask_workers))
+    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    proc, peak, peak_pss = psutil.Process(child.pid), 0, 0
+    while child.poll() is None:
+        try:
+            rss, pss = _tree_memory(proc)
+        except psutil.Error:
+            rss = pss = 0
+        peak, peak_pss = max(peak, rss), max(peak_pss, pss)
+        time.sleep(PERIOD)
+    out, _ = child.communicate()
+    if child.returncode:
+        raise SystemExit(f"cell {cmd} failed with exit code {child.returncode}")
+    data = json.loads(out.strip().splitlines()[-1])
+    data.update(
+        peak_tree=peak, peak_pss=peak_pss, load=load, samples=samples, workers=workers, width=width
+    )
+    data.update(dask=dask_workers)
+    return data
+
+
+def _mb(n: float) -> str:
+    return f"{n / 2**20:,.0f} MB"
+
+
+def _table(cells: list[dict[str, Any]]) -> None:
+    print(
+        "| output | samples per dataset | engine | workers | load before | wall (s) "
+        "| samples drawn | samples/s | samples/s/core | peak tree PSS | peak tree RSS "
+        "| maxrss self+children "
+        "| parent CPU (s) | workers CPU (s) | epsilon_lower |"
+    )
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for c in cells:
+        cores = c["dask"] or c["workers"]
+        rate = c["drawn"] / c["wall"]
+        engine = "Dask LocalCluster" if c["dask"] else ("in-process" if cores == 1 else "pool")
+        print(
+            f"| {c['width']}-d | {c['samples']:.0e} | {engine} | {cores} | {c['load']:.1f} "
+            f"| {c['wall']:.1f} | {c['drawn']:,} | {rate:,.0f} | {rate / cores:,.0f} "
+            f"| {_mb(c['peak_pss'])} | {_mb(c['peak_tree'])} | {_mb(c['maxrss'])} "
+            f"| {c['parent_cpu']:.1f} | {c['children_cpu']:.1f} | {c['epsilon_lower']:.6f} |"
+        )
+
+
+def profile(batches: int = 50) -> None:
+    """Where a streamed one-dimensional audit's time goes, per sample, in one process: the
+    mechanism's draws, each selection sketch's tally, and certification's count."""
+    from dpaudit.audit.estimators import predicted_bounds
+    from dpaudit.audit.outputs import OutputSchema
+    from dpaudit.audit.runner import EventCounts
+    from dpaudit.audit.streaming import propose_sketches
+    from mechanisms.catalogue import LaplaceCount
+
+    mechanism = LaplaceCount(1.0)
+    d0, d1 = mechanism.pairs[0].d0, mechanism.pairs[0].d1
+    rng = np.random.default_rng(SEED)
+    pilot = mechanism.batch(d0, 250_000, rng), mechanism.batch(d1, 250_000, rng)
+
+    def scorer(num: np.ndarray, den: np.ndarray, n: int) -> np.ndarray:
+        return predicted_bounds(num, den, n, 10**7, 0.0125, 0.0)
+
+    sketches = propose_sketches(*pilot, OutputSchema("scalar"), scorer, rng=rng)
+    events = EventCounts(
+        tuple(
+            c.event
+            for c in sketches[0].candidates(
+                sketches[0].tally(pilot[0]), sketches[0].tally(pilot[1]), 250_000, scorer
+            )
+        )
+    )
+    size = 100_000
+    costs: dict[str, float] = {"draw (mechanism.batch)": 0.0}
+    for _ in range(batches):
+        start = time.process_time()
+        x = mechanism.batch(d0, size, rng)
+        costs["draw (mechanism.batch)"] += time.process_time() - start
+        for sketch in sketches:
+            name = f"selection tally: {sketch.family} on {sketch.feature.describe()[:40]}"
+            start = time.process_time()
+            sketch.tally(x)
+            costs[name] = costs.get(name, 0.0) + time.process_time() - start
+        start = time.process_time()
+        events.tally(x)
+        costs["certification count (2 events)"] = (
+            costs.get("certification count (2 events)", 0.0) + time.process_time() - start
+        )
+    print("\n## Where the time goes (`python bench/streaming.py --profile`)\n")
+    print(
+        f"CPU time per sample, {batches} batches of {size:,} in one process, load "
+        f"{os.getloadavg()[0]:.1f}:\n"
+    )
+    print("| step | ns per sample |\n|---|---:|")
+    for name, seconds in costs.items():
+        print(f"| {name} | {1e9 * seconds / (batches * size):.1f} |")
+
+
+def big() -> None:
+    """The 10^9-sample cell alone (two workers), as a section to append to the report."""
+    cell = _measure(BIG, 2, 1)
+    print("\n## 10^9 samples per dataset (`python bench/streaming.py --big`)\n")
+    _table([cell])
+    print(
+        f"\nTarget: 10^9 samples per dataset in at most 300 s with at most 2 GB across all "
+        f"processes; measured {cell['wall']:.0f} s and {_mb(cell['peak_pss'])} (PSS), "
+        f"{_mb(cell['peak_tree'])} (RSS), with the 1-minute load average at "
+        f"{cell['load']:.1f} when it started."
+    )
+
+
+def main() -> None:
+    """Measure every cell and print the Markdown report."""
+    cells = []
+    plan = [(n, 1) for n in SIZES_1D] + [(n, 10) for n in SIZES_10D]
+    for samples, width in plan:
+        for workers in WORKERS:
+            cells.append(_measure(samples, workers, width))
+            print(f"done {samples:.0e} {width}-d workers={workers}", file=sys.stderr)
+    cells.append(_measure(10**7, 2, 1, dask_workers=2))
+    print("# Streamed audits: throughput and memory\n")
+    print(
+        f"`python bench/streaming.py` on {platform.machine()}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}. Each cell is a fresh "
+        "process; see the script's docstring for what is measured. The machine was shared "
+        "with other jobs (load averages below): absolute times are upper bounds.\n"
+    )
+    _table(cells)
+    print("\n## Workers 2 / workers 1\n")
+    print("| output | samples per dataset | wall 1 / wall 2 | CPU-bound ratio |")
+    print("|---|---:|---:|---:|")
+    for width, sizes in ((1, SIZES_1D), (10, SIZES_10D)):
+        for n in sizes:
+            one = next(
+                c
+                for c in cells
+                if (c["samples"], c["width"], c["workers"], c["dask"]) == (n, width, 1, 0)
+            )
+            two = next(
+                c
+                for c in cells
+                if (c["samples"], c["width"], c["workers"], c["dask"]) == (n, width, 2, 0)
+            )
+            ratio = one["wall"] / two["wall"]
+            print(f"| {width}-d | {n:.0e} | {ratio:.2f} | {_cpu_ratio(one, two):.2f} |")
+    same = {c["epsilon_lower"] for c in cells if c["samples"] == 10**7 and c["width"] == 1}
+    print(
+        "\nAt 10^7 one-dimensional samples, in-process, the pool and Dask certified "
+        + ("the same bound" if len(same) == 1 else f"DIFFERENT bounds {sorted(same)}")
+        + " (the result depends on the seed and batch size only)."
+    )
+
+
+def _cpu_ratio(one: dict[str, Any], two: dict[str, Any]) -> float:
+    """The speed-up a quiet machine would give: one worker's CPU time over the two-worker
+    run's critical path (the parent's serial work plus half the workers' CPU time)."""
+    single = one["parent_cpu"] + one["children_cpu"]
+    return single / (two["parent_cpu"] + two["children_cpu"] / 2)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--run":
+        n, w, d, k = (int(a) for a in sys.argv[2:6])
+        print(json.dumps(_run(n, w, d, k)))
+    elif "--big" in sys.argv:
+        big()
+    elif "--profile" in sys.argv:
+        profile()
+    else:
+        main()

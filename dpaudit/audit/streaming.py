@@ -1,0 +1,393 @@
+"""Streaming event selection: memory flat in the number of samples.
+
+An audit with more selection samples than :data:`HELD_SELECTION_SAMPLES` per dataset does not
+hold them. It selects in two steps, both on selection samples only (certification draws its
+own, fresh samples afterwards):
+
+1. a *pilot*: the first batches of the selection samples, at most
+   :data:`HELD_SELECTION_SAMPLES` per dataset, held in memory. Every event family looks at it
+   and proposes *sketches*: finite families of candidate events (the thresholds of a feature,
+   the prefixes of a likelihood-ratio order of outcomes, ...), with the models of learned
+   features fitted here;
+2. the *stream*: the other selection batches are drawn in the worker processes, where each
+   sketch *tallies* every batch (a histogram of the statistic it needs); only the tallies
+   return, and are summed. The candidate events of every sketch are then scored on the summed
+   tallies and the best of each goes to certification, like the events of
+   :func:`dpaudit.audit.selection.search_events`. The thresholds of fixed features are scored
+   on the pilot's tallies too (as the in-memory search scores them on the samples it drew
+   them from); learned scores and outcome orders, fitted on the pilot, are scored on the
+   stream only, so that their fit does not flatter them.
+
+Sketch protocol (what an event family implements to stream; see :class:`ThresholdSketch`):
+
+* ``tally(outputs) -> numpy int64 array`` of a length fixed when the sketch is made. A tally
+  counts, so the tally of several batches is the sum of theirs: exactly additive, hence the
+  same however many workers run the batches and in whatever order they finish (the seed of
+  each batch is fixed by its position: :mod:`dpaudit.audit.runner`);
+* ``candidates(tally0, tally1, n, scorer) -> list[Candidate]``: from the summed tallies of
+  ``n`` streamed samples of d0 and of d1, the best events in each direction, scored with
+  ``scorer`` (:func:`dpaudit.audit.estimators.predicted_bounds`);
+* picklable (a frozen dataclass of arrays and events): sketches travel to the workers.
+
+A family with no sketch of its own still streams: the events it chooses on the pilot
+(:func:`~dpaudit.audit.selection.search_events`) are re-scored on the stream by an
+:class:`EventSketch`, so new families work unchanged and gain a sketch when they need finer
+choices.
+
+Soundness: pilot and stream are both selection samples, seeded apart from the certification
+samples, so the chosen events are independent of the samples that certify them; nothing
+here certifies anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+import numpy as np
+
+from dpaudit.audit.classifier import fit_binned_ratio, fit_logistic
+from dpaudit.audit.events import (
+    Feature,
+    Identity,
+    OutcomeSetEvent,
+    OutputEvent,
+    ThresholdEvent,
+    plain_intervals,
+)
+from dpaudit.audit.outputs import OutputSchema, row_keys
+from dpaudit.audit.selection import (
+    FAMILIES,
+    Candidate,
+    Scorer,
+    _argbest,
+    _distinct_at_most,
+    _factorise,
+    _threshold_grid,
+    _vector_features,
+    pick_thresholds,
+    search_events,
+)
+
+__all__ = [
+    "HELD_SELECTION_SAMPLES",
+    "EventSketch",
+    "OutcomeSketch",
+    "Sketch",
+    "ThresholdSketch",
+    "held_samples",
+    "pilot_counts",
+    "propose_sketches",
+    "select_from_tallies",
+]
+
+#: Selection samples per dataset held in memory (the pilot); the rest are streamed as tallies.
+HELD_SELECTION_SAMPLES = 250_000
+#: Thresholds added beyond each end of the pilot's values, at these multiples of the distance
+#: between the pilot's extreme and its 10th most extreme value: the stream, larger than the
+#: pilot, reaches further into the tails, where zero-hit events live.
+TAIL_STEPS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+#: Pilot outputs over which a learned event is restated as intervals (a description only).
+PLAIN_SAMPLES = 50_000
+
+
+class Sketch(Protocol):
+    """What a family streams (see the module docstring)."""
+
+    def tally(self, outputs: np.ndarray) -> np.ndarray:
+        """Counts of a batch of outputs (int64, fixed length, additive over batches)."""
+        ...
+
+    def candidates(
+        self, tally0: np.ndarray, tally1: np.ndarray, n: int, scorer: Scorer
+    ) -> list[Candidate]:
+        """The best events in each direction, from the summed tallies of ``n`` samples."""
+        ...
+
+
+def held_samples(n_selection: int, batch_size: int) -> int:
+    """Selection samples per dataset held in memory: all of them up to
+    :data:`HELD_SELECTION_SAMPLES`, else the whole batches that fit in it (at least one)."""
+    if n_selection <= HELD_SELECTION_SAMPLES:
+        return n_selection
+    return min(n_selection, max(1, HELD_SELECTION_SAMPLES // batch_size) * batch_size)
+
+
+def _extended(grid: np.ndarray, s0: np.ndarray, s1: np.ndarray) -> np.ndarray:
+    """``grid`` plus thresholds beyond the pilot's extremes (:data:`TAIL_STEPS`)."""
+    pooled = np.concatenate([s0[:10], s0[-10:], s1[:10], s1[-10:]])
+    low, high = float(min(s0[0], s1[0])), float(max(s0[-1], s1[-1]))
+    inner_low, inner_high = np.sort(pooled)[min(9, len(pooled) - 1)], np.sort(pooled)[-10]
+    steps = np.asarray(TAIL_STEPS)
+    extra = [low - (inner_low - low) * steps, high + (high - inner_high) * steps]
+    out = np.unique(np.concatenate([grid, *extra]))
+    return out[np.isfinite(out)]
+
+
+@dataclass(frozen=True, eq=False)
+class ThresholdSketch:
+    """Threshold events ``f(x) >= t`` and ``f(x) <= t`` of one feature on a fixed grid.
+
+    The tally is ``[le_0..le_{G-1}, lt_0..lt_{G-1}, present]``: per threshold ``t_i`` the
+    values ``<= t_i`` and ``< t_i``, and the values counted (NaN is in no event); the hits of
+    ``f >= t_i`` are ``present - lt_i``. A batch is sorted once and the thresholds located
+    in it (a SIMD sort and ``G`` binary searches cost far less than a binary search per
+    value).
+    """
+
+    feature: Feature
+    thresholds: np.ndarray
+    family: str
+
+    def tally(self, outputs: np.ndarray) -> np.ndarray:
+        """Values at or below, and below, each threshold, and values counted."""
+        v = self.feature.values(outputs)
+        v = np.sort(v[~np.isnan(v)])
+        g = self.thresholds
+        return np.concatenate(
+            [np.searchsorted(v, g, "right"), np.searchsorted(v, g, "left"), [len(v)]]
+        ).astype(np.int64)
+
+    def hits(self, tally: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """``(ge, le, present)``: hits of ``f >= t_i``, of ``f <= t_i``, and values counted."""
+        size = len(self.thresholds)
+        le, lt, present = tally[:size], tally[size : 2 * size], int(tally[-1])
+        return present - lt, le, present
+
+    def candidates(
+        self, tally0: np.ndarray, tally1: np.ndarray, n: int, scorer: Scorer
+    ) -> list[Candidate]:
+        ge0, le0, _ = self.hits(tally0)
+        ge1, le1, _ = self.hits(tally1)
+        return pick_thresholds(
+            self.feature,
+            self.thresholds,
+            (ge0, ge1),
+            (le0, le1),
+            n,
+            scorer,
+            self.family,
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class OutcomeSketch:
+    """Sets of outcomes: prefixes of each direction's likelihood-ratio order on the pilot.
+
+    The tally counts each outcome seen in the pilot (outcomes outside it are in no event).
+    """
+
+    outcomes: tuple[Any, ...]
+    orders: tuple[np.ndarray, np.ndarray]
+    schema: OutputSchema
+    _keys: np.ndarray | None = field(default=None, repr=False)
+    _index: np.ndarray | None = field(default=None, repr=False)
+    _lookup: dict[Any, int] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.schema.kind == "categorical":
+            object.__setattr__(self, "_lookup", {o: i for i, o in enumerate(self.outcomes)})
+            return
+        arr = np.asarray(self.outcomes, dtype=float)
+        keys = arr if self.schema.kind == "scalar" else row_keys(arr)
+        order = np.argsort(keys, kind="stable")
+        object.__setattr__(self, "_keys", keys[order])
+        object.__setattr__(self, "_index", order)
+
+    def _codes(self, outputs: np.ndarray) -> np.ndarray:
+        if self.schema.kind == "categorical":
+            return np.fromiter((self._lookup.get(o, -1) for o in outputs), int, len(outputs))
+        assert self._keys is not None and self._index is not None  # set in __post_init__
+        keys = outputs + 0.0 if self.schema.kind == "scalar" else row_keys(outputs)
+        at = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+        return np.where(self._keys[at] == keys, self._index[at], -1)
+
+    def tally(self, outputs: np.ndarray) -> np.ndarray:
+        """Count of each pilot outcome."""
+        codes = self._codes(outputs)
+        return np.bincount(codes[codes >= 0], minlength=len(self.outcomes)).astype(np.int64)
+
+    def candidates(
+        self, tally0: np.ndarray, tally1: np.ndarray, n: int, scorer: Scorer
+    ) -> list[Candidate]:
+        found = []
+        tallies = (tally0, tally1)
+        for numerator in (0, 1):
+            order = self.orders[numerator]
+            j, score = _argbest(
+                scorer,
+                np.cumsum(tallies[numerator][order]),
+                np.cumsum(tallies[1 - numerator][order]),
+                n,
+            )
+            chosen = tuple(self.outcomes[i] for i in order[: j + 1])
+            event = OutcomeSetEvent(chosen, self.schema)
+            found.append(Candidate(event, numerator, score, "outcomes"))
+        return found
+
+
+@dataclass(frozen=True, eq=False)
+class EventSketch:
+    """Fixed events (chosen on the pilot by a family without a sketch), re-scored on the
+    stream in the direction they were chosen for."""
+
+    events: tuple[OutputEvent, ...]
+    numerators: tuple[int, ...]
+    families: tuple[str, ...]
+
+    def tally(self, outputs: np.ndarray) -> np.ndarray:
+        """Hits of each event."""
+        return np.array(
+            [int(np.count_nonzero(e.contains(outputs))) for e in self.events], dtype=np.int64
+        )
+
+    def candidates(
+        self, tally0: np.ndarray, tally1: np.ndarray, n: int, scorer: Scorer
+    ) -> list[Candidate]:
+        tallies = (tally0, tally1)
+        found = []
+        for j, (event, num, family) in enumerate(
+            zip(self.events, self.numerators, self.families, strict=True)
+        ):
+            score = scorer(tallies[num][j : j + 1], tallies[1 - num][j : j + 1], n)
+            found.append(Candidate(event, num, float(score[0]), family))
+        return found
+
+
+def _threshold_sketch(
+    feature: Feature, x0: np.ndarray, x1: np.ndarray, family: str
+) -> ThresholdSketch | None:
+    v0, v1 = feature.values(x0), feature.values(x1)
+    s0, s1 = np.sort(v0[~np.isnan(v0)]), np.sort(v1[~np.isnan(v1)])
+    if len(s0) == 0 or len(s1) == 0:
+        return None
+    grid = _extended(_threshold_grid(s0, s1), s0, s1)
+    return ThresholdSketch(feature, grid, family)
+
+
+def _outcome_sketch(
+    x0: np.ndarray, x1: np.ndarray, schema: OutputSchema, max_outcomes: int
+) -> OutcomeSketch | None:
+    """Outcome sets as :func:`~dpaudit.audit.selection.search_events` searches them, ordered
+    on the whole pilot (the stream is the held-out part)."""
+    limit = min(max_outcomes, len(x0) // 4)
+    if limit < 1 or not (
+        _distinct_at_most(x0, schema, limit) and _distinct_at_most(x1, schema, limit)
+    ):
+        return None
+    outcomes, inverse = _factorise(np.concatenate([x0, x1]), schema)
+    if len(outcomes) > limit:
+        return None
+    n = len(x0)
+    fit = (
+        np.bincount(inverse[:n], minlength=len(outcomes)),
+        np.bincount(inverse[n:], minlength=len(outcomes)),
+    )
+    orders = []
+    for numerator in (0, 1):
+        num, den = fit[numerator], fit[1 - numerator]
+        orders.append(np.lexsort((-num, -(num + 0.5) / (den + 0.5))))
+    return OutcomeSketch(tuple(outcomes), (orders[0], orders[1]), schema)
+
+
+def propose_sketches(
+    x0: np.ndarray,
+    x1: np.ndarray,
+    schema: OutputSchema,
+    scorer: Scorer,
+    *,
+    families: Iterable[str] = FAMILIES,
+    max_outcomes: int = 10_000,
+    rng: np.random.Generator,
+) -> list[Any]:
+    """The sketches of every applicable family, from the pilot samples.
+
+    Args:
+        x0: pilot selection outputs under d0 (array in ``schema``).
+        x1: pilot selection outputs under d1.
+        schema: the output schema.
+        scorer: the selection scorer (for families without a sketch, which choose on the
+            pilot).
+        families: subset of :data:`~dpaudit.audit.selection.FAMILIES`.
+        max_outcomes: as for :func:`~dpaudit.audit.selection.search_events`.
+        rng: randomness for model fitting.
+
+    Returns:
+        The sketches (at least one).
+
+    Raises:
+        ValueError: if a family name is unknown.
+    """
+    families = tuple(families)
+    unknown = set(families) - set(FAMILIES)
+    if unknown:
+        raise ValueError(f"families must be a subset of {FAMILIES}, got unknown {sorted(unknown)}")
+    sketches: list[Any] = []
+    numeric = schema.kind != "categorical"
+    if "threshold" in families and numeric:
+        features = [Identity()] if schema.kind == "scalar" else list(_vector_features(x0, x1))
+        sketches += [_threshold_sketch(f, x0, x1, "threshold") for f in features]
+    if "outcomes" in families:
+        sketches.append(_outcome_sketch(x0, x1, schema, max_outcomes))
+    if "classifier" in families and numeric and len(x0) >= 4:
+        for model in (fit_logistic(x0, x1, rng), fit_binned_ratio(x0, x1)):
+            sketches.append(_threshold_sketch(model, x0, x1, "classifier"))
+    sketches = [s for s in sketches if s is not None]
+    others = [f for f in families if f not in ("threshold", "outcomes", "classifier")]
+    if others or not sketches:
+        found = search_events(
+            x0, x1, schema, scorer, families=others, max_outcomes=max_outcomes, rng=rng
+        )
+        sketches.append(
+            EventSketch(
+                tuple(c.event for c in found),
+                tuple(c.numerator for c in found),
+                tuple(c.family for c in found),
+            )
+        )
+    return sketches
+
+
+def pilot_counts(sketch: Any) -> bool:
+    """Whether ``sketch``'s candidates are scored on the pilot's tallies as well as the
+    stream's: thresholds of fixed (not learned) features."""
+    return isinstance(sketch, ThresholdSketch) and sketch.family == "threshold"
+
+
+def select_from_tallies(
+    sketches: list[Any],
+    tallies0: list[np.ndarray],
+    tallies1: list[np.ndarray],
+    sizes: list[int],
+    scorer: Scorer,
+    observed: np.ndarray | None = None,
+) -> list[Candidate]:
+    """Every sketch's best candidates from the stream's summed tallies, best first.
+
+    Args:
+        sketches: from :func:`propose_sketches`.
+        tallies0: summed tally of each sketch over the streamed samples of d0.
+        tallies1: the same under d1.
+        sizes: samples per dataset behind each sketch's tallies.
+        scorer: the selection scorer.
+        observed: scalar outputs (the pilot) over which learned events are restated as
+            intervals for people (at most :data:`PLAIN_SAMPLES` of them are used), or None.
+
+    Returns:
+        Candidates sorted by predicted bound, best first (the "none" placeholder events when
+        no sketch proposes any).
+    """
+    found: list[Candidate] = []
+    for sketch, t0, t1, n in zip(sketches, tallies0, tallies1, sizes, strict=True):
+        found += sketch.candidates(t0, t1, n, scorer)
+    if observed is not None:
+        observed = observed[:: max(1, len(observed) // PLAIN_SAMPLES)]
+        found = [
+            replace(c, event=replace(c.event, plain=plain_intervals(c.event, observed)))
+            if c.family == "classifier" and isinstance(c.event, ThresholdEvent)
+            else c
+            for c in found
+        ]
+    found.sort(key=lambda c: c.predicted, reverse=True)
+    return found

@@ -38,14 +38,28 @@ def _as_2d(outputs: np.ndarray) -> np.ndarray:
 
 def _logistic_features(outputs: np.ndarray) -> np.ndarray:
     x = _as_2d(outputs)
-    missing = np.isnan(x)
-    z = np.where(missing, 0.0, x)
+    missing, z = _finite_part(x)
     return np.hstack([z, z * z, missing.astype(float)])
+
+
+#: Finite values beyond this are clipped before squaring (x^2 and its variance stay finite).
+_LARGEST = 1e75
+
+
+def _finite_part(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(not_finite, z)``: which entries are NaN or infinite (the 'missing' feature: an
+    infinite output would make the standardisation NaN and the fit meaningless), and the
+    finite entries clipped to +-1e75 (0 elsewhere)."""
+    with np.errstate(invalid="ignore"):
+        missing = ~np.isfinite(x)
+        z = np.clip(np.where(missing, 0.0, x), -_LARGEST, _LARGEST)
+    return missing, z
 
 
 @dataclass(frozen=True)
 class LogisticScore:
-    """Linear score of a logistic regression on ``[x, x^2, missing]`` (standardised)."""
+    """Linear score of a logistic regression on ``[x, x^2, not finite]`` (standardised; NaN
+    and infinite outputs count as 'not finite', their x set to 0)."""
 
     mean: tuple[float, ...]
     scale: tuple[float, ...]
@@ -58,8 +72,7 @@ class LogisticScore:
         x = _as_2d(outputs)
         d = x.shape[1]
         w = np.asarray(self.coef) / np.asarray(self.scale)
-        missing = np.isnan(x)
-        z = np.where(missing, 0.0, x)
+        missing, z = _finite_part(x)
         total = np.einsum("ij,j->i", z, w[:d]) + np.einsum("ij,j->i", z * z, w[d : 2 * d])
         if missing.any():
             total += np.einsum("ij,j->i", missing.astype(float), w[2 * d :])

@@ -34,6 +34,7 @@ has the events it picks on the pilot re-scored on the stream).
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
@@ -288,8 +289,13 @@ def _vector_features(x0: np.ndarray, x1: np.ndarray) -> Iterable[Feature]:
     if width > 1:
         yield Projection(tuple([1.0] * width), "the sum")
         yield MaxCoordinate()
-        diff = np.nanmean(x0, axis=0) - np.nanmean(x1, axis=0)
-        diff = np.nan_to_num(diff)
+        # means over the finite entries (an infinite output would make the difference NaN)
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a column with no finite entry
+            finite0 = np.where(np.isfinite(x0), x0, np.nan)
+            finite1 = np.where(np.isfinite(x1), x1, np.nan)
+            diff = np.nanmean(finite0, axis=0) - np.nanmean(finite1, axis=0)
+        diff = np.nan_to_num(diff, posinf=0.0, neginf=0.0)
         if np.any(diff != 0):
             yield Projection(
                 tuple((diff / np.abs(diff).max()).tolist()), "the mean-difference projection"

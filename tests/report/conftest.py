@@ -16,7 +16,7 @@ def quick_target(
     mechanism: object, name: str, expect: str = "private", epsilon: float | None = None
 ) -> Target:
     """A target around a catalogue mechanism object, audited with few samples."""
-    from mechanisms.report_targets import _declared_plan
+    from mechanisms.catalogue_report_targets import _declared_plan
 
     pairs = tuple(mechanism.pairs)  # type: ignore[attr-defined]
     return Target(

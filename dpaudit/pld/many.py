@@ -27,6 +27,7 @@ import numpy as np
 
 from dpaudit.pld import fft
 from dpaudit.pld.distribution import (
+    _SUM_REL,
     GRID_BUDGET,
     LowerPLD,
     PrivacyLossDistribution,
@@ -36,8 +37,6 @@ from dpaudit.pld.distribution import (
 )
 
 __all__ = ["compose_many"]
-
-_SUM_REL = 1e-14
 
 
 def _log_product_up(factors: list[float]) -> float:

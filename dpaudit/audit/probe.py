@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.audit.limits import MAX_OUTPUT_DIMENSION
 from dpaudit.audit.outputs import OutputSchema, infer_schema, to_array
 from dpaudit.audit.runner import draw
 
@@ -32,6 +33,10 @@ __all__ = ["PROBE_SAMPLES", "Probe", "probe"]
 
 #: Outputs drawn by each of the two probe runs.
 PROBE_SAMPLES = 2
+#: Outputs drawn by each of two further runs when the first two agree on outputs that are
+#: not distinct floats (a one-bit output coincides by chance: for randomized response at
+#: epsilon 1 two draws agree with probability 0.61^2 = 0.37, sixteen with 0.61^16 < 4e-4).
+LOW_ENTROPY_PROBE_SAMPLES = 16
 
 GLOBAL_NUMPY = (
     "the mechanism draws from NumPy's global random state (np.random.* functions) instead of "
@@ -78,6 +83,30 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
     return np.array_equal(a, b, equal_nan=True)
 
 
+def _low_entropy(outputs: np.ndarray) -> bool:
+    """Whether two runs could agree by chance: outputs that are not floats, whole numbers
+    (counts, bits, indices; the schema stores them as floats), or floats that repeat among
+    the probe's draws."""
+    if outputs.dtype.kind != "f":
+        return True
+    rows = outputs.reshape(len(outputs), -1)
+    finite = rows[np.isfinite(rows)]
+    if np.array_equal(finite, np.round(finite)):
+        return True
+    return len(np.unique(rows, axis=0)) < len(rows)
+
+
+def _repeats(mechanism: Any, dataset: Any, seed: np.random.SeedSequence, schema: Any) -> bool:
+    """Whether two runs of :data:`LOW_ENTROPY_PROBE_SAMPLES` draws with one seed agree."""
+    longer = np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, 1))
+    try:
+        first = to_array(draw(mechanism, dataset, LOW_ENTROPY_PROBE_SAMPLES, longer), schema)
+        second = to_array(draw(mechanism, dataset, LOW_ENTROPY_PROBE_SAMPLES, longer), schema)
+    except ValueError:
+        return False
+    return _same(first, second)
+
+
 def probe(mechanism: Any, dataset: Any, seed: np.random.SeedSequence) -> Probe:
     """Run ``mechanism`` on ``dataset`` twice with ``seed`` and report what was learnt.
 
@@ -110,6 +139,10 @@ def probe(mechanism: Any, dataset: Any, seed: np.random.SeedSequence) -> Probe:
             again = to_array(second, schema)
         except ValueError:
             again = None
-        if again is None or not _same(outputs, again):
+        if again is None or not _same(outputs, again) or (
+            outputs.size <= MAX_OUTPUT_DIMENSION * len(outputs)
+            and _low_entropy(outputs)
+            and not _repeats(mechanism, dataset, seed, schema)
+        ):
             warnings.append(UNSEEDED)
     return Probe(schema, outputs, tuple(warnings))

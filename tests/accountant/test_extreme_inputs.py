@@ -208,7 +208,7 @@ def test_gaussian_is_certified_tightly_at_extreme_sigma_and_delta(sigma, delta) 
         "DiscreteGaussian(1, sensitivity=10**400)",
         "Gaussian(10**400)",
         "Gaussian(10**-400)",
-        "SelfComposed(Gaussian(10**-200), 10**12)",
+        pytest.param("SelfComposed(Gaussian(10**-200), 10**12)", marks=pytest.mark.slow),  # 7 s
     ],
 )
 def test_parameters_beyond_the_float_range_give_a_sound_bound(text: str) -> None:

@@ -8,6 +8,7 @@ draw from a global random state are reported as not reproducible; batches never 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import numpy as np
@@ -203,6 +204,37 @@ def test_mechanism_using_its_rng_is_reproducible() -> None:
         again.epsilon_lower,
     )
     assert (first.hits_d0, first.hits_d1) != (other.hits_d0, other.hits_d1)
+
+
+class _OwnCoin:
+    """Randomized response at epsilon 1 from a generator of its own (OS entropy): a one-bit
+    output, so two seeded draws agree by chance with probability 0.61^2 = 0.37."""
+
+    def __init__(self) -> None:
+        self._rng = np.random.default_rng()
+
+    def __call__(self, x: int, rng: np.random.Generator) -> int:
+        keep = self._rng.random() < math.e / (1 + math.e)
+        return int(x) if keep else 1 - int(x)
+
+
+class _SeededCoin:
+    """The same mechanism drawing from the rng it is given (reproducible)."""
+
+    def __call__(self, x: int, rng: np.random.Generator) -> int:
+        keep = rng.random() < math.e / (1 + math.e)
+        return int(x) if keep else 1 - int(x)
+
+
+def test_low_entropy_outputs_are_probed_with_more_draws() -> None:
+    """Found in CI: OpenDP's one-bit randomized response (OS randomness) was once marked
+    reproducible, because the probe's two draws per run agreed by chance.  Twenty audits with
+    seeds 0..19: a run of 16 draws agrees by chance with probability below 4e-4 each, so every
+    one is flagged (the old probe missed about 37% of them); the seeded coin never is."""
+    unseeded = [audit(_OwnCoin(), 0, 1, epsilon=1.0, samples=200, seed=s) for s in range(20)]
+    assert [r.warnings for r in unseeded] == [(UNSEEDED,)] * 20
+    seeded = [audit(_SeededCoin(), 0, 1, epsilon=1.0, samples=200, seed=s) for s in range(20)]
+    assert all(r.reproducible for r in seeded)
 
 
 def test_cli_reports_non_reproducible_audits(capsys: pytest.CaptureFixture[str]) -> None:

@@ -227,6 +227,8 @@ SLOW_BLOCKS = frozenset(
         "docs/learners.md:83-bash",
         "docs/learners.md:118-bash",
         "docs/libraries.md:142-bash",
+        "docs/one-run.md:135-bash",
+        "docs/reports.md:144-bash",
     }
 )
 

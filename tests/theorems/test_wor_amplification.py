@@ -112,7 +112,10 @@ def _sampled_gaussian_epsilon_lower(mu: float, q: float, delta: float) -> float:
     return lo
 
 
-@pytest.mark.parametrize("sigma,n,delta", [(1, 10, Q(1, 10**5)), (2, 4, Q(1, 10**3))])
+@pytest.mark.parametrize(
+    "sigma,n,delta",
+    [pytest.param(1, 10, Q(1, 10**5), marks=pytest.mark.slow), (2, 4, Q(1, 10**3))],  # 6 s, 4 s
+)
 def test_gaussian_child_upper_exceeds_exact_pair(sigma, n, delta) -> None:
     event = SampledWithoutReplacement(Gaussian(sigma, relation=R), 1, n)
     upper = Accountant().epsilon(event, delta)

@@ -46,6 +46,7 @@ def test_contraction_examples() -> None:
     assert box["n"] == (F(1024), mpmath.inf) and box["m"] == (F(64), F(128))
 
 
+@pytest.mark.slow  # about 5 s
 def test_contraction_saves_boxes(monkeypatch: pytest.MonkeyPatch) -> None:
     # x y <= 11/10 where x + y <= 2 (at most 1 there): the constraint cuts the box
     d = Domain({"x": "[0, 4]", "y": "[0, 4]"}, constraints=[x + y <= 2])

@@ -133,6 +133,7 @@ def test_families_are_true() -> None:
 # Perturbations on a grid of 1/1000 (hypothesis' arbitrary fractions carry huge numerators and
 # denominators, on which sympy.factor inside the engine ran for minutes); derandomized so a
 # CI run is reproducible.
+@pytest.mark.slow  # about 10 s: six verifier runs to their box limit
 @settings(
     max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )

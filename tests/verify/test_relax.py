@@ -149,6 +149,7 @@ def test_perturbed_claims_not_proved_by_verify_claim(key: str) -> None:
         )
 
 
+@pytest.mark.slow  # about 6 s
 def test_bound_at_half_epsilon_refuted() -> None:
     # A + C >= eps/2 + C > eps/2 everywhere: a counterexample is certified
     bound, claim = _bound("000/theorem-3")
@@ -181,7 +182,7 @@ def _grid_sup() -> mpmath.mpf:
     "factor",
     [
         "7/10",
-        "3/4",
+        pytest.param("3/4", marks=pytest.mark.slow),  # 5 s
         # the two factors nearest the supremum 0.7509 take ~10 s each: slow suite
         pytest.param("751/1000", marks=pytest.mark.slow),
         pytest.param("752/1000", marks=pytest.mark.slow),

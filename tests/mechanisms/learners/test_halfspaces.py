@@ -64,6 +64,7 @@ def test_algorithm2_ledger_within_plan_and_utility() -> None:
     assert np.median(errors) < 0.15
 
 
+@pytest.mark.slow  # about 5 s
 def test_algorithm2_audit_below_accountant() -> None:
     """Designed pair: n = 8 records, d1 negates the last label, so every net point the last
     record separates by margin gamma/10 moves its score by 1/n in opposite directions (the

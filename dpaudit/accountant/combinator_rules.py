@@ -15,7 +15,13 @@ import sympy
 
 from dpaudit import events as ev
 from dpaudit.accountant.domains import admit, with_params
-from dpaudit.accountant.rules import Children, best_candidate, of_currency, register_rule
+from dpaudit.accountant.rules import (
+    BUDGET_FREE,
+    Children,
+    best_candidate,
+    of_currency,
+    register_rule,
+)
 from dpaudit.accountant.statements import (
     Approx,
     Candidate,
@@ -69,6 +75,9 @@ def _all_numeric_pld(children: Children) -> bool:
     from dpaudit.accountant.currencies import LossDistribution
 
     return all(of_currency(statements, LossDistribution) for statements in children)
+
+
+BUDGET_FREE[ev.Composed] = _all_numeric_pld
 
 
 def _budgets(count: int, budget: sympy.Expr | None) -> list[sympy.Expr | None]:

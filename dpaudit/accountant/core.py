@@ -24,7 +24,7 @@ import sympy
 
 from dpaudit.accountant import domains
 from dpaudit.accountant.guarantee import Considered, Guarantee, UnsupportedEventError
-from dpaudit.accountant.rules import RULES, of_currency
+from dpaudit.accountant.rules import BUDGET_FREE, RULES, of_currency
 from dpaudit.accountant.statements import (
     SETTLED,
     Alternative,
@@ -267,6 +267,32 @@ class Accountant:
             raise ValueError(f"event must be an event, got {event!r}")
         return event
 
+    def _children(
+        self,
+        event: Event,
+        budget: sympy.Expr | None,
+        whole: Event,
+        memo: dict[tuple[Event, Any], list[Statement]],
+        trace: list[Considered] | None,
+    ) -> list[list[Statement]]:
+        """The children's statements at their budgets; for a :data:`BUDGET_FREE` node, first
+        without budget, kept when its predicate says the budgeted ones would not be used."""
+        free = BUDGET_FREE.get(type(event))
+        if free is not None and budget is not None:
+            try:
+                unbudgeted = [
+                    self._evaluate(child, None, whole, memo, trace) for child in event.children()
+                ]
+            except UnsupportedEventError:
+                unbudgeted = None
+            if unbudgeted is not None and free(unbudgeted):
+                return unbudgeted
+        budgets = _child_budgets(event, budget)
+        return [
+            self._evaluate(child, b, whole, memo, trace)
+            for child, b in zip(event.children(), budgets, strict=True)
+        ]
+
     def _evaluate(
         self,
         event: Event,
@@ -278,11 +304,7 @@ class Accountant:
         key = (event, budget)
         if key in memo:
             return memo[key]
-        budgets = _child_budgets(event, budget)
-        children = [
-            self._evaluate(child, b, whole, memo, trace)
-            for child, b in zip(event.children(), budgets, strict=True)
-        ]
+        children = self._children(event, budget, whole, memo, trace)
         found: list[Statement] = []
         for rule in RULES.get(type(event), []):
             found.extend(rule(event, children, budget))

@@ -43,7 +43,23 @@ RuleFor = Callable[[_E, Children, "sympy.Expr | None"], list[Statement]]
 #: The rules for each event class, tried in order; all their statements are kept.
 RULES: dict[type[Event], list[Rule]] = {}
 
-__all__ = ["RULES", "Children", "Rule", "best_candidate", "of_currency", "register_rule"]
+#: Event classes whose rules, given children evaluated *without* a delta budget, need no
+#: budgeted statements of them when the predicate holds of those children (e.g. a composition
+#: of parts that all have privacy loss distributions: no part's (eps, delta/N) is used).  The
+#: accountant then evaluates the children once, without budget: the conversions at the
+#: budget (amplification candidates, a PLD's epsilon at delta/N, advanced composition) are
+#: not computed, which is most of the cost of a schedule of many distinct parts.
+BUDGET_FREE: dict[type[Event], Callable[[Children], bool]] = {}
+
+__all__ = [
+    "BUDGET_FREE",
+    "RULES",
+    "Children",
+    "Rule",
+    "best_candidate",
+    "of_currency",
+    "register_rule",
+]
 
 
 def register_rule(event_type: type[_E]) -> Callable[[RuleFor[_E]], RuleFor[_E]]:

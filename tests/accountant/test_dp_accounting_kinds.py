@@ -112,6 +112,8 @@ def test_each_new_kind_reads_as_its_dpaudit_event():
     dl = from_dp_event(d.DiscreteLaplaceDpEvent(0.5, 3))
     assert dl == DiscreteLaplace(2, sensitivity=3)  # P(x) ~ exp(-a|x|): scale 1/a
     assert from_dp_event(d.NoOpDpEvent()) == ApproxDP(0, 0)
+    # a no-op is (0, 0)-DP (the 0-zCDP it implies once made the optimal conversion raise)
+    assert Accountant().guarantee(ApproxDP(0, 0), DELTA).epsilon_upper == 0.0
     g = from_dp_event(d.GaussianDpEvent(2.0), relation="replace_one")
     assert g == Gaussian(2, sensitivity=2, relation=Relation.REPLACE_ONE)
     # releases that reveal nothing about the input are no-ops

@@ -31,8 +31,10 @@ range and the value.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from numbers import Integral
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sympy
@@ -43,11 +45,13 @@ from dpaudit.numeric import exact
 if TYPE_CHECKING:
     from dpaudit.accountant.guarantee import Guarantee
 
-__all__ = ["from_opacus", "opacus_guarantee", "opacus_history"]
+__all__ = ["from_opacus", "load_opacus_history", "opacus_guarantee", "opacus_history"]
 
 #: The most history entries read (Opacus merges equal consecutive steps; a schedule that
 #: changes every step for a million steps is still far below this).
 MAX_ENTRIES = 1_000_000
+#: The largest history file read by :func:`load_opacus_history`.
+MAX_FILE_BYTES = 50_000_000
 
 
 def opacus_history(source: Any) -> list[tuple[sympy.Expr, sympy.Expr, int]]:
@@ -179,3 +183,34 @@ def opacus_guarantee(source: Any, delta: Any) -> Guarantee:
     from dpaudit.accountant import Accountant
 
     return Accountant().guarantee(from_opacus(source), delta)
+
+
+def load_opacus_history(path: str | Path) -> list[tuple[sympy.Expr, sympy.Expr, int]]:
+    """The validated history in a JSON file: what ``json.dump(accountant.history, f)`` or
+    ``json.dump(accountant.state_dict(), f)`` writes (a list of ``[noise_multiplier,
+    sample_rate, num_steps]``, or an object with ``"history"``).
+
+    The file is untrusted data: read as JSON (``NaN``/``Infinity`` refused), at most
+    :data:`MAX_FILE_BYTES` bytes, then validated as :func:`opacus_history`.  A JSON float is
+    read as the binary float it spells, which is the value Python's ``json`` wrote.
+
+    Raises:
+        ValueError: for a file too large, not UTF-8 JSON, or a bad entry.
+        OSError: if the file cannot be read.
+    """
+    p = Path(path)
+    size = p.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise ValueError(f"opacus history file {p}: at most {MAX_FILE_BYTES} bytes, got {size}")
+
+    def no_constant(name: str) -> Any:
+        raise ValueError(f"expected a finite number, got {name}")
+
+    try:
+        data = json.loads(p.read_bytes().decode("utf-8"), parse_constant=no_constant)
+    except (ValueError, RecursionError) as err:  # JSONDecodeError, UnicodeDecodeError, ...
+        raise ValueError(f"opacus history file {p}: not valid JSON ({err})") from None
+    try:
+        return opacus_history(data)
+    except TypeError as err:
+        raise ValueError(f"opacus history file {p}: {err}") from None

@@ -289,7 +289,8 @@ class Concentrated(Statement):
             checks=checks,
         )
         out = [Candidate(eps, delta, step)]
-        if not (self.rho.free_symbols or delta.free_symbols):
+        # rho = 0 (a no-op): the basic conversion above is already exact (eps = 0)
+        if not (self.rho.free_symbols or delta.free_symbols) and self.rho > 0:
             checks = admit(zcdp.ZCDP_TO_APPROX_OPTIMAL, self.step.event, params)
             opt = zcdp.zcdp_to_approx_optimal(self.rho, delta)
             out.append(

@@ -1,6 +1,8 @@
 """``dpaudit account EXPR``: the guarantee of an event expression, with its derivation.
 
-Also ``--plan FILE`` (the event from a plan file, :mod:`dpaudit.plans`), ``--epsilon E``
+Also ``--plan FILE`` (the event from a plan file, :mod:`dpaudit.plans`), ``--opacus FILE``
+(the DP-SGD schedule of an Opacus accountant's history saved as JSON,
+:mod:`dpaudit.integrations.opacus`), ``--epsilon E``
 (certified bounds on delta at E instead of epsilon at delta) and ``--curve PATH`` (the privacy
 profile epsilon(delta) with its certified band, as a figure, or as data for ``.json``).
 """
@@ -19,8 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "account",
         help="account an event expression",
         description="Print the tightest proved (epsilon, delta) guarantee of an event "
-        "expression (or of a plan file) and its derivation; with --epsilon, certified bounds on "
-        "delta at that epsilon; with --curve, the whole privacy profile.  Example: dpaudit "
+        "expression (or of a plan file, or of an Opacus history) and its derivation; with "
+        "--epsilon, certified bounds on delta at that epsilon; with --curve, the whole privacy "
+        "profile.  Example: dpaudit "
         'account "SelfComposed(Laplace(scale=10), 100)" --delta 1e-6',
     )
     p.add_argument(
@@ -29,6 +32,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="an event expression, e.g. 'SelfComposed(Laplace(10), 100)' (or use --plan)",
     )
     p.add_argument("--plan", help="read the event (and delta/epsilon) from a JSON/YAML plan file")
+    p.add_argument(
+        "--opacus",
+        metavar="FILE",
+        help="read the event from an Opacus accountant history saved as JSON "
+        "(json.dump(accountant.history) or its state_dict())",
+    )
     p.add_argument("--delta", help="target delta in [0, 1) (default: the natural guarantee)")
     p.add_argument(
         "--epsilon", help="report certified bounds on delta at this epsilon >= 0 instead"
@@ -51,10 +60,13 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     """The event, delta and epsilon of the command line (a plan's unless overridden)."""
     from dpaudit.parse import parse_event, parse_number
 
-    if (args.expression is None) == (args.plan is None):
+    sources = {"an event expression": args.expression, "--plan": args.plan}
+    sources["--opacus"] = getattr(args, "opacus", None)
+    given = [name for name, value in sources.items() if value is not None]
+    if len(given) != 1:
         raise ValueError(
-            "give exactly one of an event expression and --plan FILE, got "
-            + ("both" if args.plan is not None else "neither")
+            "give exactly one of an event expression and --plan FILE (or --opacus FILE), got "
+            + (" and ".join(given) if given else "neither")
         )
     delta = epsilon = None
     if args.plan is not None:
@@ -62,6 +74,10 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any, Any]:
 
         plan = load_plan(args.plan)
         event, delta, epsilon = plan.event, plan.delta, plan.epsilon
+    elif args.expression is None:
+        from dpaudit.integrations.opacus import from_opacus, load_opacus_history
+
+        event = from_opacus(load_opacus_history(args.opacus))
     else:
         symbols = [s.strip() for s in args.symbols.split(",") if s.strip()]
         event = parse_event(args.expression, symbols=symbols)

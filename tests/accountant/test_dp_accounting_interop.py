@@ -91,7 +91,7 @@ def test_unsupported_or_invalid_events_are_refused_with_their_position(tree, mat
 
 
 def test_writing_refuses_what_dp_accounting_cannot_express():
-    with pytest.raises(ValueError, match="assumes sensitivity 1, got 2"):
+    with pytest.raises(ValueError, match="assumes sensitivity 1 under add_remove, got 2"):
         to_dp_event(Gaussian(1, sensitivity=2))
     with pytest.raises(ValueError, match="a numeric event is needed"):
         to_dp_event(parse_event("Laplace(b)", symbols=["b"]))

@@ -14,8 +14,8 @@ Two shapes of event cover every search family:
   :class:`Feature` ``f`` (the output itself, a coordinate, a projection, a learned score);
 * :class:`OutcomeSetEvent`: the output is one of a finite set of outcomes;
 
-and, for scalar float outputs, :class:`FloatClassEvent`: the output's binary representation
-falls in one of a set of classes (:mod:`dpaudit.audit.float_bits`).
+and, for float outputs (scalars, or one coordinate of a vector), :class:`FloatClassEvent`: the
+output's binary representation falls in one of a set of classes (:mod:`dpaudit.audit.float_bits`).
 
 Events are frozen and picklable, so certification can run in worker processes.
 """
@@ -220,31 +220,38 @@ def _show(outcome: Hashable) -> str:
 
 @dataclass(frozen=True)
 class FloatClassEvent:
-    """The output (a double) falls in one of ``classes`` of the partition ``key``.
+    """The output (a double; for a vector output, its coordinate ``coordinate``) falls in
+    one of ``classes`` of the partition ``key``.
 
     Classes combine the binade with bits of the significand (:class:`ClassKey`), e.g. "in
     [0.25, 0.5) with last significand bit 1": sets of doubles that textbook floating-point
     noise reaches from one input and not from its neighbour (Mironov 2012, the attack on the
-    textbook sampler).
+    textbook sampler).  Each coordinate of a vector (a noisy histogram, a model's
+    coefficients) is such a double.
     """
 
     key: ClassKey
     classes: tuple[int, ...]
+    coordinate: int | None = None
     _lookup: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_lookup", np.asarray(sorted(self.classes), dtype=np.int64))
 
     def contains(self, outputs: np.ndarray) -> np.ndarray:
-        """Boolean membership of each output."""
-        return np.isin(self.key.codes(np.asarray(outputs, dtype=float)), self._lookup)
+        """Boolean membership of each output (rows of a 2-D array for vector outputs)."""
+        values = np.asarray(outputs, dtype=float)
+        if self.coordinate is not None:
+            values = values[:, self.coordinate]
+        return np.isin(self.key.codes(values), self._lookup)
 
     def describe(self) -> str:
+        what = "the output" if self.coordinate is None else f"coordinate {self.coordinate}"
         shown = "; ".join(self.key.describe_code(c) for c in self.classes[:4])
         if len(self.classes) == 1:
-            return f"the output is in {shown} ({self.key.describe()})"
+            return f"{what} is in {shown} ({self.key.describe()})"
         more = f"; ... ({len(self.classes)} classes in all)" if len(self.classes) > 4 else ""
-        return f"the output is in one of {{{shown}{more}}} ({self.key.describe()})"
+        return f"{what} is in one of {{{shown}{more}}} ({self.key.describe()})"
 
 
 OutputEvent = ThresholdEvent | OutcomeSetEvent | FloatClassEvent

@@ -139,10 +139,14 @@ def probe(mechanism: Any, dataset: Any, seed: np.random.SeedSequence) -> Probe:
             again = to_array(second, schema)
         except ValueError:
             again = None
-        if again is None or not _same(outputs, again) or (
-            outputs.size <= MAX_OUTPUT_DIMENSION * len(outputs)
-            and _low_entropy(outputs)
-            and not _repeats(mechanism, dataset, seed, schema)
+        if (
+            again is None
+            or not _same(outputs, again)
+            or (
+                outputs.size <= MAX_OUTPUT_DIMENSION * len(outputs)
+                and _low_entropy(outputs)
+                and not _repeats(mechanism, dataset, seed, schema)
+            )
         ):
             warnings.append(UNSEEDED)
     return Probe(schema, outputs, tuple(warnings))

@@ -61,6 +61,8 @@ __all__ = ["FAMILIES", "Candidate", "pick_thresholds", "search_events"]
 FAMILIES = ("threshold", "outcomes", "classifier", "bits")
 #: Vector outputs: at most this many coordinates get their own threshold feature.
 MAX_COORDINATES = 64
+#: Vector outputs: at most this many coordinates are searched for ``bits`` events.
+MAX_BITS_COORDINATES = 16
 #: Threshold grid: geometric ranks from each end of each sorted sample, plus linear ranks.
 GEOMETRIC_RANKS = 80
 LINEAR_RANKS = 250
@@ -263,9 +265,12 @@ def _best_class_sets(
     return found
 
 
-def _best_float_classes(x0: np.ndarray, x1: np.ndarray, scorer: Scorer) -> list[Candidate]:
+def _best_float_classes(
+    x0: np.ndarray, x1: np.ndarray, scorer: Scorer, coordinate: int | None = None
+) -> list[Candidate]:
     """The ``bits`` family: unions of classes of the outputs' binary representation
-    (:func:`dpaudit.audit.float_bits.class_keys`), one candidate per partition and direction."""
+    (:func:`dpaudit.audit.float_bits.class_keys`), one candidate per partition and direction;
+    ``x0``, ``x1`` are the doubles (of ``coordinate`` of vector outputs)."""
     found = []
     pooled = np.concatenate([x0, x1])
     n = len(x0)
@@ -278,7 +283,7 @@ def _best_float_classes(x0: np.ndarray, x1: np.ndarray, scorer: Scorer) -> list[
         table[codes] = np.arange(len(codes))
         inverse = table[raw]
         for num, chosen, score in _best_class_sets(inverse[:n], inverse[n:], len(codes), scorer):
-            event = FloatClassEvent(key, tuple(int(c) for c in codes[chosen]))
+            event = FloatClassEvent(key, tuple(int(c) for c in codes[chosen]), coordinate)
             found.append(Candidate(event, num, score, "bits"))
     return found
 
@@ -351,6 +356,9 @@ def search_events(
             found += _best_threshold(model, x0[h:], x1[h:], scorer, "classifier", observed)
     if "bits" in families and schema.kind == "scalar":
         found += _best_float_classes(x0, x1, scorer)
+    elif "bits" in families and schema.kind == "vector":
+        for j in range(min(x0.shape[1], MAX_BITS_COORDINATES)):
+            found += _best_float_classes(x0[:, j], x1[:, j], scorer, j)
     if not found:  # e.g. non-numeric outputs that never repeat: nothing to test
         found = [Candidate(OutcomeSetEvent((), schema), n, -np.inf, "none") for n in (0, 1)]
     found.sort(key=lambda c: c.predicted, reverse=True)

@@ -143,7 +143,7 @@ def test_cli_arithmetic_option(capsys):
     assert main([*common, "--arithmetic", "int"]) == 2
 
 
-def test_bits_family_only_for_scalar_outputs():
+def test_bits_family_on_scalars_and_on_each_coordinate_of_vectors():
     import numpy as np
 
     from dpaudit.audit.outputs import OutputSchema
@@ -156,7 +156,8 @@ def test_bits_family_only_for_scalar_outputs():
         return np.log((num + 1.0) / (den + 1.0))
 
     found = search_events(x, x + 1, OutputSchema("vector", 2), scorer, families=("bits",), rng=rng)
-    assert {c.family for c in found} == {"none"}
+    assert {c.family for c in found} == {"bits"} and len(found) == 16
+    assert sorted({c.event.coordinate for c in found}) == [0, 1]
     found = search_events(
         x[:, 0], x[:, 1], OutputSchema("scalar"), scorer, families=("bits",), rng=rng
     )

@@ -177,7 +177,8 @@ def _margin_selection() -> tuple[Callable[[], Any], Callable[[], Any]]:
 
 
 def _noisy_gd(key: str, size: str) -> tuple[Callable[[], Any], Callable[[], Any]]:
-    """000 Algorithm 1/3 (``key`` 000/theorem-3) or 001 Algorithm 2 (001/theorem-3.2) with
+    """000 Algorithm 1/3 (``key`` 000/theorem-3) or 001 Algorithm 2 (001/theorem-3.2, with
+    the BST14 stand-in optimiser its claim's plan states) with
     a fixed projection to R^1 (the projected dimension is free: the plan does not depend on
     it, and one dimension concentrates the changed record's influence); the pair is
     :func:`mechanisms.halfspaces.single_record_pair` along the projection (n - 1 zero
@@ -193,7 +194,7 @@ def _noisy_gd(key: str, size: str) -> tuple[Callable[[], Any], Callable[[], Any]
     learner: Any = (
         NoisyGDMarginLearner(eps, delta, 0.5, 1)
         if key == "000/theorem-3"
-        else EfficientLinearLearner(eps, delta, 0.25, 1)
+        else EfficientLinearLearner(eps, delta, 0.25, 1, optimizer="bst14")
     )
     return lambda: learner.mechanism(A, direction), lambda: [pair]
 

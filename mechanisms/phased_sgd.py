@@ -28,8 +28,8 @@ Built here (:class:`PhasedSGD`), every constant re-derived from the proof's ingr
    -- the growth recursion), and the one step on the replaced record moves the two runs
    apart by at most 2 L eta_i; every later step keeps the gap, so every iterate, and their
    average, differs by at most Delta_i = 2 L eta_i.  Hence mu is set to R^2 eta_1 / 2 (the
-   least smoothing with eta_i <= eta_1 = 2/beta); a smaller mu voids the proof and is
-   refused.  The non-smooth hinge itself has no such bound (SGD on it is not
+   least smoothing with eta_i <= eta_1 = 2/beta); mu is derived from eta, not a parameter
+   (a smaller mu would void the proof).  The non-smooth hinge itself has no such bound (SGD on it is not
    non-expansive), which is why the smoothing step exists.
 4. *Noise* (re-derived): sigma_i = 2 Delta_i sqrt(ln(1/delta_ph)) / eps_ph = 4 L eta_i
    sqrt(ln(1/delta_ph)) / eps_ph -- FKT20's form "4 L eta_i sqrt(log(1/delta))/eps".  It is
@@ -82,7 +82,7 @@ from mechanisms.ledger import recorded_jointly
 from mechanisms.noisy_sgd import MarginLoss
 from mechanisms.primitives import ExponentialMechanism, GaussianMechanism
 
-__all__ = ["PhasedSGD", "moreau_derivative", "phase_sizes"]
+__all__ = ["PhasedSGD", "moreau_derivative", "phase_sizes", "sgd_phase"]
 
 
 def phase_sizes(n: int) -> list[int]:
@@ -97,6 +97,34 @@ def moreau_derivative(u: np.ndarray, offset: float, slope: float, mu: float) -> 
     parameter mu: -clip((u0 - u)/mu, 0, slope), u0 = offset/slope (the gradient
     (u - prox_{mu phi}(u)) / mu of the proximal step; 1/mu-Lipschitz in u)."""
     return -np.clip((offset / slope - u) / mu, 0.0, slope)
+
+
+def _project(W: np.ndarray, radius: float) -> np.ndarray:
+    norms = np.sqrt(np.einsum("rd,rd->r", W, W))[:, None]
+    return np.where(norms > radius, W * (radius / np.maximum(norms, 1e-300)), W)
+
+
+def sgd_phase(
+    W: np.ndarray,
+    Z: np.ndarray,
+    eta: float,
+    offset: float,
+    slope: float,
+    mu: float,
+    radius: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One pass of projected SGD with constant step ``eta`` on the Moreau-smoothed GLL,
+    for ``runs`` runs at once: W (runs, d) the starting points, Z (runs, size, d) the rows
+    y x of each run's batch in order.  Returns (last iterates, average iterates), the
+    average over the ``size`` iterates after each step (FKT20 Algorithm 2's output before
+    its noise).  No privacy of its own: :class:`PhasedSGD` adds the noise."""
+    total = np.zeros_like(W)
+    for t in range(Z.shape[1]):
+        z = Z[:, t, :]
+        g = moreau_derivative(np.einsum("rd,rd->r", W, z), offset, slope, mu)
+        W = _project(W - (eta * g)[:, None] * z, radius)
+        total += W
+    return W, total / Z.shape[1]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,19 +257,11 @@ class PhasedSGD:
                 eta = float(eta_e)
                 Z = yX[order[:, start : start + size]]  # (runs, size, d)
                 start += size
-                total = np.zeros_like(W)
-                for t in range(size):
-                    z = Z[:, t, :]
-                    g = moreau_derivative(np.einsum("rd,rd->r", W, z), offset, slope, mu)
-                    W = W - (eta * g)[:, None] * z
-                    norms = np.sqrt(np.einsum("rd,rd->r", W, W))[:, None]
-                    W = np.where(norms > radius, W * (radius / np.maximum(norms, 1e-300)), W)
-                    total += W
+                W, average = sgd_phase(W, Z, eta, offset, slope, mu, radius)
                 gauss = GaussianMechanism(part.sigma, part.sensitivity, relation=REPLACE)
-                W = total / size + gauss.release(np.zeros(d), rng, size=runs)
+                W = average + gauss.release(np.zeros(d), rng, size=runs)
         # the output in B(Lambda) (001 Algorithm 2 step 4): a post-processing
-        norms = np.sqrt(np.einsum("rd,rd->r", W, W))[:, None]
-        return np.where(norms > radius, W * (radius / np.maximum(norms, 1e-300)), W)
+        return _project(W, radius)
 
     def fit(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """R runs and the selection; returns the selected weight vector."""

@@ -298,11 +298,12 @@ register_claim(
             "Stated for the BST14 stand-in optimiser (optimizer='bst14': noisy SGD + EM "
             "boosting with m^2 steps per run, 2 runs), whose plan is symbolic in m; the "
             "default optimiser, Algorithm 4 reconstructed (mechanisms.phased_sgd), has "
-            "floor(log2 m) phases and is accounted per fit for integer m. The accountant bounds each sampled "
-            "Gaussian step by amplification by sampling without replacement (Balle, Barthe, "
-            "Gaboardi 2018, Thm 9) and composes the steps (DRV10 advanced composition, WBK19 "
-            "RDP); `dpaudit verify --claim 001/theorem-3.2` shows the verifier's "
-            "outcome: proved by relaxation (dpaudit.verify.relax)."
+            "floor(log2 m) phases and is accounted per fit for integer m. The accountant "
+            "bounds each sampled Gaussian step by amplification by sampling without "
+            "replacement (Balle, Barthe, Gaboardi 2018, Thm 9) and composes the steps "
+            "(DRV10 advanced composition, WBK19 RDP); `dpaudit verify --claim "
+            "001/theorem-3.2` shows the verifier's outcome: proved by relaxation "
+            "(dpaudit.verify.relax)."
         ),
     )
 )

@@ -29,8 +29,8 @@ Built here (:class:`PhasedSGD`), every constant re-derived from the proof's ingr
    apart by at most 2 L eta_i; every later step keeps the gap, so every iterate, and their
    average, differs by at most Delta_i = 2 L eta_i.  Hence mu is set to R^2 eta_1 / 2 (the
    least smoothing with eta_i <= eta_1 = 2/beta); mu is derived from eta, not a parameter
-   (a smaller mu would void the proof).  The non-smooth hinge itself has no such bound (SGD on it is not
-   non-expansive), which is why the smoothing step exists.
+   (a smaller mu would void the proof).  The non-smooth hinge itself has no such bound
+   (SGD on it is not non-expansive), which is why the smoothing step exists.
 4. *Noise* (re-derived): sigma_i = 2 Delta_i sqrt(ln(1/delta_ph)) / eps_ph = 4 L eta_i
    sqrt(ln(1/delta_ph)) / eps_ph -- FKT20's form "4 L eta_i sqrt(log(1/delta))/eps".  It is
    (eps_ph, delta_ph)-DP for every 0 < eps_ph <= ln(1/delta_ph): the Gaussian mechanism is
@@ -159,7 +159,9 @@ class PhasedSGD:
         if self.step_size is not None:
             _positive("step_size", self.step_size)
         e_ph, d_ph = self.phase_budget()
-        if not (e_ph.free_symbols or d_ph.free_symbols) and e_ph > sympy.log(1 / d_ph):  # the range item 4's zCDP argument covers
+        if not (e_ph.free_symbols or d_ph.free_symbols) and e_ph > sympy.log(
+            1 / d_ph
+        ):  # the range item 4's zCDP argument covers
             raise ValueError(
                 f"epsilon must make the per-phase budget eps_ph = (1 - share) eps / (2 R) "
                 f"at most ln(1/delta_ph) = ln(2 R / delta) (001 Lemma 3.1: eps <= "
@@ -211,7 +213,7 @@ class PhasedSGD:
 
     # --- the declared plan -----------------------------------------------------------------
 
-    def phase_events(self, n: int, d: int) -> tuple[ev.Event, ...]:
+    def phase_events(self, n: int, d: int) -> tuple[ev.Gaussian, ...]:
         """One Gaussian release per phase: Gaussian(sigma_i, Delta_i, replace-one)."""
         return tuple(
             ev.Gaussian(self.sigma(eta), self.sensitivity(eta), relation=REPLACE)

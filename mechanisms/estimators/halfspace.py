@@ -27,7 +27,6 @@ import numpy as np
 
 from mechanisms.estimators.base import PrivateClassifier, check_in_range, check_integer
 from mechanisms.halfspaces import NetMarginLearner, NoisyGDMarginLearner
-from mechanisms.margin_linear import OPTIMIZERS
 from mechanisms.margin import (
     EfficientLinearLearner,
     KernelLearner,
@@ -36,6 +35,7 @@ from mechanisms.margin import (
     NeuralNetLearner,
     PureLinearLearner,
 )
+from mechanisms.margin_linear import OPTIMIZERS
 
 __all__ = [
     "EfficientMarginClassifier",

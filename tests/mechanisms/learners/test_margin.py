@@ -99,7 +99,11 @@ def test_kernel_learner_separates_rings() -> None:
     Xt, yt = rings_sample(3000, rng)
     free = KernelLearner(1e4, 1e-5, 0.5, 50, 20, steps=4000, optimizer="bst14").fit(X, y, rng)
     assert free.error(Xt, yt) < 0.2
-    private = KernelLearner(8.0, 1e-5, 0.5, 50, 20, steps=4000, optimizer="bst14").fit(X, y, rng).error(Xt, yt)
+    private = (
+        KernelLearner(8.0, 1e-5, 0.5, 50, 20, steps=4000, optimizer="bst14")
+        .fit(X, y, rng)
+        .error(Xt, yt)
+    )
     print("kernel learner error at eps = 8:", private)
     assert 0 <= private <= 1
 

@@ -72,9 +72,9 @@ def test_sensitivity_and_noise_closed_forms() -> None:
     for i, (eta_i, event) in enumerate(zip(etas, p.phase_events(n, d), strict=True)):
         assert eta_i == etas[0] / 4**i
         assert event.sensitivity == 2 * L * eta_i
-        assert sympy.simplify(
-            event.sigma - 4 * L * eta_i * sympy.sqrt(sympy.log(4 * 10**6)) * 8
-        ) == 0
+        assert (
+            sympy.simplify(event.sigma - 4 * L * eta_i * sympy.sqrt(sympy.log(4 * 10**6)) * 8) == 0
+        )
         rho = float(event.sensitivity**2 / (2 * event.sigma**2))
         assert rho + 2 * math.sqrt(rho * math.log(4e6)) <= 0.125 * (1 / 8 + 1 / math.sqrt(2))
     assert p.smoothing(n, d) == pytest.approx(4.0 * float(etas[0]) / 2)

@@ -207,8 +207,18 @@ class PhasedSGD:
         return 2 * self.sensitivity(eta_i) * sympy.sqrt(sympy.log(1 / d_ph)) / e_ph
 
     def etas(self, n: int, d: int) -> list[sympy.Expr]:
-        """eta_i = eta 4^-i, i = 1..k, as exact rationals of the float eta."""
-        eta = sympy.Rational(self.eta(n, d))
+        """eta_i = eta 4^-i, i = 1..k: exact rationals of the float eta, or (epsilon or
+        delta symbolic, for a claim's plan) item 7's expression itself."""
+        e_ph, d_ph = self.phase_budget()
+        if self.step_size is not None:
+            eta: sympy.Expr = exact(self.step_size, "step_size")
+        elif e_ph.free_symbols or d_ph.free_symbols:
+            ratio = 2 * exact(self.loss.weight_radius, "weight_radius") / self.loss.lipschitz
+            eta = ratio * sympy.Min(
+                4 / sympy.sqrt(n), e_ph / sympy.sqrt(d * sympy.log(1 / d_ph))
+            )
+        else:
+            eta = sympy.Rational(self.eta(n, d))
         return [eta / 4**i for i in range(1, len(phase_sizes(n)) + 1)]
 
     # --- the declared plan -----------------------------------------------------------------
@@ -232,7 +242,8 @@ class PhasedSGD:
     def plan(self, n: int, d: int) -> ev.Event:
         """R runs (sequential composition), then the exponential mechanism (item 6)."""
         runs = ev.SelfComposed(self.run_event(n, d), self.repetitions)
-        return ev.Composed([runs, self._selection().event])
+        share = exact(self.selection_share, "share") * exact(self.epsilon, "epsilon")
+        return ev.Composed([runs, ev.Exponential(share, self.loss.bound, relation=REPLACE)])
 
     # --- running it ------------------------------------------------------------------------
 

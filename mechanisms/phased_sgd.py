@@ -214,9 +214,7 @@ class PhasedSGD:
             eta: sympy.Expr = exact(self.step_size, "step_size")
         elif e_ph.free_symbols or d_ph.free_symbols:
             ratio = 2 * exact(self.loss.weight_radius, "weight_radius") / self.loss.lipschitz
-            eta = ratio * sympy.Min(
-                4 / sympy.sqrt(n), e_ph / sympy.sqrt(d * sympy.log(1 / d_ph))
-            )
+            eta = ratio * sympy.Min(4 / sympy.sqrt(n), e_ph / sympy.sqrt(d * sympy.log(1 / d_ph)))
         else:
             eta = sympy.Rational(self.eta(n, d))
         return [eta / 4**i for i in range(1, len(phase_sizes(n)) + 1)]

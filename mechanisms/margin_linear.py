@@ -157,7 +157,7 @@ class EfficientLinearLearner:
     Privacy: (eps, delta)-DP from the accountant on :meth:`plan` (phased: per run a
     ``Parallel`` of the phases' Gaussian releases, then one exponential mechanism; bst14:
     subsampled Gaussian steps and one exponential mechanism); the claim ``001/theorem-3.2``
-    is stated for the bst14 plan.
+    is stated for the bst14 plan, ``001/lemma-3.1`` for the phased one at m = 10.
     """
 
     epsilon: Any

@@ -40,8 +40,9 @@ Reconstructions (the document is the main text only; formulas are garbled):
   mechanism, i.e. :class:`mechanisms.halfspaces.PrivateERM` on the rho-hinge loss
   max(0, 1 - y<w,x>/rho) (Lipschitz 2r/rho on B^k(2r)); the claim ``001/theorem-3.2`` and
   the report's audit use it (their plan is symbolic in m).  Algorithm 4's own claim,
-  ``001/lemma-3.1``, is stated at m = 10 (floor(log2 m) phases need an integer m).  The fast JL transform (Lemma
-  A.4) is replaced by a dense sign matrix (same distribution-free guarantee, slower).
+  ``001/lemma-3.1``, is stated at m = 10 (floor(log2 m) phases need an integer m).  The
+  fast JL transform (Lemma A.4) is replaced by a dense sign matrix (same distribution-free
+  guarantee, slower).
 * Section 5's activation "sigma(a) = 1 e a 2" is read as a kappa-Lipschitz sigmoid; tanh(kappa
   a) is used.  Only L = 2 layers with one input embedding Phi0 are built.
 * Label DP (Appendix E): the features are public, so the candidate set may depend on them:

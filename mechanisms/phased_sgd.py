@@ -24,8 +24,8 @@ Built here (:class:`PhasedSGD`), every constant re-derived from the proof's ingr
    constant step eta_i = eta 4^-i, started at the previous phase's output w_{i-1}
    (w_0 = 0), and releases the average iterate plus N(0, sigma_i^2 I).
 3. *Sensitivity* (re-derived): for a convex beta-smooth loss and eta_i <= 2/beta a projected
-   gradient step is non-expansive (Hardt, Recht, Singer 2016, Lemma 3.7 with Lemma 3.3/3.4
-   -- the growth recursion), and the one step on the replaced record moves the two runs
+   gradient step is non-expansive (Hardt, Recht, Singer 2016, Lemma 3.7; the growth recursion
+   of their Lemma 3.6), and the one step on the replaced record moves the two runs
    apart by at most 2 L eta_i; every later step keeps the gap, so every iterate, and their
    average, differs by at most Delta_i = 2 L eta_i.  Hence mu is set to R^2 eta_1 / 2 (the
    least smoothing with eta_i <= eta_1 = 2/beta); mu is derived from eta, not a parameter
@@ -82,7 +82,7 @@ from mechanisms.ledger import recorded_jointly
 from mechanisms.noisy_sgd import MarginLoss
 from mechanisms.primitives import ExponentialMechanism, GaussianMechanism
 
-__all__ = ["PhasedSGD", "moreau_derivative", "phase_sizes", "sgd_phase"]
+__all__ = ["PhasedSGD", "clip_rows", "moreau_derivative", "phase_sizes", "sgd_phase"]
 
 
 def phase_sizes(n: int) -> list[int]:
@@ -97,6 +97,14 @@ def moreau_derivative(u: np.ndarray, offset: float, slope: float, mu: float) -> 
     parameter mu: -clip((u0 - u)/mu, 0, slope), u0 = offset/slope (the gradient
     (u - prox_{mu phi}(u)) / mu of the proximal step; 1/mu-Lipschitz in u)."""
     return -np.clip((offset / slope - u) / mu, 0.0, slope)
+
+
+def clip_rows(X: np.ndarray, radius: float) -> np.ndarray:
+    """Rows longer than ``radius`` scaled back to it: the feature bound R the Lipschitz
+    constant, the smoothness and the selection's sensitivity assume (001 Algorithm 2 clips
+    onto B^k(2r) before calling Algorithm 4).  Record-wise, so neighbours stay neighbours."""
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    return np.where(norms > radius, X * (radius / np.maximum(norms, 1e-300)), X)
 
 
 def _project(W: np.ndarray, radius: float) -> np.ndarray:
@@ -139,6 +147,9 @@ class PhasedSGD:
         repetitions: R, the runs of the confidence boosting (001: O(log(1/beta))).
         selection_share: the share of epsilon given to the exponential mechanism.
         step_size: eta (None: the FKT20 setting of the module docstring, item 7).
+
+    Rows of X longer than ``loss.radius`` are clipped to it (:func:`clip_rows`), the bound
+    every constant assumes.
 
     Privacy: :meth:`plan` = Composed(SelfComposed(Parallel(k Gaussian releases), R),
     Exponential); checked against the ledger of every fit.
@@ -284,7 +295,7 @@ class PhasedSGD:
         """``runs`` independent fits (each R phased-SGD runs and one selection), (runs, d)."""
         rng = _check_rng(rng)
         runs = _int("runs", runs)
-        X = np.asarray(X, dtype=float)
+        X = clip_rows(np.asarray(X, dtype=float), float(self.loss.radius))
         r = self.repetitions
         W = self.runs(X, y, runs * r, rng).reshape(runs, r, X.shape[1])
         values = self.loss.values(W.reshape(runs * r, -1), X, np.asarray(y)).reshape(runs, r)

@@ -127,6 +127,10 @@ def test_fit_stays_within_its_plan_and_the_declared_budget() -> None:
     assert ledger.event() == p.plan(500, 5)
     g = Accountant().guarantee(p.plan(500, 5), 1e-6)
     assert g.epsilon_upper <= 1.0 and g.delta_upper <= 1e-6
+    with Ledger() as ledger:  # rows beyond the loss's radius are clipped, not trusted
+        w = p.fit(10 * X, y, rng)
+    ledger.check_within(p.plan(500, 5), 1e-6)
+    assert np.linalg.norm(w) <= 1.0 + 1e-12
     learner = EfficientLinearLearner(1.0, 1e-6, 0.25, 3)
     assert isinstance(learner.plan(500), ev.PostProcessed)
     with pytest.raises(ValueError, match=r"m must be an integer in \[2, oo\)"):

@@ -126,6 +126,7 @@ def test_fit_stays_within_its_plan_and_the_declared_budget() -> None:
     assert spent == planned
     assert ledger.event() == p.plan(500, 5)
     g = Accountant().guarantee(p.plan(500, 5), 1e-6)
+    assert g.delta_upper is not None
     assert g.epsilon_upper <= 1.0 and g.delta_upper <= 1e-6
     with Ledger() as ledger:  # rows beyond the loss's radius are clipped, not trusted
         w = p.fit(10 * X, y, rng)
@@ -217,6 +218,7 @@ def test_audit_of_algorithm_2_with_algorithm_4() -> None:
     (noise / 10, privacy 10x) certifies more than the claimed 1."""
     learner = EfficientLinearLearner(1.0, 1e-5, 0.25, 1)
     upper = Accountant().guarantee(learner.plan(10), 1e-5).epsilon_upper
+    assert upper is not None
     lower = _audit(learner)
     print(f"Algorithm 4 audit: certified {lower:.4f} <= accounted {upper:.4f}")
     assert lower <= upper <= 1.0

@@ -127,7 +127,8 @@ def test_fit_stays_within_its_plan_and_the_declared_budget() -> None:
     assert ledger.event() == p.plan(500, 5)
     g = Accountant().guarantee(p.plan(500, 5), 1e-6)
     eps_up, delta_up = g.epsilon_upper, g.delta_upper
-    assert delta_up is not None and eps_up <= 1.0 and delta_up <= 1e-6
+    assert eps_up is not None and delta_up is not None
+    assert eps_up <= 1.0 and delta_up <= 1e-6
     with Ledger() as ledger:  # rows beyond the loss's radius are clipped, not trusted
         w = p.fit(10 * X, y, rng)
     ledger.check_within(p.plan(500, 5), 1e-6)

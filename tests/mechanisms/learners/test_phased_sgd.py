@@ -10,6 +10,8 @@ import math
 import numpy as np
 import pytest
 import sympy
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dpaudit import events as ev
 from dpaudit.accountant import Accountant
@@ -54,6 +56,22 @@ def test_moreau_derivative_matches_the_envelope_by_brute_force() -> None:
         numeric = (envelope(u + h) - envelope(u - h)) / (2 * h)
         assert abs(numeric - moreau_derivative(np.array(u), o, s, mu)) < 1e-2
         assert -1e-9 <= max(0.0, o - s * u) - envelope(u) <= s * s * mu / 2 + 1e-9
+
+
+@given(
+    u=st.floats(-10, 10),
+    v=st.floats(-10, 10),
+    slope=st.floats(0.1, 10),
+    mu=st.floats(1e-3, 10),
+)
+def test_moreau_derivative_is_monotone_bounded_and_1_over_mu_lipschitz(u, v, slope, mu) -> None:
+    """The properties item 1 uses: phi_mu' is nondecreasing (phi_mu convex), in [-s, 0]
+    (Lipschitz s) and 1/mu-Lipschitz (smoothness 1/mu in u, R^2/mu in w)."""
+    du, dv = (float(moreau_derivative(np.array(t), 1.0, slope, mu)) for t in (u, v))
+    assert -slope <= du <= 0.0
+    if u <= v:
+        assert du <= dv + 1e-12
+    assert abs(du - dv) <= abs(u - v) / mu * (1 + 1e-9) + 1e-12
 
 
 def test_sensitivity_and_noise_closed_forms() -> None:

@@ -32,7 +32,8 @@ Built here (:class:`PhasedSGD`), every constant re-derived from the proof's ingr
    (a smaller mu would void the proof).  The non-smooth hinge itself has no such bound
    (SGD on it is not non-expansive), which is why the smoothing step exists.
 4. *Noise* (re-derived): sigma_i = 2 Delta_i sqrt(ln(1/delta_ph)) / eps_ph = 4 L eta_i
-   sqrt(ln(1/delta_ph)) / eps_ph -- FKT20's form "4 L eta_i sqrt(log(1/delta))/eps".  It is
+   sqrt(ln(1/delta_ph)) / eps_ph -- FKT20's form 4 L eta_i sqrt(log(1/delta))/eps (as
+   recalled: its text was not readable here; the derivation below does not rely on it).  It is
    (eps_ph, delta_ph)-DP for every 0 < eps_ph <= ln(1/delta_ph): the Gaussian mechanism is
    rho = Delta^2/(2 sigma^2) = eps_ph^2/(8 ln(1/delta_ph))-zCDP (Bun, Steinke 2016, Prop.
    1.6), hence (rho + 2 sqrt(rho ln(1/delta_ph)), delta_ph)-DP (BS16 Prop. 1.3), and
@@ -51,7 +52,7 @@ Built here (:class:`PhasedSGD`), every constant re-derived from the proof's ingr
    total unsmoothed loss by at most its range) picks the run of least total loss.
 7. *Step size* (utility only; privacy holds for every eta): eta = (D / L) min(4 / sqrt(n),
    eps_ph / sqrt(d ln(1/delta_ph))), D = 2 Lambda the diameter of B^d(Lambda): FKT20's
-   setting as the brief recalls it (the text was not readable here), overridable.
+   setting as recalled (its text was not readable here), overridable (``step_size``).
 
 Departure from 001: the document feeds an i.i.d. sample *with replacement* from the
 empirical distribution (so that the DP-SCO bound of [BGM21] becomes an ERM bound) and needs

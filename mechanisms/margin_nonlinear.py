@@ -61,7 +61,8 @@ class KernelLearner:
     """001 Algorithm 3 (Theorem 4.2): Gaussian kernel K(x,x') = r^2 exp(-||x-x'||^2 /
     (2 bandwidth^2)); draw D frequencies from N(0, I/bandwidth^2) (data-independent), then
     Algorithm 2 on Psi(x) with norm bound 2 Lambda.  001 takes D = m^2 log(2m/beta); here D
-    is a parameter.
+    is a parameter.  ``optimizer``: Algorithm 2's (``"phased"``, 001 Algorithm 4 as
+    reconstructed, the default; ``"bst14"`` the earlier stand-in).
 
     Privacy: as Algorithm 2 (the feature map is data-independent, applied record-wise).
     """
@@ -75,6 +76,7 @@ class KernelLearner:
     weight_radius: float = 1.0
     repetitions: int = 2
     steps: int | None = None
+    optimizer: str = "phased"
 
     def linear(self) -> EfficientLinearLearner:
         return EfficientLinearLearner(
@@ -86,6 +88,7 @@ class KernelLearner:
             1.0,
             self.repetitions,
             self.steps,
+            self.optimizer,
         )
 
     def plan(self, m: Any) -> ev.Event:

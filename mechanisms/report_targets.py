@@ -56,6 +56,7 @@ CLAIM_INSTANCES: dict[str, dict[str, Any]] = {
     "001/label-dp": {"epsilon": 1, "m": 10},
     "001/margin-selection": {"epsilon": 1, "m": 8},
     "001/theorem-3.2": {"epsilon": 1, "delta": "1/100000", "m": 10},
+    "001/lemma-3.1": {"epsilon": 1, "delta": "1/100000"},
     "003/lemma-7": {"gamma": "1/4", "n": 9, "n_prime": 2},
     "003/corollary-1": {"alpha": "1/5", "epsilon": "99/100", "n": 31, "n_prime": 1},
     "003/lemma-5": {"epsilon": 1, "n": 100, "n_prime": 10},
@@ -177,7 +178,8 @@ def _margin_selection() -> tuple[Callable[[], Any], Callable[[], Any]]:
 
 
 def _noisy_gd(key: str, size: str) -> tuple[Callable[[], Any], Callable[[], Any]]:
-    """000 Algorithm 1/3 (``key`` 000/theorem-3) or 001 Algorithm 2 (001/theorem-3.2) with
+    """000 Algorithm 1/3 (``key`` 000/theorem-3) or 001 Algorithm 2 (001/theorem-3.2, with
+    the BST14 stand-in optimiser its claim's plan states) with
     a fixed projection to R^1 (the projected dimension is free: the plan does not depend on
     it, and one dimension concentrates the changed record's influence); the pair is
     :func:`mechanisms.halfspaces.single_record_pair` along the projection (n - 1 zero
@@ -193,8 +195,23 @@ def _noisy_gd(key: str, size: str) -> tuple[Callable[[], Any], Callable[[], Any]
     learner: Any = (
         NoisyGDMarginLearner(eps, delta, 0.5, 1)
         if key == "000/theorem-3"
-        else EfficientLinearLearner(eps, delta, 0.25, 1)
+        else EfficientLinearLearner(eps, delta, 0.25, 1, optimizer="bst14")
     )
+    return lambda: learner.mechanism(A, direction), lambda: [pair]
+
+
+def _phased() -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """001 Algorithm 2 with its default optimiser, Algorithm 4 as rebuilt
+    (:mod:`mechanisms.phased_sgd`), on the pair of :func:`_noisy_gd` (m = 10, projection to
+    R^1: 9 zero records and one unit record whose label is negated)."""
+    from mechanisms.halfspaces import jl_matrix, single_record_pair
+    from mechanisms.margin import EfficientLinearLearner
+
+    A = jl_matrix(1, 20, np.random.default_rng(5))
+    pair = single_record_pair(10, A[0])
+    direction = A @ pair[0][0][-1]
+    eps, delta = _at("001/lemma-3.1", "epsilon"), _at("001/lemma-3.1", "delta")
+    learner = EfficientLinearLearner(eps, delta, 0.25, 1)
     return lambda: learner.mechanism(A, direction), lambda: [pair]
 
 
@@ -419,6 +436,13 @@ _AUDITED: dict[str, tuple[Callable[[], tuple[Callable[[], Any], Callable[[], Any
         "mechanisms.margin:EfficientLinearLearner.mechanism (fixed projection "
         "to R^1, 2 runs of m^2 = 100 steps; pair: 9 zero records and one unit "
         "record whose label is negated; output <w, Phi x> for it)",
+    ),
+    "001/lemma-3.1": (
+        _phased,
+        30_000,
+        "mechanisms.margin:EfficientLinearLearner.mechanism (Algorithm 4 as rebuilt: "
+        "mechanisms.phased_sgd; fixed projection to R^1, 2 runs of 3 phases + EM; pair: "
+        "9 zero records and one unit record whose label is negated; output <w, Phi x> for it)",
     ),
     "003/lemma-7": (
         _stable,

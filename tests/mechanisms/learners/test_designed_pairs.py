@@ -115,7 +115,9 @@ NOISY_GD = {
     ),
     "001": (
         "001/theorem-3.2",
-        lambda: _BrokenEfficient(sympy.Integer(1), sympy.Rational(1, 100_000), 0.25, 1),
+        lambda: _BrokenEfficient(
+            sympy.Integer(1), sympy.Rational(1, 100_000), 0.25, 1, optimizer="bst14"
+        ),
     ),
 }
 

@@ -75,7 +75,7 @@ def test_efficient_learner_ledger_and_utility(data) -> None:
     < 0.1: the algorithm is right, the sample/step budget is what falls short."""
     X, y, Xt, yt = data
     rng = np.random.default_rng(4)
-    learner = EfficientLinearLearner(8.0, 1e-5, 1.0, 8, steps=4000)
+    learner = EfficientLinearLearner(8.0, 1e-5, 1.0, 8, steps=4000, optimizer="bst14")
     errs = []
     for i in range(3):
         with Ledger() as ledger:
@@ -85,7 +85,7 @@ def test_efficient_learner_ledger_and_utility(data) -> None:
             assert spent <= planned
     print("Algorithm 2 errors at eps = 8:", errs)
     assert np.median(errs) < 0.5
-    free = EfficientLinearLearner(1e4, 1e-5, 0.25, 8, steps=4000).fit(X, y, rng)
+    free = EfficientLinearLearner(1e4, 1e-5, 0.25, 8, steps=4000, optimizer="bst14").fit(X, y, rng)
     assert free.error(Xt, yt) < 0.1
 
 
@@ -97,9 +97,13 @@ def test_kernel_learner_separates_rings() -> None:
     rng = np.random.default_rng(5)
     X, y = rings_sample(M, rng)
     Xt, yt = rings_sample(3000, rng)
-    free = KernelLearner(1e4, 1e-5, 0.5, 50, 20, steps=4000).fit(X, y, rng)
+    free = KernelLearner(1e4, 1e-5, 0.5, 50, 20, steps=4000, optimizer="bst14").fit(X, y, rng)
     assert free.error(Xt, yt) < 0.2
-    private = KernelLearner(8.0, 1e-5, 0.5, 50, 20, steps=4000).fit(X, y, rng).error(Xt, yt)
+    private = (
+        KernelLearner(8.0, 1e-5, 0.5, 50, 20, steps=4000, optimizer="bst14")
+        .fit(X, y, rng)
+        .error(Xt, yt)
+    )
     print("kernel learner error at eps = 8:", private)
     assert 0 <= private <= 1
 

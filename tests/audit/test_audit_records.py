@@ -320,3 +320,30 @@ def test_false_alarm_rate_on_a_correct_function_is_at_most_alpha(relation: str) 
         for s in range(FALSE_ALARM_RUNS)
     )
     assert alarms <= FALSE_ALARM_MAX
+
+
+@pytest.mark.parametrize(("arithmetic", "bits"), [(None, True), ("real", False)])
+def test_pair_search_scores_scalar_pairs_with_the_bits_family_unless_real(
+    arithmetic: str | None, bits: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The candidate pairs of a scalar float function are scored with the bits family too
+    (a pair whose rounding leaks most is then preferred); not for a real-arithmetic claim."""
+    import dpaudit.audit.records as records
+
+    seen: list[tuple[str, ...]] = []
+    real = records.search_events
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(tuple(kwargs["families"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(records, "search_events", spy)
+
+    def noisy_sum(data: np.ndarray, rng: np.random.Generator) -> float:
+        return float(np.clip(data[:, 0], 0, 1).sum() + rng.laplace(0.0, 1.0))
+
+    audit_records(
+        noisy_sum, [(0.0, 1.0)], epsilon=1.0, samples=2_000, seed=0, arithmetic=arithmetic
+    )
+    assert seen and all(("bits" in f) is bits for f in seen)
+    assert all("classifier" not in f for f in seen)

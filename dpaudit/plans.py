@@ -213,6 +213,9 @@ class _Reader:
             if value not in allowed:
                 raise _fail(path, "one of " + ", ".join(map(repr, allowed)), value)
             return value
+        choices = field.metadata.get("choices")
+        if choices and value not in choices:
+            raise _fail(path, "one of " + ", ".join(map(repr, choices)), value)
         if field.type in (bool, "bool"):
             if not isinstance(value, bool):
                 raise _fail(path, "true or false", value)
@@ -405,6 +408,8 @@ def _field_schema(field: dataclasses.Field[Any]) -> dict[str, Any]:
         return {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/event"}}
     if field.name == "relation":
         return {"enum": [r.value for r in Relation]}
+    if field.metadata.get("choices"):
+        return {"enum": list(field.metadata["choices"])}
     if field.type in (bool, "bool"):
         return {"type": "boolean"}
     return {"type": "string", "maxLength": LIMITS["max_text_chars"]}

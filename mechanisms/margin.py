@@ -33,7 +33,7 @@ Reconstructions (the document is the main text only; formulas are garbled):
   floor(log2 m) phases on disjoint halving batches of a random permutation, step eta 4^-i,
   averaged iterate + N(0, sigma_i^2 I) with sensitivity 2 L eta_i (HRS16 non-expansive
   steps) and sigma_i = 4 L eta_i sqrt(ln(1/delta_ph))/eps_ph, parallel composition over the
-  phases, R runs and the exponential mechanism; every constant and the one departure (each
+  phases (a partition of positions: each phase gets the run's whole budget), R runs and the exponential mechanism; every constant and the one departure (each
   record used once instead of an i.i.d. resample with duplicates) are in that module's
   docstring and in docs/learners.md.  The earlier stand-in stays as ``optimizer="bst14"``:
   BST14 noisy SGD with uniform sampling and confidence boosting by the exponential
@@ -329,7 +329,7 @@ register_claim(
             "half of eps). m is fixed because the number of phases, floor(log2 m), must be "
             "an integer; the guarantee does not depend on m >= 4, k or the step size: every "
             "phase's Gaussian has sigma_i / Delta_i = 2 sqrt(ln(1/delta_ph)) / eps_ph, and "
-            "the accountant's replace-one parallel rule adds the two largest phases. Lemma "
+            "the phases partition positions (parallel composition: the worst phase). Lemma "
             "3.1's range 0 < eps <= log(1/delta) is not proved here beyond eps <= 1 (the "
             "verifier's branch-and-bound ran out of work on the larger domain)."
         ),

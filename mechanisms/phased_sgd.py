@@ -41,11 +41,11 @@ Built here (:class:`PhasedSGD`), every constant re-derived from the proof's ingr
    sqrt(2 ln(1.25/delta)) constant of Dwork-Roth Thm A.1 needs eps < 1; this form does not.)
 5. *Privacy of one run*: a record lies in exactly one batch (a data-independent index
    partition), earlier phases do not see it, later phases post-process w_j: parallel
-   composition over the phases.  The accountant's replace-one parallel rule is stated for
-   value-based partitions (a replaced record may move between parts: the two largest
-   parts add up), so each phase is calibrated to (eps_run/2, delta_run/2) and the plan
-   declares ``Parallel`` of the k Gaussian releases; the proof (index partition) supports
-   (eps_run, delta_run) per phase, i.e. half this noise.
+   composition over the phases, on a partition of *positions*: replace-one neighbours differ
+   in one batch, so each phase is calibrated to the run's whole (eps_run, delta_run) and the
+   plan declares ``Parallel(..., partition="positions")`` of the k Gaussian releases (the
+   accountant's rule: the worst part, not the two largest parts that a partition of values
+   needs).
 6. *Confidence boosting* (as :class:`mechanisms.halfspaces.PrivateERM`): R = ``repetitions``
    independent runs with (eps_run, delta_run) = ((1 - share) eps / R, delta / R), then the
    exponential mechanism (share x eps, sensitivity ``loss.bound``: one record changes the
@@ -175,8 +175,8 @@ class PhasedSGD:
             1 / d_ph
         ):  # the range item 4's zCDP argument covers
             raise ValueError(
-                f"epsilon must make the per-phase budget eps_ph = (1 - share) eps / (2 R) "
-                f"at most ln(1/delta_ph) = ln(2 R / delta) (001 Lemma 3.1: eps <= "
+                f"epsilon must make the per-phase budget eps_ph = (1 - share) eps / R "
+                f"at most ln(1/delta_ph) = ln(R / delta) (001 Lemma 3.1: eps <= "
                 f"log(1/delta)), got epsilon = {self.epsilon!r}, delta = {self.delta!r}"
             )
 
@@ -189,10 +189,9 @@ class PhasedSGD:
         return (1 - share) * exact(self.epsilon, "epsilon") / r, exact(self.delta, "delta") / r
 
     def phase_budget(self) -> tuple[sympy.Expr, sympy.Expr]:
-        """(eps_ph, delta_ph) = (eps_run / 2, delta_run / 2): the accountant's replace-one
-        parallel rule adds the two largest parts (item 5)."""
-        e_run, d_run = self.run_budget()
-        return e_run / 2, d_run / 2
+        """(eps_ph, delta_ph) = (eps_run, delta_run): replace-one parallel composition on a
+        partition of positions is the worst part's guarantee (item 5)."""
+        return self.run_budget()
 
     def eta(self, n: int, d: int) -> float:
         """eta = (D/L) min(4/sqrt(n), eps_ph / sqrt(d ln(1/delta_ph))) (item 7)."""
@@ -243,7 +242,7 @@ class PhasedSGD:
     def run_event(self, n: int, d: int) -> ev.Event:
         """One phased-SGD run: parallel composition over the phases' disjoint batches
         (McSherry 2009 Thm 4, adaptive: phase i+1 post-processes w_i; item 5)."""
-        return ev.Parallel(list(self.phase_events(n, d)))
+        return ev.Parallel(list(self.phase_events(n, d)), partition="positions")
 
     def _selection(self) -> ExponentialMechanism:
         share = exact(self.selection_share, "share") * exact(self.epsilon, "epsilon")
@@ -275,7 +274,7 @@ class PhasedSGD:
         parts = self.phase_events(n, d)
         W = np.zeros((runs, d))
         start = 0
-        with recorded_jointly(parts, ev.Parallel(list(parts)), times=runs):
+        with recorded_jointly(parts, ev.Parallel(list(parts), partition="positions"), times=runs):
             for size, eta_e, part in zip(sizes, etas, parts, strict=True):
                 eta = float(eta_e)
                 Z = yX[order[:, start : start + size]]  # (runs, size, d)

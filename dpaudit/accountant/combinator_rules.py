@@ -254,16 +254,17 @@ def _parallel(event: ev.Parallel, children: Children, budget: sympy.Expr | None)
     checks = admit(comp.PARALLEL_COMPOSITION, event, {"k": len(children)})
     if checks is None:
         return out
-    relation = event.relation
-    how = (
-        "max over parts (add/remove)"
-        if relation is ev.Relation.ADD_REMOVE
-        else "sum of the two largest parts (replace-one: a record may change parts)"
-    )
+    relation, partition = event.relation, event.partition
+    if relation is ev.Relation.ADD_REMOVE:
+        how = "max over parts (add/remove)"
+    elif partition == "positions":
+        how = "max over parts (replace-one on a partition of positions: one part changes)"
+    else:
+        how = "sum of the two largest parts (replace-one: a record may change parts)"
     pures = _all_have(children, Pure)
     if pures is not None:
         eps, _ = comp.parallel_composition(
-            [p.epsilon for p in pures], [sympy.Integer(0)] * len(pures), relation
+            [p.epsilon for p in pures], [sympy.Integer(0)] * len(pures), relation, partition
         )
         out.append(
             Pure(
@@ -282,7 +283,7 @@ def _parallel(event: ev.Parallel, children: Children, budget: sympy.Expr | None)
         cands = _approx_inputs(children, [budget] * len(children))
         if cands is not None:
             eps, dlt = comp.parallel_composition(
-                [c.epsilon for c in cands], [c.delta for c in cands], relation
+                [c.epsilon for c in cands], [c.delta for c in cands], relation, partition
             )
             out.append(
                 Approx(
@@ -301,7 +302,7 @@ def _parallel(event: ev.Parallel, children: Children, budget: sympy.Expr | None)
     concs = _all_have(children, Concentrated)
     if concs is not None:
         rho, _ = comp.parallel_composition(
-            [c.rho for c in concs], [sympy.Integer(0)] * len(concs), relation
+            [c.rho for c in concs], [sympy.Integer(0)] * len(concs), relation, partition
         )
         out.append(
             Concentrated(

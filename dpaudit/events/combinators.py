@@ -116,10 +116,44 @@ class SelfComposed(Wrapper):
     count: Any = ranged(low=1, low_open=False, integer=True)
 
 
+#: How :class:`Parallel` partitions the dataset.
+PARTITIONS = ("values", "positions")
+
+
 @dataclasses.dataclass(frozen=True)
 class Parallel(Combination):
     """Parallel composition: each mechanism runs on its own part of a partition of the
-    dataset fixed independently of the data's values (McSherry 2009)."""
+    dataset (McSherry 2009).
+
+    ``partition`` says what the partition is fixed on, which decides what one replaced
+    record can change:
+
+    * ``"values"`` (default): a partition of the record domain (histogram bins, the records
+      with age < 30, ...).  Under replace-one a record may be replaced by one of another
+      part, which changes two parts.
+    * ``"positions"``: a partition of the records' positions fixed independently of the
+      data (by index, or by a random permutation drawn independently of the data, as phased
+      SGD's disjoint batches).  Replace-one neighbours differ at one position, which lies in
+      one part.  Defined under replace-one only (adding or removing a record shifts the
+      positions after it); under add/remove a record is in one part whatever the partition,
+      so ``"values"`` already gives the worst part's guarantee.
+    """
+
+    partition: str = dataclasses.field(default="values", metadata={"choices": PARTITIONS})
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.partition not in PARTITIONS:
+            raise ValueError(
+                f"Parallel: partition must be one of {', '.join(map(repr, PARTITIONS))}, "
+                f"got {self.partition!r}"
+            )
+        if self.partition == "positions" and self.relation is not Relation.REPLACE_ONE:
+            raise ValueError(
+                "Parallel: partition='positions' is defined under replace_one only, got events "
+                f"under {self.relation.value} (under add_remove use the default 'values': a "
+                "record lies in one part either way)"
+            )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -62,11 +62,14 @@ PARALLEL_COMPOSITION = register(
         citation="McSherry 2009 (PINQ), Theorem 4",
         assumptions=(
             "mechanisms run on disjoint parts of a partition chosen independently of the "
-            "data; under replace-one a replaced record may move between two parts"
+            "data; under replace-one a record replaced in a partition of the record domain "
+            "may move between two parts, while in a partition of the records' positions it "
+            "stays in its part"
         ),
         statement=(
-            "add/remove: (max eps_i, max delta_i)-DP; replace-one: (sum of the two largest "
-            "eps_i, sum of the two largest delta_i)-DP"
+            "add/remove, or replace-one on a partition of positions: (max eps_i, max "
+            "delta_i)-DP; replace-one on a partition of values: (sum of the two largest eps_i, "
+            "sum of the two largest delta_i)-DP"
         ),
         bound=Bound(lambda: {"epsilon": sympy.Max(eps_i[1], eps_i[2])}),
         domain=("k >= 1",),
@@ -83,18 +86,27 @@ def _two_largest_sum(values: Sequence[sympy.Expr]) -> sympy.Expr:
 
 
 def parallel_composition(
-    epsilons: Sequence[sympy.Expr], deltas: Sequence[sympy.Expr], relation: Relation
+    epsilons: Sequence[sympy.Expr],
+    deltas: Sequence[sympy.Expr],
+    relation: Relation,
+    partition: str = "values",
 ) -> tuple[sympy.Expr, sympy.Expr]:
     """The guarantee of mechanisms run on disjoint parts of the data.
 
     Under add/remove a record lies in one part, so the guarantee is the worst part's.  Under
-    replace-one a record can be replaced by one that falls in another part (a histogram bin,
-    say), which changes two parts, so the two largest guarantees add up.
+    replace-one on a partition of the record domain (``partition="values"``) a record can be
+    replaced by one that falls in another part (a histogram bin, say), which changes two parts,
+    so the two largest guarantees add up.  Under replace-one on a partition of the records'
+    positions fixed independently of the data (``"positions"``), the neighbours differ at one
+    position, hence in one part: the others get identical inputs, so again the worst part's.
 
-    Privacy: McSherry 2009, Theorem 4 (add/remove); the replace-one form follows by applying it
-    twice (remove the old record, add the new one).
+    Privacy: McSherry 2009, Theorem 4 (add/remove); the replace-one form on values follows by
+    applying it twice (remove the old record, add the new one); on positions, the part that
+    holds the differing position runs on neighbouring inputs and the other parts on equal
+    ones (their outputs, independent given the partition, have equal laws): the proof of
+    Theorem 4 with the one changed part.
     """
-    if relation is Relation.ADD_REMOVE:
+    if relation is Relation.ADD_REMOVE or partition == "positions":
         return exact_max(*epsilons), exact_max(*deltas)
     return _two_largest_sum(list(epsilons)), _two_largest_sum(list(deltas))
 

@@ -98,6 +98,29 @@ def test_parallel_add_remove_is_max_and_replace_one_adds_two_largest():
     assert ro.epsilon == sympy.Rational(1, 2) + sympy.Rational(1, 4)
 
 
+def test_parallel_on_positions_under_replace_one_is_the_worst_part() -> None:
+    """A partition of positions (disjoint batches of a data-independent permutation): the
+    replaced record stays in its part, so the worst part's guarantee, for every currency."""
+    lap = [Laplace(b, relation="replace_one") for b in (4, 2, 8)]
+    assert account(Parallel(lap, partition="positions")).epsilon == sympy.Rational(1, 2)
+    gauss = [Gaussian(s, relation="replace_one") for s in (2, 3)]
+    by_values = account(Parallel(gauss), delta=sympy.Rational(1, 10**6))
+    by_positions = account(Parallel(gauss, partition="positions"), delta=sympy.Rational(1, 10**6))
+    alone = account(gauss[0], delta=sympy.Rational(1, 10**6))
+    assert float_up(by_positions.epsilon) <= float_up(alone.epsilon) * (1 + 1e-9)
+    assert float_up(by_positions.epsilon) < float_up(by_values.epsilon)
+    assert "positions" in by_positions.derivation.formula or any(
+        "positions" in c.step.formula for c in by_positions.candidates
+    )
+
+
+def test_parallel_partition_is_checked() -> None:
+    with pytest.raises(ValueError, match="partition must be one of 'values', 'positions'"):
+        Parallel([Laplace(1)], partition="rows")
+    with pytest.raises(ValueError, match="defined under replace_one only"):
+        Parallel([Laplace(1)], partition="positions")
+
+
 def test_group_privacy_pure_and_approx():
     assert account(Group(Laplace(10), 3)).epsilon == sympy.Rational(3, 10)
     g = account(Group(ApproxDP("0.5", "1e-6"), 3))

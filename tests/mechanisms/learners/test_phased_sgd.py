@@ -76,25 +76,27 @@ def test_moreau_derivative_is_monotone_bounded_and_1_over_mu_lipschitz(u, v, slo
 
 def test_sensitivity_and_noise_closed_forms() -> None:
     """Delta_i = 2 L eta_i and sigma_i = 4 L eta_i sqrt(ln(1/delta_ph))/eps_ph with
-    (eps_ph, delta_ph) = ((1 - s) eps / (2R), delta / (2R)); the zCDP conversion of one
+    (eps_ph, delta_ph) = ((1 - s) eps / R, delta / R) (the phases partition positions: each
+    gets the run's whole budget); the zCDP conversion of one
     phase's Gaussian stays below eps_ph; mu = R^2 eta_1 / 2 (eta_1 = 2/beta)."""
     p = PhasedSGD(1, sympy.Rational(1, 10**6), HINGE, repetitions=2)
     e_ph, d_ph = p.phase_budget()
-    assert e_ph == sympy.Rational(1, 8) and d_ph == sympy.Rational(1, 4 * 10**6)
+    assert e_ph == sympy.Rational(1, 4) and d_ph == sympy.Rational(1, 2 * 10**6)
+    assert p.run_event(64, 3).partition == "positions"
     n, d = 4096, 10
     etas = p.etas(n, d)
     assert len(etas) == 12
     L = 2 / sympy.Rational(1, 4)  # radius 2, slope 1/rho
-    eta = 2 / L * min(4 / math.sqrt(n), 0.125 / math.sqrt(d * math.log(4e6)))
+    eta = 2 / L * min(4 / math.sqrt(n), 0.25 / math.sqrt(d * math.log(2e6)))
     assert float(etas[0]) == pytest.approx(eta / 4, rel=1e-12)
     for i, (eta_i, event) in enumerate(zip(etas, p.phase_events(n, d), strict=True)):
         assert eta_i == etas[0] / 4**i
         assert event.sensitivity == 2 * L * eta_i
         assert (
-            sympy.simplify(event.sigma - 4 * L * eta_i * sympy.sqrt(sympy.log(4 * 10**6)) * 8) == 0
+            sympy.simplify(event.sigma - 4 * L * eta_i * sympy.sqrt(sympy.log(2 * 10**6)) * 4) == 0
         )
         rho = float(event.sensitivity**2 / (2 * event.sigma**2))
-        assert rho + 2 * math.sqrt(rho * math.log(4e6)) <= 0.125 * (1 / 8 + 1 / math.sqrt(2))
+        assert rho + 2 * math.sqrt(rho * math.log(2e6)) <= 0.25 * (1 / 8 + 1 / math.sqrt(2))
     assert p.smoothing(n, d) == pytest.approx(4.0 * float(etas[0]) / 2)
 
 

@@ -1,6 +1,7 @@
 """Same-machine benchmark of dpaudit's auditor against the peer tools that install here.
 
     PYTHONPATH=$PWD python bench/peers.py > bench/peers.md
+    PYTHONPATH=$PWD python bench/peers.py --large-only   # only dpaudit at 10^7 samples
 
 Every tool audits the same mechanism code (the catalogue classes in ``mechanisms/``) on the
 same neighbouring pairs (each catalogue entry's ``pairs``, both orders), at the same claimed
@@ -81,17 +82,18 @@ STATDP_SAMPLES = int(os.environ.get("DPAUDIT_PEERS_STATDP_SAMPLES", "200000"))
 AUDITORIUM_SAMPLES = int(os.environ.get("DPAUDIT_PEERS_AUDITORIUM_SAMPLES", "200000"))
 
 #: DP-Sniper's published lower bounds (eps_lcb, confidence 0.9, n_final = 2 * 10^8) and
-#: DD-Search times for its own versions of these mechanisms, all claiming epsilon 0.1: the
+#: times (DD-Search plus the final estimate, its logged time_dd_search +
+#: time_final_estimate_eps) for its own versions of these mechanisms, all claiming epsilon 0.1: the
 #: reference results shipped with its evaluation (eth-sri/dp-sniper,
 #: eval_sp2021/reference-results/dd_search_reg_data.log for logistic regression,
 #: floating_point_data.log and floating_fixed_data.log for the 64-bit-pattern MLP), from which
 #: the paper's evaluation figures are drawn. Keys: our case labels.
 PUBLISHED: dict[str, str] = {
-    "LaplaceCount eps 0.1": "0.0968 (LaplaceMechanism, 20 s)",
+    "LaplaceCount eps 0.1": "0.0968 (LaplaceMechanism, 21 s)",
     "BrokenSparseVectorLeeClifton2014 eps 0.1": (
-        "0.1716 (SparseVectorTechnique4, 10 queries, 150 s)"
+        "0.1716 (SparseVectorTechnique4, 10 queries, 130 s)"
     ),
-    "BrokenSparseVectorStoddard2014 eps 0.1": "1.7612 (SparseVectorTechnique5, 10 queries, 56 s)",
+    "BrokenSparseVectorStoddard2014 eps 0.1": "1.7612 (SparseVectorTechnique5, 10 queries, 59 s)",
     "BrokenNaiveFloatLaplace eps 0.1": "0.2521 (floating_point, MLP on bits, 2124 s)",
     "SnappingLaplace eps 0.1": "0.0979 (floating_fixed, MLP on bits, 2900 s)",
 }
@@ -158,6 +160,23 @@ def run_dpaudit(m: Any) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- DP-Sniper
+
+
+@contextlib.contextmanager
+def _quiet_stdout() -> Iterator[None]:
+    """Send file descriptor 1 to /dev/null: DP-Sniper's spawned workers log warnings there,
+    and stdout is this benchmark's Markdown."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            with contextlib.redirect_stdout(io.StringIO()):
+                yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 class _SniperMechanism:
@@ -245,10 +264,9 @@ def run_dpsniper(m: Any) -> dict[str, Any]:
             label=m.name,
         )
     start = time.perf_counter()
-    # DP-Sniper logs its warnings to stdout, which is the Markdown output here.
     with (
         tempfile.TemporaryDirectory() as out_dir,
-        contextlib.redirect_stdout(io.StringIO()),
+        _quiet_stdout(),
         initialize_dpsniper(config, out_dir=out_dir, torch_threads=1),
     ):
         search = DDSearch(mech, DPSniper(mech, factory, config), _SniperPairs(m), config)
@@ -410,9 +428,124 @@ def _cell(r: dict[str, Any] | None, base: float) -> str:
     return f"{r['value']}, {flag}, {r['samples']:,} samples, {r['time']:.1f} s ({ratio})"
 
 
+#: dpaudit alone at DP-Sniper's order of budget, on the rows with a published number.
+LARGE_SAMPLES = int(os.environ.get("DPAUDIT_PEERS_LARGE_SAMPLES", "10000000"))
+
+
+def large_budget() -> None:
+    """dpaudit with LARGE_SAMPLES per dataset beside DP-Sniper's published bounds."""
+    print(
+        f"\n## dpaudit at {LARGE_SAMPLES:,} samples per dataset beside DP-Sniper's published"
+        " bounds\n"
+    )
+    print(
+        "DP-Sniper's published runs used 1.07 * 10^7 training and 2 * 10^8 final samples per"
+        " input; the peers are not rerun at this budget (DP-Sniper's bit features alone are a"
+        " Python loop per sample).\n"
+    )
+    print(
+        "| mechanism | claimed eps | true eps | dpaudit: certified lower bound (95%) |"
+        " samples | wall time | DP-Sniper published (its parameters) |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for label, m in cases():
+        if label not in PUBLISHED:
+            continue
+        start = time.perf_counter()
+        r = audit(
+            m,
+            pairs=m.pairs,
+            epsilon=m.epsilon,
+            delta=m.delta,
+            samples=LARGE_SAMPLES,
+            confidence=CONFIDENCE,
+            seed=SEED,
+            progress=False,
+        )
+        elapsed = time.perf_counter() - start
+        true = getattr(m, "true_epsilon", None)
+        true_s = "n/a" if true is None else ("inf" if math.isinf(true) else f"{true:g}")
+        flag = "**flagged**" if r.violation else "passes"
+        print(
+            f"| {label} | {m.epsilon:g} | {true_s} | {r.epsilon_lower:.3f}, {flag} |"
+            f" {r.samples_drawn:,} | {elapsed:.1f} s | {PUBLISHED[label]} |"
+        )
+        sys.stdout.flush()
+
+
+NOTES = """
+## What each number is
+
+- **dpaudit**: certified lower bound on epsilon at 95% confidence, rounded down (25% of the
+  samples select the event, 75% certify it on fresh samples with Clopper-Pearson; with several
+  pairs each is first screened on up to 200,000 samples per dataset). Flagged when it exceeds
+  the claimed epsilon.
+- **DP-Sniper**: its certified lower bound on epsilon (`eps_lcb`: Clopper-Pearson on
+  `n_final` fresh samples for the best classifier-threshold attack found by DD-Search), here
+  at 95% confidence (its default is 90%). Flagged when above the claim. A negative value
+  means the attack's event was less likely under the first input than under the second on
+  the final samples: no evidence. Its search uses `n_train`, `n` and `n_check` samples per
+  ordered pair (here S/4 each), its final estimate `n_final` (3S/4).
+- **StatDP**: a p-value, not a bound: the probability, if the mechanism were epsilon-DP on
+  the event it selected, of counts at least as extreme as those observed (its hypergeometric
+  test). Flagged (the claim rejected) at p < 0.05. A large p-value says nothing about privacy.
+  Sparse-vector outputs are encoded losslessly as one integer so that its single-value events
+  cover every output; scalar outputs are passed unchanged (its events are intervals).
+- **DP-Auditorium**: a lower bound, at 95% confidence, on the hockey-stick divergence at the
+  claimed epsilon, i.e. on the delta the mechanism would need at that epsilon (its
+  `HockeyStickPropertyTester` with the default Keras model and training). Flagged when above
+  the claimed delta (0 here). Negative values mean no evidence. It is not an epsilon. For the
+  floating-point rows it gets the outputs' 64-bit patterns as features, as DP-Sniper does.
+- **DP-Sniper published**: `eps_lcb` from the reference results shipped with DP-Sniper's
+  evaluation (eth-sri/dp-sniper, `eval_sp2021/reference-results/`: `dd_search_reg_data.log`,
+  logistic regression; `floating_point_data.log` and `floating_fixed_data.log`, a 64-bit-pattern
+  MLP), the data behind the evaluation of Bichsel et al., IEEE S&P 2021. They are for
+  DP-Sniper's own versions of the mechanisms (its Laplace, Lyu-Su-Li SVT Algorithms 4 and 5
+  with c = 1, T = 1 on 10 queries of [-10, 10]; its pair search), at confidence 90% with
+  n_train = n_check = 1.07 * 10^7 and n_final = 2 * 10^8 samples, with its multi-process
+  timing on the authors' machine: a reference for the order of magnitude, not a same-machine
+  comparison.
+
+## Installation used for this run (none is a dpaudit dependency)
+
+- **StatDP**: not on PyPI (`pip install statdp` finds no distribution); installed from its
+  source, github.com/cmla-psu/statdp at commit d1f1e8f (2023-04-11), with
+  `pip install <checkout>`, which brings numba 0.68.1 and llvmlite 0.50.0.
+- **DP-Sniper**: not on PyPI; installed from github.com/eth-sri/dp-sniper at commit ee087b2
+  (2021-08-27) with `pip install --no-deps <checkout>`, after
+  `pip install torch mmh3 tensorboard` with the CPU build of PyTorch (2.13.0+cpu; its own
+  requirement list otherwise pulls the CUDA build). Its other requirements (NumPy, pandas,
+  matplotlib, scikit-learn) were already installed.
+- **DP-Auditorium**: not on PyPI (`dp-auditorium` finds no distribution); installed from
+  github.com/google/differential-privacy, `python/dp_auditorium` at commit b5b0286
+  (2026-08-06), with `pip install --no-deps <checkout>/python/dp_auditorium`, plus
+  `pip install tensorflow etils absl-py` (TensorFlow 2.21.0, which accepts NumPy 2.4). Its
+  package `__init__` imports its dataset generators, which need Google Vizier and pipeline_dp
+  (its requirements.txt pins NumPy 1.26, TensorFlow 2.15 and JAX 0.4.23, which would
+  downgrade this environment); those were not installed, and the benchmark imports the tester
+  module directly. So DP-Auditorium's own dataset search is not exercised here: only its
+  hockey-stick tester, on the catalogue's pairs.
+
+## Caveats
+
+- Wall times include each tool's start-up on every row: DP-Sniper spawns a worker process per
+  search, which imports PyTorch and, through `torch.utils.tensorboard`, TensorFlow (installed
+  for DP-Auditorium): several seconds per row. DP-Auditorium compiles a Keras model per pair
+  and order.
+- StatDP draws its samples from an unseeded generator (`np.random.default_rng()` inside its
+  `run_algorithm`): its p-values change from run to run. The other tools are seeded.
+- The budgets differ by tool where a tool's cost per sample made the equal budget too slow
+  for this 2-core machine (StatDP: one Python call per sample; DP-Auditorium: Keras training
+  with batch size 100); the 'samples' in each cell are what the tool drew.
+"""
+
+
 def main() -> None:
     logging.disable(logging.WARNING)
     warnings.filterwarnings("ignore")
+    if "--large-only" in sys.argv[1:]:
+        large_budget()
+        return
     available = _available()
     load = os.getloadavg() if hasattr(os, "getloadavg") else (math.nan,) * 3
     print("# Peer benchmark: dpaudit against DP-Sniper, StatDP and DP-Auditorium\n")
@@ -461,6 +594,8 @@ def main() -> None:
         sys.stdout.flush()
     load = os.getloadavg() if hasattr(os, "getloadavg") else (math.nan,) * 3
     print(f"\nLoad average at the end: {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}.")
+    large_budget()
+    print(NOTES)
 
 
 if __name__ == "__main__":

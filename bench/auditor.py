@@ -8,8 +8,10 @@ correct mechanisms with 10^7 samples per dataset, an epsilon-10 mechanism (no ca
 bound), and the worker-count invariance. "true eps" is the mechanism's epsilon over all
 neighbours (a supremum; n/a where not known in closed form); "exact on these pairs" is the
 exact loss of the audited pairs from exact mode, where output probabilities are computable.
-Peers' figures are quoted only where this project has
+Peers' figures here are quoted only where this project has
 them from a source (ARCHITECTURE.md's measurements on this kind of machine); see the notes.
+The peers run on the same machine, on the same mechanisms and pairs, are in bench/peers.py
+(recorded run: bench/peers.md).
 """
 
 from __future__ import annotations
@@ -149,6 +151,12 @@ def main() -> None:
         print(f"| {workers} | {result.epsilon_lower!r} | {result.event} | {elapsed:.1f} s |")
 
     print("\n## Peers\n")
+    print(
+        "Same-machine runs of DP-Sniper, StatDP and DP-Auditorium on a shared set of these"
+        " mechanisms (same code, same pairs, same confidence, one worker each), with"
+        " DP-Sniper's published numbers beside them: `bench/peers.md` (`python"
+        " bench/peers.py`). The notes below are the earlier figures from ARCHITECTURE.md.\n"
+    )
     print(
         "- StatDP (Ding et al., CCS 2018): about 60 to 280 s per mechanism of its own"
         " catalogue on this machine (its 10 test epsilons, 2 cores), one sample per"

@@ -33,7 +33,8 @@ Reconstructions (the document is the main text only; formulas are garbled):
   floor(log2 m) phases on disjoint halving batches of a random permutation, step eta 4^-i,
   averaged iterate + N(0, sigma_i^2 I) with sensitivity 2 L eta_i (HRS16 non-expansive
   steps) and sigma_i = 4 L eta_i sqrt(ln(1/delta_ph))/eps_ph, parallel composition over the
-  phases (a partition of positions: each phase gets the run's whole budget), R runs and the exponential mechanism; every constant and the one departure (each
+  phases (a partition of positions: each phase gets the run's whole budget), R runs and the
+  exponential mechanism; every constant and the one departure (each
   record used once instead of an i.i.d. resample with duplicates) are in that module's
   docstring and in docs/learners.md.  The earlier stand-in stays as ``optimizer="bst14"``:
   BST14 noisy SGD with uniform sampling and confidence boosting by the exponential

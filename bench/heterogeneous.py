@@ -97,8 +97,15 @@ def capped_peer_run(n: int, cap: float) -> tuple[float | None, float]:
     out = ctx.Queue()
     child = ctx.Process(target=_peer_child, args=(n, out))
     child.start()
+    deadline = time.perf_counter() + cap
     try:
-        est, seconds = out.get(timeout=cap)
+        while True:  # wait for the result; give up at the cap or if the child died
+            try:
+                est, seconds = out.get(timeout=min(5.0, max(0.1, deadline - time.perf_counter())))
+                break
+            except queue.Empty:
+                if time.perf_counter() >= deadline or not child.is_alive():
+                    raise
     except queue.Empty:
         child.terminate()
         child.join()
@@ -117,6 +124,9 @@ def main(sizes: list[int]) -> None:
     print("|---|---|---|---|---|---|---|")
     for n in sizes:
         lo, hi, t_ours = dpaudit_run(n)
+        print(
+            f"N = {n}: dpaudit [{lo:.5f}, {hi:.5f}] in {t_ours:.1f} s", file=sys.stderr, flush=True
+        )
         est, t_peer = capped_peer_run(n, max(PEER_MIN_SECONDS, PEER_CAP * t_ours))
         parts = len(schedule(n))
         if est is None:

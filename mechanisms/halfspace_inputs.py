@@ -5,6 +5,7 @@ data-independent Johnson-Lindenstrauss projection to the unit sphere they start 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -68,3 +69,27 @@ def project_to_sphere(X: np.ndarray, A: np.ndarray) -> np.ndarray:
     Z = np.asarray(X, dtype=float) @ np.asarray(A, dtype=float).T
     norms = np.linalg.norm(Z, axis=1, keepdims=True)
     return np.divide(Z, norms, out=np.zeros_like(Z), where=norms > 0)
+
+
+def projected_mechanism(
+    learner: Any,
+    features: Callable[[Any], tuple[np.ndarray, np.ndarray]],
+    direction: Any,
+    name: str,
+) -> Callable[..., Any]:
+    """An auditable form of a learner with ``fit(Z, y, rng)`` and ``fit_batch(Z, y, n, rng)``:
+    ``mechanism(dataset, rng)`` is <w, direction> for the learned w on ``features(dataset)`` =
+    (Z, y) (a post-processing of the output), with a vectorised ``.batch``."""
+    u = np.asarray(direction, dtype=float)
+
+    def mechanism(dataset: Any, rng: np.random.Generator) -> float:
+        Z, y = features(dataset)
+        return float(learner.fit(Z, y, _check_rng(rng)) @ u)
+
+    def batch(dataset: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+        Z, y = features(dataset)
+        return learner.fit_batch(Z, y, _int("n", n), _check_rng(rng)) @ u
+
+    mechanism.batch = batch  # type: ignore[attr-defined]
+    mechanism.name = name  # type: ignore[attr-defined]
+    return mechanism

@@ -63,6 +63,7 @@ from mechanisms.halfspace_inputs import (
     _positive,
     jl_matrix,
     project_to_sphere,
+    projected_mechanism,
 )
 from mechanisms.ledger import Ledger
 from mechanisms.noisy_sgd import (
@@ -205,19 +206,7 @@ class PrivateERM:
         """An auditable form: ``mechanism(dataset, rng)`` is <w, direction> for the selected
         w (a post-processing of the output) on ``features(dataset)`` = (Z, y), with a
         vectorised ``.batch``."""
-        u = np.asarray(direction, dtype=float)
-
-        def mechanism(dataset: Any, rng: np.random.Generator) -> float:
-            Z, y = features(dataset)
-            return float(self.fit(Z, y, _check_rng(rng)) @ u)
-
-        def batch(dataset: Any, n: int, rng: np.random.Generator) -> np.ndarray:
-            Z, y = features(dataset)
-            return self.fit_batch(Z, y, _int("n", n), _check_rng(rng)) @ u
-
-        mechanism.batch = batch  # type: ignore[attr-defined]
-        mechanism.name = name  # type: ignore[attr-defined]
-        return mechanism
+        return projected_mechanism(self, features, direction, name)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -78,7 +78,7 @@ import sympy
 
 from dpaudit import events as ev
 from dpaudit.numeric import exact
-from mechanisms.halfspace_inputs import REPLACE, _check_rng, _int, _positive
+from mechanisms.halfspace_inputs import REPLACE, _check_rng, _int, _positive, projected_mechanism
 from mechanisms.ledger import recorded_jointly
 from mechanisms.noisy_sgd import MarginLoss
 from mechanisms.primitives import ExponentialMechanism, GaussianMechanism
@@ -309,16 +309,4 @@ class PhasedSGD:
         """An auditable form: ``mechanism(dataset, rng)`` is <w, direction> for the selected
         w on ``features(dataset)`` = (Z, y) (a post-processing), with a vectorised
         ``.batch``."""
-        u = np.asarray(direction, dtype=float)
-
-        def mechanism(dataset: Any, rng: np.random.Generator) -> float:
-            Z, y = features(dataset)
-            return float(self.fit(Z, y, _check_rng(rng)) @ u)
-
-        def batch(dataset: Any, n: int, rng: np.random.Generator) -> np.ndarray:
-            Z, y = features(dataset)
-            return self.fit_batch(Z, y, _int("n", n), _check_rng(rng)) @ u
-
-        mechanism.batch = batch  # type: ignore[attr-defined]
-        mechanism.name = name  # type: ignore[attr-defined]
-        return mechanism
+        return projected_mechanism(self, features, direction, name)

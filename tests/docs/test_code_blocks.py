@@ -224,8 +224,8 @@ def _run_python_blocks(
 SLOW_BLOCKS = frozenset(
     {
         "docs/accounting.md:41-bash",
-        "docs/learners.md:83-bash",
-        "docs/learners.md:118-bash",
+        "docs/learners.md:86-bash",
+        "docs/learners.md:121-bash",
         "docs/libraries.md:142-bash",
         "docs/one-run.md:135-bash",
         "docs/reports.md:144-bash",

@@ -9,6 +9,8 @@ The convention (also in the contributors' notes):
   ``sys.executable -m dpaudit ...`` (so the checkout's code is tested, not a ``dpaudit`` found
   on ``PATH``), in the file's temporary directory.  It must exit 0, unless the block is
   directly preceded by a line ``<!-- expect-exit: N -->``: then every such line must exit N.
+  A bash block preceded by ``<!-- slow -->`` (alone or beside an expect-exit line) runs in the
+  slow suite only (``-m slow``): commands that take more than a few seconds.
   Lines containing ``pip install``, ``pytest`` or ``dpaudit report all`` are not run (they
   install, run the whole suite, or take minutes); other lines (``dask worker``, ...) neither.
 * ```` ```text ````, ```` ```console ```` and the data languages below are shown, not run.
@@ -48,6 +50,7 @@ COMMAND_TIMEOUT = 300
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\s]*)[^`]*$")
 _EXPECT = re.compile(r"^\s*<!--\s*expect-exit:\s*(?P<code>\d+)\s*-->\s*$")
+_SLOW = re.compile(r"^\s*<!--\s*slow\s*-->\s*$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,6 +62,7 @@ class Block:
     language: str
     code: str
     expect_exit: int | None  # from a preceding <!-- expect-exit: N --> line
+    slow: bool = False  # from a preceding <!-- slow --> line
 
     @property
     def name(self) -> str:
@@ -87,8 +91,15 @@ def parse_blocks(path: Path) -> list[Block]:
             i += 1
             continue
         indent, fence, language = len(m["indent"]), m["fence"], m["info"].lower()
-        before = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()), "")
-        expect = _EXPECT.match(before)
+        markers = []  # the marker comments right above the fence (blank lines between allowed)
+        for k in range(i - 1, -1, -1):
+            if not lines[k].strip():
+                continue
+            if not (_EXPECT.match(lines[k]) or _SLOW.match(lines[k])):
+                break
+            markers.append(lines[k])
+        expect = next((m for m in map(_EXPECT.match, markers) if m), None)
+        slow = any(_SLOW.match(line) for line in markers)
         body: list[str] = []
         j = i + 1
         while j < len(lines):
@@ -107,6 +118,7 @@ def parse_blocks(path: Path) -> list[Block]:
                 language,
                 "\n".join(body) + "\n",
                 int(expect["code"]) if expect else None,
+                slow,
             )
         )
         i = j + 1
@@ -221,18 +233,6 @@ def _run_python_blocks(
 #: Blocks whose commands take over 5 s in all (whole privacy curves, learners on files): run
 #: in the slow suite.  Named by file and first line; a name that no longer matches a block
 #: fails test_slow_blocks_exist.
-SLOW_BLOCKS = frozenset(
-    {
-        "docs/accounting.md:41-bash",
-        "docs/learners.md:86-bash",
-        "docs/learners.md:121-bash",
-        "docs/libraries.md:142-bash",
-        "docs/one-run.md:135-bash",
-        "docs/reports.md:144-bash",
-    }
-)
-
-
 def _params(blocks: list[Block]) -> list[object]:
     """One parameter per block; a file's blocks share an xdist group (``--dist loadgroup``
     in pyproject: one worker runs them, in order)."""
@@ -242,7 +242,7 @@ def _params(blocks: list[Block]) -> list[object]:
             id=b.name,
             marks=[
                 pytest.mark.xdist_group(b.path.relative_to(ROOT).as_posix()),
-                *([pytest.mark.slow] if b.name in SLOW_BLOCKS else []),
+                *([pytest.mark.slow] if b.slow else []),
             ],
         )
         for b in blocks
@@ -260,9 +260,12 @@ def test_python_block_runs(
     _run_python_blocks(state, mine, mine.index(block) + 1, block)
 
 
-def test_slow_blocks_exist() -> None:
-    names = {b.name for b in BASH_BLOCKS}
-    assert names >= SLOW_BLOCKS, SLOW_BLOCKS - names
+def test_slow_marks_only_bash_blocks() -> None:
+    """``<!-- slow -->`` defers a bash block; before a python block it would defer nothing
+    (a file's later python blocks run the earlier ones)."""
+    wrong = [b.name for b in ALL_BLOCKS if b.slow and b.language != "bash"]
+    assert not wrong, f"<!-- slow --> before a block that is not bash: {wrong}"
+    assert sum(b.slow for b in BASH_BLOCKS) >= 6  # the markers are read
 
 
 @pytest.mark.parametrize("block", _params(BASH_BLOCKS))

@@ -124,7 +124,7 @@ EXTREMES = [
     (50, 100, 0.025),
     (1, 1, 0.25),
     (2, 10, 1e-12),
-    (40, 10**12, 1e-9),
+    pytest.param(40, 10**12, 1e-9, marks=pytest.mark.slow),  # 5 s
     (10**12 - 3, 10**12, 1e-9),
 ]
 
@@ -137,6 +137,7 @@ def test_clopper_pearson_is_conservative_and_tight_at_the_extremes(hits, n, leve
     assert lower >= exact_lower * (1 - 1e-8) and upper <= exact_upper * (1 + 1e-8)  # tight
 
 
+@pytest.mark.slow  # about 5 s
 @settings(max_examples=15, deadline=None)
 @given(
     hits=st.integers(0, 12),

@@ -120,6 +120,7 @@ def _write_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(tmp_path))
 
 
+@pytest.mark.slow  # about 5 s
 def test_cli_exit_codes_and_json(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -114,7 +114,10 @@ def _sampled_gaussian_epsilon_lower(mu: float, q: float, delta: float) -> float:
 
 @pytest.mark.parametrize(
     "sigma,n,delta",
-    [pytest.param(1, 10, Q(1, 10**5), marks=pytest.mark.slow), (2, 4, Q(1, 10**3))],  # 6 s, 4 s
+    [
+        pytest.param(1, 10, Q(1, 10**5), marks=pytest.mark.slow),  # 6 s
+        pytest.param(2, 4, Q(1, 10**3), marks=pytest.mark.slow),  # 5 s
+    ],
 )
 def test_gaussian_child_upper_exceeds_exact_pair(sigma, n, delta) -> None:
     event = SampledWithoutReplacement(Gaussian(sigma, relation=R), 1, n)

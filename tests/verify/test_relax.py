@@ -46,7 +46,10 @@ def _value(expr: sympy.Expr, point: dict[str, object]) -> mpmath.mpf:
 # ---- the claims ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("key", ["000/theorem-3", "001/theorem-3.2"])
+@pytest.mark.parametrize(
+    "key",
+    [pytest.param("000/theorem-3", marks=pytest.mark.slow), "001/theorem-3.2"],  # 5 s, 4 s
+)
 def test_source_claims_proved_by_relaxation(key: str) -> None:
     load_claim_modules(["mechanisms.halfspaces", "mechanisms.margin"])
     v = verify_claim(get_claim(key), check_steps=False, **ALL)
@@ -181,7 +184,7 @@ def _grid_sup() -> mpmath.mpf:
 @pytest.mark.parametrize(
     "factor",
     [
-        "7/10",
+        pytest.param("7/10", marks=pytest.mark.slow),  # 6 s
         pytest.param("3/4", marks=pytest.mark.slow),  # 5 s
         # the two factors nearest the supremum 0.7509 take ~10 s each: slow suite
         pytest.param("751/1000", marks=pytest.mark.slow),

@@ -219,6 +219,7 @@ def test_k_at_once_equals_k_times_random(scale, k, delta_exp):
     assert once == pytest.approx(times, rel=1e-12)
 
 
+@pytest.mark.slow  # about 4 s
 @settings(max_examples=15, deadline=None)
 @given(sigma=st.integers(1, 20), k=st.integers(1, 30))
 def test_gaussian_monotone_in_sigma_and_count(sigma, k):

@@ -36,6 +36,7 @@ def test_concurrent_guarantees_restore_mpmath_precision_and_agree_with_serial_on
         assert results[k] == Accountant().guarantee(event, delta).epsilon_upper
 
 
+@pytest.mark.slow  # about 4 s
 @pytest.mark.usefixtures("fast_switching")
 def test_the_pld_memo_survives_concurrent_lookups_and_evictions(run_threads) -> None:
     """16 threads x 40000 lookups of 52 keys in the 48-entry PLD memo (constant eviction):

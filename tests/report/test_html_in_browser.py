@@ -70,6 +70,7 @@ def _render(page: Path) -> str:
     return found.group(1)
 
 
+@pytest.mark.slow  # about 4 s
 def test_html_report_and_index_render(tmp_path: Path, broken_target: Target) -> None:
     generate([broken_target], tmp_path, fmt="html", seed=1, progress=False)
     probe = dict(kv.split("=", 1) for kv in _render(tmp_path / "test--broken.html").split(";"))

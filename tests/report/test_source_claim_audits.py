@@ -175,7 +175,10 @@ def _weights_differ_in_law(a: np.ndarray, b: np.ndarray) -> bool:
     return any(ks_2samp(a[:, j], b[:, j]).pvalue < LAW_ALPHA for j in range(a.shape[1]))
 
 
-@pytest.mark.parametrize("sampling", ["uniform", "poisson"])
+@pytest.mark.parametrize(
+    "sampling",
+    ["uniform", pytest.param("poisson", marks=pytest.mark.slow)],  # 4 s each
+)
 def test_vectorised_noisy_sgd_has_the_law_of_single_runs(sampling: str) -> None:
     """The batched runs (for audits) and :meth:`PrivateERM.fit` draw their randomness in
     different orders (the single run draws noise and records in blocks), so they agree in law,

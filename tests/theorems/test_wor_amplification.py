@@ -319,6 +319,11 @@ class TestSampledWithoutReplacementConformance(EventConformance):
 
     deltas = ("1e-6", "1e-3")
 
+    # about 6 s: the slow suite (the other conformance checks stay in the default one)
+    test_composing_k_at_once_equals_k_times = pytest.mark.slow(
+        EventConformance.test_composing_k_at_once_equals_k_times
+    )
+
     def examples(self):
         return [
             SampledWithoutReplacement(Gaussian(4, relation=R), 1, 10),

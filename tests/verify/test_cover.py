@@ -84,6 +84,7 @@ def test_lower_bound_construction_is_a_lower_bound() -> None:
 SAFETY_NET = 60.0
 
 
+@pytest.mark.slow  # about 4 s
 def test_lemma_a1_refuted_and_small_lambda_proved() -> None:
     v = verify_claim(LEMMA_A1, time_limit=SAFETY_NET, max_boxes=400)
     assert v.status == "refuted" and "correct statement" in v.detail

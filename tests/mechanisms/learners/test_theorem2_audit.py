@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 import sympy
 
 from dpaudit.accountant import Accountant
@@ -51,6 +52,7 @@ def test_batch_matches_the_exact_prediction_law_on_the_pair() -> None:
     assert abs(f1 - (1 - p1)) <= 4.5 * sd
 
 
+@pytest.mark.slow  # about 4 s
 def test_batch_matches_single_runs_on_generic_data() -> None:
     """On 24 plane records (distinct points, so no grouping shortcut applies), 400 single
     runs of ``predict`` and 4,000 batched runs give the same frequency of 1 within 4.5

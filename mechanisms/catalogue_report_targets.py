@@ -79,21 +79,28 @@ def _summary(m: Any) -> str:
 def catalogue_target(m: Any, group: str) -> Target:
     """A catalogue mechanism (correct: group ``catalogue``; broken: group ``broken``)."""
     samples = SVT_SAMPLES if "SparseVector" in type(m).__name__ else CATALOGUE_SAMPLES
-    summary = _summary(m)
+    expect = "broken" if group == "broken" else "private"
+    return _entry_target(m, group, group, _declared_plan(m), samples, expect)
+
+
+def _entry_target(
+    m: Any, prefix: str, group: str, plan: ev.Event, samples: int, expect: str
+) -> Target:
+    """The target of one catalogue entry ``m``, audited on its own pairs."""
     pairs = tuple(m.pairs)
     return Target(
-        name=f"{group}/{_slug(m.name)}",
+        name=f"{prefix}/{_slug(m.name)}",
         title=m.name,
         group=group,
         epsilon=float(m.epsilon),
         delta=float(m.delta),
-        summary=summary,
-        plan=_declared_plan(m),
+        summary=_summary(m),
+        plan=plan,
         mechanism=lambda: m,
         pairs=lambda: pairs,
         samples=samples,
         true_epsilon=m.true_epsilon,
-        expect="broken" if group == "broken" else "private",
+        expect=expect,
         source=f"{type(m).__module__}:{type(m).__qualname__}",
     )
 
@@ -118,20 +125,7 @@ def _float_plan(m: Any) -> ev.Event:
 def float_target(m: Any) -> Target:
     """A floating-point catalogue entry (:mod:`mechanisms.floating_point`), group
     ``floating point``, audited in doubles (its ``arithmetic`` is ``"float"``)."""
-    summary = _summary(m)
-    pairs = tuple(m.pairs)
-    return Target(
-        name=f"floating-point/{_slug(m.name)}",
-        title=m.name,
-        group="floating point",
-        epsilon=float(m.epsilon),
-        delta=float(m.delta),
-        summary=summary,
-        plan=_float_plan(m),
-        mechanism=lambda: m,
-        pairs=lambda: pairs,
-        samples=CATALOGUE_SAMPLES,
-        true_epsilon=m.true_epsilon,
-        expect="broken" if m.name.startswith("Broken") else "private",
-        source=f"{type(m).__module__}:{type(m).__qualname__}",
+    expect = "broken" if m.name.startswith("Broken") else "private"
+    return _entry_target(
+        m, "floating-point", "floating point", _float_plan(m), CATALOGUE_SAMPLES, expect
     )

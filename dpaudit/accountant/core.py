@@ -279,14 +279,20 @@ class Accountant:
         without budget, kept when its predicate says the budgeted ones would not be used."""
         free = BUDGET_FREE.get(type(event))
         if free is not None and budget is not None:
+            # a tentative pass: its trace and rejections count only if it is kept
+            scratch: list[Considered] | None = None if trace is None else []
+            recorded = domains.rejection_count()
             try:
                 unbudgeted = [
-                    self._evaluate(child, None, whole, memo, trace) for child in event.children()
+                    self._evaluate(child, None, whole, memo, scratch) for child in event.children()
                 ]
             except UnsupportedEventError:
                 unbudgeted = None
             if unbudgeted is not None and free(unbudgeted):
+                if trace is not None and scratch is not None:
+                    trace.extend(scratch)
                 return unbudgeted
+            domains.discard_rejections_since(recorded)
         budgets = _child_budgets(event, budget)
         return [
             self._evaluate(child, b, whole, memo, trace)

@@ -34,7 +34,17 @@ import sympy
 from dpaudit.events.base import Event
 from dpaudit.theorems.base import Check, Theorem
 
-__all__ = ["Checks", "Rejection", "admit", "context", "rejected_at", "unverified", "with_params"]
+__all__ = [
+    "Checks",
+    "Rejection",
+    "admit",
+    "context",
+    "discard_rejections_since",
+    "rejected_at",
+    "rejection_count",
+    "unverified",
+    "with_params",
+]
 
 _KNOWN: contextvars.ContextVar[tuple[sympy.Basic, ...]] = contextvars.ContextVar(
     "dpaudit_known_conditions", default=()
@@ -131,6 +141,19 @@ def context(known: Sequence[sympy.Basic]) -> Iterator[list[Rejection]]:
     finally:
         _KNOWN.reset(t_known)
         _LOG.reset(t_log)
+
+
+def rejection_count() -> int:
+    """How many rejections the current :func:`context` has recorded (0 outside one)."""
+    return len(_LOG.get() or ())
+
+
+def discard_rejections_since(count: int) -> None:
+    """Forget the rejections recorded after :func:`rejection_count` returned ``count`` (those of
+    an evaluation the accountant abandoned)."""
+    log = _LOG.get()
+    if log is not None:
+        del log[count:]
 
 
 def rejected_at(event: Event) -> tuple[Rejection, ...]:

@@ -80,3 +80,9 @@ def test_a_part_without_a_pld_keeps_the_budgeted_path() -> None:
     g = Accountant().guarantee(ev.Composed([ev.Gaussian(sigma), ev.Laplace(1)]), delta=Q(1, 10**6))
     assert g.epsilon.free_symbols == {sigma}
     assert g.delta == Q(1, 10**6)
+    # the abandoned budget-free pass leaves nothing in the derivation's trace
+    assert [str(c.event) for c in g.considered] == [
+        "Gaussian(sigma)",
+        "Laplace(1)",
+        "Composed([Gaussian(sigma), Laplace(1)])",
+    ]

@@ -106,5 +106,19 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, None, None]:
 EXIT_GRACE = 300
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
+def _arm_exit_watchdog() -> None:
     faulthandler.dump_traceback_later(EXIT_GRACE, exit=True)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if hasattr(session.config, "workerinput"):
+        # A pytest-xdist worker whose share is done idles, by design, until the controller
+        # closes it when the *last* worker is done (a long test elsewhere can take many
+        # minutes): a watchdog armed here fired on a healthy idle worker and printed a
+        # misleading 'Timeout' stack dump into a green CI log.  What can hang is the
+        # interpreter's exit, which joins the threads a test left behind: arm the watchdog
+        # there, at the start of that join (concurrent.futures registers its own exit hook the
+        # same way; the hook runs before any non-daemon thread is joined).
+        threading._register_atexit(_arm_exit_watchdog)  # type: ignore[attr-defined]
+    else:
+        _arm_exit_watchdog()

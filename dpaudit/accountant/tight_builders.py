@@ -5,7 +5,7 @@ advanced-composition approximation, and homogeneous pure composition.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import sympy
@@ -164,13 +164,25 @@ def _sequence(builds: list[Builder]) -> Builder:
     def make(h: float) -> pld.PLDPair | None:
         from dpaudit import pld
 
-        parts = [b(h) for b in builds]
-        if any(p is None for p in parts):
+        def parts() -> Iterator[pld.PLDPair]:
+            for b in builds:
+                part = b(h)
+                if part is None:
+                    raise _NoPartError
+                yield part
+
+        # one product of spectra, one window per chunk of parts; the parts are built as the
+        # product consumes them, so memory stays bounded in their number (issue 19 part 1)
+        try:
+            return _safe(lambda: pld.PLDPair.compose_stream(parts()))
+        except _NoPartError:
             return None
-        # one product of spectra, one window for the whole sequence (issue 19 part 1)
-        return _safe(lambda: pld.PLDPair.compose_many([p for p in parts if p is not None]))
 
     return make
+
+
+class _NoPartError(Exception):
+    """A part of a sequence has no PLD (so neither has the sequence)."""
 
 
 def _pair_statement(
@@ -205,11 +217,8 @@ def _renyi_subsampled_gaussian(
             order, inner.sigma, event.rate, inner.sensitivity
         )
 
-    taus = tuple(
-        count
-        * rdp.subsampled_gaussian_rdp(a, inner.sigma, event.rate, inner.sensitivity, numeric=True)
-        for a in orders
-    )
+    floats = rdp.subsampled_gaussian_rdp_floats(orders, inner.sigma, event.rate, inner.sensitivity)
+    taus = tuple(count * sympy.Float(v, 17) for v in floats)
     # the domain's order condition is checked at the smallest order (alpha > 1 holds for all)
     checks = admit(
         rdp.RDP_SUBSAMPLED_GAUSSIAN,

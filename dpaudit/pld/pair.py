@@ -8,11 +8,17 @@ Under the add/remove relation a mechanism's guarantee is the worse of the two di
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from dpaudit.pld.distribution import PrivacyLossDistribution
 
-__all__ = ["PLDPair"]
+__all__ = ["CHUNK_BYTES", "PLDPair"]
+
+#: The most bytes of parts' arrays :meth:`PLDPair.compose_stream` holds at once.  A thousand
+#: distinct DP-SGD phases on a 1e-4 grid hold about 5 GB of parts (both directions, both
+#: sides) if they all wait for one product of spectra; in chunks of this size they hold a
+#: chunk and one composed PLD per chunk done.
+CHUNK_BYTES = 192 * 2**20
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,6 +96,47 @@ class PLDPair:
         if all(p.symmetric for p in pairs):
             return PLDPair(remove, remove)
         return PLDPair(remove, compose_many([p.add for p in pairs]))
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the arrays of both directions (once when they are one object)."""
+        sides = (self.remove,) if self.remove is self.add else (self.remove, self.add)
+        return sum(d.upper.masses.nbytes + d.lower.p.nbytes + d.lower.qt.nbytes for d in sides)
+
+    @staticmethod
+    def compose_stream(pairs: Iterable[PLDPair], chunk_bytes: int = CHUNK_BYTES) -> PLDPair:
+        """The pairs composed in order, consuming ``pairs`` lazily in bounded memory.
+
+        Parts are gathered until their arrays exceed ``chunk_bytes``; each such chunk is
+        composed in one product of spectra (:meth:`compose_many`) and released, and the
+        chunks' results are composed the same way at the end.  Up to ``chunk_bytes`` this is
+        exactly :meth:`compose_many` of all the parts.  Chunking is sound: composition is
+        associative (the composition of dominating pairs dominates, Zhu, Dong, Wang 2022,
+        Theorem 10; the lower side is a post-processing of the product pair), and each chunk
+        adds its own window and rounding terms, which are certified like every other.
+
+        Raises:
+            ValueError: as :meth:`compose_many` (empty input, a part that is not a PLDPair,
+                grid steps that differ by other than powers of 2).
+        """
+        if chunk_bytes < 1:
+            raise ValueError(f"chunk_bytes must be a positive integer, got {chunk_bytes!r}")
+        done: list[PLDPair] = []
+        chunk: list[PLDPair] = []
+        held = 0
+        for pair in pairs:
+            if not isinstance(pair, PLDPair):
+                raise ValueError(f"parts must be PLDPairs, got {type(pair).__name__}")
+            chunk.append(pair)
+            held += pair.nbytes
+            if held > chunk_bytes:
+                done.append(PLDPair.compose_many(chunk))
+                chunk, held = [], 0
+        if not done:
+            return PLDPair.compose_many(chunk)
+        if chunk:
+            done.append(PLDPair.compose_many(chunk))
+        return PLDPair.compose_many(done)
 
     def epsilon_bounds(self, delta: float) -> tuple[float, float]:
         """Certified ``(lower, upper)`` bounds on the epsilon of the pair at ``delta``.

@@ -84,3 +84,54 @@ def test_compose_many_refuses_bad_input() -> None:
     mixed = pld.PLDPair.compose_many([a, pld.laplace(10.0, value_discretization=4e-3)])
     assert mixed.h == 4e-3
     assert math.isfinite(mixed.epsilon_bounds(1e-6)[1])
+
+
+def test_compose_stream_in_chunks_brackets_the_exact_profile_and_holds_one_chunk() -> None:
+    """Chunks of at most 2 parts (a chunk budget below two parts' arrays): the chunked
+    composition still brackets the exact profile (the mpmath oracle above), as tightly as
+    one product; parts are drawn from the iterator lazily, at most one chunk at a time."""
+    parts = [pld.randomized_response(e, 2, value_discretization=1e-3) for e in EPS0S]
+    drawn = 0
+
+    def lazily():  # type: ignore[no-untyped-def]
+        nonlocal drawn
+        for p in parts:
+            drawn += 1
+            yield p
+
+    seen: list[tuple[int, int]] = []  # (parts in the call, parts drawn by then)
+    real = pld.PLDPair.compose_many
+
+    def spy(chunk):  # type: ignore[no-untyped-def]
+        seen.append((len(chunk), drawn))
+        return real(chunk)
+
+    budget = min(p.nbytes for p in parts) + 1  # every chunk closes at its second part
+    pld.PLDPair.compose_many = staticmethod(spy)  # type: ignore[method-assign]
+    try:
+        chunked = pld.PLDPair.compose_stream(lazily(), chunk_bytes=budget)
+    finally:
+        pld.PLDPair.compose_many = staticmethod(real)  # type: ignore[method-assign]
+    chunks, final = seen[:-1], seen[-1]
+    assert all(n <= 2 for n, _ in chunks) and sum(n for n, _ in chunks) == len(EPS0S)
+    # each chunk is composed as soon as it is full: no part is drawn ahead of its chunk
+    assert [d for _, d in chunks] == list(itertools.accumulate(n for n, _ in chunks))
+    assert final == (len(chunks), len(EPS0S))  # then the chunks' results, once
+    whole = pld.PLDPair.compose_many(parts)
+    for eps in (0.0, 0.5, 1.0, 2.0, 3.5):
+        exact = exact_rr_delta(EPS0S, eps)
+        lo, hi = chunked.delta_bounds(eps)
+        assert lo <= exact <= hi
+        w_lo, w_hi = whole.delta_bounds(eps)
+        assert hi - lo < 2 * (w_hi - w_lo) + 1e-12
+
+
+def test_compose_stream_under_its_budget_is_compose_many() -> None:
+    parts = [pld.gaussian(2.0 + 0.1 * i, value_discretization=1e-3) for i in range(4)]
+    streamed = pld.PLDPair.compose_stream(iter(parts))
+    whole = pld.PLDPair.compose_many(parts)
+    assert streamed.epsilon_bounds(1e-6) == whole.epsilon_bounds(1e-6)
+    with pytest.raises(ValueError, match="chunk_bytes"):
+        pld.PLDPair.compose_stream(iter(parts), chunk_bytes=0)
+    with pytest.raises(ValueError, match="PLDPairs"):
+        pld.PLDPair.compose_stream(iter([parts[0], 3]))  # type: ignore[list-item]

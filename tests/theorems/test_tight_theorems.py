@@ -82,6 +82,19 @@ def test_rdp_values() -> None:
     assert 2.59 < float(eps) < 2.60
 
 
+def test_subsampled_gaussian_floats_at_many_orders_are_the_numeric_values() -> None:
+    """The batched float curve is the per-order numeric value, bit for bit (it only converts
+    the parameters once), and refuses what the per-order function refuses."""
+    orders = rdp.DEFAULT_ORDERS[:48]
+    batch = rdp.subsampled_gaussian_rdp_floats(orders, R(11, 10), R(1, 100), 2)
+    single = [rdp.subsampled_gaussian_rdp(a, R(11, 10), R(1, 100), 2, numeric=True) for a in orders]
+    assert [sympy.Float(v, 17) for v in batch] == single
+    with pytest.raises(ValueError, match="sampling_probability"):
+        rdp.subsampled_gaussian_rdp_floats(orders, 1, R(3, 2))
+    with pytest.raises(ValueError, match="integer >= 2"):
+        rdp.subsampled_gaussian_rdp_floats([R(5, 2)], 1, R(1, 2))
+
+
 def test_amplification() -> None:
     e, d = amplification.poisson_amplification(1, R(1, 10**6), R(1, 100))
     assert abs(float_up(e) - math.log(1 + 0.01 * (math.e - 1))) < 1e-12 and d == R(1, 10**8)

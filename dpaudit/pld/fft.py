@@ -83,7 +83,9 @@ def fast_length(n: int) -> int:
     return best
 
 
-def _cumulants(logm: np.ndarray, idx: np.ndarray, t: float) -> tuple[float, float, float, float]:
+def _cumulants(
+    logm: np.ndarray, idx: np.ndarray, t: float, mags: tuple[float, float] | None = None
+) -> tuple[float, float, float, float]:
     """``(K, K', K'', err)`` for ``K(t) = log sum_i exp(logm_i + t idx_i)``: the log moment
     generating function, its first two derivatives (floats: used only to steer the search),
     and a rigorous bound ``err`` on ``|fl(K) - K|``.
@@ -93,7 +95,8 @@ def _cumulants(logm: np.ndarray, idx: np.ndarray, t: float) -> tuple[float, floa
     the subtraction of ``top``, each at most u times a magnitude below twice that maximum;
     ``log``/``exp`` accurate to one ulp), which moves ``exp(a_i - top)`` by that relative amount
     plus ``u`` (``exp`` itself); a sum of n positive terms adds at most ``n u`` relative error,
-    and ``top + log(s)`` adds ``u (|K| + |top|)`` and one ulp.
+    and ``top + log(s)`` adds ``u (|K| + |top|)`` and one ulp.  ``mags`` is ``(max |logm|,
+    max |idx|)`` when the caller has it (it is the same at every t).
     """
     a = logm + t * idx
     top = float(np.max(a))
@@ -104,7 +107,9 @@ def _cumulants(logm: np.ndarray, idx: np.ndarray, t: float) -> tuple[float, floa
     mean = float(np.sum(w * idx)) / s0
     var = max(0.0, float(np.sum(w * (idx - mean) ** 2)) / s0)
     k = top + math.log(s0)
-    arg = 6 * UNIT_ROUNDOFF * (float(np.max(np.abs(logm))) + abs(t) * float(np.max(np.abs(idx))))
+    if mags is None:
+        mags = float(np.max(np.abs(logm))), float(np.max(np.abs(idx)))
+    arg = 6 * UNIT_ROUNDOFF * (mags[0] + abs(t) * mags[1])
     rel = arg + (len(w) + 4) * UNIT_ROUNDOFF
     err = (rel / (1 - rel) + 2 * UNIT_ROUNDOFF * (abs(k) + abs(top) + 1)) * (1 + 1e-6)
     return k, mean, var, err
@@ -121,14 +126,17 @@ def _chernoff_edge(
     increasing left side), so a safeguarded Newton iteration on that condition, started at the
     Gaussian approximation ``t = sqrt(-2 log_tail / Var)``, converges in a few steps.
     """
-    signed = [(logm, sign * idx, c) for logm, idx, c in factors]
+    signed = [
+        (logm, sign * idx, c, (float(np.max(np.abs(logm))), float(np.max(np.abs(idx)))))
+        for logm, idx, c in factors
+    ]
 
     def evaluate(t: float) -> tuple[float, float, float, float]:
         """The rounded-up edge at t, the stationarity residual and its derivative, and the
         total variance (K'')."""
         k = dk = d2k = err = 0.0
-        for logm, idx, c in signed:
-            kk, m1, m2, e = _cumulants(logm, idx, t)
+        for logm, idx, c, mags in signed:
+            kk, m1, m2, e = _cumulants(logm, idx, t, mags)
             k, dk, d2k, err = k + c * kk, dk + c * m1, d2k + c * m2, err + c * e
         edge = (k + err - log_tail) / t if t > 0 else math.inf
         return edge + 4 * UNIT_ROUNDOFF * (abs(edge) + 1), t * dk - k + log_tail, t * d2k, d2k

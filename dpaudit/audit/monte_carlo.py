@@ -21,7 +21,6 @@ from dpaudit.audit.estimators import (
 from dpaudit.audit.events import ThresholdEvent
 from dpaudit.audit.limits import (
     DEFAULT_MAX_MEMORY_BYTES,
-    MAX_OUTPUT_DIMENSION,
     MAX_SAMPLES,
     MAX_WORKERS,
     estimate_memory,
@@ -111,13 +110,9 @@ def _name(mechanism: Any) -> str:
 
 
 def _check_size(probed: Probe, n_sel: int, batch: int, max_memory: int, samples: int) -> None:
-    """Refuse outputs too wide, or samples too many for ``max_memory`` bytes."""
+    """Refuse samples too many for ``max_memory`` bytes (outputs too wide are refused by
+    :func:`~dpaudit.audit.probe.probe`, before it draws again)."""
     width = probed.schema.width
-    if width > MAX_OUTPUT_DIMENSION:
-        raise ValueError(
-            f"output dimension must be at most {MAX_OUTPUT_DIMENSION} (MAX_OUTPUT_DIMENSION), "
-            f"got vector outputs of {width} coordinates"
-        )
     need = estimate_memory(probed.schema, probed.outputs, n_sel, batch)
     if need > max_memory:
         raise ValueError(

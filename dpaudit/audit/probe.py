@@ -121,6 +121,8 @@ def probe(mechanism: Any, dataset: Any, seed: np.random.SeedSequence) -> Probe:
     Raises:
         MechanismError: (a ValueError) if the mechanism raises or returns outputs the
             auditor cannot handle.
+        ValueError: if its outputs are vectors of more than :data:`MAX_OUTPUT_DIMENSION`
+            coordinates (refused before drawing again).
     """
     numpy_before, python_before = np.random.get_state(), random.getstate()
     first = draw(mechanism, dataset, PROBE_SAMPLES, seed)
@@ -128,6 +130,11 @@ def probe(mechanism: Any, dataset: Any, seed: np.random.SeedSequence) -> Probe:
     python_changed = random.getstate() != python_before
     second = draw(mechanism, dataset, PROBE_SAMPLES, seed)
     schema = infer_schema(first)
+    if schema.width > MAX_OUTPUT_DIMENSION:
+        raise ValueError(
+            f"output dimension must be at most {MAX_OUTPUT_DIMENSION} (MAX_OUTPUT_DIMENSION), "
+            f"got vector outputs of {schema.width} coordinates"
+        )
     outputs = to_array(first, schema)
     warnings = []
     if numpy_changed:
@@ -142,11 +149,7 @@ def probe(mechanism: Any, dataset: Any, seed: np.random.SeedSequence) -> Probe:
         if (
             again is None
             or not _same(outputs, again)
-            or (
-                outputs.size <= MAX_OUTPUT_DIMENSION * len(outputs)
-                and _low_entropy(outputs)
-                and not _repeats(mechanism, dataset, seed, schema)
-            )
+            or (_low_entropy(outputs) and not _repeats(mechanism, dataset, seed, schema))
         ):
             warnings.append(UNSEEDED)
     return Probe(schema, outputs, tuple(warnings))

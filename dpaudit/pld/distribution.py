@@ -37,7 +37,7 @@ import math
 
 import numpy as np
 
-from dpaudit.pld import fft
+from dpaudit.pld import fft, tilt
 from dpaudit.pld.fft import UNIT_ROUNDOFF
 
 __all__ = [
@@ -234,6 +234,10 @@ class LowerPLD:
         qt: tilted Q-masses ``exp(s_j) Q_j`` at the grid points.
         p_inf: P-mass at ``+inf`` (where Q has no mass).
         err: bound on the l1 error of ``p`` plus that of ``qt`` (and of ``p_inf``).
+        cut: a grid index (or None) from which on ``err_from_cut`` bounds that error: a test
+            whose set holds only grid points from ``cut`` on subtracts only ``err_from_cut``
+            (the entries there come from a tilted transform, :mod:`dpaudit.pld.tilt`).
+        err_from_cut: bound on the l1 error of ``p`` plus ``qt`` over the indices ``>= cut``.
     """
 
     h: float
@@ -242,6 +246,8 @@ class LowerPLD:
     qt: np.ndarray
     p_inf: float
     err: float
+    cut: int | None = None
+    err_from_cut: float = 0.0
 
     def losses(self) -> np.ndarray:
         """The grid points."""
@@ -295,7 +301,11 @@ class LowerPLD:
         with np.errstate(under="ignore"):
             qpart = float(np.sum(self.qt[sel] * np.exp(epsilon - s[sel]))) * (1 + _SUM_REL)
         ppart = float(np.sum(self.p[sel])) * (1 - _SUM_REL)
-        value = (self.p_inf + ppart) * (1 - 4 * UNIT_ROUNDOFF) - qpart - self.err
+        err = self.err
+        if self.cut is not None and epsilon >= (self.cut - 1) * self.h:
+            # the test set {s > epsilon} holds only grid points from the cut on
+            err = self.err_from_cut
+        value = (self.p_inf + ppart) * (1 - 4 * UNIT_ROUNDOFF) - qpart - err
         return max(0.0, value)
 
     def epsilon(self, delta: float) -> float:
@@ -310,7 +320,12 @@ class LowerPLD:
         qt_suffix = _suffix_tilted(self.qt, h) * grow
         p_suffix = np.cumsum(self.p[::-1])[::-1]
         p_suffix = np.concatenate((p_suffix[1:], [0.0])) * (1 - _SUM_REL - 4 * n * UNIT_ROUNDOFF)
-        avail = (self.p_inf + p_suffix) * (1 - 4 * UNIT_ROUNDOFF) - self.err - delta
+        err = np.full(n, self.err)
+        if self.cut is not None:
+            # S_j = {index > offset + j} holds only grid points from the cut on when
+            # offset + j >= cut - 1
+            err[max(0, self.cut - 1 - self.offset) :] = self.err_from_cut
+        avail = (self.p_inf + p_suffix) * (1 - 4 * UNIT_ROUNDOFF) - err - delta
         s = self.losses()
         best = 0.0
         good = avail > 0
@@ -415,7 +430,11 @@ class PrivacyLossDistribution:
         )
         m, off, cut = _trim(m, off, win)
         finite = float(np.sum(up.masses)) * (1 + _SUM_REL)
-        inf_mass = _power_gap(finite, up.inf_mass, count) + l1 + 2 * self.tail + cut
+        # the rounding and window error moves below the cut of a tilted transform (pld/tilt.py)
+        m, off, error = tilt.tilted_upper(
+            [(up.masses, up.offset, count)], m, off, l1 + 2 * self.tail + cut, self.tail
+        )
+        inf_mass = _power_gap(finite, up.inf_mass, count) + error
         upper = UpperPLD(up.h, off, m, inf_mass * (1 + 1e-9), up.shift * count * (1 + 1e-12))
         # --- lower
         window = _lower_window([(lo, count)], self.tail)
@@ -436,7 +455,13 @@ class PrivacyLossDistribution:
             + l1q
             + 4 * self.tail * 2
         )
-        lower = LowerPLD(lo.h, off_l, p[:size], qt[:size], p_inf, err * (1 + 1e-9))
+        lower = _tilted_lower(
+            LowerPLD(lo.h, off_l, p[:size], qt[:size], p_inf, err * (1 + 1e-9)),
+            [(lo.p, lo.offset, count)],
+            [(lo.qt, lo.offset, count)],
+            l1p + l1q + 8 * self.tail,
+            self.tail,
+        )
         return PrivacyLossDistribution(upper, lower, self.tail)
 
     def compose(self, other: PrivacyLossDistribution) -> PrivacyLossDistribution:
@@ -473,12 +498,11 @@ class PrivacyLossDistribution:
         m, off, cut = _trim(m, off, win)
         fa = float(np.sum(a.masses)) * (1 + _SUM_REL)
         fb = float(np.sum(b.masses)) * (1 + _SUM_REL)
+        factors = [(a.masses, a.offset, 1), (b.masses, b.offset, 1)]
+        m, off, error = tilt.tilted_upper(factors, m, off, l1 + 2 * tail + cut, tail)
         inf_mass = (
-            (fa * b.inf_mass + fb * a.inf_mass + a.inf_mass * b.inf_mass) * (1 + 8 * UNIT_ROUNDOFF)
-            + l1
-            + 2 * tail
-            + cut
-        )
+            fa * b.inf_mass + fb * a.inf_mass + a.inf_mass * b.inf_mass
+        ) * (1 + 8 * UNIT_ROUNDOFF) + error
         upper = UpperPLD(a.h, off, m, inf_mass * (1 + 1e-9), (a.shift + b.shift) * (1 + 1e-12))
         window = _lower_window([(la, 1), (lb, 1)], tail)
         if window[1] - window[0] + 1 > GRID_BUDGET:
@@ -494,7 +518,13 @@ class PrivacyLossDistribution:
         # sum |p| + |qt| here the error doubled at every composition: issue 19)
         norm_a, norm_b = max(pa, qa) * 1.000001, max(pb, qb) * 1.000001
         err = la.err * norm_b + lb.err * norm_a + la.err * lb.err + l1p + l1q + 8 * tail
-        lower = LowerPLD(la.h, off_l, p[:size], qt[:size], p_inf, err * (1 + 1e-9))
+        lower = _tilted_lower(
+            LowerPLD(la.h, off_l, p[:size], qt[:size], p_inf, err * (1 + 1e-9)),
+            [(la.p, la.offset, 1), (lb.p, lb.offset, 1)],
+            [(la.qt, la.offset, 1), (lb.qt, lb.offset, 1)],
+            l1p + l1q + 8 * tail,
+            tail,
+        )
         return PrivacyLossDistribution(upper, lower, tail)
 
 
@@ -512,6 +542,34 @@ def _split_sums(bins: np.ndarray, at_low: np.ndarray, at_high: np.ndarray, n: in
     out[bins[starts]] += np.add.reduceat(at_low.astype(np.longdouble), starts)
     out[bins[starts] + 1] += np.add.reduceat(at_high.astype(np.longdouble), starts)
     return out.astype(np.float64)
+
+
+def _tilted_lower(
+    lower: LowerPLD,
+    p_factors: list[tuple[np.ndarray, int, int]],
+    q_factors: list[tuple[np.ndarray, int, int]],
+    rounding: float,
+    tail: float,
+) -> LowerPLD:
+    """``lower`` (whose ``err`` includes ``rounding``, the l1 error of its transforms and
+    windows) with its entries from a cut on replaced by tilted transforms, where that helps
+    (:func:`dpaudit.pld.tilt.tilted_lower`): tests above the cut then subtract the tilted
+    errors and the inherited part of ``err`` only."""
+    got = tilt.tilted_lower(p_factors, q_factors, lower.p, lower.qt, lower.offset, rounding, tail)
+    if got is None:
+        return lower
+    p, qt, err_hi, err_lo, cut = got
+    inherited = max(0.0, lower.err - rounding)
+    return LowerPLD(
+        lower.h,
+        lower.offset,
+        p,
+        qt,
+        lower.p_inf,
+        (inherited + err_hi + err_lo) * (1 + 1e-9),
+        cut,
+        (inherited + err_hi) * (1 + 1e-9),
+    )
 
 
 def _lower_window(parts: list[tuple[LowerPLD, int]], tail: float) -> tuple[int, int]:

@@ -37,13 +37,16 @@ import numpy as np
 __all__ = [
     "MAX_FFT_LENGTH",
     "UNIT_ROUNDOFF",
+    "chernoff_tilt",
     "chernoff_window",
     "convolve",
     "convolve_many",
+    "convolve_many_bins",
     "fast_length",
     "gamma_fft",
     "lattice_stride",
     "self_convolve",
+    "self_convolve_bins",
 ]
 
 #: Unit roundoff of IEEE double precision.
@@ -112,9 +115,10 @@ def _cumulants(logm: np.ndarray, idx: np.ndarray, t: float) -> tuple[float, floa
 
 def _chernoff_edge(
     factors: list[tuple[np.ndarray, np.ndarray, int]], log_tail: float, sign: float, span: float
-) -> float:
+) -> tuple[float, float]:
     """An upper bound on min over t > 0 of ``(sum_c count_c K_c(sign t) - log_tail) / t`` (a
-    tail edge, times sign), each evaluation carrying its rigorous rounding bound.
+    tail edge, times sign), each evaluation carrying its rigorous rounding bound, and the t
+    that attains it (the Chernoff tilt of that tail, used by :mod:`dpaudit.pld.tilt`).
 
     Every t gives a valid Chernoff bound; the search only makes the edge tighter.  The edge is
     unimodal in t (its stationarity condition ``t K'(t) - K(t) + log_tail = 0`` has an
@@ -137,10 +141,11 @@ def _chernoff_edge(
     variance = evaluate(0.0)[3]
     t = math.sqrt(-2 * log_tail / variance) if variance > 0 else 1.0
     t = min(hi_t, max(lo_t, t))
-    best = math.inf
+    best, best_t = math.inf, t
     for _ in range(16):
         edge, phi, slope, _ = evaluate(t)
-        best = min(best, edge)
+        if edge < best:
+            best, best_t = edge, t
         if phi < 0:
             lo_t = t
         else:
@@ -150,7 +155,7 @@ def _chernoff_edge(
         if abs(nxt - t) <= 1e-3 * t:
             break
         t = nxt
-    return best
+    return best, best_t
 
 
 def chernoff_window(factors: list[tuple[np.ndarray, int, int]], tail: float) -> tuple[int, int]:
@@ -181,11 +186,35 @@ def chernoff_window(factors: list[tuple[np.ndarray, int, int]], tail: float) -> 
         return support_lo, support_hi
     log_tail = math.log(tail)
     margin = 1e-9 * span + 2
-    hi = min(support_hi, math.ceil(_chernoff_edge(prepared, log_tail, 1.0, span) + margin))
-    lo = max(support_lo, math.floor(-_chernoff_edge(prepared, log_tail, -1.0, span) - margin))
+    hi = min(support_hi, math.ceil(_chernoff_edge(prepared, log_tail, 1.0, span)[0] + margin))
+    lo = max(support_lo, math.floor(-_chernoff_edge(prepared, log_tail, -1.0, span)[0] - margin))
     if lo > hi:
         lo, hi = hi, lo
     return lo, hi
+
+
+def chernoff_tilt(factors: list[tuple[np.ndarray, int, int]], tail: float) -> float:
+    """The Chernoff tilt (per grid index) of the upper ``tail`` of a sum of independent grid
+    variables: the ``t > 0`` whose bound ``M(t)**k exp(-t x)`` gives the narrowest edge ``x``
+    (the saddle point of that tail), or 0.0 when the sum has no upper tail to tilt towards.
+    Any t is admissible where it is used (:mod:`dpaudit.pld.tilt`); this one only makes the
+    tilted transform accurate where that tail lies.
+
+    Args:
+        factors: ``(masses, offset, count)`` triples as for :func:`chernoff_window`.
+        tail: the upper tail mass the tilt should aim at, in (0, 1).
+    """
+    prepared = []
+    support_lo = sum(off * c for _, off, c in factors)
+    support_hi = sum((off + len(m) - 1) * c for m, off, c in factors)
+    for masses, off, count in factors:
+        nz = np.nonzero(masses > 0)[0]
+        if nz.size and count:
+            prepared.append((np.log(masses[nz]), (nz + off).astype(np.float64), count))
+    if not prepared or support_hi <= support_lo:
+        return 0.0
+    span = max(1, support_hi - support_lo)
+    return _chernoff_edge(prepared, math.log(tail), 1.0, span)[1]
 
 
 def _l2(w: np.ndarray, bound: np.ndarray, extra_sq: float = 0.0) -> float:
@@ -222,6 +251,19 @@ def self_convolve(
     window: tuple[int, int],
     stride: tuple[int, int] | None = None,
 ) -> tuple[np.ndarray, int, float]:
+    """The ``count``-fold convolution power of a measure, restricted to a window (see
+    :func:`self_convolve_bins`, without its per-entry bound)."""
+    out, lo, l1, _ = self_convolve_bins(masses, offset, count, window, stride)
+    return out, lo, l1
+
+
+def self_convolve_bins(
+    masses: np.ndarray,
+    offset: int,
+    count: int,
+    window: tuple[int, int],
+    stride: tuple[int, int] | None = None,
+) -> tuple[np.ndarray, int, float, float]:
     """The ``count``-fold convolution power of a measure, restricted to a window.
 
     Args:
@@ -231,10 +273,14 @@ def self_convolve(
         window: ``(lo, hi)``; the result covers indices ``lo .. lo + len - 1`` (at least up to hi).
 
     Returns:
-        ``(result, lo, l1_error)``: ``l1_error`` bounds the l1 distance between ``result`` and
-        the exact k-fold convolution folded (aliased) into the window; the caller adds the
-        mass outside the window (its Chernoff bounds) to obtain the distance to the exact,
-        unfolded convolution restricted to the window.
+        ``(result, lo, l1_error, bin_error)``: ``l1_error`` bounds the l1 distance between
+        ``result`` and the exact k-fold convolution folded (aliased) into the window; the caller
+        adds the mass outside the window (its Chernoff bounds) to obtain the distance to the
+        exact, unfolded convolution restricted to the window.  ``bin_error`` bounds the error
+        of each entry (l_inf): the exact inverse DFT ``(1/N) F*`` maps a spectral error ``d``
+        to entries of modulus at most ``||d||_1 / N`` (each is an average of N terms of modulus
+        ``|d_i|``), and the inverse transform's rounding is ``gamma(N) ||Y||_1 / N`` per entry
+        (the componentwise bound of the module doc, scaled by 1/N).
 
     A measure on a sub-lattice ``first + g Z`` (``stride = lattice_stride(masses)``, e.g. the
     atoms of randomized response on a fine grid) is convolved on that lattice, which is the
@@ -242,16 +288,16 @@ def self_convolve(
     """
     if count == 1:
         lo = offset
-        return masses.copy(), lo, 0.0
+        return masses.copy(), lo, 0.0, 0.0
     if stride is not None and stride[1] > 1:
         first, g = stride
         base = count * (offset + first)
         lo_c = -((base - window[0]) // g)  # ceil((lo - base) / g)
         hi_c = max(lo_c, (window[1] - base) // g)
-        dense, start, l1 = self_convolve(masses[first::g], 0, count, (lo_c, hi_c))
+        dense, start, l1, linf = self_convolve_bins(masses[first::g], 0, count, (lo_c, hi_c))
         out = np.zeros((len(dense) - 1) * g + 1)
         out[::g] = dense
-        return out, base + g * start, l1
+        return out, base + g * start, l1, linf
     lo, hi = window
     n = fast_length(max(hi - lo + 1, len(masses)))
     gamma = gamma_fft(n)
@@ -269,10 +315,9 @@ def self_convolve(
     # rb^(count-1) <= e^{-680 (count-1)/count}: ``dropped`` bounds their total
     kept = count * log_rb > -680.0
     per = math.exp(-680.0 * (count - 1) / count) * (1 + 1e-6)
-    dropped_sq = (
-        float(np.sum(w[~kept]))
-        * (per * (count * e1 + (4 * count * math.pi + 4) * UNIT_ROUNDOFF + 1 + gamma)) ** 2
-    )
+    per_dropped = per * (count * e1 + (4 * count * math.pi + 4) * UNIT_ROUNDOFF + 1 + gamma)
+    dropped_w = float(np.sum(w[~kept]))
+    dropped_sq = dropped_w * per_dropped**2
     r, rb, log_rb, w_k = r[kept], rb[kept], log_rb[kept], w[kept]
     theta = np.angle(spec[kept])
     with np.errstate(under="ignore"):
@@ -281,13 +326,16 @@ def self_convolve(
     out_spec = np.zeros(len(spec), dtype=complex)
     out_spec[kept] = mod * np.exp(1j * np.remainder(count * theta, 2 * math.pi))
     err_spec = count * rb_km1 * e1 + (4 * count * math.pi + 4) * UNIT_ROUNDOFF * rb_km1 * rb
-    l1 = _l2(w_k, err_spec, dropped_sq) + gamma * float(np.sum(w_k * rb_km1 * rb))
+    inverse = gamma * float(np.sum(w_k * rb_km1 * rb))
+    l1 = _l2(w_k, err_spec, dropped_sq) + inverse
+    spread = float(np.sum(w_k * err_spec)) + dropped_w * per_dropped
+    linf = (spread + inverse) / n * (1 + 1e-9) + 1e-300
     out = np.fft.irfft(out_spec, n)
     # position p of out holds the (aliased) mass of index count*offset + p (mod n)
     shift = (lo - count * offset) % n
     out = np.roll(out, -shift)
     np.clip(out, 0.0, None, out=out)
-    return out, lo, l1 * (1 + 1e-6)
+    return out, lo, l1 * (1 + 1e-6), linf * (1 + 1e-6)
 
 
 def convolve(
@@ -337,6 +385,15 @@ def convolve(
 def convolve_many(
     measures: list[tuple[np.ndarray, int]], window: tuple[int, int]
 ) -> tuple[np.ndarray, int, float]:
+    """The convolution of several measures in one product of spectra (see
+    :func:`convolve_many_bins`, without its per-entry bound)."""
+    out, lo, l1, _ = convolve_many_bins(measures, window)
+    return out, lo, l1
+
+
+def convolve_many_bins(
+    measures: list[tuple[np.ndarray, int]], window: tuple[int, int]
+) -> tuple[np.ndarray, int, float, float]:
     """The convolution of several measures restricted to (and aliased into) one window, by one
     product of spectra: the window is that of the *final* sum, so no intermediate window is
     searched and no intermediate tail is cut (the composition of N distinct measures costs N
@@ -354,7 +411,7 @@ def convolve_many(
         window: ``(lo, hi)`` of the result.
 
     Returns:
-        ``(result, lo, l1_error)`` as for :func:`self_convolve`.
+        ``(result, lo, l1_error, bin_error)`` as for :func:`self_convolve_bins`.
     """
     lo, hi = window
     n = fast_length(max(hi - lo + 1, *(len(m) for m, _ in measures)))
@@ -377,9 +434,11 @@ def convolve_many(
         big_r = np.exp(log_r)
     err_spec = big_r * (ratio + 4 * (count - 1) * UNIT_ROUNDOFF)
     underflow = len(w) * 2.0 * (2 * count + 2) * 2.0**-1000
-    l1 = _l2(w, err_spec) + gamma * float(np.sum(w * big_r)) + underflow
+    inverse = gamma * float(np.sum(w * big_r))
+    l1 = _l2(w, err_spec) + inverse + underflow
+    linf = (float(np.sum(w * err_spec)) + inverse) / n * (1 + 1e-9) + underflow
     out = np.fft.irfft(product, n)
     start = sum(off for _, off in measures)
     out = np.roll(out, -((lo - start) % n))
     np.clip(out, 0.0, None, out=out)
-    return out, lo, l1 * (1 + 1e-6)
+    return out, lo, l1 * (1 + 1e-6), linf * (1 + 1e-6)

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dpaudit.pld import fft
+from dpaudit.pld import fft, tilt
 from dpaudit.pld.distribution import (
     _SUM_REL,
     GRID_BUDGET,
@@ -33,6 +33,7 @@ from dpaudit.pld.distribution import (
     PrivacyLossDistribution,
     UpperPLD,
     _lower_window,
+    _tilted_lower,
     _trim,
 )
 
@@ -90,10 +91,12 @@ def compose_many(dists: Sequence[PrivacyLossDistribution]) -> PrivacyLossDistrib
 def _upper(ups: list[UpperPLD], win: tuple[int, int], tail: float) -> UpperPLD:
     m, off, l1 = fft.convolve_many([(u.masses, u.offset) for u in ups], win)
     m, off, cut = _trim(m, off, win)
+    factors = [(u.masses, u.offset, 1) for u in ups]
+    m, off, error = tilt.tilted_upper(factors, m, off, l1 + 2 * tail + cut, tail)
     finite = [float(np.sum(u.masses)) * (1 + _SUM_REL) for u in ups]
     infs = [u.inf_mass for u in ups]
     growth = math.exp(_log_product_up([f + i for f, i in zip(finite, infs, strict=True)]))
-    inf_mass = math.fsum(infs) * (1 + 1e-12) * growth + l1 + 2 * tail + cut
+    inf_mass = math.fsum(infs) * (1 + 1e-12) * growth + error
     shift = math.fsum(u.shift for u in ups) * (1 + 1e-12)
     return UpperPLD(ups[0].h, off, m, inf_mass * (1 + 1e-9), shift)
 
@@ -115,4 +118,10 @@ def _lower(parts: list[PrivacyLossDistribution], tail: float) -> LowerPLD:
     # P(some part at +inf) = 1 - prod (1 - p_inf_i), rounded down
     keep = math.fsum(math.log1p(-lo.p_inf) if lo.p_inf < 1 else -math.inf for lo in lows)
     p_inf = -math.expm1(keep) * (1 - 1e-9) if math.isfinite(keep) else 1.0
-    return LowerPLD(h, off, p[:size], qt[:size], p_inf, err * (1 + 1e-9))
+    return _tilted_lower(
+        LowerPLD(h, off, p[:size], qt[:size], p_inf, err * (1 + 1e-9)),
+        [(lo.p, lo.offset, 1) for lo in lows],
+        [(lo.qt, lo.offset, 1) for lo in lows],
+        l1p + l1q + 8 * tail,
+        tail,
+    )

@@ -421,7 +421,8 @@ class PrivacyLossDistribution:
             return self
         up, lo = self.upper, self.lower
         # --- upper
-        win = fft.chernoff_window([(up.masses, up.offset, count)], self.tail)
+        win_t = fft.chernoff_window_tilt([(up.masses, up.offset, count)], self.tail)
+        win = win_t[:2]
         g = self._budgeted(win)
         if g > 1:
             return self.coarsened(g).self_compose(count)
@@ -432,12 +433,13 @@ class PrivacyLossDistribution:
         finite = float(np.sum(up.masses)) * (1 + _SUM_REL)
         # the rounding and window error moves below the cut of a tilted transform (pld/tilt.py)
         m, off, error = tilt.tilted_upper(
-            [(up.masses, up.offset, count)], m, off, l1 + 2 * self.tail + cut, self.tail
+            [(up.masses, up.offset, count)], win_t, m, off, l1 + 2 * self.tail + cut, self.tail
         )
         inf_mass = _power_gap(finite, up.inf_mass, count) + error
         upper = UpperPLD(up.h, off, m, inf_mass * (1 + 1e-9), up.shift * count * (1 + 1e-12))
         # --- lower
-        window = _lower_window([(lo, count)], self.tail)
+        window_t = _lower_window_tilts([(lo, count)], self.tail)
+        window = window_t[:2]
         if window[1] - window[0] + 1 > GRID_BUDGET:
             return PrivacyLossDistribution(upper, LowerPLD.nothing(lo.h), self.tail)
         lattice = fft.lattice_stride(_dominating(lo.p, lo.qt))
@@ -459,6 +461,7 @@ class PrivacyLossDistribution:
             LowerPLD(lo.h, off_l, p[:size], qt[:size], p_inf, err * (1 + 1e-9)),
             [(lo.p, lo.offset, count)],
             [(lo.qt, lo.offset, count)],
+            window_t,
             l1p + l1q + 8 * self.tail,
             self.tail,
         )
@@ -490,7 +493,8 @@ class PrivacyLossDistribution:
         tail = max(self.tail, other.tail)
         a, b = self.upper, other.upper
         la, lb = self.lower, other.lower
-        win = fft.chernoff_window([(a.masses, a.offset, 1), (b.masses, b.offset, 1)], tail)
+        win_t = fft.chernoff_window_tilt([(a.masses, a.offset, 1), (b.masses, b.offset, 1)], tail)
+        win = win_t[:2]
         g = self._budgeted(win)
         if g > 1:
             return self.coarsened(g).compose(other.coarsened(g))
@@ -499,12 +503,13 @@ class PrivacyLossDistribution:
         fa = float(np.sum(a.masses)) * (1 + _SUM_REL)
         fb = float(np.sum(b.masses)) * (1 + _SUM_REL)
         factors = [(a.masses, a.offset, 1), (b.masses, b.offset, 1)]
-        m, off, error = tilt.tilted_upper(factors, m, off, l1 + 2 * tail + cut, tail)
+        m, off, error = tilt.tilted_upper(factors, win_t, m, off, l1 + 2 * tail + cut, tail)
         inf_mass = (
             fa * b.inf_mass + fb * a.inf_mass + a.inf_mass * b.inf_mass
         ) * (1 + 8 * UNIT_ROUNDOFF) + error
         upper = UpperPLD(a.h, off, m, inf_mass * (1 + 1e-9), (a.shift + b.shift) * (1 + 1e-12))
-        window = _lower_window([(la, 1), (lb, 1)], tail)
+        window_t = _lower_window_tilts([(la, 1), (lb, 1)], tail)
+        window = window_t[:2]
         if window[1] - window[0] + 1 > GRID_BUDGET:
             return PrivacyLossDistribution(upper, LowerPLD.nothing(la.h), tail)
         p, off_l, l1p = fft.convolve(la.p, la.offset, lb.p, lb.offset, window)
@@ -522,6 +527,7 @@ class PrivacyLossDistribution:
             LowerPLD(la.h, off_l, p[:size], qt[:size], p_inf, err * (1 + 1e-9)),
             [(la.p, la.offset, 1), (lb.p, lb.offset, 1)],
             [(la.qt, la.offset, 1), (lb.qt, lb.offset, 1)],
+            window_t,
             l1p + l1q + 8 * tail,
             tail,
         )
@@ -548,6 +554,7 @@ def _tilted_lower(
     lower: LowerPLD,
     p_factors: list[tuple[np.ndarray, int, int]],
     q_factors: list[tuple[np.ndarray, int, int]],
+    window: tuple[int, int, float, float],
     rounding: float,
     tail: float,
 ) -> LowerPLD:
@@ -555,7 +562,9 @@ def _tilted_lower(
     windows) with its entries from a cut on replaced by tilted transforms, where that helps
     (:func:`dpaudit.pld.tilt.tilted_lower`): tests above the cut then subtract the tilted
     errors and the inherited part of ``err`` only."""
-    got = tilt.tilted_lower(p_factors, q_factors, lower.p, lower.qt, lower.offset, rounding, tail)
+    got = tilt.tilted_lower(
+        p_factors, q_factors, window, lower.p, lower.qt, lower.offset, rounding, tail
+    )
     if got is None:
         return lower
     p, qt, err_hi, err_lo, cut = got
@@ -577,14 +586,24 @@ def _lower_window(parts: list[tuple[LowerPLD, int]], tail: float) -> tuple[int, 
     mass per side: the union of their Chernoff windows.  (One window of their entrywise
     maximum also holds both, but that measure's total mass exceeds 1 by up to the spread of
     ``qt / p``, which its k-th power turns into a window far too wide for large k.)"""
-    lo_p, hi_p = fft.chernoff_window([(d.p, d.offset, c) for d, c in parts], tail)
+    lo, hi, _, _ = _lower_window_tilts(parts, tail)
+    return lo, hi
+
+
+def _lower_window_tilts(
+    parts: list[tuple[LowerPLD, int]], tail: float
+) -> tuple[int, int, float, float]:
+    """:func:`_lower_window` and the upper-edge tilts of its P- and its tilted Q-measure (as
+    :func:`dpaudit.pld.fft.chernoff_window_tilt` returns them; nan for a Q-measure that got no
+    window of its own)."""
+    lo_p, hi_p, t_p = fft.chernoff_window_tilt([(d.p, d.offset, c) for d, c in parts], tail)
     # a tilted measure whose whole composed mass is below the tail needs no window of its own
     # (the Chernoff search has no stationary point then and returns a useless window)
     log_total = sum(c * math.log(max(float(np.sum(d.qt)) * (1 + 1e-12), 1e-300)) for d, c in parts)
     if log_total <= math.log(tail):
-        return lo_p, hi_p
-    lo_q, hi_q = fft.chernoff_window([(d.qt, d.offset, c) for d, c in parts], tail)
-    return min(lo_p, lo_q), max(hi_p, hi_q)
+        return lo_p, hi_p, t_p, math.nan
+    lo_q, hi_q, t_q = fft.chernoff_window_tilt([(d.qt, d.offset, c) for d, c in parts], tail)
+    return min(lo_p, lo_q), max(hi_p, hi_q), t_p, t_q
 
 
 def _dominating(a: np.ndarray, b: np.ndarray) -> np.ndarray:

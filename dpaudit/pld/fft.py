@@ -37,8 +37,8 @@ import numpy as np
 __all__ = [
     "MAX_FFT_LENGTH",
     "UNIT_ROUNDOFF",
-    "chernoff_tilt",
     "chernoff_window",
+    "chernoff_window_tilt",
     "convolve",
     "convolve_many",
     "convolve_many_bins",
@@ -172,10 +172,22 @@ def chernoff_window(factors: list[tuple[np.ndarray, int, int]], tail: float) -> 
     Returns:
         ``(lo, hi)`` integer indices with ``mass(S > hi) <= tail`` and ``mass(S < lo) <= tail``.
     """
+    lo, hi, _ = chernoff_window_tilt(factors, tail)
+    return lo, hi
+
+
+def chernoff_window_tilt(
+    factors: list[tuple[np.ndarray, int, int]], tail: float
+) -> tuple[int, int, float]:
+    """:func:`chernoff_window` and the tilt of its upper edge: ``(lo, hi, t)`` where ``t > 0``
+    certifies ``sum_c count_c K_c(t) <= log(tail) + t hi`` (the Chernoff bound behind ``hi``,
+    rounding included), ``t = 0.0`` means that ``hi`` is the top of the support (no mass above
+    it), and ``t = nan`` that neither holds.  :mod:`dpaudit.pld.tilt` bounds tilted tails
+    with it."""
     support_lo = sum(off * c for _, off, c in factors)
     support_hi = sum((off + len(m) - 1) * c for m, off, c in factors)
     if tail <= 0:
-        return support_lo, support_hi
+        return support_lo, support_hi, 0.0
     span = max(1, support_hi - support_lo)
     prepared = []
     for masses, off, count in factors:
@@ -183,38 +195,19 @@ def chernoff_window(factors: list[tuple[np.ndarray, int, int]], tail: float) -> 
         if nz.size and count:
             prepared.append((np.log(masses[nz]), (nz + off).astype(np.float64), count))
     if not prepared:
-        return support_lo, support_hi
+        return support_lo, support_hi, 0.0
     log_tail = math.log(tail)
     margin = 1e-9 * span + 2
-    hi = min(support_hi, math.ceil(_chernoff_edge(prepared, log_tail, 1.0, span)[0] + margin))
+    edge, t_hi = _chernoff_edge(prepared, log_tail, 1.0, span)
+    hi = min(support_hi, math.ceil(edge + margin))
     lo = max(support_lo, math.floor(-_chernoff_edge(prepared, log_tail, -1.0, span)[0] - margin))
+    if hi == support_hi:
+        t_hi = 0.0
+    elif not (math.isfinite(edge) and t_hi > 0):
+        t_hi = math.nan
     if lo > hi:
-        lo, hi = hi, lo
-    return lo, hi
-
-
-def chernoff_tilt(factors: list[tuple[np.ndarray, int, int]], tail: float) -> float:
-    """The Chernoff tilt (per grid index) of the upper ``tail`` of a sum of independent grid
-    variables: the ``t > 0`` whose bound ``M(t)**k exp(-t x)`` gives the narrowest edge ``x``
-    (the saddle point of that tail), or 0.0 when the sum has no upper tail to tilt towards.
-    Any t is admissible where it is used (:mod:`dpaudit.pld.tilt`); this one only makes the
-    tilted transform accurate where that tail lies.
-
-    Args:
-        factors: ``(masses, offset, count)`` triples as for :func:`chernoff_window`.
-        tail: the upper tail mass the tilt should aim at, in (0, 1).
-    """
-    prepared = []
-    support_lo = sum(off * c for _, off, c in factors)
-    support_hi = sum((off + len(m) - 1) * c for m, off, c in factors)
-    for masses, off, count in factors:
-        nz = np.nonzero(masses > 0)[0]
-        if nz.size and count:
-            prepared.append((np.log(masses[nz]), (nz + off).astype(np.float64), count))
-    if not prepared or support_hi <= support_lo:
-        return 0.0
-    span = max(1, support_hi - support_lo)
-    return _chernoff_edge(prepared, math.log(tail), 1.0, span)[1]
+        lo, hi, t_hi = hi, lo, math.nan
+    return lo, hi, t_hi
 
 
 def _l2(w: np.ndarray, bound: np.ndarray, extra_sq: float = 0.0) -> float:

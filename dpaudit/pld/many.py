@@ -32,7 +32,7 @@ from dpaudit.pld.distribution import (
     LowerPLD,
     PrivacyLossDistribution,
     UpperPLD,
-    _lower_window,
+    _lower_window_tilts,
     _tilted_lower,
     _trim,
 )
@@ -81,18 +81,18 @@ def compose_many(dists: Sequence[PrivacyLossDistribution]) -> PrivacyLossDistrib
     parts = _aligned(dists)
     tail = max(d.tail for d in parts)
     ups = [d.upper for d in parts]
-    win = fft.chernoff_window([(u.masses, u.offset, 1) for u in ups], tail)
-    g = parts[0]._budgeted(win)
+    win = fft.chernoff_window_tilt([(u.masses, u.offset, 1) for u in ups], tail)
+    g = parts[0]._budgeted(win[:2])
     if g > 1:
         return compose_many([d.coarsened(g) for d in parts])
     return PrivacyLossDistribution(_upper(ups, win, tail), _lower(parts, tail), tail)
 
 
-def _upper(ups: list[UpperPLD], win: tuple[int, int], tail: float) -> UpperPLD:
-    m, off, l1 = fft.convolve_many([(u.masses, u.offset) for u in ups], win)
-    m, off, cut = _trim(m, off, win)
+def _upper(ups: list[UpperPLD], win: tuple[int, int, float], tail: float) -> UpperPLD:
+    m, off, l1 = fft.convolve_many([(u.masses, u.offset) for u in ups], win[:2])
+    m, off, cut = _trim(m, off, win[:2])
     factors = [(u.masses, u.offset, 1) for u in ups]
-    m, off, error = tilt.tilted_upper(factors, m, off, l1 + 2 * tail + cut, tail)
+    m, off, error = tilt.tilted_upper(factors, win, m, off, l1 + 2 * tail + cut, tail)
     finite = [float(np.sum(u.masses)) * (1 + _SUM_REL) for u in ups]
     infs = [u.inf_mass for u in ups]
     growth = math.exp(_log_product_up([f + i for f, i in zip(finite, infs, strict=True)]))
@@ -104,7 +104,8 @@ def _upper(ups: list[UpperPLD], win: tuple[int, int], tail: float) -> UpperPLD:
 def _lower(parts: list[PrivacyLossDistribution], tail: float) -> LowerPLD:
     lows = [d.lower for d in parts]
     h = lows[0].h
-    window = _lower_window([(lo, 1) for lo in lows], tail)
+    window_t = _lower_window_tilts([(lo, 1) for lo in lows], tail)
+    window = window_t[:2]
     if window[1] - window[0] + 1 > GRID_BUDGET:
         return LowerPLD.nothing(h)
     p, off, l1p = fft.convolve_many([(lo.p, lo.offset) for lo in lows], window)
@@ -122,6 +123,7 @@ def _lower(parts: list[PrivacyLossDistribution], tail: float) -> LowerPLD:
         LowerPLD(h, off, p[:size], qt[:size], p_inf, err * (1 + 1e-9)),
         [(lo.p, lo.offset, 1) for lo in lows],
         [(lo.qt, lo.offset, 1) for lo in lows],
+        window_t,
         l1p + l1q + 8 * tail,
         tail,
     )

@@ -60,9 +60,22 @@ TILT_ABOVE = 1e-15
 
 @dataclasses.dataclass(frozen=True)
 class Tilted:
-    """A tilted convolution: entry ``j`` (from ``lo``) of the exact result ``y`` satisfies
-    ``y_j <= (values_j + bin_error) exp(log_scale - t j) * grow`` (the tilted window holds
-    all but ``tail`` of the tilted mass above ``lo + len(values) - 1``)."""
+    """A tilted convolution of measures ``x_c`` (``count_c`` copies each), whose exact result is
+    ``y``, computed on the window ``lo .. lo + len(values) - 1``.
+
+    Attributes:
+        t: the tilt per grid index.
+        lo: index of ``values[0]``.
+        values: the computed transform of the tilted inputs (clipped at 0).
+        log_scale: ``S = sum_c count_c K_c``, the inputs' normalisers: the exact tilted result
+            is ``y~_j = y_j exp(t j - S)``.
+        bin_error: bound on each entry's distance to the folded convolution of the computed
+            inputs.
+        grow: the computed inputs' convolution ``z`` satisfies ``z / grow <= y~ <= z grow``,
+            entrywise.
+        alias: bound on the mass that folding adds (``z`` outside the window), in all.
+        tail: bound on the exact (untilted) mass above the window.
+    """
 
     t: float
     lo: int
@@ -70,6 +83,7 @@ class Tilted:
     log_scale: float
     bin_error: float
     grow: float
+    alias: float
     tail: float
 
     def _r_out(self, start: int) -> float:
@@ -84,20 +98,13 @@ class Tilted:
             return self.values[start - self.lo :] * np.exp(self.log_scale - self.t * idx)
 
     def upper_masses(self, start: int) -> np.ndarray:
-        """Upper bounds on the exact masses at indices ``start, ..., top``, rounded up."""
+        """Upper bounds on the exact masses at indices ``start, ..., top``, rounded up: folding
+        only adds mass, so ``y~_j <= z_j grow <= (values_j + bin_error) grow``."""
         idx = np.arange(start, self.lo + len(self.values), dtype=np.float64)
         with np.errstate(under="ignore", over="ignore"):
             factor = np.exp(self.log_scale - self.t * idx)
         vals = self.values[start - self.lo :] + self.bin_error
         return vals * factor * (self.grow * (1 + self._r_out(start)) * (1 + 4 * UNIT_ROUNDOFF))
-
-    def above_top(self) -> float:
-        """An upper bound on the exact mass above the tilted window (``tail`` untilted)."""
-        top = self.lo + len(self.values)
-        expo = self.log_scale - self.t * top
-        if expo > 700:
-            return math.inf
-        return self.tail * math.exp(expo) * self.grow * (1 + 1e-9)
 
 
 def _tilt(masses: np.ndarray, offset: int, t: float) -> tuple[np.ndarray, float, float]:
@@ -106,60 +113,111 @@ def _tilt(masses: np.ndarray, offset: int, t: float) -> tuple[np.ndarray, float,
     entry's relative rounding error."""
     idx = offset + np.arange(len(masses), dtype=np.float64)
     nz = masses > 0
+    if not np.any(nz):
+        return masses.copy(), 0.0, 0.0
     with np.errstate(divide="ignore"):
-        log_m = np.where(nz, np.log(np.where(nz, masses, 1.0)), -np.inf)
-    a = log_m + t * idx
-    k = float(np.max(a[nz])) if np.any(nz) else 0.0
+        a = np.log(masses[nz]) + t * idx[nz]
+    k = float(np.max(a))
     with np.errstate(under="ignore"):
-        k += math.log(float(np.sum(np.exp(a[nz] - k)))) if np.any(nz) else 0.0
+        k += math.log(float(np.sum(np.exp(a - k))))
     with np.errstate(under="ignore", over="ignore"):
         tilted = masses * np.exp(t * idx - k)
     r_in = (2 * (abs(t) * float(np.max(np.abs(idx))) + abs(k)) + 4) * UNIT_ROUNDOFF * 1.01
     return tilted, k, r_in
 
 
+def choose_tilt(factors: list[tuple[np.ndarray, int, int]], t_hi: float, tail: float) -> float:
+    """The tilt: about the Chernoff saddle point of the upper :data:`TILT_TAIL` of the sum, by
+    the Gaussian rule ``t = sqrt(-2 log TILT_TAIL / Var)`` (the start of the search in
+    :func:`dpaudit.pld.fft.chernoff_window`), but not above the window's upper-edge tilt
+    ``t_hi`` scaled by ``sqrt(log TILT_TAIL / log tail)`` (the same rule between the two
+    tails; it matters for tails heavier than Gaussian).  Any t > 0 is sound: this one only
+    places the cut."""
+    if tail >= TILT_TAIL:
+        return 0.0
+    variance = 0.0
+    for masses, offset, count in factors:
+        nz = np.nonzero(masses > 0)[0]
+        if nz.size and count:
+            idx = (nz + offset).astype(np.float64)
+            variance += count * fft._cumulants(np.log(masses[nz]), idx, 0.0)[2]
+    if not variance > 0:
+        return 0.0
+    t = math.sqrt(-2 * math.log(TILT_TAIL) / variance)
+    if t_hi > 0 and math.isfinite(t_hi):
+        t = min(t, t_hi * math.sqrt(math.log(TILT_TAIL) / math.log(tail)))
+    return t
+
+
 def tilted_composition(
-    factors: list[tuple[np.ndarray, int, int]], tail: float, t: float | None = None
+    factors: list[tuple[np.ndarray, int, int]],
+    window: tuple[int, int],
+    t_hi: float,
+    tail: float,
 ) -> Tilted | None:
-    """The composition of ``factors`` (``(masses, offset, count)``: ``count`` copies of each,
-    either one factor or several with count 1) computed on tilted inputs.
+    """The composition of ``factors`` (``(masses, offset, count)``: one factor, or several with
+    count 1) computed on tilted inputs.
 
     Args:
         factors: the measures to convolve.
-        tail: the tilted mass (of about 1) admitted above the tilted window.
-        t: the tilt per grid index; by default the Chernoff saddle point of the upper
-            :data:`TILT_TAIL` of the sum (:func:`dpaudit.pld.fft.chernoff_tilt`).
+        window: the untilted composition's window: mass ``<= tail`` below and above it.
+        t_hi: its upper edge's tilt, as :func:`dpaudit.pld.fft.chernoff_window_tilt` returns.
+        tail: that window's tail.
+
+    The tilted window: above ``hi`` the tilted mass is at most ``exp(-(t_hi - t) x - S) M(t_hi)
+    <= tail exp(t_hi hi - S - (t_hi - t) x)`` (a Chernoff bound at ``t_hi - t`` on the tilted
+    measure), at most ``tail`` from the ``hi_t`` chosen here; below ``lo_t`` it is at most
+    ``exp(t lo_t - S)`` times the untilted mass there.  Without a certified ``t_hi`` the
+    tilted measure's own window is searched.
 
     Returns:
         The tilted result, or None when there is no positive tilt (no upper tail).
     """
-    if t is None:
-        t = fft.chernoff_tilt(factors, TILT_TAIL)
+    t = choose_tilt(factors, t_hi, tail)
     if not t > 0 or not math.isfinite(t):
         return None
     tilted = []
     log_scale = 0.0
+    log_total = 0.0
     r_max = 0.0
     copies = 0
     for masses, offset, count in factors:
         x, k, r_in = _tilt(masses, offset, t)
         tilted.append((x, offset, count))
         log_scale += count * k
+        log_total += count * math.log(max(float(np.sum(masses)) * (1 + 1e-12), 1e-300))
         r_max = max(r_max, r_in)
         copies += count
-    lo, hi = fft.chernoff_window(tilted, tail)
+    # (1 - r)^-k <= exp(k r / (1 - r)): z within the factor grow of y~, entrywise
+    grow = math.exp(copies * r_max / (1 - r_max) * (1 + 1e-6)) * (1 + 4 * UNIT_ROUNDOFF)
+    lo, hi = window
+    slack = 1e-9 * (abs(log_scale) + t * (abs(lo) + abs(hi)) + abs(log_total) + 1)
+    if t_hi == 0:  # hi is the top of the support
+        hi_t, above = hi, 0.0
+    elif math.isfinite(t_hi) and t < t_hi:
+        hi_t = max(hi, math.ceil((t_hi * hi - log_scale) / (t_hi - t)))
+        expo = t_hi * hi - log_scale - (t_hi - t) * hi_t
+        above = tail * math.exp(min(expo + slack, 700.0))
+    else:
+        hi_t = max(hi, fft.chernoff_window(tilted, tail)[1])
+        above = tail * grow
+    lo_t = max(lo, math.floor((log_scale + math.log(tail) - log_total) / t))
+    if lo_t > lo:
+        below = math.exp(min(t * lo_t - log_scale + log_total + slack, 700.0))
+    else:
+        below = tail * math.exp(min(t * lo - log_scale + slack, 700.0))
     if len(tilted) == 1 and tilted[0][2] > 1:
         x, offset, count = tilted[0]
         vals, start, _, linf = fft.self_convolve_bins(
-            x, offset, count, (lo, hi), fft.lattice_stride(x)
+            x, offset, count, (lo_t, hi_t), fft.lattice_stride(x)
         )
     else:
-        vals, start, _, linf = fft.convolve_many_bins([(x, off) for x, off, _ in tilted], (lo, hi))
-    vals = vals[: hi - start + 1]
-    # (1 - r)^-k <= exp(k r / (1 - r)); the exact tilted result is at most the computed
-    # inputs' convolution divided by (1 - r_in)^copies, entrywise
-    grow = math.exp(copies * r_max / (1 - r_max) * (1 + 1e-6)) * (1 + 4 * UNIT_ROUNDOFF)
-    return Tilted(t, start, vals, log_scale, linf, grow, tail)
+        vals, start, _, linf = fft.convolve_many_bins(
+            [(x, off) for x, off, _ in tilted], (lo_t, hi_t)
+        )
+    vals = vals[: hi_t - start + 1]
+    alias = (above + below) * grow * (1 + 1e-9)
+    return Tilted(t, start, vals, log_scale, linf, grow, alias, tail)
 
 
 def upper_merge(
@@ -196,23 +254,26 @@ def upper_merge(
     out[: cut - offset] = masses[: cut - offset]
     out[cut - 1 - offset] = (out[cut - 1 - offset] + error) * (1 + 2 * UNIT_ROUNDOFF)
     out[cut - offset :] = tilted.upper_masses(cut)
-    return out, offset, tilted.above_top(), error
+    return out, offset, tilted.tail, error
 
 
 def tilted_upper(
     factors: list[tuple[np.ndarray, int, int]],
+    window: tuple[int, int, float],
     masses: np.ndarray,
     offset: int,
     error: float,
     tail: float,
 ) -> tuple[np.ndarray, int, float]:
-    """An untilted upper result ``(masses, offset)`` of the composition of ``factors``, with
+    """An untilted upper result ``(masses, offset)`` of the composition of ``factors`` on
+    ``window`` (``(lo, hi, t_hi)`` from :func:`dpaudit.pld.fft.chernoff_window_tilt`), with
     ``error`` its mass for rounding and windows (bound for ``+inf``), improved by a tilted
     transform where that helps (:func:`upper_merge`); returns ``(masses, offset, mass to put at
     +inf in place of error)``, the input unchanged when tilting does not help."""
     if not error >= TILT_ABOVE or not math.isfinite(error):
         return masses, offset, error
-    merged = upper_merge(masses, offset, error, tilted_composition(factors, tail))
+    tilted = tilted_composition(factors, window[:2], window[2], tail)
+    merged = upper_merge(masses, offset, error, tilted)
     if merged is None:
         return masses, offset, error
     out, off, at_inf, _ = merged
@@ -222,7 +283,7 @@ def tilted_upper(
 
 def _cut(tilted: Tilted, error: float) -> float:
     """The index from which the tilted errors sum to at most ``CUT_SHARE * error``."""
-    scale = (tilted.bin_error + 2 * tilted.tail) * tilted.grow
+    scale = tilted.bin_error * tilted.grow + tilted.alias
     scale /= CUT_SHARE * error * -math.expm1(-tilted.t)
     if not scale > 0 or not math.isfinite(scale):
         return math.inf
@@ -236,23 +297,24 @@ def _two_sided(tilted: Tilted, cut: int) -> tuple[np.ndarray, float]:
     Entry j, with ``f_j = exp(S - t j)``: the computed entry ``v_j`` is within
     ``r_out + u`` (relative) of ``z^_j f_j``; the computed transform ``z^`` is within
     ``bin_error`` of the folded convolution of the computed inputs, which exceeds the
-    unfolded one ``z`` by the aliased mass (at most ``2 tail`` in all), and
+    unfolded one ``z`` by the aliased mass (at most ``alias`` in all), and
     ``|z - y~| <= (grow - 1) y~`` with ``y~ <= (z^ + bin_error) grow`` the exact tilted mass
     (see :class:`Tilted`).  Summed: ``f_c (bin_error / (1 - e^-t) + 2 tail) + (grow - 1 + r_out
-    + u) sum_j upper_j``; the exact mass above the window is at most :meth:`Tilted.above_top`.
+    + u) sum_j upper_j``; the exact mass above the window is at most ``tail``.
     """
     values = tilted.untilted(cut)
     upper = tilted.upper_masses(cut)
     first = math.exp(tilted.log_scale - tilted.t * cut) * (1 + 1e-9)
-    spread = (tilted.bin_error / -math.expm1(-tilted.t) + 2 * tilted.tail) * first
+    spread = (tilted.bin_error / -math.expm1(-tilted.t) + tilted.alias) * first
     rel = (tilted.grow - 1) + tilted._r_out(cut) + UNIT_ROUNDOFF
-    err = spread + rel * float(np.sum(upper)) * (1 + 1e-6) + tilted.above_top()
+    err = spread + rel * float(np.sum(upper)) * (1 + 1e-6) + tilted.tail
     return values, err * (1 + 1e-6)
 
 
 def tilted_lower(
     p_factors: list[tuple[np.ndarray, int, int]],
     q_factors: list[tuple[np.ndarray, int, int]],
+    window: tuple[int, int, float, float],
     p: np.ndarray,
     qt: np.ndarray,
     offset: int,
@@ -260,8 +322,9 @@ def tilted_lower(
     tail: float,
 ) -> tuple[np.ndarray, np.ndarray, float, float, int] | None:
     """The lower side's counterpart of :func:`tilted_upper`: the untilted ``p`` and ``qt`` (at
-    indices ``offset + i``, l1 error ``error`` for rounding and windows) are replaced from a
-    cut ``c`` on by tilted results (each tilted by the Chernoff tilt of the P-measure).
+    indices ``offset + i``, l1 error ``error`` for rounding and windows, computed on
+    ``window = (lo, hi, t_hi of p, t_hi of qt)``) are replaced from a cut ``c`` on by tilted
+    results.
 
     Returns:
         ``(p, qt, error_from_cut, error_below_cut, c)``: the l1 error of ``p`` plus that of
@@ -271,9 +334,9 @@ def tilted_lower(
     """
     if not error >= TILT_ABOVE or not math.isfinite(error):
         return None
-    t = fft.chernoff_tilt(p_factors, TILT_TAIL)
-    tp = tilted_composition(p_factors, tail, t)
-    tq = tilted_composition(q_factors, tail, t)
+    lo, hi, t_p, t_q = window
+    tp = tilted_composition(p_factors, (lo, hi), t_p, tail)
+    tq = tilted_composition(q_factors, (lo, hi), t_q, tail)
     if tp is None or tq is None:
         return None
     top = offset + len(p) - 1

@@ -457,7 +457,7 @@ class PrivacyLossDistribution:
             + l1q
             + 4 * self.tail * 2
         )
-        lower = _tilted_lower(
+        lower = tilt.tilted_lower_pld(
             LowerPLD(lo.h, off_l, p[:size], qt[:size], p_inf, err * (1 + 1e-9)),
             [(lo.p, lo.offset, count)],
             [(lo.qt, lo.offset, count)],
@@ -504,9 +504,9 @@ class PrivacyLossDistribution:
         fb = float(np.sum(b.masses)) * (1 + _SUM_REL)
         factors = [(a.masses, a.offset, 1), (b.masses, b.offset, 1)]
         m, off, error = tilt.tilted_upper(factors, win_t, m, off, l1 + 2 * tail + cut, tail)
-        inf_mass = (
-            fa * b.inf_mass + fb * a.inf_mass + a.inf_mass * b.inf_mass
-        ) * (1 + 8 * UNIT_ROUNDOFF) + error
+        inf_mass = (fa * b.inf_mass + fb * a.inf_mass + a.inf_mass * b.inf_mass) * (
+            1 + 8 * UNIT_ROUNDOFF
+        ) + error
         upper = UpperPLD(a.h, off, m, inf_mass * (1 + 1e-9), (a.shift + b.shift) * (1 + 1e-12))
         window_t = _lower_window_tilts([(la, 1), (lb, 1)], tail)
         window = window_t[:2]
@@ -523,7 +523,7 @@ class PrivacyLossDistribution:
         # sum |p| + |qt| here the error doubled at every composition: issue 19)
         norm_a, norm_b = max(pa, qa) * 1.000001, max(pb, qb) * 1.000001
         err = la.err * norm_b + lb.err * norm_a + la.err * lb.err + l1p + l1q + 8 * tail
-        lower = _tilted_lower(
+        lower = tilt.tilted_lower_pld(
             LowerPLD(la.h, off_l, p[:size], qt[:size], p_inf, err * (1 + 1e-9)),
             [(la.p, la.offset, 1), (lb.p, lb.offset, 1)],
             [(la.qt, la.offset, 1), (lb.qt, lb.offset, 1)],
@@ -548,37 +548,6 @@ def _split_sums(bins: np.ndarray, at_low: np.ndarray, at_high: np.ndarray, n: in
     out[bins[starts]] += np.add.reduceat(at_low.astype(np.longdouble), starts)
     out[bins[starts] + 1] += np.add.reduceat(at_high.astype(np.longdouble), starts)
     return out.astype(np.float64)
-
-
-def _tilted_lower(
-    lower: LowerPLD,
-    p_factors: list[tuple[np.ndarray, int, int]],
-    q_factors: list[tuple[np.ndarray, int, int]],
-    window: tuple[int, int, float, float],
-    rounding: float,
-    tail: float,
-) -> LowerPLD:
-    """``lower`` (whose ``err`` includes ``rounding``, the l1 error of its transforms and
-    windows) with its entries from a cut on replaced by tilted transforms, where that helps
-    (:func:`dpaudit.pld.tilt.tilted_lower`): tests above the cut then subtract the tilted
-    errors and the inherited part of ``err`` only."""
-    got = tilt.tilted_lower(
-        p_factors, q_factors, window, lower.p, lower.qt, lower.offset, rounding, tail
-    )
-    if got is None:
-        return lower
-    p, qt, err_hi, err_lo, cut = got
-    inherited = max(0.0, lower.err - rounding)
-    return LowerPLD(
-        lower.h,
-        lower.offset,
-        p,
-        qt,
-        lower.p_inf,
-        (inherited + err_hi + err_lo) * (1 + 1e-9),
-        cut,
-        (inherited + err_hi) * (1 + 1e-9),
-    )
 
 
 def _lower_window(parts: list[tuple[LowerPLD, int]], tail: float) -> tuple[int, int]:

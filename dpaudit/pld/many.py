@@ -33,7 +33,6 @@ from dpaudit.pld.distribution import (
     PrivacyLossDistribution,
     UpperPLD,
     _lower_window_tilts,
-    _tilted_lower,
     _trim,
 )
 
@@ -119,7 +118,7 @@ def _lower(parts: list[PrivacyLossDistribution], tail: float) -> LowerPLD:
     # P(some part at +inf) = 1 - prod (1 - p_inf_i), rounded down
     keep = math.fsum(math.log1p(-lo.p_inf) if lo.p_inf < 1 else -math.inf for lo in lows)
     p_inf = -math.expm1(keep) * (1 - 1e-9) if math.isfinite(keep) else 1.0
-    return _tilted_lower(
+    return tilt.tilted_lower_pld(
         LowerPLD(h, off, p[:size], qt[:size], p_inf, err * (1 + 1e-9)),
         [(lo.p, lo.offset, 1) for lo in lows],
         [(lo.qt, lo.offset, 1) for lo in lows],

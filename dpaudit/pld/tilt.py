@@ -37,13 +37,27 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dpaudit.pld import fft
 from dpaudit.pld.fft import UNIT_ROUNDOFF
 
-__all__ = ["CUT_SHARE", "TILT_ABOVE", "TILT_TAIL", "Tilted", "tilted_composition", "upper_merge"]
+if TYPE_CHECKING:  # no import at run time: distribution imports this module
+    from dpaudit.pld.distribution import LowerPLD
+
+__all__ = [
+    "CUT_SHARE",
+    "TILT_ABOVE",
+    "TILT_TAIL",
+    "Tilted",
+    "tilted_composition",
+    "tilted_lower",
+    "tilted_lower_pld",
+    "tilted_upper",
+    "upper_merge",
+]
 
 #: The upper tail whose Chernoff saddle point sets the tilt.  The cut lands about half-way
 #: between the mean and that tail's edge; every profile value beyond it (delta below about
@@ -206,6 +220,8 @@ def tilted_composition(
         below = math.exp(min(t * lo_t - log_scale + log_total + slack, 700.0))
     else:
         below = tail * math.exp(min(t * lo - log_scale + slack, 700.0))
+    if lo_t > hi_t or hi_t - lo_t > 2 * (hi - lo) + 64:
+        return None  # the tilted window would not be cheaper than giving up the gain
     if len(tilted) == 1 and tilted[0][2] > 1:
         x, offset, count = tilted[0]
         vals, start, _, linf = fft.self_convolve_bins(
@@ -357,3 +373,32 @@ def tilted_lower(
     # is an error of that side
     extra = float(np.sum(vp[size - (cut - offset) :])) + float(np.sum(vq[size - (cut - offset) :]))
     return new_p, new_q, (ep + eq + extra) * (1 + 1e-9), error, cut
+
+
+def tilted_lower_pld(
+    lower: LowerPLD,
+    p_factors: list[tuple[np.ndarray, int, int]],
+    q_factors: list[tuple[np.ndarray, int, int]],
+    window: tuple[int, int, float, float],
+    rounding: float,
+    tail: float,
+) -> LowerPLD:
+    """A :class:`~dpaudit.pld.distribution.LowerPLD` (whose ``err`` includes ``rounding``, the
+    l1 error of its transforms and windows) with its entries from a cut on replaced by tilted
+    transforms where that helps (:func:`tilted_lower`): tests whose set lies above the cut then
+    subtract the tilted errors and the inherited part of ``err`` only (``err_from_cut``)."""
+    got = tilted_lower(
+        p_factors, q_factors, window, lower.p, lower.qt, lower.offset, rounding, tail
+    )
+    if got is None:
+        return lower
+    p, qt, err_hi, err_lo, cut = got
+    inherited = max(0.0, lower.err - rounding)
+    return dataclasses.replace(
+        lower,
+        p=p,
+        qt=qt,
+        err=(inherited + err_hi + err_lo) * (1 + 1e-9),
+        cut=cut,
+        err_from_cut=(inherited + err_hi) * (1 + 1e-9),
+    )

@@ -87,7 +87,8 @@ def test_closed_form_matches_one_and_two_fold_quadrature() -> None:
     t = mpmath.mpf("-0.05")
     kink = (1 - b * t) / 2
     quad = mpmath.quad(
-        lambda x: max(0, 1 - mpmath.exp(t - loss(x))) * density(x), [-mpmath.inf, 0, kink, 1, mpmath.inf]
+        lambda x: max(0, 1 - mpmath.exp(t - loss(x))) * density(x),
+        [-mpmath.inf, 0, kink, 1, mpmath.inf],
     )
     assert laplace_profile(t, 1, b) == pytest.approx(float(quad), rel=1e-12)
     e = mpmath.mpf("0.13")

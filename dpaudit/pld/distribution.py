@@ -33,6 +33,7 @@ Privacy:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -360,23 +361,54 @@ class PrivacyLossDistribution:
     upper: UpperPLD
     lower: LowerPLD
     tail: float = DEFAULT_TAIL
+    #: the tilted refinement of the composition that made this PLD, applied by :meth:`refined`
+    pending: tilt.Pending | None = dataclasses.field(default=None, compare=False, repr=False)
 
     @property
     def h(self) -> float:
         """The grid step."""
         return self.upper.h
 
+    def refined(self) -> PrivacyLossDistribution:
+        """This PLD with the tilted transform of its last composition applied
+        (:mod:`dpaudit.pld.tilt`: tighter in the upper tail, where the FFT's rounding mass
+        otherwise dominates a small delta); computed once, on the first query it can move.
+        Compositions use the untilted discretisations (both are certified)."""
+        if self.pending is None:
+            return self
+        return self._refined
+
+    @functools.cached_property
+    def _refined(self) -> PrivacyLossDistribution:
+        assert self.pending is not None
+        upper, lower = self.pending.apply(self.upper, self.lower)
+        return PrivacyLossDistribution(upper, lower, self.tail)
+
+    def _moves(self, scale: float) -> bool:
+        """Whether the refinement can move a delta of about ``scale`` noticeably."""
+        return self.pending is not None and self.pending.rounding >= tilt.REFINE_SHARE * scale
+
     def epsilon_bounds(self, delta: float) -> tuple[float, float]:
-        """``(lower, upper)`` bounds on epsilon at ``delta`` (floats rounded outward).
+        """``(lower, upper)`` bounds on epsilon at ``delta`` (floats rounded outward); both
+        discretisations are certified, so with a refinement the tighter of each is returned.
 
         Raises:
             ValueError: if delta is not in [0, 1].
         """
-        return self.lower.epsilon(delta), self.upper.epsilon(delta)
+        lo, hi = self.lower.epsilon(delta), self.upper.epsilon(delta)
+        if self._moves(delta):
+            d = self.refined()
+            lo, hi = max(lo, d.lower.epsilon(delta)), min(hi, d.upper.epsilon(delta))
+        return lo, hi
 
     def delta_bounds(self, epsilon: float) -> tuple[float, float]:
-        """``(lower, upper)`` bounds on the privacy profile at ``epsilon``."""
-        return self.lower.delta(epsilon), self.upper.delta(epsilon)
+        """``(lower, upper)`` bounds on the privacy profile at ``epsilon`` (the tighter of the
+        untilted and the refined discretisations, as for :meth:`epsilon_bounds`)."""
+        lo, hi = self.lower.delta(epsilon), self.upper.delta(epsilon)
+        if self._moves(hi):
+            d = self.refined()
+            lo, hi = max(lo, d.lower.delta(epsilon)), min(hi, d.upper.delta(epsilon))
+        return lo, hi
 
     def coarsened(self, g: int) -> PrivacyLossDistribution:
         """Both discretisations on the grid of step ``g h`` (see :meth:`UpperPLD.coarsened` and
@@ -431,17 +463,24 @@ class PrivacyLossDistribution:
         )
         m, off, cut = _trim(m, off, win)
         finite = float(np.sum(up.masses)) * (1 + _SUM_REL)
+        gap, error = _power_gap(finite, up.inf_mass, count), l1 + 2 * self.tail + cut
+        upper = UpperPLD(up.h, off, m, (gap + error) * (1 + 1e-9), up.shift * count * (1 + 1e-12))
         # the rounding and window error moves below the cut of a tilted transform (pld/tilt.py)
-        m, off, error = tilt.tilted_upper(
-            [(up.masses, up.offset, count)], win_t, m, off, l1 + 2 * self.tail + cut, self.tail
+        pending = tilt.Pending(
+            [(up.masses, up.offset, count)],
+            win_t,
+            error,
+            gap,
+            None,
+            (0, 0, 0.0, 0.0),
+            0.0,
+            self.tail,
         )
-        inf_mass = _power_gap(finite, up.inf_mass, count) + error
-        upper = UpperPLD(up.h, off, m, inf_mass * (1 + 1e-9), up.shift * count * (1 + 1e-12))
         # --- lower
         window_t = _lower_window_tilts([(lo, count)], self.tail)
         window = window_t[:2]
         if window[1] - window[0] + 1 > GRID_BUDGET:
-            return PrivacyLossDistribution(upper, LowerPLD.nothing(lo.h), self.tail)
+            return PrivacyLossDistribution(upper, LowerPLD.nothing(lo.h), self.tail, pending)
         lattice = fft.lattice_stride(_dominating(lo.p, lo.qt))
         p, off_l, l1p = fft.self_convolve(lo.p, lo.offset, count, window, lattice)
         qt, _off_q, l1q = fft.self_convolve(lo.qt, lo.offset, count, window, lattice)
@@ -457,15 +496,14 @@ class PrivacyLossDistribution:
             + l1q
             + 4 * self.tail * 2
         )
-        lower = tilt.tilted_lower_pld(
-            LowerPLD(lo.h, off_l, p[:size], qt[:size], p_inf, err * (1 + 1e-9)),
-            [(lo.p, lo.offset, count)],
-            [(lo.qt, lo.offset, count)],
-            window_t,
-            l1p + l1q + 8 * self.tail,
-            self.tail,
+        lower = LowerPLD(lo.h, off_l, p[:size], qt[:size], p_inf, err * (1 + 1e-9))
+        pending = dataclasses.replace(
+            pending,
+            low_factors=([(lo.p, lo.offset, count)], [(lo.qt, lo.offset, count)]),
+            low_window=window_t,
+            low_rounding=l1p + l1q + 8 * self.tail,
         )
-        return PrivacyLossDistribution(upper, lower, self.tail)
+        return PrivacyLossDistribution(upper, lower, self.tail, pending)
 
     def compose(self, other: PrivacyLossDistribution) -> PrivacyLossDistribution:
         """The PLD of this pair followed by ``other`` (independent, adaptive composition).
@@ -503,15 +541,16 @@ class PrivacyLossDistribution:
         fa = float(np.sum(a.masses)) * (1 + _SUM_REL)
         fb = float(np.sum(b.masses)) * (1 + _SUM_REL)
         factors = [(a.masses, a.offset, 1), (b.masses, b.offset, 1)]
-        m, off, error = tilt.tilted_upper(factors, win_t, m, off, l1 + 2 * tail + cut, tail)
-        inf_mass = (fa * b.inf_mass + fb * a.inf_mass + a.inf_mass * b.inf_mass) * (
+        error = l1 + 2 * tail + cut
+        gap = (fa * b.inf_mass + fb * a.inf_mass + a.inf_mass * b.inf_mass) * (
             1 + 8 * UNIT_ROUNDOFF
-        ) + error
-        upper = UpperPLD(a.h, off, m, inf_mass * (1 + 1e-9), (a.shift + b.shift) * (1 + 1e-12))
+        )
+        upper = UpperPLD(a.h, off, m, (gap + error) * (1 + 1e-9), (a.shift + b.shift) * (1 + 1e-12))
+        pending = tilt.Pending(factors, win_t, error, gap, None, (0, 0, 0.0, 0.0), 0.0, tail)
         window_t = _lower_window_tilts([(la, 1), (lb, 1)], tail)
         window = window_t[:2]
         if window[1] - window[0] + 1 > GRID_BUDGET:
-            return PrivacyLossDistribution(upper, LowerPLD.nothing(la.h), tail)
+            return PrivacyLossDistribution(upper, LowerPLD.nothing(la.h), tail, pending)
         p, off_l, l1p = fft.convolve(la.p, la.offset, lb.p, lb.offset, window)
         qt, _, l1q = fft.convolve(la.qt, la.offset, lb.qt, lb.offset, window)
         size = min(len(p), len(qt))
@@ -523,15 +562,17 @@ class PrivacyLossDistribution:
         # sum |p| + |qt| here the error doubled at every composition: issue 19)
         norm_a, norm_b = max(pa, qa) * 1.000001, max(pb, qb) * 1.000001
         err = la.err * norm_b + lb.err * norm_a + la.err * lb.err + l1p + l1q + 8 * tail
-        lower = tilt.tilted_lower_pld(
-            LowerPLD(la.h, off_l, p[:size], qt[:size], p_inf, err * (1 + 1e-9)),
-            [(la.p, la.offset, 1), (lb.p, lb.offset, 1)],
-            [(la.qt, la.offset, 1), (lb.qt, lb.offset, 1)],
-            window_t,
-            l1p + l1q + 8 * tail,
-            tail,
+        lower = LowerPLD(la.h, off_l, p[:size], qt[:size], p_inf, err * (1 + 1e-9))
+        pending = dataclasses.replace(
+            pending,
+            low_factors=(
+                [(la.p, la.offset, 1), (lb.p, lb.offset, 1)],
+                [(la.qt, la.offset, 1), (lb.qt, lb.offset, 1)],
+            ),
+            low_window=window_t,
+            low_rounding=l1p + l1q + 8 * tail,
         )
-        return PrivacyLossDistribution(upper, lower, tail)
+        return PrivacyLossDistribution(upper, lower, tail, pending)
 
 
 #: Unit roundoff of numpy's extended type (2**-64 for x86's 80-bit format; on platforms where

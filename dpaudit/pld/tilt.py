@@ -45,12 +45,14 @@ from dpaudit.pld import fft
 from dpaudit.pld.fft import UNIT_ROUNDOFF
 
 if TYPE_CHECKING:  # no import at run time: distribution imports this module
-    from dpaudit.pld.distribution import LowerPLD
+    from dpaudit.pld.distribution import LowerPLD, UpperPLD
 
 __all__ = [
     "CUT_SHARE",
+    "REFINE_SHARE",
     "TILT_ABOVE",
     "TILT_TAIL",
+    "Pending",
     "Tilted",
     "tilted_composition",
     "tilted_lower",
@@ -402,3 +404,57 @@ def tilted_lower_pld(
         cut=cut,
         err_from_cut=(inherited + err_hi) * (1 + 1e-9),
     )
+
+
+#: A composition is refined by its tilted transform only for a query it can move: an epsilon
+#: at a delta, or a delta of about that size, at most this many times the rounding mass the
+#: transform would remove (below, that mass moves delta by less than this share).  Results
+#: that are only composed further never pay for it.
+REFINE_SHARE = 1e-4
+
+
+@dataclasses.dataclass(frozen=True)
+class Pending:
+    """The inputs of the tilted refinement of one composition (upper and lower side), kept
+    with its untilted result and applied on the first query it can move
+    (:meth:`dpaudit.pld.distribution.PrivacyLossDistribution.refined`).
+
+    Attributes:
+        up_factors: the upper inputs ``(masses, offset, count)``.
+        up_window: their composition's window ``(lo, hi, t_hi)``.
+        up_error: the untilted result's rounding and window mass (at ``+inf``).
+        up_gap: the rest of its mass at ``+inf`` (the inputs' own).
+        low_factors: the lower inputs' P- and tilted Q-factors, or None (no lower side).
+        low_window: their window ``(lo, hi, t_p, t_q)``.
+        low_rounding: the untilted lower result's rounding and window share of ``err``.
+        tail: the windows' tail.
+    """
+
+    up_factors: list[tuple[np.ndarray, int, int]]
+    up_window: tuple[int, int, float]
+    up_error: float
+    up_gap: float
+    low_factors: tuple[list[tuple[np.ndarray, int, int]], list[tuple[np.ndarray, int, int]]] | None
+    low_window: tuple[int, int, float, float]
+    low_rounding: float
+    tail: float
+
+    @property
+    def rounding(self) -> float:
+        """The largest rounding mass the refinement can remove from either side."""
+        return max(self.up_error, self.low_rounding if self.low_factors is not None else 0.0)
+
+    def apply(self, upper: UpperPLD, lower: LowerPLD) -> tuple[UpperPLD, LowerPLD]:
+        """The refined ``(upper, lower)`` of the untilted ones."""
+        m, off, at_inf = tilted_upper(
+            self.up_factors, self.up_window, upper.masses, upper.offset, self.up_error, self.tail
+        )
+        if m is not upper.masses:
+            inf_mass = (self.up_gap + at_inf) * (1 + 1e-9)
+            upper = dataclasses.replace(upper, offset=off, masses=m, inf_mass=inf_mass)
+        if self.low_factors is not None:
+            p_factors, q_factors = self.low_factors
+            lower = tilted_lower_pld(
+                lower, p_factors, q_factors, self.low_window, self.low_rounding, self.tail
+            )
+        return upper, lower

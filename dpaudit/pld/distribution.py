@@ -40,6 +40,7 @@ import numpy as np
 
 from dpaudit.pld import fft, tilt
 from dpaudit.pld.fft import UNIT_ROUNDOFF
+from dpaudit.pld.sums import _EXTENDED_ROUNDOFF, _split_sums, _suffix_tilted
 
 __all__ = [
     "DEFAULT_TAIL",
@@ -81,39 +82,6 @@ def _check_epsilon(epsilon: float) -> None:
 def _check_count(count: int) -> None:
     if not isinstance(count, (int, np.integer)) or isinstance(count, bool) or count < 1:
         raise ValueError(f"count must be an integer >= 1, got {count!r}")
-
-
-#: Block length of :func:`_suffix_tilted` in units of 1/h: exp(h u) stays below e^30 inside a
-#: block, so the scaled terms neither overflow nor lose relative accuracy.
-_BLOCK_LOSS = 30.0
-
-
-def _suffix_tilted(values: np.ndarray, h: float) -> np.ndarray:
-    """T_j = sum_{i > j} values_i exp((j - i) h), for non-negative values, in numpy.
-
-    On the reversed sequence x (so T is y reversed), y_k = sum_{u <= k} d^{k-u+1} z_u with
-    d = exp(-h) and z = (0, x_0, x_1, ...).  In a block starting at s,
-    y_{s+t} = d^{t+1} (y_{s-1} + sum_{u <= t} d^{-u} z_{s+u}): a cumulative sum of non-negative
-    terms scaled by at most e^30, so each value's relative error is at most (block length
-    + 6) unit roundoffs plus the carried y_{s-1}'s; the callers allow 4 n unit roundoffs, and
-    the per-block excess (6 per block) is added here, rounded up.  (This replaced a call of
-    ``scipy.signal.lfilter``: importing scipy.signal took about 1 s of every command's start.)
-    """
-    if values.size == 0:
-        return values.copy()
-    n = values.size
-    z = np.concatenate(([0.0], values[::-1][:-1]))
-    block = max(1, min(n, int(_BLOCK_LOSS / h) if h > 0 else n))
-    y = np.empty(n)
-    carry = 0.0
-    for s in range(0, n, block):
-        t = np.arange(min(block, n - s), dtype=float)
-        with np.errstate(under="ignore"):
-            part = np.cumsum(z[s : s + len(t)] * np.exp(t * h))
-            y[s : s + len(t)] = np.exp(-(t + 1) * h) * (carry + part)
-        carry = float(y[s + len(t) - 1])
-    blocks = -(-n // block)
-    return y[::-1] * (1 + 8 * (blocks + 1) * UNIT_ROUNDOFF)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -575,37 +543,15 @@ class PrivacyLossDistribution:
         return PrivacyLossDistribution(upper, lower, tail, pending)
 
 
-#: Unit roundoff of numpy's extended type (2**-64 for x86's 80-bit format; on platforms where
-#: it is plain double, 2**-53): the block sums of :meth:`UpperPLD.coarsened` use it.
-_EXTENDED_ROUNDOFF = float(np.finfo(np.longdouble).eps) / 2
-
-
-def _split_sums(bins: np.ndarray, at_low: np.ndarray, at_high: np.ndarray, n: int) -> np.ndarray:
-    """``out[b] = sum(at_low[bins == b]) + sum(at_high[bins == b - 1])`` for sorted ``bins`` in
-    ``[0, n - 1)``, summed in extended precision and rounded once to float64 (each entry within
-    ``(terms + 1)`` extended roundoffs plus one double roundoff of the exact sum)."""
-    starts = np.flatnonzero(np.concatenate(([True], bins[1:] != bins[:-1])))
-    out = np.zeros(n, dtype=np.longdouble)
-    out[bins[starts]] += np.add.reduceat(at_low.astype(np.longdouble), starts)
-    out[bins[starts] + 1] += np.add.reduceat(at_high.astype(np.longdouble), starts)
-    return out.astype(np.float64)
-
-
-def _lower_window(parts: list[tuple[LowerPLD, int]], tail: float) -> tuple[int, int]:
-    """A window holding both the P- and the tilted Q-measure of a composition up to ``tail``
-    mass per side: the union of their Chernoff windows.  (One window of their entrywise
-    maximum also holds both, but that measure's total mass exceeds 1 by up to the spread of
-    ``qt / p``, which its k-th power turns into a window far too wide for large k.)"""
-    lo, hi, _, _ = _lower_window_tilts(parts, tail)
-    return lo, hi
-
-
 def _lower_window_tilts(
     parts: list[tuple[LowerPLD, int]], tail: float
 ) -> tuple[int, int, float, float]:
-    """:func:`_lower_window` and the upper-edge tilts of its P- and its tilted Q-measure (as
-    :func:`dpaudit.pld.fft.chernoff_window_tilt` returns them; nan for a Q-measure that got no
-    window of its own)."""
+    """A window holding both the P- and the tilted Q-measure of a composition up to ``tail``
+    mass per side: the union of their Chernoff windows (one window of their entrywise maximum
+    also holds both, but that measure's total mass exceeds 1 by up to the spread of
+    ``qt / p``, which its k-th power turns into a window far too wide for large k); and the
+    upper-edge tilts of the two measures (as :func:`dpaudit.pld.fft.chernoff_window_tilt`
+    returns them; nan for a Q-measure that got no window of its own)."""
     lo_p, hi_p, t_p = fft.chernoff_window_tilt([(d.p, d.offset, c) for d, c in parts], tail)
     # a tilted measure whose whole composed mass is below the tail needs no window of its own
     # (the Chernoff search has no stationary point then and returns a useless window)

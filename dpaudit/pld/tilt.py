@@ -27,6 +27,13 @@ tilted errors from ``c`` on sum to at most :data:`CUT_SHARE` of ``A``: no profil
 more than that share worse than without tilting (``A`` at ``c - 1`` instead of ``+inf`` counts
 only for ``eps < s_{c-1}``), and for ``eps >= s_{c-1}`` the rounding term nearly vanishes.
 
+When.  The refinement is lazy (:class:`Pending`, kept with each composition's untilted
+result and applied by :meth:`dpaudit.pld.distribution.PrivacyLossDistribution.refined`): a
+query computes it only when the rounding mass is at least :data:`REFINE_SHARE` of its delta,
+and the bounds returned are the tighter of the untilted and the refined ones (both are
+certified).  Results that are only composed further are never refined: compositions use the
+untilted discretisations.
+
 Rounding of the tilt itself: each tilted input is within relative ``r_in`` of the exact one
 (the exponent ``t i - K`` to ``2 u (|t i| + |K|)``, ``exp`` to one ulp, the product to ``u``), so
 the convolution of the computed inputs is within the factor ``(1 +- r_in)**k`` of the exact

@@ -90,8 +90,9 @@ class Tilted:
         t: the tilt per grid index.
         lo: index of ``values[0]``.
         values: the computed transform of the tilted inputs (clipped at 0).
-        log_scale: ``S = sum_c count_c K_c``, the inputs' normalisers: the exact tilted result
-            is ``y~_j = y_j exp(t j - S)``.
+        log_scale: ``S ~ sum_c count_c K_c``, the inputs' normalisers: the exact tilted
+            result is ``y~_j = y_j exp(t j - sum_c count_c K_c)``, and ``S`` is within
+            ``scale_err`` of that sum (its rounding).
         bin_error: bound on each entry's distance to the folded convolution of the computed
             inputs.
         grow: the computed inputs' convolution ``z`` satisfies ``z / grow <= y~ <= z grow``,
@@ -108,11 +109,14 @@ class Tilted:
     grow: float
     alias: float
     tail: float
+    scale_err: float = 0.0
 
     def _r_out(self, start: int) -> float:
-        """The relative rounding bound of the untilting factors from ``start`` on."""
+        """The relative rounding bound of the untilting factors from ``start`` on: the
+        exponent ``S - t j`` to ``u (2 |t j| + |S|)`` plus ``scale_err``, ``exp`` to one ulp."""
         top = max(abs(start), abs(self.lo + len(self.values)))
-        return (2 * (abs(self.log_scale) + self.t * top) + 4) * 1.01 * UNIT_ROUNDOFF
+        rel = (2 * (abs(self.log_scale) + self.t * top) + 4) * UNIT_ROUNDOFF
+        return (rel + math.expm1(self.scale_err)) * 1.01
 
     def untilted(self, start: int) -> np.ndarray:
         """The computed masses at indices ``start, ..., top`` (values times the factors)."""
@@ -200,17 +204,20 @@ def tilted_composition(
     if not t > 0 or not math.isfinite(t):
         return None
     tilted = []
-    log_scale = 0.0
+    scales = []
     log_total = 0.0
     r_max = 0.0
     copies = 0
     for masses, offset, count in factors:
         x, k, r_in = _tilt(masses, offset, t)
         tilted.append((x, offset, count))
-        log_scale += count * k
+        scales.append(count * k)
         log_total += count * math.log(max(float(np.sum(masses)) * (1 + 1e-12), 1e-300))
         r_max = max(r_max, r_in)
         copies += count
+    # fsum rounds the sum once; each product count * k once
+    log_scale = math.fsum(scales)
+    scale_err = 2 * UNIT_ROUNDOFF * (abs(log_scale) + math.fsum(abs(v) for v in scales))
     # (1 - r)^-k <= exp(k r / (1 - r)): z within the factor grow of y~, entrywise
     grow = math.exp(copies * r_max / (1 - r_max) * (1 + 1e-6)) * (1 + 4 * UNIT_ROUNDOFF)
     lo, hi = window
@@ -242,7 +249,7 @@ def tilted_composition(
         )
     vals = vals[: hi_t - start + 1]
     alias = (above + below) * grow * (1 + 1e-9)
-    return Tilted(t, start, vals, log_scale, linf, grow, alias, tail)
+    return Tilted(t, start, vals, log_scale, linf, grow, alias, tail, scale_err)
 
 
 def upper_merge(

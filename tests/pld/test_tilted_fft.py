@@ -173,7 +173,8 @@ def test_tilted_entries_bound_the_exact_convolution(
     x, k, r_in = tilt._tilt(masses, offset, t)
     vals, start, _, linf = fft.self_convolve_bins(x, offset, count, window)
     grow = math.exp(count * r_in / (1 - r_in) * (1 + 1e-6)) * (1 + 4 * fft.UNIT_ROUNDOFF)
-    tl = tilt.Tilted(t, start, vals[: len(exact)], count * k, linf, grow, 0.0, 0.0)
+    scale_err = 2 * fft.UNIT_ROUNDOFF * abs(count * k)
+    tl = tilt.Tilted(t, start, vals[: len(exact)], count * k, linf, grow, 0.0, 0.0, scale_err)
     upper = tl.upper_masses(start)
     for j, u in enumerate(upper):
         assert Fraction(float(u)) >= exact[start - lo + j]
@@ -209,3 +210,19 @@ def test_tilted_and_untilted_intervals_both_hold_the_closed_form(
     for lo, hi in (default, forced_bounds, plain):
         assert lo <= exact <= hi
     assert default[1] - default[0] <= (plain[1] - plain[0]) * 1.01 + 1e-15
+
+
+def test_refinement_is_lazy_and_never_loosens() -> None:
+    """The tilted transform runs only for a query it can move (delta within 1e4 times the
+    rounding mass), is computed once, and the returned bounds are the tighter of the
+    untilted and the refined ones; compositions use the untilted discretisations."""
+    d = pld.laplace(10.0, value_discretization=1e-3).self_compose(100).remove
+    assert d.pending is not None and "_refined" not in d.__dict__
+    d.epsilon_bounds(1e-5)
+    assert "_refined" not in d.__dict__
+    lo, hi = d.epsilon_bounds(1e-10)
+    assert "_refined" in d.__dict__ and d.refined() is d.refined()
+    plain = (d.lower.epsilon(1e-10), d.upper.epsilon(1e-10))
+    assert plain[0] <= lo <= hi <= plain[1] and hi < plain[1] * (1 - 5e-4)
+    twice = d.compose(d)
+    assert twice.pending is not None and "_refined" not in d.refined().__dict__

@@ -457,13 +457,10 @@ class PrivacyLossDistribution:
         q_fin = float(np.sum(lo.qt)) * (1 + _SUM_REL)
         # the exact finite P-mass is 1 - p_inf, so P(some copy hits +inf) = 1 - (1 - p_inf)^k
         p_inf = -math.expm1(count * math.log1p(-lo.p_inf)) * (1 - 1e-9) if lo.p_inf < 1 else 1.0
-        err = (
-            _power_gap(p_fin, lo.err, count)
-            + _power_gap(q_fin, lo.err, count)
-            + l1p
-            + l1q
-            + 4 * self.tail * 2
-        )
+        # with a + b <= err the l1 errors of p and qt, the k-th powers are off by at most
+        # gap_p(a) + gap_q(b) (telescoping), convex in a: at most max(gap_p(err), gap_q(err))
+        # (the sum of both, as before, counted err twice)
+        err = _power_gap(max(p_fin, q_fin), lo.err, count) + l1p + l1q + 4 * self.tail * 2
         lower = LowerPLD(lo.h, off_l, p[:size], qt[:size], p_inf, err * (1 + 1e-9))
         pending = dataclasses.replace(
             pending,

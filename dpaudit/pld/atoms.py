@@ -61,6 +61,7 @@ class _Accumulator:
         self.inf_up = 0.0
         self.p_inf = 0.0
         self.err_up = 0.0
+        self.top = -1  # the highest index of m an atom's split reached (err_up goes there)
         self.err_low = 0.0
         self.shift = 0.0
 
@@ -106,6 +107,7 @@ class _Accumulator:
             self.m[i] += p_mass * w
             self.m[i + 1] += p_mass * (1 - w)
             self.err_up += 8 * UNIT_ROUNDOFF * p_mass
+            self.top = max(self.top, i + 1)
         if low:
             self.p[i] += p_mass * w
             self.p[i + 1] += p_mass * (1 - w)
@@ -117,10 +119,17 @@ class _Accumulator:
     def build(self, tail: float) -> PrivacyLossDistribution:
         nz = np.nonzero((self.m > 0) | (self.qt > 0) | (self.p > 0))[0]
         lo, hi = (int(nz[0]), int(nz[-1]) + 1) if nz.size else (0, 1)
+        inf_up = self.inf_up
+        if self.top >= 0 and self.err_up > 0:
+            # the splits' rounding error (an l1 bound) is added at the highest grid point they
+            # reached, not at +inf: every exact split mass lies at or below it, and moving mass
+            # up only raises the profile, here and after any composition (see pld/tilt.py)
+            self.m[self.top] = (self.m[self.top] + self.err_up) * (1 + 2 * UNIT_ROUNDOFF)
+            lo, hi = min(lo, self.top), max(hi, self.top + 1)
+        else:
+            inf_up += self.err_up
         off = self.j0 + lo
-        upper = UpperPLD(
-            self.h, off, self.m[lo:hi].copy(), (self.inf_up + self.err_up) * (1 + 1e-12), self.shift
-        )
+        upper = UpperPLD(self.h, off, self.m[lo:hi].copy(), inf_up * (1 + 1e-12), self.shift)
         lower = LowerPLD(
             self.h,
             off,

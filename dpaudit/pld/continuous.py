@@ -161,6 +161,7 @@ def _continuous_pld(pair: _ContinuousPair, h: float, tail: float) -> PrivacyLoss
         up.add_atom(la + acc.shift, p_lo_hi, p_lo_hi * math.exp(-la - acc.shift))
         acc.m += up.m
         acc.err_up += up.err_up
+        acc.top = max(acc.top, up.top)
         acc.shift = max(acc.shift, up.shift)
     acc.p[0] += p_lo_lo
     acc.qt[0] += q_lo_hi * math.exp(j0 * h) * (1 + 1e-12)

@@ -33,12 +33,14 @@ Privacy:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
 
-from dpaudit.pld import fft
+from dpaudit.pld import fft, tilt
 from dpaudit.pld.fft import UNIT_ROUNDOFF
+from dpaudit.pld.sums import _EXTENDED_ROUNDOFF, _split_sums, _suffix_tilted
 
 __all__ = [
     "DEFAULT_TAIL",
@@ -80,39 +82,6 @@ def _check_epsilon(epsilon: float) -> None:
 def _check_count(count: int) -> None:
     if not isinstance(count, (int, np.integer)) or isinstance(count, bool) or count < 1:
         raise ValueError(f"count must be an integer >= 1, got {count!r}")
-
-
-#: Block length of :func:`_suffix_tilted` in units of 1/h: exp(h u) stays below e^30 inside a
-#: block, so the scaled terms neither overflow nor lose relative accuracy.
-_BLOCK_LOSS = 30.0
-
-
-def _suffix_tilted(values: np.ndarray, h: float) -> np.ndarray:
-    """T_j = sum_{i > j} values_i exp((j - i) h), for non-negative values, in numpy.
-
-    On the reversed sequence x (so T is y reversed), y_k = sum_{u <= k} d^{k-u+1} z_u with
-    d = exp(-h) and z = (0, x_0, x_1, ...).  In a block starting at s,
-    y_{s+t} = d^{t+1} (y_{s-1} + sum_{u <= t} d^{-u} z_{s+u}): a cumulative sum of non-negative
-    terms scaled by at most e^30, so each value's relative error is at most (block length
-    + 6) unit roundoffs plus the carried y_{s-1}'s; the callers allow 4 n unit roundoffs, and
-    the per-block excess (6 per block) is added here, rounded up.  (This replaced a call of
-    ``scipy.signal.lfilter``: importing scipy.signal took about 1 s of every command's start.)
-    """
-    if values.size == 0:
-        return values.copy()
-    n = values.size
-    z = np.concatenate(([0.0], values[::-1][:-1]))
-    block = max(1, min(n, int(_BLOCK_LOSS / h) if h > 0 else n))
-    y = np.empty(n)
-    carry = 0.0
-    for s in range(0, n, block):
-        t = np.arange(min(block, n - s), dtype=float)
-        with np.errstate(under="ignore"):
-            part = np.cumsum(z[s : s + len(t)] * np.exp(t * h))
-            y[s : s + len(t)] = np.exp(-(t + 1) * h) * (carry + part)
-        carry = float(y[s + len(t) - 1])
-    blocks = -(-n // block)
-    return y[::-1] * (1 + 8 * (blocks + 1) * UNIT_ROUNDOFF)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -234,6 +203,10 @@ class LowerPLD:
         qt: tilted Q-masses ``exp(s_j) Q_j`` at the grid points.
         p_inf: P-mass at ``+inf`` (where Q has no mass).
         err: bound on the l1 error of ``p`` plus that of ``qt`` (and of ``p_inf``).
+        cut: a grid index (or None) from which on ``err_from_cut`` bounds that error: a test
+            whose set holds only grid points from ``cut`` on subtracts only ``err_from_cut``
+            (the entries there come from a tilted transform, :mod:`dpaudit.pld.tilt`).
+        err_from_cut: bound on the l1 error of ``p`` plus ``qt`` over the indices ``>= cut``.
     """
 
     h: float
@@ -242,6 +215,8 @@ class LowerPLD:
     qt: np.ndarray
     p_inf: float
     err: float
+    cut: int | None = None
+    err_from_cut: float = 0.0
 
     def losses(self) -> np.ndarray:
         """The grid points."""
@@ -295,7 +270,11 @@ class LowerPLD:
         with np.errstate(under="ignore"):
             qpart = float(np.sum(self.qt[sel] * np.exp(epsilon - s[sel]))) * (1 + _SUM_REL)
         ppart = float(np.sum(self.p[sel])) * (1 - _SUM_REL)
-        value = (self.p_inf + ppart) * (1 - 4 * UNIT_ROUNDOFF) - qpart - self.err
+        err = self.err
+        if self.cut is not None and epsilon >= (self.cut - 1) * self.h:
+            # the test set {s > epsilon} holds only grid points from the cut on
+            err = self.err_from_cut
+        value = (self.p_inf + ppart) * (1 - 4 * UNIT_ROUNDOFF) - qpart - err
         return max(0.0, value)
 
     def epsilon(self, delta: float) -> float:
@@ -310,7 +289,12 @@ class LowerPLD:
         qt_suffix = _suffix_tilted(self.qt, h) * grow
         p_suffix = np.cumsum(self.p[::-1])[::-1]
         p_suffix = np.concatenate((p_suffix[1:], [0.0])) * (1 - _SUM_REL - 4 * n * UNIT_ROUNDOFF)
-        avail = (self.p_inf + p_suffix) * (1 - 4 * UNIT_ROUNDOFF) - self.err - delta
+        err = np.full(n, self.err)
+        if self.cut is not None:
+            # S_j = {index > offset + j} holds only grid points from the cut on when
+            # offset + j >= cut - 1
+            err[max(0, self.cut - 1 - self.offset) :] = self.err_from_cut
+        avail = (self.p_inf + p_suffix) * (1 - 4 * UNIT_ROUNDOFF) - err - delta
         s = self.losses()
         best = 0.0
         good = avail > 0
@@ -345,23 +329,54 @@ class PrivacyLossDistribution:
     upper: UpperPLD
     lower: LowerPLD
     tail: float = DEFAULT_TAIL
+    #: the tilted refinement of the composition that made this PLD, applied by :meth:`refined`
+    pending: tilt.Pending | None = dataclasses.field(default=None, compare=False, repr=False)
 
     @property
     def h(self) -> float:
         """The grid step."""
         return self.upper.h
 
+    def refined(self) -> PrivacyLossDistribution:
+        """This PLD with the tilted transform of its last composition applied
+        (:mod:`dpaudit.pld.tilt`: tighter in the upper tail, where the FFT's rounding mass
+        otherwise dominates a small delta); computed once, on the first query it can move.
+        Compositions use the untilted discretisations (both are certified)."""
+        if self.pending is None:
+            return self
+        return self._refined
+
+    @functools.cached_property
+    def _refined(self) -> PrivacyLossDistribution:
+        assert self.pending is not None
+        upper, lower = self.pending.apply(self.upper, self.lower)
+        return PrivacyLossDistribution(upper, lower, self.tail)
+
+    def _moves(self, scale: float) -> bool:
+        """Whether the refinement can move a delta of about ``scale`` noticeably."""
+        return self.pending is not None and self.pending.rounding >= tilt.REFINE_SHARE * scale
+
     def epsilon_bounds(self, delta: float) -> tuple[float, float]:
-        """``(lower, upper)`` bounds on epsilon at ``delta`` (floats rounded outward).
+        """``(lower, upper)`` bounds on epsilon at ``delta`` (floats rounded outward); both
+        discretisations are certified, so with a refinement the tighter of each is returned.
 
         Raises:
             ValueError: if delta is not in [0, 1].
         """
-        return self.lower.epsilon(delta), self.upper.epsilon(delta)
+        lo, hi = self.lower.epsilon(delta), self.upper.epsilon(delta)
+        if self._moves(delta):
+            d = self.refined()
+            lo, hi = max(lo, d.lower.epsilon(delta)), min(hi, d.upper.epsilon(delta))
+        return lo, hi
 
     def delta_bounds(self, epsilon: float) -> tuple[float, float]:
-        """``(lower, upper)`` bounds on the privacy profile at ``epsilon``."""
-        return self.lower.delta(epsilon), self.upper.delta(epsilon)
+        """``(lower, upper)`` bounds on the privacy profile at ``epsilon`` (the tighter of the
+        untilted and the refined discretisations, as for :meth:`epsilon_bounds`)."""
+        lo, hi = self.lower.delta(epsilon), self.upper.delta(epsilon)
+        if self._moves(hi):
+            d = self.refined()
+            lo, hi = max(lo, d.lower.delta(epsilon)), min(hi, d.upper.delta(epsilon))
+        return lo, hi
 
     def coarsened(self, g: int) -> PrivacyLossDistribution:
         """Both discretisations on the grid of step ``g h`` (see :meth:`UpperPLD.coarsened` and
@@ -406,7 +421,8 @@ class PrivacyLossDistribution:
             return self
         up, lo = self.upper, self.lower
         # --- upper
-        win = fft.chernoff_window([(up.masses, up.offset, count)], self.tail)
+        win_t = fft.chernoff_window_tilt([(up.masses, up.offset, count)], self.tail)
+        win = win_t[:2]
         g = self._budgeted(win)
         if g > 1:
             return self.coarsened(g).self_compose(count)
@@ -415,12 +431,24 @@ class PrivacyLossDistribution:
         )
         m, off, cut = _trim(m, off, win)
         finite = float(np.sum(up.masses)) * (1 + _SUM_REL)
-        inf_mass = _power_gap(finite, up.inf_mass, count) + l1 + 2 * self.tail + cut
-        upper = UpperPLD(up.h, off, m, inf_mass * (1 + 1e-9), up.shift * count * (1 + 1e-12))
+        gap, error = _power_gap(finite, up.inf_mass, count), l1 + 2 * self.tail + cut
+        upper = UpperPLD(up.h, off, m, (gap + error) * (1 + 1e-9), up.shift * count * (1 + 1e-12))
+        # the rounding and window error moves below the cut of a tilted transform (pld/tilt.py)
+        pending = tilt.Pending(
+            [(up.masses, up.offset, count)],
+            win_t,
+            error,
+            gap,
+            None,
+            (0, 0, 0.0, 0.0),
+            0.0,
+            self.tail,
+        )
         # --- lower
-        window = _lower_window([(lo, count)], self.tail)
+        window_t = _lower_window_tilts([(lo, count)], self.tail)
+        window = window_t[:2]
         if window[1] - window[0] + 1 > GRID_BUDGET:
-            return PrivacyLossDistribution(upper, LowerPLD.nothing(lo.h), self.tail)
+            return PrivacyLossDistribution(upper, LowerPLD.nothing(lo.h), self.tail, pending)
         lattice = fft.lattice_stride(_dominating(lo.p, lo.qt))
         p, off_l, l1p = fft.self_convolve(lo.p, lo.offset, count, window, lattice)
         qt, _off_q, l1q = fft.self_convolve(lo.qt, lo.offset, count, window, lattice)
@@ -429,15 +457,18 @@ class PrivacyLossDistribution:
         q_fin = float(np.sum(lo.qt)) * (1 + _SUM_REL)
         # the exact finite P-mass is 1 - p_inf, so P(some copy hits +inf) = 1 - (1 - p_inf)^k
         p_inf = -math.expm1(count * math.log1p(-lo.p_inf)) * (1 - 1e-9) if lo.p_inf < 1 else 1.0
-        err = (
-            _power_gap(p_fin, lo.err, count)
-            + _power_gap(q_fin, lo.err, count)
-            + l1p
-            + l1q
-            + 4 * self.tail * 2
-        )
+        # with a + b <= err the l1 errors of p and qt, the k-th powers are off by at most
+        # gap_p(a) + gap_q(b) (telescoping), convex in a: at most max(gap_p(err), gap_q(err))
+        # (the sum of both, as before, counted err twice)
+        err = _power_gap(max(p_fin, q_fin), lo.err, count) + l1p + l1q + 4 * self.tail * 2
         lower = LowerPLD(lo.h, off_l, p[:size], qt[:size], p_inf, err * (1 + 1e-9))
-        return PrivacyLossDistribution(upper, lower, self.tail)
+        pending = dataclasses.replace(
+            pending,
+            low_factors=([(lo.p, lo.offset, count)], [(lo.qt, lo.offset, count)]),
+            low_window=window_t,
+            low_rounding=l1p + l1q + 8 * self.tail,
+        )
+        return PrivacyLossDistribution(upper, lower, self.tail, pending)
 
     def compose(self, other: PrivacyLossDistribution) -> PrivacyLossDistribution:
         """The PLD of this pair followed by ``other`` (independent, adaptive composition).
@@ -465,7 +496,8 @@ class PrivacyLossDistribution:
         tail = max(self.tail, other.tail)
         a, b = self.upper, other.upper
         la, lb = self.lower, other.lower
-        win = fft.chernoff_window([(a.masses, a.offset, 1), (b.masses, b.offset, 1)], tail)
+        win_t = fft.chernoff_window_tilt([(a.masses, a.offset, 1), (b.masses, b.offset, 1)], tail)
+        win = win_t[:2]
         g = self._budgeted(win)
         if g > 1:
             return self.coarsened(g).compose(other.coarsened(g))
@@ -473,16 +505,17 @@ class PrivacyLossDistribution:
         m, off, cut = _trim(m, off, win)
         fa = float(np.sum(a.masses)) * (1 + _SUM_REL)
         fb = float(np.sum(b.masses)) * (1 + _SUM_REL)
-        inf_mass = (
-            (fa * b.inf_mass + fb * a.inf_mass + a.inf_mass * b.inf_mass) * (1 + 8 * UNIT_ROUNDOFF)
-            + l1
-            + 2 * tail
-            + cut
+        factors = [(a.masses, a.offset, 1), (b.masses, b.offset, 1)]
+        error = l1 + 2 * tail + cut
+        gap = (fa * b.inf_mass + fb * a.inf_mass + a.inf_mass * b.inf_mass) * (
+            1 + 8 * UNIT_ROUNDOFF
         )
-        upper = UpperPLD(a.h, off, m, inf_mass * (1 + 1e-9), (a.shift + b.shift) * (1 + 1e-12))
-        window = _lower_window([(la, 1), (lb, 1)], tail)
+        upper = UpperPLD(a.h, off, m, (gap + error) * (1 + 1e-9), (a.shift + b.shift) * (1 + 1e-12))
+        pending = tilt.Pending(factors, win_t, error, gap, None, (0, 0, 0.0, 0.0), 0.0, tail)
+        window_t = _lower_window_tilts([(la, 1), (lb, 1)], tail)
+        window = window_t[:2]
         if window[1] - window[0] + 1 > GRID_BUDGET:
-            return PrivacyLossDistribution(upper, LowerPLD.nothing(la.h), tail)
+            return PrivacyLossDistribution(upper, LowerPLD.nothing(la.h), tail, pending)
         p, off_l, l1p = fft.convolve(la.p, la.offset, lb.p, lb.offset, window)
         qt, _, l1q = fft.convolve(la.qt, la.offset, lb.qt, lb.offset, window)
         size = min(len(p), len(qt))
@@ -495,38 +528,35 @@ class PrivacyLossDistribution:
         norm_a, norm_b = max(pa, qa) * 1.000001, max(pb, qb) * 1.000001
         err = la.err * norm_b + lb.err * norm_a + la.err * lb.err + l1p + l1q + 8 * tail
         lower = LowerPLD(la.h, off_l, p[:size], qt[:size], p_inf, err * (1 + 1e-9))
-        return PrivacyLossDistribution(upper, lower, tail)
+        pending = dataclasses.replace(
+            pending,
+            low_factors=(
+                [(la.p, la.offset, 1), (lb.p, lb.offset, 1)],
+                [(la.qt, la.offset, 1), (lb.qt, lb.offset, 1)],
+            ),
+            low_window=window_t,
+            low_rounding=l1p + l1q + 8 * tail,
+        )
+        return PrivacyLossDistribution(upper, lower, tail, pending)
 
 
-#: Unit roundoff of numpy's extended type (2**-64 for x86's 80-bit format; on platforms where
-#: it is plain double, 2**-53): the block sums of :meth:`UpperPLD.coarsened` use it.
-_EXTENDED_ROUNDOFF = float(np.finfo(np.longdouble).eps) / 2
-
-
-def _split_sums(bins: np.ndarray, at_low: np.ndarray, at_high: np.ndarray, n: int) -> np.ndarray:
-    """``out[b] = sum(at_low[bins == b]) + sum(at_high[bins == b - 1])`` for sorted ``bins`` in
-    ``[0, n - 1)``, summed in extended precision and rounded once to float64 (each entry within
-    ``(terms + 1)`` extended roundoffs plus one double roundoff of the exact sum)."""
-    starts = np.flatnonzero(np.concatenate(([True], bins[1:] != bins[:-1])))
-    out = np.zeros(n, dtype=np.longdouble)
-    out[bins[starts]] += np.add.reduceat(at_low.astype(np.longdouble), starts)
-    out[bins[starts] + 1] += np.add.reduceat(at_high.astype(np.longdouble), starts)
-    return out.astype(np.float64)
-
-
-def _lower_window(parts: list[tuple[LowerPLD, int]], tail: float) -> tuple[int, int]:
+def _lower_window_tilts(
+    parts: list[tuple[LowerPLD, int]], tail: float
+) -> tuple[int, int, float, float]:
     """A window holding both the P- and the tilted Q-measure of a composition up to ``tail``
-    mass per side: the union of their Chernoff windows.  (One window of their entrywise
-    maximum also holds both, but that measure's total mass exceeds 1 by up to the spread of
-    ``qt / p``, which its k-th power turns into a window far too wide for large k.)"""
-    lo_p, hi_p = fft.chernoff_window([(d.p, d.offset, c) for d, c in parts], tail)
+    mass per side: the union of their Chernoff windows (one window of their entrywise maximum
+    also holds both, but that measure's total mass exceeds 1 by up to the spread of
+    ``qt / p``, which its k-th power turns into a window far too wide for large k); and the
+    upper-edge tilts of the two measures (as :func:`dpaudit.pld.fft.chernoff_window_tilt`
+    returns them; nan for a Q-measure that got no window of its own)."""
+    lo_p, hi_p, t_p = fft.chernoff_window_tilt([(d.p, d.offset, c) for d, c in parts], tail)
     # a tilted measure whose whole composed mass is below the tail needs no window of its own
     # (the Chernoff search has no stationary point then and returns a useless window)
     log_total = sum(c * math.log(max(float(np.sum(d.qt)) * (1 + 1e-12), 1e-300)) for d, c in parts)
     if log_total <= math.log(tail):
-        return lo_p, hi_p
-    lo_q, hi_q = fft.chernoff_window([(d.qt, d.offset, c) for d, c in parts], tail)
-    return min(lo_p, lo_q), max(hi_p, hi_q)
+        return lo_p, hi_p, t_p, math.nan
+    lo_q, hi_q, t_q = fft.chernoff_window_tilt([(d.qt, d.offset, c) for d, c in parts], tail)
+    return min(lo_p, lo_q), max(hi_p, hi_q), t_p, t_q
 
 
 def _dominating(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -38,12 +38,15 @@ __all__ = [
     "MAX_FFT_LENGTH",
     "UNIT_ROUNDOFF",
     "chernoff_window",
+    "chernoff_window_tilt",
     "convolve",
     "convolve_many",
+    "convolve_many_bins",
     "fast_length",
     "gamma_fft",
     "lattice_stride",
     "self_convolve",
+    "self_convolve_bins",
 ]
 
 #: Unit roundoff of IEEE double precision.
@@ -117,9 +120,10 @@ def _cumulants(
 
 def _chernoff_edge(
     factors: list[tuple[np.ndarray, np.ndarray, int]], log_tail: float, sign: float, span: float
-) -> float:
+) -> tuple[float, float]:
     """An upper bound on min over t > 0 of ``(sum_c count_c K_c(sign t) - log_tail) / t`` (a
-    tail edge, times sign), each evaluation carrying its rigorous rounding bound.
+    tail edge, times sign), each evaluation carrying its rigorous rounding bound, and the t
+    that attains it (the Chernoff tilt of that tail, used by :mod:`dpaudit.pld.tilt`).
 
     Every t gives a valid Chernoff bound; the search only makes the edge tighter.  The edge is
     unimodal in t (its stationarity condition ``t K'(t) - K(t) + log_tail = 0`` has an
@@ -145,10 +149,11 @@ def _chernoff_edge(
     variance = evaluate(0.0)[3]
     t = math.sqrt(-2 * log_tail / variance) if variance > 0 else 1.0
     t = min(hi_t, max(lo_t, t))
-    best = math.inf
+    best, best_t = math.inf, t
     for _ in range(16):
         edge, phi, slope, _ = evaluate(t)
-        best = min(best, edge)
+        if edge < best:
+            best, best_t = edge, t
         if phi < 0:
             lo_t = t
         else:
@@ -158,7 +163,7 @@ def _chernoff_edge(
         if abs(nxt - t) <= 1e-3 * t:
             break
         t = nxt
-    return best
+    return best, best_t
 
 
 def chernoff_window(factors: list[tuple[np.ndarray, int, int]], tail: float) -> tuple[int, int]:
@@ -175,10 +180,22 @@ def chernoff_window(factors: list[tuple[np.ndarray, int, int]], tail: float) -> 
     Returns:
         ``(lo, hi)`` integer indices with ``mass(S > hi) <= tail`` and ``mass(S < lo) <= tail``.
     """
+    lo, hi, _ = chernoff_window_tilt(factors, tail)
+    return lo, hi
+
+
+def chernoff_window_tilt(
+    factors: list[tuple[np.ndarray, int, int]], tail: float
+) -> tuple[int, int, float]:
+    """:func:`chernoff_window` and the tilt of its upper edge: ``(lo, hi, t)`` where ``t > 0``
+    certifies ``sum_c count_c K_c(t) <= log(tail) + t hi`` (the Chernoff bound behind ``hi``,
+    rounding included), ``t = 0.0`` means that ``hi`` is the top of the support (no mass above
+    it), and ``t = nan`` that neither holds.  :mod:`dpaudit.pld.tilt` bounds tilted tails
+    with it."""
     support_lo = sum(off * c for _, off, c in factors)
     support_hi = sum((off + len(m) - 1) * c for m, off, c in factors)
     if tail <= 0:
-        return support_lo, support_hi
+        return support_lo, support_hi, 0.0
     span = max(1, support_hi - support_lo)
     prepared = []
     for masses, off, count in factors:
@@ -186,14 +203,19 @@ def chernoff_window(factors: list[tuple[np.ndarray, int, int]], tail: float) -> 
         if nz.size and count:
             prepared.append((np.log(masses[nz]), (nz + off).astype(np.float64), count))
     if not prepared:
-        return support_lo, support_hi
+        return support_lo, support_hi, 0.0
     log_tail = math.log(tail)
     margin = 1e-9 * span + 2
-    hi = min(support_hi, math.ceil(_chernoff_edge(prepared, log_tail, 1.0, span) + margin))
-    lo = max(support_lo, math.floor(-_chernoff_edge(prepared, log_tail, -1.0, span) - margin))
+    edge, t_hi = _chernoff_edge(prepared, log_tail, 1.0, span)
+    hi = min(support_hi, math.ceil(edge + margin))
+    lo = max(support_lo, math.floor(-_chernoff_edge(prepared, log_tail, -1.0, span)[0] - margin))
+    if hi == support_hi:
+        t_hi = 0.0
+    elif not (math.isfinite(edge) and t_hi > 0):
+        t_hi = math.nan
     if lo > hi:
-        lo, hi = hi, lo
-    return lo, hi
+        lo, hi, t_hi = hi, lo, math.nan
+    return lo, hi, t_hi
 
 
 def _l2(w: np.ndarray, bound: np.ndarray, extra_sq: float = 0.0) -> float:
@@ -230,6 +252,19 @@ def self_convolve(
     window: tuple[int, int],
     stride: tuple[int, int] | None = None,
 ) -> tuple[np.ndarray, int, float]:
+    """The ``count``-fold convolution power of a measure, restricted to a window (see
+    :func:`self_convolve_bins`, without its per-entry bound)."""
+    out, lo, l1, _ = self_convolve_bins(masses, offset, count, window, stride)
+    return out, lo, l1
+
+
+def self_convolve_bins(
+    masses: np.ndarray,
+    offset: int,
+    count: int,
+    window: tuple[int, int],
+    stride: tuple[int, int] | None = None,
+) -> tuple[np.ndarray, int, float, float]:
     """The ``count``-fold convolution power of a measure, restricted to a window.
 
     Args:
@@ -239,10 +274,14 @@ def self_convolve(
         window: ``(lo, hi)``; the result covers indices ``lo .. lo + len - 1`` (at least up to hi).
 
     Returns:
-        ``(result, lo, l1_error)``: ``l1_error`` bounds the l1 distance between ``result`` and
-        the exact k-fold convolution folded (aliased) into the window; the caller adds the
-        mass outside the window (its Chernoff bounds) to obtain the distance to the exact,
-        unfolded convolution restricted to the window.
+        ``(result, lo, l1_error, bin_error)``: ``l1_error`` bounds the l1 distance between
+        ``result`` and the exact k-fold convolution folded (aliased) into the window; the caller
+        adds the mass outside the window (its Chernoff bounds) to obtain the distance to the
+        exact, unfolded convolution restricted to the window.  ``bin_error`` bounds the error
+        of each entry (l_inf): the exact inverse DFT ``(1/N) F*`` maps a spectral error ``d``
+        to entries of modulus at most ``||d||_1 / N`` (each is an average of N terms of modulus
+        ``|d_i|``), and the inverse transform's rounding is ``gamma(N) ||Y||_1 / N`` per entry
+        (the componentwise bound of the module doc, scaled by 1/N).
 
     A measure on a sub-lattice ``first + g Z`` (``stride = lattice_stride(masses)``, e.g. the
     atoms of randomized response on a fine grid) is convolved on that lattice, which is the
@@ -250,16 +289,16 @@ def self_convolve(
     """
     if count == 1:
         lo = offset
-        return masses.copy(), lo, 0.0
+        return masses.copy(), lo, 0.0, 0.0
     if stride is not None and stride[1] > 1:
         first, g = stride
         base = count * (offset + first)
         lo_c = -((base - window[0]) // g)  # ceil((lo - base) / g)
         hi_c = max(lo_c, (window[1] - base) // g)
-        dense, start, l1 = self_convolve(masses[first::g], 0, count, (lo_c, hi_c))
+        dense, start, l1, linf = self_convolve_bins(masses[first::g], 0, count, (lo_c, hi_c))
         out = np.zeros((len(dense) - 1) * g + 1)
         out[::g] = dense
-        return out, base + g * start, l1
+        return out, base + g * start, l1, linf
     lo, hi = window
     n = fast_length(max(hi - lo + 1, len(masses)))
     gamma = gamma_fft(n)
@@ -277,10 +316,9 @@ def self_convolve(
     # rb^(count-1) <= e^{-680 (count-1)/count}: ``dropped`` bounds their total
     kept = count * log_rb > -680.0
     per = math.exp(-680.0 * (count - 1) / count) * (1 + 1e-6)
-    dropped_sq = (
-        float(np.sum(w[~kept]))
-        * (per * (count * e1 + (4 * count * math.pi + 4) * UNIT_ROUNDOFF + 1 + gamma)) ** 2
-    )
+    per_dropped = per * (count * e1 + (4 * count * math.pi + 4) * UNIT_ROUNDOFF + 1 + gamma)
+    dropped_w = float(np.sum(w[~kept]))
+    dropped_sq = dropped_w * per_dropped**2
     r, rb, log_rb, w_k = r[kept], rb[kept], log_rb[kept], w[kept]
     theta = np.angle(spec[kept])
     with np.errstate(under="ignore"):
@@ -289,13 +327,16 @@ def self_convolve(
     out_spec = np.zeros(len(spec), dtype=complex)
     out_spec[kept] = mod * np.exp(1j * np.remainder(count * theta, 2 * math.pi))
     err_spec = count * rb_km1 * e1 + (4 * count * math.pi + 4) * UNIT_ROUNDOFF * rb_km1 * rb
-    l1 = _l2(w_k, err_spec, dropped_sq) + gamma * float(np.sum(w_k * rb_km1 * rb))
+    inverse = gamma * float(np.sum(w_k * rb_km1 * rb))
+    l1 = _l2(w_k, err_spec, dropped_sq) + inverse
+    spread = float(np.sum(w_k * err_spec)) + dropped_w * per_dropped
+    linf = (spread + inverse) / n * (1 + 1e-9) + 1e-300
     out = np.fft.irfft(out_spec, n)
     # position p of out holds the (aliased) mass of index count*offset + p (mod n)
     shift = (lo - count * offset) % n
     out = np.roll(out, -shift)
     np.clip(out, 0.0, None, out=out)
-    return out, lo, l1 * (1 + 1e-6)
+    return out, lo, l1 * (1 + 1e-6), linf * (1 + 1e-6)
 
 
 def convolve(
@@ -345,6 +386,15 @@ def convolve(
 def convolve_many(
     measures: list[tuple[np.ndarray, int]], window: tuple[int, int]
 ) -> tuple[np.ndarray, int, float]:
+    """The convolution of several measures in one product of spectra (see
+    :func:`convolve_many_bins`, without its per-entry bound)."""
+    out, lo, l1, _ = convolve_many_bins(measures, window)
+    return out, lo, l1
+
+
+def convolve_many_bins(
+    measures: list[tuple[np.ndarray, int]], window: tuple[int, int]
+) -> tuple[np.ndarray, int, float, float]:
     """The convolution of several measures restricted to (and aliased into) one window, by one
     product of spectra: the window is that of the *final* sum, so no intermediate window is
     searched and no intermediate tail is cut (the composition of N distinct measures costs N
@@ -362,7 +412,7 @@ def convolve_many(
         window: ``(lo, hi)`` of the result.
 
     Returns:
-        ``(result, lo, l1_error)`` as for :func:`self_convolve`.
+        ``(result, lo, l1_error, bin_error)`` as for :func:`self_convolve_bins`.
     """
     lo, hi = window
     n = fast_length(max(hi - lo + 1, *(len(m) for m, _ in measures)))
@@ -385,9 +435,11 @@ def convolve_many(
         big_r = np.exp(log_r)
     err_spec = big_r * (ratio + 4 * (count - 1) * UNIT_ROUNDOFF)
     underflow = len(w) * 2.0 * (2 * count + 2) * 2.0**-1000
-    l1 = _l2(w, err_spec) + gamma * float(np.sum(w * big_r)) + underflow
+    inverse = gamma * float(np.sum(w * big_r))
+    l1 = _l2(w, err_spec) + inverse + underflow
+    linf = (float(np.sum(w * err_spec)) + inverse) / n * (1 + 1e-9) + underflow
     out = np.fft.irfft(product, n)
     start = sum(off for _, off in measures)
     out = np.roll(out, -((lo - start) % n))
     np.clip(out, 0.0, None, out=out)
-    return out, lo, l1 * (1 + 1e-6)
+    return out, lo, l1 * (1 + 1e-6), linf * (1 + 1e-6)

@@ -20,19 +20,20 @@ Theorem 10); the lower side is a post-processing of the product pair (see
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
 import numpy as np
 
-from dpaudit.pld import fft
+from dpaudit.pld import fft, tilt
 from dpaudit.pld.distribution import (
     _SUM_REL,
     GRID_BUDGET,
     LowerPLD,
     PrivacyLossDistribution,
     UpperPLD,
-    _lower_window,
+    _lower_window_tilts,
     _trim,
 )
 
@@ -80,30 +81,39 @@ def compose_many(dists: Sequence[PrivacyLossDistribution]) -> PrivacyLossDistrib
     parts = _aligned(dists)
     tail = max(d.tail for d in parts)
     ups = [d.upper for d in parts]
-    win = fft.chernoff_window([(u.masses, u.offset, 1) for u in ups], tail)
-    g = parts[0]._budgeted(win)
+    win = fft.chernoff_window_tilt([(u.masses, u.offset, 1) for u in ups], tail)
+    g = parts[0]._budgeted(win[:2])
     if g > 1:
         return compose_many([d.coarsened(g) for d in parts])
-    return PrivacyLossDistribution(_upper(ups, win, tail), _lower(parts, tail), tail)
+    upper, pending = _upper(ups, win, tail)
+    lower, pending = _lower(parts, tail, pending)
+    return PrivacyLossDistribution(upper, lower, tail, pending)
 
 
-def _upper(ups: list[UpperPLD], win: tuple[int, int], tail: float) -> UpperPLD:
-    m, off, l1 = fft.convolve_many([(u.masses, u.offset) for u in ups], win)
-    m, off, cut = _trim(m, off, win)
+def _upper(
+    ups: list[UpperPLD], win: tuple[int, int, float], tail: float
+) -> tuple[UpperPLD, tilt.Pending]:
+    m, off, l1 = fft.convolve_many([(u.masses, u.offset) for u in ups], win[:2])
+    m, off, cut = _trim(m, off, win[:2])
+    factors = [(u.masses, u.offset, 1) for u in ups]
     finite = [float(np.sum(u.masses)) * (1 + _SUM_REL) for u in ups]
     infs = [u.inf_mass for u in ups]
     growth = math.exp(_log_product_up([f + i for f, i in zip(finite, infs, strict=True)]))
-    inf_mass = math.fsum(infs) * (1 + 1e-12) * growth + l1 + 2 * tail + cut
+    gap, error = math.fsum(infs) * (1 + 1e-12) * growth, l1 + 2 * tail + cut
     shift = math.fsum(u.shift for u in ups) * (1 + 1e-12)
-    return UpperPLD(ups[0].h, off, m, inf_mass * (1 + 1e-9), shift)
+    pending = tilt.Pending(factors, win, error, gap, None, (0, 0, 0.0, 0.0), 0.0, tail)
+    return UpperPLD(ups[0].h, off, m, (gap + error) * (1 + 1e-9), shift), pending
 
 
-def _lower(parts: list[PrivacyLossDistribution], tail: float) -> LowerPLD:
+def _lower(
+    parts: list[PrivacyLossDistribution], tail: float, pending: tilt.Pending
+) -> tuple[LowerPLD, tilt.Pending]:
     lows = [d.lower for d in parts]
     h = lows[0].h
-    window = _lower_window([(lo, 1) for lo in lows], tail)
+    window_t = _lower_window_tilts([(lo, 1) for lo in lows], tail)
+    window = window_t[:2]
     if window[1] - window[0] + 1 > GRID_BUDGET:
-        return LowerPLD.nothing(h)
+        return LowerPLD.nothing(h), pending
     p, off, l1p = fft.convolve_many([(lo.p, lo.offset) for lo in lows], window)
     qt, _, l1q = fft.convolve_many([(lo.qt, lo.offset) for lo in lows], window)
     size = min(len(p), len(qt))
@@ -115,4 +125,10 @@ def _lower(parts: list[PrivacyLossDistribution], tail: float) -> LowerPLD:
     # P(some part at +inf) = 1 - prod (1 - p_inf_i), rounded down
     keep = math.fsum(math.log1p(-lo.p_inf) if lo.p_inf < 1 else -math.inf for lo in lows)
     p_inf = -math.expm1(keep) * (1 - 1e-9) if math.isfinite(keep) else 1.0
-    return LowerPLD(h, off, p[:size], qt[:size], p_inf, err * (1 + 1e-9))
+    pending = dataclasses.replace(
+        pending,
+        low_factors=([(lo.p, lo.offset, 1) for lo in lows], [(lo.qt, lo.offset, 1) for lo in lows]),
+        low_window=window_t,
+        low_rounding=l1p + l1q + 8 * tail,
+    )
+    return LowerPLD(h, off, p[:size], qt[:size], p_inf, err * (1 + 1e-9)), pending

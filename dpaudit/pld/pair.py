@@ -110,7 +110,11 @@ class PLDPair:
         Parts are gathered until their arrays exceed ``chunk_bytes``; each such chunk is
         composed in one product of spectra (:meth:`compose_many`) and released, and the
         chunks' results are composed the same way at the end.  Up to ``chunk_bytes`` this is
-        exactly :meth:`compose_many` of all the parts.  Chunking is sound: composition is
+        exactly :meth:`compose_many` of all the parts.  Beyond, neither the chunks' results
+        nor the final one keep a pending tilted refinement (:mod:`dpaudit.pld.tilt`), which
+        would hold their inputs' arrays: their untilted bounds are certified, and the
+        refinement only tightens profiles at deltas near the FFT's rounding mass (about
+        1e-10 and below).  Chunking is sound: composition is
         associative (the composition of dominating pairs dominates, Zhu, Dong, Wang 2022,
         Theorem 10; the lower side is a post-processing of the product pair), and each chunk
         adds its own window and rounding terms, which are certified like every other.
@@ -130,13 +134,23 @@ class PLDPair:
             chunk.append(pair)
             held += pair.nbytes
             if held > chunk_bytes:
-                done.append(PLDPair.compose_many(chunk))
+                done.append(PLDPair.compose_many(chunk)._settled())
                 chunk, held = [], 0
         if not done:
             return PLDPair.compose_many(chunk)
         if chunk:
-            done.append(PLDPair.compose_many(chunk))
-        return PLDPair.compose_many(done)
+            done.append(PLDPair.compose_many(chunk)._settled())
+        return PLDPair.compose_many(done)._settled()
+
+    def _settled(self) -> PLDPair:
+        """This pair without its pending tilted refinement (:mod:`dpaudit.pld.tilt`), which
+        holds every input part's arrays until a query needs it: a chunk's result is only
+        composed further, and keeping the refinement would keep the whole chunk in memory.
+        Its untilted bounds are certified; the final product has its own refinement."""
+        remove = dataclasses.replace(self.remove, pending=None)
+        if self.remove is self.add:
+            return PLDPair(remove, remove)
+        return PLDPair(remove, dataclasses.replace(self.add, pending=None))
 
     def epsilon_bounds(self, delta: float) -> tuple[float, float]:
         """Certified ``(lower, upper)`` bounds on the epsilon of the pair at ``delta``.

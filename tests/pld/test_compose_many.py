@@ -117,6 +117,8 @@ def test_compose_stream_in_chunks_brackets_the_exact_profile_and_holds_one_chunk
     # each chunk is composed as soon as it is full: no part is drawn ahead of its chunk
     assert [d for _, d in chunks] == list(itertools.accumulate(n for n, _ in chunks))
     assert final == (len(chunks), len(EPS0S))  # then the chunks' results, once
+    # no pending tilted refinement holds the parts' (or the chunks') arrays
+    assert chunked.remove.pending is None and chunked.add.pending is None
     whole = pld.PLDPair.compose_many(parts)
     for eps in (0.0, 0.5, 1.0, 2.0, 3.5):
         exact = exact_rr_delta(EPS0S, eps)

@@ -178,10 +178,16 @@ def test_dp_sgd_against_dp_accounting() -> None:
 
 def test_tight_at_delta_1e_minus_10() -> None:
     """Issue 19 part 3: the FFT rounding term was a third of delta at 1e-10 (the upper bound
-    0.8% above the reference); bounding the spectral errors in l2 (Parseval) cut it tenfold.
-    Reference: dp_accounting's estimate 6.1796029 (1e-4 grid), inside the certified interval."""
-    d = pld.laplace(10.0, value_discretization=1e-3).self_compose(100)
-    lo, hi = d.epsilon_bounds(1e-10)
-    assert lo <= 6.1796029 <= hi
-    assert hi <= 6.1796029 * 1.001 and lo >= 6.1796029 * 0.998
-    assert d.remove.upper.inf_mass < 0.05 * 1e-10
+    0.8% above the reference); bounding the spectral errors in l2 (Parseval) cut it tenfold,
+    and the exponentially tilted transform (pld/tilt.py) made it vanish in the tail: the upper
+    bound is within 0.0005% and the lower within 0.006% of the exact 6.17959646784525 (the
+    root of the mpmath closed form, tests/pld/test_tilted_fft.py; dp_accounting's estimate
+    6.1796029 at a 1e-4 grid), and finer grids are no longer looser than coarse ones."""
+    exact = 6.17959646784525
+    uppers = []
+    for h in (1e-3, 3e-4, 1e-4):
+        d = pld.laplace(10.0, value_discretization=h).self_compose(100)
+        lo, hi = d.epsilon_bounds(1e-10)
+        assert exact * (1 - 6e-5) <= lo <= exact <= hi <= exact * (1 + 5e-6)
+        uppers.append(hi)
+    assert uppers[-1] <= uppers[0] * (1 + 1e-6)

@@ -12,8 +12,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpaudit.pld.distribution import _suffix_tilted
 from dpaudit.pld.fft import UNIT_ROUNDOFF
+from dpaudit.pld.sums import _suffix_tilted
 
 
 def _oracle(values: np.ndarray, h: float) -> list[mpmath.mpf]:

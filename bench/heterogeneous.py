@@ -19,6 +19,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
+import resource
 import sys
 import time
 from typing import Any
@@ -118,12 +119,16 @@ def main(sizes: list[int]) -> None:
     load = os.getloadavg()[0]
     print(f"Load average at start: {load:.2f} (2 cores). delta = {DELTA:g}.\n")
     print(
-        "| distinct phases N (parts) | dpaudit [lower, upper] | dpaudit s | dp_accounting "
-        "(estimate) | dp_accounting s | time ratio dpaudit/dp_accounting | upper vs estimate |"
+        "| distinct phases N (parts) | dpaudit [lower, upper] | dpaudit s | dpaudit peak RSS "
+        "| dp_accounting (estimate) | dp_accounting s | time ratio dpaudit/dp_accounting "
+        "| upper vs estimate |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for n in sizes:
         lo, hi, t_ours = dpaudit_run(n)
+        # the process's peak so far (sizes run in increasing order; dp_accounting runs in a
+        # child process and is not counted)
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
         print(
             f"N = {n}: dpaudit [{lo:.5f}, {hi:.5f}] in {t_ours:.1f} s", file=sys.stderr, flush=True
         )
@@ -135,11 +140,12 @@ def main(sizes: list[int]) -> None:
             peer, peer_s = f"{est:.5f}", f"{t_peer:.1f}"
             ratio, gap = f"{t_ours / t_peer:.2f}", f"{100 * (hi / est - 1):+.3f}%"
         print(
-            f"| {n} ({parts}) | [{lo:.5f}, {hi:.5f}] | {t_ours:.1f} | {peer} | {peer_s} | "
+            f"| {n} ({parts}) | [{lo:.5f}, {hi:.5f}] | {t_ours:.1f} | {rss:.2f} GiB | {peer} "
+            f"| {peer_s} | "
             f"{ratio} | {gap} |",
             flush=True,
         )
 
 
 if __name__ == "__main__":
-    main([int(a) for a in sys.argv[1:]] or [10, 30, 100])
+    main(sorted(int(a) for a in sys.argv[1:]) or [10, 30, 100])

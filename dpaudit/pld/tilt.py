@@ -44,15 +44,43 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING
+from typing import Any, ClassVar, Protocol, TypeVar
 
 import numpy as np
 
 from dpaudit.pld import fft
 from dpaudit.pld.fft import UNIT_ROUNDOFF
 
-if TYPE_CHECKING:  # no import at run time: distribution imports this module
-    from dpaudit.pld.distribution import LowerPLD, UpperPLD
+
+class _UpperSide(Protocol):
+    """What the refinement reads of a :class:`~dpaudit.pld.distribution.UpperPLD` (typed
+    structurally: :mod:`dpaudit.pld.distribution` imports this module, not the reverse)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def offset(self) -> int: ...
+    @property
+    def masses(self) -> np.ndarray: ...
+
+
+class _LowerSide(Protocol):
+    """What the refinement reads of a :class:`~dpaudit.pld.distribution.LowerPLD`."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def offset(self) -> int: ...
+    @property
+    def p(self) -> np.ndarray: ...
+    @property
+    def qt(self) -> np.ndarray: ...
+    @property
+    def err(self) -> float: ...
+
+
+UpperT = TypeVar("UpperT", bound=_UpperSide)
+LowerT = TypeVar("LowerT", bound=_LowerSide)
 
 __all__ = [
     "CUT_SHARE",
@@ -392,13 +420,13 @@ def tilted_lower(
 
 
 def tilted_lower_pld(
-    lower: LowerPLD,
+    lower: LowerT,
     p_factors: list[tuple[np.ndarray, int, int]],
     q_factors: list[tuple[np.ndarray, int, int]],
     window: tuple[int, int, float, float],
     rounding: float,
     tail: float,
-) -> LowerPLD:
+) -> LowerT:
     """A :class:`~dpaudit.pld.distribution.LowerPLD` (whose ``err`` includes ``rounding``, the
     l1 error of its transforms and windows) with its entries from a cut on replaced by tilted
     transforms where that helps (:func:`tilted_lower`): tests whose set lies above the cut then
@@ -458,7 +486,7 @@ class Pending:
         """The largest rounding mass the refinement can remove from either side."""
         return max(self.up_error, self.low_rounding if self.low_factors is not None else 0.0)
 
-    def apply(self, upper: UpperPLD, lower: LowerPLD) -> tuple[UpperPLD, LowerPLD]:
+    def apply(self, upper: UpperT, lower: LowerT) -> tuple[UpperT, LowerT]:
         """The refined ``(upper, lower)`` of the untilted ones."""
         m, off, at_inf = tilted_upper(
             self.up_factors, self.up_window, upper.masses, upper.offset, self.up_error, self.tail

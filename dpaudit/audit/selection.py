@@ -51,6 +51,7 @@ from dpaudit.audit.events import (
     OutputEvent,
     Projection,
     ThresholdEvent,
+    plain_grid,
     plain_intervals,
 )
 from dpaudit.audit.float_bits import class_keys
@@ -130,10 +131,11 @@ def _best_threshold(
     x1: np.ndarray,
     scorer: Scorer,
     family: str,
-    observed: np.ndarray | None = None,
+    plain: np.ndarray | None = None,
 ) -> list[Candidate]:
     """The best threshold event on ``feature`` for each direction of the ratio; restated as
-    intervals of the output seen in ``observed`` when given (scalar outputs)."""
+    intervals of the output on the grid ``plain`` when given (scalar outputs;
+    :func:`~dpaudit.audit.events.plain_grid`)."""
     v0, v1 = feature.values(x0), feature.values(x1)
     s0, s1 = np.sort(v0[~np.isnan(v0)]), np.sort(v1[~np.isnan(v1)])
     if len(s0) == 0 or len(s1) == 0:
@@ -141,7 +143,7 @@ def _best_threshold(
     grid = _threshold_grid(s0, s1)
     ge = (len(s0) - np.searchsorted(s0, grid, "left"), len(s1) - np.searchsorted(s1, grid, "left"))
     le = (np.searchsorted(s0, grid, "right"), np.searchsorted(s1, grid, "right"))
-    return pick_thresholds(feature, grid, ge, le, len(x0), scorer, family, observed)
+    return pick_thresholds(feature, grid, ge, le, len(x0), scorer, family, plain)
 
 
 def pick_thresholds(
@@ -152,7 +154,7 @@ def pick_thresholds(
     n: int,
     scorer: Scorer,
     family: str,
-    observed: np.ndarray | None = None,
+    plain: np.ndarray | None = None,
 ) -> list[Candidate]:
     """The best of the events ``feature >= grid[i]`` and ``feature <= grid[i]`` per direction.
 
@@ -164,7 +166,8 @@ def pick_thresholds(
         n: samples per dataset behind the hits.
         scorer: the selection scorer.
         family: the family named in the candidates.
-        observed: output values to restate the events as intervals (scalar outputs), or None.
+        plain: the grid of output values on which to restate the events as intervals
+            (scalar outputs; :func:`~dpaudit.audit.events.plain_grid`), or None.
 
     Returns:
         Two candidates, numerator d0 then numerator d1.
@@ -178,8 +181,8 @@ def pick_thresholds(
                 best = (score, ThresholdEvent(feature, float(grid[i]), above))
         assert best is not None  # the loop above ran (twice)
         predicted, event = best
-        if observed is not None:  # restate as intervals of the output, for people
-            event = replace(event, plain=plain_intervals(event, observed))
+        if plain is not None:  # restate as intervals of the output, for people
+            event = replace(event, plain=plain_intervals(event, grid=plain))
         found.append(Candidate(event, numerator, predicted, family))
     return found
 
@@ -351,9 +354,9 @@ def search_events(
         # Fit on one half, choose the threshold on the other (as DP-Sniper does), so the
         # predicted bound of a learned event is not inflated by overfitting.
         h = len(x0) // 2
+        plain = plain_grid(np.concatenate([x0, x1])) if schema.kind == "scalar" else None
         for model in (fit_logistic(x0[:h], x1[:h], rng), fit_binned_ratio(x0[:h], x1[:h])):
-            observed = np.concatenate([x0, x1]) if schema.kind == "scalar" else None
-            found += _best_threshold(model, x0[h:], x1[h:], scorer, "classifier", observed)
+            found += _best_threshold(model, x0[h:], x1[h:], scorer, "classifier", plain)
     if "bits" in families and schema.kind == "scalar":
         found += _best_float_classes(x0, x1, scorer)
     elif "bits" in families and schema.kind == "vector":

@@ -55,6 +55,7 @@ from dpaudit.audit.events import (
     OutcomeSetEvent,
     OutputEvent,
     ThresholdEvent,
+    plain_grid,
     plain_intervals,
 )
 from dpaudit.audit.outputs import OutputSchema, row_keys
@@ -553,9 +554,9 @@ def select_from_tallies(
     for sketch, t0, t1, n in zip(sketches, tallies0, tallies1, sizes, strict=True):
         found += sketch.candidates(t0, t1, n, scorer)
     if observed is not None:
-        observed = plain_sample(observed)
+        grid = plain_grid(plain_sample(observed))  # one grid for every learned event
         found = [
-            replace(c, event=replace(c.event, plain=plain_intervals(c.event, observed)))
+            replace(c, event=replace(c.event, plain=plain_intervals(c.event, grid=grid)))
             if c.family == "classifier" and isinstance(c.event, ThresholdEvent)
             else c
             for c in found

@@ -18,7 +18,6 @@ from dpaudit.audit.estimators import (
     point_estimate,
     predicted_bounds,
 )
-from dpaudit.audit.events import ThresholdEvent
 from dpaudit.audit.limits import (
     DEFAULT_MAX_MEMORY_BYTES,
     MAX_OUTPUT_DIMENSION,
@@ -28,6 +27,12 @@ from dpaudit.audit.limits import (
     worker_limit,
 )
 from dpaudit.audit.pairs import NeighbouringPair, resolve_pairs
+from dpaudit.audit.parallel import (
+    feature_frequencies,
+    limit_feature,
+    propose_in_workers,
+    search_in_workers,
+)
 from dpaudit.audit.probe import Probe, probe
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import (
@@ -41,16 +46,13 @@ from dpaudit.audit.selection import FAMILIES, Candidate, search_events
 from dpaudit.audit.statistical_limit import (
     counted_frequencies,
     statistical_limit,
-    threshold_frequencies,
 )
 from dpaudit.audit.streaming import (
-    PART_COST,
     ThresholdSketch,
     held_samples,
     placeholder_sketch,
     plain_sample,
     proposal_parts,
-    propose_from_pilot,
     propose_part,
     select_from_tallies,
 )
@@ -315,7 +317,11 @@ def audit(
             held = held_samples(n, batch_size)
             keys = ((phase, i, 0), (phase, i, 1))
             rng = np.random.default_rng(seed_sequence(root, _MODELS, phase, i))
-            if held == n:  # every selection sample in memory
+            if held == n and runner.pooled:  # every selection sample, searched by parts
+                found, frequencies = search_in_workers(
+                    runner, pair, n, keys, scorer, families, max_outcomes, rng, phase == _SELECTION
+                )
+            elif held == n:  # every selection sample in memory
                 x0 = runner.sample(pair.d0, held, keys[0])
                 x1 = runner.sample(pair.d1, held, keys[1])
                 found = search_events(
@@ -327,7 +333,8 @@ def audit(
                     max_outcomes=max_outcomes,
                     rng=rng,
                 )
-                frequencies = _limit_family(found, x0, x1) if phase == _SELECTION else None
+                feature = limit_feature(found) if phase == _SELECTION else None
+                frequencies = None if feature is None else feature_frequencies(feature, x0, x1)
             else:  # a pilot in memory, the other selection batches streamed as tallies
                 found, frequencies = _stream_select(
                     runner, pair, held, n, keys, scorer, families, max_outcomes, rng
@@ -448,20 +455,6 @@ def _floor4(x: float) -> str:
     return f"{math.floor(x * 1e4) / 1e4:.4f}"
 
 
-def _limit_family(
-    found: list[Candidate], x0: np.ndarray, x1: np.ndarray
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """Selection frequencies of the threshold events on the best candidate's feature (None
-    without a threshold event)."""
-    for cand in found:
-        if isinstance(cand.event, ThresholdEvent):
-            num, den = threshold_frequencies(
-                cand.event.feature.values(x0), cand.event.feature.values(x1)
-            )
-            return (num, den) if len(num) else None
-    return None
-
-
 def _stream_select(
     runner: Runner,
     pair: NeighbouringPair,
@@ -487,30 +480,29 @@ def _stream_select(
     """
     families = tuple(families)
     if runner.pooled:
-        drawn = runner.pilot([(pair.d0, held, keys[0]), (pair.d1, held, keys[1])])
-        schema = runner.output_schema
-        parts = proposal_parts(schema, families, held)
-        # the costly parts first; the first part also returns the thinned pilot outputs
-        order = sorted(range(len(parts)), key=lambda j: -PART_COST[parts[j]])
-        scalar = schema.kind == "scalar"
-        jobs = [
-            (parts[j], drawn, scorer, families, max_outcomes, rng, scalar and j == 0) for j in order
-        ]
-        done = runner.run(propose_from_pilot, jobs, [0] * len(jobs))
-        proposals = [done[order.index(j)] for j in range(len(parts))]
-        runner.advance(2 * held)
-        observed = proposals[0].observed if proposals else None
+        proposals, observed = propose_in_workers(
+            runner, pair, held, keys, scorer, families, max_outcomes, rng
+        )
     else:
         x0 = runner.sample(pair.d0, held, keys[0])
         x1 = runner.sample(pair.d1, held, keys[1])
-        schema = runner.output_schema
+        parts = proposal_parts(runner.output_schema, families, held)
         proposals = [
             propose_part(
-                part, x0, x1, schema, scorer, families=families, max_outcomes=max_outcomes, rng=rng
+                part,
+                x0,
+                x1,
+                runner.output_schema,
+                scorer,
+                families=families,
+                max_outcomes=max_outcomes,
+                rng=rng,
             )
-            for part in proposal_parts(schema, families, held)
+            for part in parts
         ]
-        observed = plain_sample(np.concatenate([x0, x1])) if schema.kind == "scalar" else None
+        scalar = runner.output_schema.kind == "scalar"
+        observed = plain_sample(np.concatenate([x0, x1])) if scalar else None
+    schema = runner.output_schema
     sketches = [s for p in proposals for s in p.sketches]
     on_pilot = [t for p in proposals for t in p.pilot_tallies]
     if not sketches:
@@ -525,12 +517,12 @@ def _stream_select(
             tallies[0][j] = tallies[0][j] + counted[0]
             tallies[1][j] = tallies[1][j] + counted[1]
     found = select_from_tallies(sketches, tallies[0], tallies[1], sizes, scorer, observed)
-    best = next((c.event for c in found if isinstance(c.event, ThresholdEvent)), None)
+    feature = limit_feature(found)
     for sketch, t0, t1 in zip(sketches, tallies[0], tallies[1], strict=True):
         if (
             isinstance(sketch, ThresholdSketch)
-            and best is not None
-            and sketch.feature == best.feature
+            and feature is not None
+            and sketch.feature == feature
         ):
             (ge0, le0, m0), (ge1, le1, m1) = sketch.hits(t0), sketch.hits(t1)
             if m0 and m1:

@@ -33,6 +33,7 @@ has the events it picks on the pilot re-scored on the stream).
 
 from __future__ import annotations
 
+import copy
 import functools
 import warnings
 from collections.abc import Callable, Iterable
@@ -57,7 +58,17 @@ from dpaudit.audit.events import (
 from dpaudit.audit.float_bits import class_keys
 from dpaudit.audit.outputs import OutputSchema, row_keys
 
-__all__ = ["FAMILIES", "Candidate", "pick_thresholds", "search_events"]
+__all__ = [
+    "FAMILIES",
+    "SEARCH_PARTS",
+    "Candidate",
+    "check_families",
+    "pick_thresholds",
+    "rank",
+    "search_events",
+    "search_part",
+    "search_parts",
+]
 
 FAMILIES = ("threshold", "outcomes", "classifier", "bits")
 #: Vector outputs: at most this many coordinates get their own threshold feature.
@@ -310,6 +321,88 @@ def _vector_features(x0: np.ndarray, x1: np.ndarray) -> Iterable[Feature]:
             )
 
 
+#: The parts of a search, in the order their candidates are listed before ranking. Each
+#: depends on the selection samples alone (and ``classifier`` on a copy of the search's rng),
+#: so the parts can run in any order or at once (in the auditor's workers) and give the
+#: same candidates.
+SEARCH_PARTS = ("threshold", "outcomes", "classifier", "bits")
+
+
+def check_families(families: Iterable[str]) -> tuple[str, ...]:
+    """``families`` as a tuple.
+
+    Raises:
+        ValueError: if a family name is unknown.
+    """
+    families = tuple(families)
+    unknown = set(families) - set(FAMILIES)
+    if unknown:
+        raise ValueError(f"families must be a subset of {FAMILIES}, got unknown {sorted(unknown)}")
+    return families
+
+
+def search_parts(schema: OutputSchema, families: Iterable[str], n: int) -> list[str]:
+    """The parts of :data:`SEARCH_PARTS` that search ``families`` on ``n`` samples per
+    dataset in ``schema``.
+
+    Raises:
+        ValueError: if a family name is unknown.
+    """
+    families = check_families(families)
+    numeric = schema.kind != "categorical"
+    applies = {
+        "threshold": "threshold" in families and numeric,
+        "outcomes": "outcomes" in families,
+        "classifier": "classifier" in families and numeric and n >= 4,
+        "bits": "bits" in families and schema.kind in ("scalar", "vector"),
+    }
+    return [part for part in SEARCH_PARTS if applies[part]]
+
+
+def search_part(
+    part: str,
+    x0: np.ndarray,
+    x1: np.ndarray,
+    schema: OutputSchema,
+    scorer: Scorer,
+    *,
+    max_outcomes: int = 10_000,
+    rng: np.random.Generator,
+) -> list[Candidate]:
+    """The candidates of one part of :data:`SEARCH_PARTS` (unranked; arguments as for
+    :func:`search_events`; ``rng`` is used in the state it is given, on a copy)."""
+    found: list[Candidate] = []
+    if part == "threshold":
+        features = [Identity()] if schema.kind == "scalar" else list(_vector_features(x0, x1))
+        for feature in features:
+            found += _best_threshold(feature, x0, x1, scorer, "threshold")
+    elif part == "outcomes":
+        found += _best_outcome_sets(x0, x1, schema, scorer, max_outcomes)
+    elif part == "classifier":
+        # Fit on one half, choose the threshold on the other (as DP-Sniper does), so the
+        # predicted bound of a learned event is not inflated by overfitting.
+        h = len(x0) // 2
+        plain = plain_grid(np.concatenate([x0, x1])) if schema.kind == "scalar" else None
+        fitted = fit_logistic(x0[:h], x1[:h], copy.deepcopy(rng))
+        for model in (fitted, fit_binned_ratio(x0[:h], x1[:h])):
+            found += _best_threshold(model, x0[h:], x1[h:], scorer, "classifier", plain)
+    elif part == "bits" and schema.kind == "scalar":
+        found += _best_float_classes(x0, x1, scorer)
+    elif part == "bits":
+        for j in range(min(x0.shape[1], MAX_BITS_COORDINATES)):
+            found += _best_float_classes(x0[:, j], x1[:, j], scorer, j)
+    return found
+
+
+def rank(found: list[Candidate], schema: OutputSchema) -> list[Candidate]:
+    """The candidates of every part, in the order of :data:`SEARCH_PARTS`, sorted by
+    predicted bound (best first; a stable sort); the "none" placeholders when there are
+    none."""
+    if not found:  # e.g. non-numeric outputs that never repeat: nothing to test
+        found = [Candidate(OutcomeSetEvent((), schema), n, -np.inf, "none") for n in (0, 1)]
+    return sorted(found, key=lambda c: c.predicted, reverse=True)
+
+
 def search_events(
     x0: np.ndarray,
     x1: np.ndarray,
@@ -330,7 +423,8 @@ def search_events(
         families: subset of :data:`FAMILIES` to search.
         max_outcomes: discrete outputs with more distinct outcomes than this are not searched
             as outcome sets.
-        rng: randomness for model fitting (subsampling only).
+        rng: randomness for model fitting (subsampling only; each part starts from its
+            state, which is left unchanged).
 
     Returns:
         Candidates sorted by predicted bound, best first.
@@ -338,31 +432,12 @@ def search_events(
     Raises:
         ValueError: if a family name is unknown.
     """
-    families = tuple(families)
-    unknown = set(families) - set(FAMILIES)
-    if unknown:
-        raise ValueError(f"families must be a subset of {FAMILIES}, got unknown {sorted(unknown)}")
-    found: list[Candidate] = []
-    numeric = schema.kind != "categorical"
-    if "threshold" in families and numeric:
-        features = [Identity()] if schema.kind == "scalar" else list(_vector_features(x0, x1))
-        for feature in features:
-            found += _best_threshold(feature, x0, x1, scorer, "threshold")
-    if "outcomes" in families:
-        found += _best_outcome_sets(x0, x1, schema, scorer, max_outcomes)
-    if "classifier" in families and numeric and len(x0) >= 4:
-        # Fit on one half, choose the threshold on the other (as DP-Sniper does), so the
-        # predicted bound of a learned event is not inflated by overfitting.
-        h = len(x0) // 2
-        plain = plain_grid(np.concatenate([x0, x1])) if schema.kind == "scalar" else None
-        for model in (fit_logistic(x0[:h], x1[:h], rng), fit_binned_ratio(x0[:h], x1[:h])):
-            found += _best_threshold(model, x0[h:], x1[h:], scorer, "classifier", plain)
-    if "bits" in families and schema.kind == "scalar":
-        found += _best_float_classes(x0, x1, scorer)
-    elif "bits" in families and schema.kind == "vector":
-        for j in range(min(x0.shape[1], MAX_BITS_COORDINATES)):
-            found += _best_float_classes(x0[:, j], x1[:, j], scorer, j)
-    if not found:  # e.g. non-numeric outputs that never repeat: nothing to test
-        found = [Candidate(OutcomeSetEvent((), schema), n, -np.inf, "none") for n in (0, 1)]
-    found.sort(key=lambda c: c.predicted, reverse=True)
-    return found
+    parts = search_parts(schema, families, len(x0))
+    return rank(
+        [
+            c
+            for part in parts
+            for c in search_part(part, x0, x1, schema, scorer, max_outcomes=max_outcomes, rng=rng)
+        ],
+        schema,
+    )

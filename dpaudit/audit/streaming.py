@@ -59,7 +59,6 @@ from dpaudit.audit.events import (
     plain_intervals,
 )
 from dpaudit.audit.outputs import OutputSchema, row_keys
-from dpaudit.audit.runner import Pilot
 from dpaudit.audit.selection import (
     FAMILIES,
     Candidate,
@@ -69,6 +68,7 @@ from dpaudit.audit.selection import (
     _factorise,
     _threshold_grid,
     _vector_features,
+    check_families,
     pick_thresholds,
     search_events,
 )
@@ -86,7 +86,6 @@ __all__ = [
     "placeholder_sketch",
     "plain_sample",
     "proposal_parts",
-    "propose_from_pilot",
     "propose_part",
     "propose_sketches",
     "select_from_tallies",
@@ -322,10 +321,7 @@ def proposal_parts(schema: OutputSchema, families: Iterable[str], pilot_size: in
     Raises:
         ValueError: if a family name is unknown.
     """
-    families = tuple(families)
-    unknown = set(families) - set(FAMILIES)
-    if unknown:
-        raise ValueError(f"families must be a subset of {FAMILIES}, got unknown {sorted(unknown)}")
+    families = check_families(families)
     numeric = schema.kind != "categorical"
     learned = "classifier" in families and numeric and pilot_size >= 4
     applies = {
@@ -438,7 +434,8 @@ def propose_part(
         families: subset of :data:`~dpaudit.audit.selection.FAMILIES`.
         max_outcomes: as for :func:`~dpaudit.audit.selection.search_events`.
         rng: randomness for model fitting; a part uses the generator in the state it is
-            given (a copy), so that parts give the same sketches in any order.
+            given (a copy), so that parts give the same sketches in any order (in the
+            auditor's workers: :mod:`dpaudit.audit.parallel`).
         observe: also return the thinned pilot outputs (:attr:`Proposal.observed`).
 
     Returns:
@@ -453,31 +450,6 @@ def propose_part(
     )
     observed = plain_sample(np.concatenate([x0, x1])) if observe else None
     return Proposal(tuple(found), tallies, observed)
-
-
-def propose_from_pilot(
-    part: str,
-    pilot: Pilot,
-    scorer: Scorer,
-    families: tuple[str, ...],
-    max_outcomes: int,
-    rng: np.random.Generator,
-    observe: bool,
-) -> Proposal:
-    """:func:`propose_part` on a pilot the calling process draws itself (a worker task:
-    :class:`~dpaudit.audit.runner.Pilot`)."""
-    x0, x1 = pilot.outputs()
-    return propose_part(
-        part,
-        x0,
-        x1,
-        pilot.schema,
-        scorer,
-        families=families,
-        max_outcomes=max_outcomes,
-        rng=rng,
-        observe=observe,
-    )
 
 
 def propose_sketches(

@@ -18,6 +18,14 @@ from dpaudit.audit.errors import MechanismError
 from dpaudit.audit.estimators import predicted_bounds
 from dpaudit.audit.events import Identity, ThresholdEvent
 from dpaudit.audit.runner import EventCounts, Runner
+from dpaudit.audit.selection import (
+    FAMILIES,
+    SEARCH_PARTS,
+    rank,
+    search_events,
+    search_part,
+    search_parts,
+)
 from dpaudit.audit.streaming import PARTS, proposal_parts, propose_part, propose_sketches
 
 #: Held selection samples and batch size of the streamed audits below.
@@ -67,6 +75,35 @@ def test_streamed_scalar_audit_restates_learned_events_the_same(small_pilot):
     assert result["family"] == "classifier" and result["event"].startswith("the output")
 
 
+def test_held_vector_audit_and_screened_pairs_do_not_depend_on_the_workers():
+    """Every selection sample held (no streaming): the search parts run in the workers, the
+    frequencies of the statistical limit too; with several pairs, screening as well."""
+    result = _same_result(
+        mechanism=mech.LaplacePair(), d0=0.0, d1=1.0, epsilon=1.0, samples=4_000, seed=5
+    )
+    assert result["epsilon_limit"] is not None
+    pairs = [(0.0, 1.0), (0.0, 0.5), (0.0, 2.0)]
+    result = _same_result(
+        mechanism=mech.ShiftedLaplace(1.0), pairs=pairs, epsilon=1.0, samples=4_000, seed=6
+    )
+    assert result["pairs_searched"] == 3
+
+
+@pytest.mark.parametrize("kind", ["scalar", "vector"])
+def test_search_parts_in_any_order_give_the_search(kind):
+    x0, x1, schema = _pilot(kind)
+    rng = np.random.default_rng(3)
+    whole = search_events(x0, x1, schema, _scorer, rng=rng)
+    parts = search_parts(schema, FAMILIES, len(x0))
+    assert parts == list(SEARCH_PARTS)
+    backwards = [search_part(p, x0, x1, schema, _scorer, rng=rng) for p in parts[::-1]]
+    ranked = rank([c for found in backwards[::-1] for c in found], schema)
+    assert [(c.event.describe(), c.numerator, c.predicted) for c in ranked] == [
+        (c.event.describe(), c.numerator, c.predicted) for c in whole
+    ]
+    assert rng.bit_generator.state == np.random.default_rng(3).bit_generator.state
+
+
 def _pilot(kind: str) -> tuple[np.ndarray, np.ndarray, streaming.OutputSchema]:
     rng = np.random.default_rng(0)
     if kind == "scalar":
@@ -100,8 +137,8 @@ def test_parts_in_any_order_give_the_sketches_of_the_whole_proposal(kind):
     x0, x1, schema = _pilot(kind)
     rng = np.random.default_rng(7)
     whole = propose_sketches(x0, x1, schema, _scorer, rng=rng)
-    parts = proposal_parts(schema, streaming.FAMILIES, len(x0))
-    assert parts == [p for p in PARTS if p != "outcomes"] or "outcomes" in parts
+    parts = proposal_parts(schema, FAMILIES, len(x0))
+    assert parts == list(PARTS)
     backwards = [
         propose_part(part, x0, x1, schema, _scorer, rng=rng).sketches for part in parts[::-1]
     ]

@@ -189,3 +189,16 @@ def test_a_pool_that_fails_during_the_proposal_is_shut_down(small_pilot):
     assert multiprocessing.active_children() == []
     # control: the same audit in one process runs
     assert audit(mech.FailsInWorkers(), 0.0, 1.0, epsilon=1.0, samples=4_000, seed=1).samples_drawn
+
+
+def test_sketches_sent_to_the_pool_are_rebuilt_once_per_process():
+    import pickle
+
+    value = (np.arange(5.0), "sketch")
+    once = runner._Once(value)
+    first, second = (pickle.loads(pickle.dumps(once)) for _ in range(2))
+    assert first is second and first[1] == "sketch"
+    np.testing.assert_array_equal(first[0], value[0])
+    other = pickle.loads(pickle.dumps(runner._Once(("next",))))
+    assert other == ("next",)
+    assert len(runner._ONCE) == 1  # the last value only

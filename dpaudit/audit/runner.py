@@ -18,7 +18,9 @@ Failures: an exception raised by the mechanism becomes a
 be pickled for, or imported by, the workers); any other failure of an engine becomes an
 :class:`~dpaudit.audit.errors.EngineError`, one line naming the engine and the batch.
 
-Engines: in-process (``workers=1``), a local process pool (``workers>1``), or any executor
+Engines: in-process (``workers=1``), a local process pool (``workers>1``; it counts up to
+:data:`MAX_CHUNK` consecutive batches per task, sends a counting phase's sketches once per
+worker, and its workers can draw a held sample themselves: :class:`Pilot`), or any executor
 offering ``submit(fn, *args) -> future`` with ``future.result()`` (a
 ``concurrent.futures.Executor``). A Dask ``distributed.Client`` or scheduler address is
 wrapped in :class:`dpaudit.audit.distributed.DaskExecutor` (retries, one task per batch).

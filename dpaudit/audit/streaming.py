@@ -8,7 +8,8 @@ own, fresh samples afterwards):
    :data:`HELD_SELECTION_SAMPLES` per dataset, held in memory. Every event family looks at it
    and proposes *sketches*: finite families of candidate events (the thresholds of a feature,
    the prefixes of a likelihood-ratio order of outcomes, ...), with the models of learned
-   features fitted here;
+   features fitted here. The proposal is made of independent parts (:data:`PARTS`), which the
+   auditor's own worker processes run at once (:mod:`dpaudit.audit.parallel`);
 2. the *stream*: the other selection batches are drawn in the worker processes, where each
    sketch *tallies* every batch (a histogram of the statistic it needs); only the tallies
    return, and are summed. The candidate events of every sketch are then scored on the summed

@@ -373,7 +373,7 @@ def audit(
             [EventCounts(tuple(events))],
         )
         hits = (counted[0][0], counted[1][0])
-        epsilon_limit, limit_text = limits.result()
+        epsilon_limit, limit_text = runner.result(limits)
 
     certified = []
     for j, cand in enumerate(chosen):

@@ -421,7 +421,7 @@ class Runner:
         before the batches submitted after it), else on a thread of this process.
 
         Returns:
-            A future; its ``result()`` is ``fn``'s (it raises what ``fn`` raised).
+            A future for :meth:`result`.
         """
         if self.pooled:
             assert isinstance(self._own, ProcessPoolExecutor)
@@ -431,6 +431,20 @@ class Runner:
             return side.submit(fn, *args)
         finally:
             side.shutdown(wait=False)  # the thread ends with fn
+
+    def result(self, future: Any) -> Any:
+        """The result of a :meth:`submit`.
+
+        Raises:
+            EngineError: if the pool failed running it (what ``fn`` raised, otherwise).
+        """
+        try:
+            return future.result()
+        except BaseException as err:
+            failure = _engine_failure(err, self._own) if self.pooled else err
+            if failure is err:
+                raise
+            raise failure from err
 
     def pilot(self, draws: Sequence[tuple[Any, int, tuple[int, ...]]]) -> Pilot:
         """Describe the first ``n`` samples at ``key`` of each ``(dataset, n, key)`` as a

@@ -3,6 +3,9 @@
     python bench/streaming.py > bench/streaming.md           # 10^6 .. 10^8, Dask at 10^7
     python bench/streaming.py --profile >> bench/streaming.md  # CPU per sample, by step
     python bench/streaming.py --big >> bench/streaming.md    # 10^9 per dataset, 2 workers
+    python bench/streaming.py --cells 1d:1e7,10d:1e7 --repeat 3  # some cells, 1 and 2
+                                                             # workers interleaved, 3 times
+    python bench/streaming.py --help
 
 Every cell runs in a fresh Python process (``--run``), so its peak memory is its own. Memory
 is measured two ways, both over *all* processes of the audit (the parent and its workers):
@@ -22,15 +25,19 @@ coordinate one count plus Laplace noise, searched with every family). All audits
 confidence 0.95 and the default settings (25% of the samples select the event).
 
 The machine is shared: the 1-minute load average before each cell is printed with it, and the
-ratios (workers 2 / workers 1) mean more than the absolute times.
+ratios (workers 2 / workers 1) mean more than the absolute times. ``--repeat`` runs each
+chosen cell's one-worker and two-worker audits in turn, that many times, and reports the
+median of the ratios of neighbouring runs (the load changes less between neighbours).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -253,15 +260,54 @@ def big() -> None:
     )
 
 
-def main() -> None:
-    """Measure every cell and print the Markdown report."""
+def _cell(text: str) -> tuple[int, int]:
+    """``"1d:1e7"`` -> (width 1, 10^7 samples per dataset)."""
+    try:
+        width, samples = text.split(":")
+        return int(width.removesuffix("d")), int(float(samples))
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(
+            f"a cell is WIDTHd:SAMPLES such as 1d:1e7, got {text!r}"
+        ) from err
+
+
+def _ratios(cells: list[dict[str, Any]], plan: list[tuple[int, int]]) -> None:
+    """The workers 2 / workers 1 table: per cell, the median over repeats of the ratio of
+    neighbouring runs' wall times, their range, and the CPU-bound ratio (median)."""
+    print("\n## Workers 2 / workers 1\n")
+    print(
+        "| output | samples per dataset | runs | load (min-max) | wall 1 / wall 2 (median) "
+        "| range | CPU-bound ratio (median) |"
+    )
+    print("|---|---:|---:|---|---:|---|---:|")
+    for width, n in plan:
+        mine = [c for c in cells if (c["samples"], c["width"], c["dask"]) == (n, width, 0)]
+        ones = [c for c in mine if c["workers"] == 1]
+        twos = [c for c in mine if c["workers"] == 2]
+        walls = [a["wall"] / b["wall"] for a, b in zip(ones, twos, strict=True)]
+        cpus = [_cpu_ratio(a, b) for a, b in zip(ones, twos, strict=True)]
+        loads = [c["load"] for c in mine]
+        print(
+            f"| {width}-d | {n:.0e} | {len(walls)} | {min(loads):.1f}-{max(loads):.1f} "
+            f"| {statistics.median(walls):.2f} | {min(walls):.2f}-{max(walls):.2f} "
+            f"| {statistics.median(cpus):.2f} |"
+        )
+
+
+def main(plan: list[tuple[int, int]], repeat: int, dask: bool) -> None:
+    """Measure the cells of ``plan`` ((width, samples) pairs; one and two workers each,
+    interleaved, ``repeat`` times) and print the Markdown report."""
     cells = []
-    plan = [(n, 1) for n in SIZES_1D] + [(n, 10) for n in SIZES_10D]
-    for samples, width in plan:
-        for workers in WORKERS:
-            cells.append(_measure(samples, workers, width))
-            print(f"done {samples:.0e} {width}-d workers={workers}", file=sys.stderr)
-    cells.append(_measure(10**7, 2, 1, dask_workers=2))
+    for round_ in range(repeat):
+        for width, samples in plan:
+            for workers in WORKERS:
+                cells.append(_measure(samples, workers, width))
+                print(
+                    f"done {samples:.0e} {width}-d workers={workers} (round {round_ + 1})",
+                    file=sys.stderr,
+                )
+    if dask:
+        cells.append(_measure(10**7, 2, 1, dask_workers=2))
     print("# Streamed audits: throughput and memory\n")
     print(
         f"`python bench/streaming.py` on {platform.machine()}, "
@@ -270,29 +316,16 @@ def main() -> None:
         "with other jobs (load averages below): absolute times are upper bounds.\n"
     )
     _table(cells)
-    print("\n## Workers 2 / workers 1\n")
-    print("| output | samples per dataset | wall 1 / wall 2 | CPU-bound ratio |")
-    print("|---|---:|---:|---:|")
-    for width, sizes in ((1, SIZES_1D), (10, SIZES_10D)):
-        for n in sizes:
-            one = next(
-                c
-                for c in cells
-                if (c["samples"], c["width"], c["workers"], c["dask"]) == (n, width, 1, 0)
-            )
-            two = next(
-                c
-                for c in cells
-                if (c["samples"], c["width"], c["workers"], c["dask"]) == (n, width, 2, 0)
-            )
-            ratio = one["wall"] / two["wall"]
-            print(f"| {width}-d | {n:.0e} | {ratio:.2f} | {_cpu_ratio(one, two):.2f} |")
+    _ratios(cells, plan)
     same = {c["epsilon_lower"] for c in cells if c["samples"] == 10**7 and c["width"] == 1}
-    print(
-        "\nAt 10^7 one-dimensional samples, in-process, the pool and Dask certified "
-        + ("the same bound" if len(same) == 1 else f"DIFFERENT bounds {sorted(same)}")
-        + " (the result depends on the seed and batch size only)."
-    )
+    if same:
+        print(
+            "\nAt 10^7 one-dimensional samples, "
+            + ("in-process, the pool and Dask" if dask else "in-process and the pool")
+            + " certified "
+            + ("the same bound" if len(same) == 1 else f"DIFFERENT bounds {sorted(same)}")
+            + " (the result depends on the seed and batch size only)."
+        )
 
 
 def _cpu_ratio(one: dict[str, Any], two: dict[str, Any]) -> float:
@@ -302,13 +335,38 @@ def _cpu_ratio(one: dict[str, Any], two: dict[str, Any]) -> float:
     return single / (two["parent_cpu"] + two["children_cpu"] / 2)
 
 
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="Streamed audits: throughput, memory and the speed-up of two workers.",
+        epilog="Without options: every cell (1-d at 1e6, 1e7, 1e8; 10-d at 1e6, 1e7), one "
+        "and two workers, once, and Dask at 1-d 1e7.",
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--profile", action="store_true", help="CPU per sample, by step")
+    mode.add_argument("--big", action="store_true", help="10^9 per dataset, two workers")
+    parser.add_argument(
+        "--cells",
+        type=lambda text: [_cell(c) for c in text.split(",")],
+        help="comma-separated cells WIDTHd:SAMPLES, e.g. 1d:1e7,10d:1e7 (no Dask cell "
+        "unless --dask)",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="rounds of one- and two-worker runs (default 1)"
+    )
+    parser.add_argument("--dask", action="store_true", help="add the Dask cell (1-d, 1e7)")
+    return parser.parse_args()
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--run":
         n, w, d, k = (int(a) for a in sys.argv[2:6])
         print(json.dumps(_run(n, w, d, k)))
-    elif "--big" in sys.argv:
-        big()
-    elif "--profile" in sys.argv:
-        profile()
     else:
-        main()
+        args = _arguments()
+        if args.big:
+            big()
+        elif args.profile:
+            profile()
+        else:
+            everything = [(1, n) for n in SIZES_1D] + [(10, n) for n in SIZES_10D]
+            main(args.cells or everything, args.repeat, args.dask or not args.cells)

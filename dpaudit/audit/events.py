@@ -41,6 +41,7 @@ __all__ = [
     "OutputEvent",
     "Projection",
     "ThresholdEvent",
+    "plain_grid",
     "plain_intervals",
 ]
 
@@ -139,7 +140,18 @@ class ThresholdEvent:
 PLAIN_GRID = 4001
 
 
-def plain_intervals(event: ThresholdEvent, observed: np.ndarray) -> str:
+def plain_grid(observed: np.ndarray) -> np.ndarray:
+    """The grid on which :func:`plain_intervals` restates events: :data:`PLAIN_GRID`
+    quantiles of the finite observed values (empty without any)."""
+    finite = observed[np.isfinite(observed)]
+    if len(finite) == 0:
+        return finite
+    return np.unique(np.quantile(finite, np.linspace(0, 1, PLAIN_GRID)))
+
+
+def plain_intervals(
+    event: ThresholdEvent, observed: np.ndarray | None = None, *, grid: np.ndarray | None = None
+) -> str:
     """Restate an event on scalar outputs as intervals of the output, over the observed range.
 
     Learned scores are hard to read; on a scalar output the event is a union of intervals,
@@ -149,15 +161,19 @@ def plain_intervals(event: ThresholdEvent, observed: np.ndarray) -> str:
     Args:
         event: an event on scalar outputs.
         observed: output values seen (the selection samples).
+        grid: ``plain_grid(observed)``, when several events are restated over the same
+            values (then ``observed`` is not needed).
 
     Returns:
         E.g. ``"the output <= 0.013"`` or ``"the output in [-1.2, 0.4] or >= 2.5"``; an empty
         string when the event is not a union of at most three intervals on the grid.
     """
-    finite = observed[np.isfinite(observed)]
-    if len(finite) == 0:
+    if grid is None:
+        if observed is None:
+            raise TypeError("plain_intervals() needs observed or grid")
+        grid = plain_grid(observed)
+    if len(grid) == 0:
         return ""
-    grid = np.unique(np.quantile(finite, np.linspace(0, 1, PLAIN_GRID)))
     inside = event.contains(grid)
     if not inside.any():
         return ""

@@ -6,7 +6,7 @@ import math
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,6 @@ from dpaudit.audit.estimators import (
     point_estimate,
     predicted_bounds,
 )
-from dpaudit.audit.events import ThresholdEvent
 from dpaudit.audit.limits import (
     DEFAULT_MAX_MEMORY_BYTES,
     MAX_SAMPLES,
@@ -27,6 +26,12 @@ from dpaudit.audit.limits import (
     worker_limit,
 )
 from dpaudit.audit.pairs import NeighbouringPair, resolve_pairs
+from dpaudit.audit.parallel import (
+    feature_frequencies,
+    limit_feature,
+    propose_in_workers,
+    search_in_workers,
+)
 from dpaudit.audit.probe import Probe, probe
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import (
@@ -40,13 +45,14 @@ from dpaudit.audit.selection import FAMILIES, Candidate, search_events
 from dpaudit.audit.statistical_limit import (
     counted_frequencies,
     statistical_limit,
-    threshold_frequencies,
 )
 from dpaudit.audit.streaming import (
     ThresholdSketch,
     held_samples,
-    pilot_counts,
-    propose_sketches,
+    placeholder_sketch,
+    plain_sample,
+    proposal_parts,
+    propose_part,
     select_from_tallies,
 )
 from dpaudit.audit.validation import check as _check
@@ -281,8 +287,8 @@ def audit(
     tests = certify_top * (2 if directions == "both" else 1)
     level = bound_level(1.0 - confidence, tests)
 
-    def scorer(num: np.ndarray, den: np.ndarray, n: int) -> np.ndarray:
-        return predicted_bounds(num, den, n, n_cert, level, delta)
+    # picklable: the parts of a streamed proposal may run in the workers
+    scorer = partial(predicted_bounds, n_certification=n_cert, level=level, delta=delta)
 
     # Several pairs: screen each on a small sample, then select events on the best one only.
     n_pairs = len(candidates_pairs)
@@ -305,10 +311,14 @@ def audit(
             pair = candidates_pairs[i]
             held = held_samples(n, batch_size)
             keys = ((phase, i, 0), (phase, i, 1))
-            x0 = runner.sample(pair.d0, held, keys[0])
-            x1 = runner.sample(pair.d1, held, keys[1])
             rng = np.random.default_rng(seed_sequence(root, _MODELS, phase, i))
-            if held == n:  # every selection sample in memory
+            if held == n and runner.pooled:  # every selection sample, searched by parts
+                found, frequencies = search_in_workers(
+                    runner, pair, n, keys, scorer, families, max_outcomes, rng, phase == _SELECTION
+                )
+            elif held == n:  # every selection sample in memory
+                x0 = runner.sample(pair.d0, held, keys[0])
+                x1 = runner.sample(pair.d1, held, keys[1])
                 found = search_events(
                     x0,
                     x1,
@@ -318,10 +328,11 @@ def audit(
                     max_outcomes=max_outcomes,
                     rng=rng,
                 )
-                frequencies = _limit_family(found, x0, x1) if phase == _SELECTION else None
+                feature = limit_feature(found) if phase == _SELECTION else None
+                frequencies = None if feature is None else feature_frequencies(feature, x0, x1)
             else:  # a pilot in memory, the other selection batches streamed as tallies
                 found, frequencies = _stream_select(
-                    runner, pair, x0, x1, n, keys, scorer, families, max_outcomes, rng
+                    runner, pair, held, n, keys, scorer, families, max_outcomes, rng
                 )
             if phase == _SELECTION:
                 family_freq[i] = frequencies
@@ -344,19 +355,20 @@ def audit(
         _, index, chosen = best
         pair = candidates_pairs[index]
         events = [c.event for c in chosen]
-        # The estimated limits need the selection only: computed while the workers certify.
-        with ThreadPoolExecutor(1) as side:
-            limits = side.submit(
-                _limits, family_freq.get(index), n_cert, float(delta), confidence, tests
-            )
-            counted = runner.tally(
-                [
-                    (pair.d0, n_cert, (_CERTIFICATION, index, 0)),
-                    (pair.d1, n_cert, (_CERTIFICATION, index, 1)),
-                ],
-                [EventCounts(tuple(events))],
-            )
+        # The estimated limits need the selection only: computed while the workers certify
+        # (by one of them, ahead of the batches, when the runner has its own pool).
+        limits = runner.submit(
+            _limits, family_freq.get(index), n_cert, float(delta), confidence, tests
+        )
+        counted = runner.tally(
+            [
+                (pair.d0, n_cert, (_CERTIFICATION, index, 0)),
+                (pair.d1, n_cert, (_CERTIFICATION, index, 1)),
+            ],
+            [EventCounts(tuple(events))],
+        )
         hits = (counted[0][0], counted[1][0])
+        epsilon_limit, limit_text = runner.result(limits)
 
     certified = []
     for j, cand in enumerate(chosen):
@@ -369,7 +381,6 @@ def audit(
     cand = chosen[j]
     k0, k1 = int(hits[0][j]), int(hits[1][j])
     num, den = ("d0", "d1") if cand.numerator == 0 else ("d1", "d0")
-    epsilon_limit, limit_text = limits.result()
     return AuditResult(
         epsilon_lower=bound,
         epsilon_estimate=point_estimate(
@@ -439,25 +450,10 @@ def _floor4(x: float) -> str:
     return f"{math.floor(x * 1e4) / 1e4:.4f}"
 
 
-def _limit_family(
-    found: list[Candidate], x0: np.ndarray, x1: np.ndarray
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """Selection frequencies of the threshold events on the best candidate's feature (None
-    without a threshold event)."""
-    for cand in found:
-        if isinstance(cand.event, ThresholdEvent):
-            num, den = threshold_frequencies(
-                cand.event.feature.values(x0), cand.event.feature.values(x1)
-            )
-            return (num, den) if len(num) else None
-    return None
-
-
 def _stream_select(
     runner: Runner,
     pair: NeighbouringPair,
-    x0: np.ndarray,
-    x1: np.ndarray,
+    held: int,
     n: int,
     keys: tuple[tuple[int, ...], tuple[int, ...]],
     scorer: Any,
@@ -466,34 +462,62 @@ def _stream_select(
     rng: np.random.Generator,
 ) -> tuple[list[Candidate], tuple[np.ndarray, np.ndarray] | None]:
     """Streamed selection (:mod:`dpaudit.audit.streaming`): sketches proposed on the pilot
-    ``x0, x1`` (the first batches of the ``n`` selection samples), tallied in the workers over
-    the other selection batches, candidates chosen on the tallies.
+    (the first ``held`` of the ``n`` selection samples of each dataset), tallied in the
+    workers over the other selection batches, candidates chosen on the tallies.
+
+    With the runner's own pool the parts of the proposal run in the workers, each drawing
+    the pilot itself (:class:`~dpaudit.audit.runner.Pilot`); otherwise this process holds
+    the pilot and proposes. The sketches and tallies are the same either way.
 
     Returns:
         The candidates, best first, and the threshold frequencies of the best threshold
         candidate's feature on the stream (for the statistical limit; None without one).
     """
+    families = tuple(families)
+    if runner.pooled:
+        proposals, observed = propose_in_workers(
+            runner, pair, held, keys, scorer, families, max_outcomes, rng
+        )
+    else:
+        x0 = runner.sample(pair.d0, held, keys[0])
+        x1 = runner.sample(pair.d1, held, keys[1])
+        parts = proposal_parts(runner.output_schema, families, held)
+        proposals = [
+            propose_part(
+                part,
+                x0,
+                x1,
+                runner.output_schema,
+                scorer,
+                families=families,
+                max_outcomes=max_outcomes,
+                rng=rng,
+            )
+            for part in parts
+        ]
+        scalar = runner.output_schema.kind == "scalar"
+        observed = plain_sample(np.concatenate([x0, x1])) if scalar else None
     schema = runner.output_schema
-    sketches = propose_sketches(
-        x0, x1, schema, scorer, families=families, max_outcomes=max_outcomes, rng=rng
-    )
-    skip = len(x0) // runner.batch_size
-    n_stream = n - len(x0)
+    sketches = [s for p in proposals for s in p.sketches]
+    on_pilot = [t for p in proposals for t in p.pilot_tallies]
+    if not sketches:
+        sketches, on_pilot = [placeholder_sketch(schema, scorer)], [None]
+    skip = held // runner.batch_size
+    n_stream = n - held
     tallies = runner.tally([(pair.d0, n, keys[0]), (pair.d1, n, keys[1])], sketches, skip)
     sizes = []
-    for j, sketch in enumerate(sketches):
-        sizes.append(n if pilot_counts(sketch) else n_stream)
-        if pilot_counts(sketch):
-            tallies[0][j] = tallies[0][j] + sketch.tally(x0)
-            tallies[1][j] = tallies[1][j] + sketch.tally(x1)
-    observed = np.concatenate([x0, x1]) if schema.kind == "scalar" else None
+    for j, counted in enumerate(on_pilot):
+        sizes.append(n_stream if counted is None else n)
+        if counted is not None:
+            tallies[0][j] = tallies[0][j] + counted[0]
+            tallies[1][j] = tallies[1][j] + counted[1]
     found = select_from_tallies(sketches, tallies[0], tallies[1], sizes, scorer, observed)
-    best = next((c.event for c in found if isinstance(c.event, ThresholdEvent)), None)
+    feature = limit_feature(found)
     for sketch, t0, t1 in zip(sketches, tallies[0], tallies[1], strict=True):
         if (
             isinstance(sketch, ThresholdSketch)
-            and best is not None
-            and sketch.feature == best.feature
+            and feature is not None
+            and sketch.feature == feature
         ):
             (ge0, le0, m0), (ge1, le1, m1) = sketch.hits(t0), sketch.hits(t1)
             if m0 and m1:

@@ -18,7 +18,9 @@ Failures: an exception raised by the mechanism becomes a
 be pickled for, or imported by, the workers); any other failure of an engine becomes an
 :class:`~dpaudit.audit.errors.EngineError`, one line naming the engine and the batch.
 
-Engines: in-process (``workers=1``), a local process pool (``workers>1``), or any executor
+Engines: in-process (``workers=1``), a local process pool (``workers>1``; it counts up to
+:data:`MAX_CHUNK` consecutive batches per task, sends a counting phase's sketches once per
+worker, and its workers can draw a held sample themselves: :class:`Pilot`), or any executor
 offering ``submit(fn, *args) -> future`` with ``future.result()`` (a
 ``concurrent.futures.Executor``). A Dask ``distributed.Client`` or scheduler address is
 wrapped in :class:`dpaudit.audit.distributed.DaskExecutor` (retries, one task per batch).
@@ -28,11 +30,13 @@ from __future__ import annotations
 
 import ctypes
 import math
+import pickle
 import random
 import sys
+import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +52,7 @@ __all__ = [
     "DEFAULT_BATCH_SIZE",
     "PROGRESS_THRESHOLD",
     "EventCounts",
+    "Pilot",
     "Runner",
     "draw",
     "seed_sequence",
@@ -60,6 +65,13 @@ DEFAULT_BATCH_SIZE = 100_000
 IN_FLIGHT = 4
 #: Workers assumed behind an external executor (Dask, ...) when sizing that window.
 EXTERNAL_WORKERS = 16
+#: The runner's own pool counts consecutive batches of one dataset in one task, at most this
+#: many, and at least :data:`TASKS_PER_WORKER` tasks per worker when there are enough
+#: batches: fewer round trips to the parent (a millisecond-scale batch of a vectorised
+#: mechanism otherwise waits on the parent's queue threads), while the last tasks stay short
+#: enough for the workers to finish together. Sums of counts do not depend on the grouping.
+MAX_CHUNK = 8
+TASKS_PER_WORKER = 12
 #: Audits drawing at least this many samples in total show a progress bar (when on a terminal).
 PROGRESS_THRESHOLD = 2_000_000
 
@@ -173,8 +185,91 @@ def _tally_task(
     schema: OutputSchema,
     sketches: Sequence[Any],
 ) -> list[np.ndarray]:
+    _HELD.clear()  # a pilot held for the proposal (:class:`Pilot`) is not needed any more
     x = to_array(draw(mechanism, dataset, n, seed), schema)
     return [np.asarray(s.tally(x), dtype=np.int64) for s in sketches]
+
+
+def _tally_chunk(
+    mechanism: Any,
+    dataset: Any,
+    batches: Sequence[tuple[int, np.random.SeedSequence]],
+    schema: OutputSchema,
+    sketches: Sequence[Any],
+) -> list[np.ndarray]:
+    """:func:`_tally_task` over consecutive batches, summed (the runner's own pool)."""
+    total: list[np.ndarray] | None = None
+    for n, seed in batches:
+        part = _tally_task(mechanism, dataset, n, seed, schema, sketches)
+        total = part if total is None else [a + b for a, b in zip(total, part, strict=True)]
+    assert total is not None  # a chunk has at least one batch
+    return total
+
+
+#: The pilot this process drew last (:meth:`Pilot.outputs`), by token: at most one.
+_HELD: dict[str, tuple[np.ndarray, ...]] = {}
+#: The value this worker process rebuilt last from a :class:`_Once`, by token: at most one.
+_ONCE: dict[str, Any] = {}
+
+
+class _Once:
+    """A task argument sent to the own pool's workers as bytes pickled once, and rebuilt
+    once per worker process: the sketches of a ten-dimensional selection pickle to 1.4 MB,
+    which cost 3 ms to pickle and 6 ms to unpickle for every batch otherwise. A worker
+    receives the value itself (not this wrapper)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        self.token = uuid.uuid4().hex
+        self._payload: bytes | None = None
+
+    def __reduce__(self) -> tuple[Any, tuple[str, bytes]]:
+        if self._payload is None:  # the pool's feeder thread pickles the tasks, one by one
+            self._payload = pickle.dumps(self.value, protocol=pickle.HIGHEST_PROTOCOL)
+        return _rebuilt, (self.token, self._payload)
+
+
+def _rebuilt(token: str, payload: bytes) -> Any:
+    if token not in _ONCE:
+        _ONCE.clear()
+        _ONCE[token] = pickle.loads(payload)
+    return _ONCE[token]
+
+
+@dataclass(frozen=True)
+class Pilot:
+    """Position-seeded batches held in memory for a proposal, described so that a worker
+    process can draw them itself (:meth:`outputs`) instead of receiving them: drawing a
+    vectorised mechanism's pilot costs about what pickling it does, and every worker draws
+    at once, where pickles queue through the parent.
+
+    Attributes:
+        token: unique to the audit and the pilot (the key of a worker's copy).
+        mechanism: the mechanism under audit.
+        schema: the audit's output schema.
+        draws: per dataset, the dataset and its batches ``(size, seed)`` in order.
+    """
+
+    token: str
+    mechanism: Any
+    schema: OutputSchema
+    draws: tuple[tuple[Any, tuple[tuple[int, np.random.SeedSequence], ...]], ...]
+
+    def outputs(self) -> tuple[np.ndarray, ...]:
+        """The outputs per dataset (the batches concatenated), the same arrays as
+        :meth:`Runner.sample` gives; drawn once per process, which keeps the last pilot only
+        (until its next counting task: memory stays flat)."""
+        held = _HELD.get(self.token)
+        if held is None:
+            _HELD.clear()
+            held = tuple(
+                np.concatenate(
+                    [to_array(draw(self.mechanism, d, n, s), self.schema) for n, s in batches]
+                )
+                for d, batches in self.draws
+            )
+            _HELD[self.token] = held
+        return held
 
 
 def _engine_failure(err: BaseException, engine: Any) -> BaseException:
@@ -233,6 +328,11 @@ class Runner:
             raise RuntimeError("the output schema is fixed by sample(); call sample() first")
         return self.schema
 
+    @property
+    def pooled(self) -> bool:
+        """Whether batches run in the runner's own local process pool (``workers > 1``)."""
+        return isinstance(self._own, ProcessPoolExecutor)
+
     def __enter__(self) -> Runner:
         self._own: ProcessPoolExecutor | DaskExecutor | None = None
         if self.executor is None and self.workers > 1:
@@ -274,7 +374,20 @@ class Runner:
         sizes = [self.batch_size] * (count - 1) + [n - self.batch_size * (count - 1)]
         return list(zip(sizes[skip:], seeds, strict=True))
 
-    def _run(self, fn: Callable[..., Any], jobs: list[tuple[Any, ...]], sizes: list[int]) -> list:
+    def run(
+        self, fn: Callable[..., Any], jobs: Sequence[tuple[Any, ...]], sizes: Sequence[int]
+    ) -> list:
+        """``fn(*job)`` for every job, on the runner's engine, results in the jobs' order.
+
+        Args:
+            fn: a module-level function (the workers import it).
+            jobs: the argument tuples.
+            sizes: samples each job draws (for the progress bar).
+
+        Raises:
+            MechanismError: as the jobs raise it, or when the workers cannot receive them.
+            EngineError: if the engine fails.
+        """
         engine = self._own if self._own is not None else self.executor
         if engine is None:
             results = []
@@ -299,12 +412,70 @@ class Runner:
             raise failure from err
         return results
 
+    def advance(self, samples: int) -> None:
+        """Count ``samples`` drawn outside :meth:`run` and :meth:`tally` on the progress bar."""
+        self._bar.update(samples)
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Start ``fn(*args)`` beside the batches: on the runner's own pool (a worker takes it
+        before the batches submitted after it), else on a thread of this process.
+
+        Returns:
+            A future for :meth:`result`.
+        """
+        if self.pooled:
+            assert isinstance(self._own, ProcessPoolExecutor)
+            return self._own.submit(fn, *args)
+        side = ThreadPoolExecutor(1)
+        try:
+            return side.submit(fn, *args)
+        finally:
+            side.shutdown(wait=False)  # the thread ends with fn
+
+    def result(self, future: Any) -> Any:
+        """The result of a :meth:`submit`.
+
+        Raises:
+            EngineError: if the pool failed running it (what ``fn`` raised, otherwise).
+        """
+        try:
+            return future.result()
+        except BaseException as err:
+            failure = _engine_failure(err, self._own) if self.pooled else err
+            if failure is err:
+                raise
+            raise failure from err
+
+    def pilot(self, draws: Sequence[tuple[Any, int, tuple[int, ...]]]) -> Pilot:
+        """Describe the first ``n`` samples at ``key`` of each ``(dataset, n, key)`` as a
+        :class:`Pilot` that the workers draw themselves (the same outputs as :meth:`sample`).
+
+        Fixes the output schema first when no batch has fixed it yet: the parent then draws
+        the first batch of the first dataset, as :meth:`sample` would.
+        """
+        if self.schema is None:
+            dataset, n, key = draws[0]
+            size, seed = self._batches(n, key)[0]
+            self.schema = infer_schema(draw(self.mechanism, dataset, size, seed))
+        return Pilot(
+            uuid.uuid4().hex,
+            self.mechanism,
+            self.schema,
+            tuple((d, tuple(self._batches(n, key))) for d, n, key in draws),
+        )
+
     def _reduce(
-        self, jobs: list[tuple[Any, ...]], sizes: list[int], owners: list[int], n_owners: int
+        self,
+        fn: Callable[..., list[np.ndarray]],
+        jobs: list[tuple[Any, ...]],
+        sizes: list[int],
+        owners: list[int],
+        n_owners: int,
     ) -> list[list[np.ndarray] | None]:
-        """Run :func:`_tally_task` on every job and sum the results per owner as they arrive,
-        with at most :data:`IN_FLIGHT` jobs per worker submitted at once, so memory stays flat
-        in the number of batches. Sums of integer counts do not depend on the order."""
+        """Run ``fn`` (:func:`_tally_task` or :func:`_tally_chunk`) on every job and sum the
+        results per owner as they arrive, with at most :data:`IN_FLIGHT` jobs per worker
+        submitted at once, so memory stays flat in the number of batches. Sums of integer
+        counts do not depend on the order."""
         engine = self._own if self._own is not None else self.executor
         totals: list[list[np.ndarray] | None] = [None] * n_owners
 
@@ -317,13 +488,13 @@ class Runner:
 
         if engine is None:
             for job, size, owner in zip(jobs, sizes, owners, strict=True):
-                add(_tally_task(*job), size, owner)
+                add(fn(*job), size, owner)
             return totals
         window = IN_FLIGHT * (self.workers if self._own is not None else EXTERNAL_WORKERS)
         pending: deque[tuple[Any, int, int]] = deque()
         try:
             for job, size, owner in zip(jobs, sizes, owners, strict=True):
-                pending.append((engine.submit(_tally_task, *job), size, owner))
+                pending.append((engine.submit(fn, *job), size, owner))
                 if len(pending) >= window:
                     fut, done, who = pending.popleft()
                     add(fut.result(), done, who)
@@ -339,6 +510,12 @@ class Runner:
             raise failure from err
         return totals
 
+    def _chunk(self, batches: int) -> int:
+        """Batches per counting task (:data:`MAX_CHUNK`): one unless the own pool counts."""
+        if not self.pooled:
+            return 1
+        return max(1, min(MAX_CHUNK, batches // (TASKS_PER_WORKER * self.workers)))
+
     def tally(
         self,
         tasks: Sequence[tuple[Any, int, tuple[int, ...]]],
@@ -347,10 +524,11 @@ class Runner:
     ) -> list[list[np.ndarray]]:
         """Draw fresh outputs and sum each sketch's per-batch tally, in the workers.
 
-        Only the tallies travel back (one small integer array per sketch and batch), so
+        Only the tallies travel back (one small integer array per sketch and task), so
         memory is flat in the number of samples; the sums are exact integers, the same
-        whatever the number of workers or the order the batches finish in. The batches of all
-        tasks share one queue, so the workers stay busy from one dataset to the next.
+        whatever the number of workers, the batches each task groups (:data:`MAX_CHUNK`) or
+        the order the tasks finish in. The batches of all datasets share one queue, so the
+        workers stay busy from one dataset to the next.
 
         Args:
             tasks: ``(dataset, n, key)`` per dataset: ``n`` samples at seed position ``key``.
@@ -369,14 +547,25 @@ class Runner:
             raise RuntimeError(
                 "tally() needs the output schema that sample() fixes; call sample() first"
             )
-        shared = tuple(sketches)  # one object: a Dask executor sends it to the cluster once
-        jobs, sizes, owners = [], [], []
-        for t, (dataset, n, key) in enumerate(tasks):
-            for size, seed in self._batches(n, key, skip):
-                jobs.append((self.mechanism, dataset, size, seed, self.schema, shared))
-                sizes.append(size)
+        # one object: a Dask executor sends it to the cluster once; the own pool's workers
+        # unpickle it once each
+        shared: Any = _Once(tuple(sketches)) if self.pooled else tuple(sketches)
+        planned = [self._batches(n, key, skip) for _, n, key in tasks]
+        chunk = self._chunk(sum(len(b) for b in planned))
+        fn: Callable[..., list[np.ndarray]] = _tally_task if chunk == 1 else _tally_chunk
+        jobs: list[tuple[Any, ...]] = []
+        sizes, owners = [], []
+        for t, ((dataset, _, _), batches) in enumerate(zip(tasks, planned, strict=True)):
+            for c in range(0, len(batches), chunk):
+                group = batches[c : c + chunk]
+                if chunk == 1:
+                    (size, seed) = group[0]
+                    jobs.append((self.mechanism, dataset, size, seed, self.schema, shared))
+                else:
+                    jobs.append((self.mechanism, dataset, tuple(group), self.schema, shared))
+                sizes.append(sum(size for size, _ in group))
                 owners.append(t)
-        totals = self._reduce(jobs, sizes, owners, len(tasks))
+        totals = self._reduce(fn, jobs, sizes, owners, len(tasks))
         if any(t is None for t in totals):
             raise RuntimeError("tally(): a task has no batch left after skipping")
         return [t for t in totals if t is not None]
@@ -401,5 +590,5 @@ class Runner:
             parts.append(to_array(raw, self.schema))
             self._bar.update(size)
         jobs = [(self.mechanism, dataset, size, seed, self.schema) for size, seed in batches]
-        parts += self._run(_sample_task, jobs, [s for s, _ in batches])
+        parts += self.run(_sample_task, jobs, [s for s, _ in batches])
         return np.concatenate(parts)

@@ -33,6 +33,7 @@ has the events it picks on the pilot re-scored on the stream).
 
 from __future__ import annotations
 
+import copy
 import functools
 import warnings
 from collections.abc import Callable, Iterable
@@ -51,12 +52,23 @@ from dpaudit.audit.events import (
     OutputEvent,
     Projection,
     ThresholdEvent,
+    plain_grid,
     plain_intervals,
 )
 from dpaudit.audit.float_bits import class_keys
 from dpaudit.audit.outputs import OutputSchema, row_keys
 
-__all__ = ["FAMILIES", "Candidate", "pick_thresholds", "search_events"]
+__all__ = [
+    "FAMILIES",
+    "SEARCH_PARTS",
+    "Candidate",
+    "check_families",
+    "pick_thresholds",
+    "rank",
+    "search_events",
+    "search_part",
+    "search_parts",
+]
 
 FAMILIES = ("threshold", "outcomes", "classifier", "bits")
 #: Vector outputs: at most this many coordinates get their own threshold feature.
@@ -130,10 +142,11 @@ def _best_threshold(
     x1: np.ndarray,
     scorer: Scorer,
     family: str,
-    observed: np.ndarray | None = None,
+    plain: np.ndarray | None = None,
 ) -> list[Candidate]:
     """The best threshold event on ``feature`` for each direction of the ratio; restated as
-    intervals of the output seen in ``observed`` when given (scalar outputs)."""
+    intervals of the output on the grid ``plain`` when given (scalar outputs;
+    :func:`~dpaudit.audit.events.plain_grid`)."""
     v0, v1 = feature.values(x0), feature.values(x1)
     s0, s1 = np.sort(v0[~np.isnan(v0)]), np.sort(v1[~np.isnan(v1)])
     if len(s0) == 0 or len(s1) == 0:
@@ -141,7 +154,7 @@ def _best_threshold(
     grid = _threshold_grid(s0, s1)
     ge = (len(s0) - np.searchsorted(s0, grid, "left"), len(s1) - np.searchsorted(s1, grid, "left"))
     le = (np.searchsorted(s0, grid, "right"), np.searchsorted(s1, grid, "right"))
-    return pick_thresholds(feature, grid, ge, le, len(x0), scorer, family, observed)
+    return pick_thresholds(feature, grid, ge, le, len(x0), scorer, family, plain)
 
 
 def pick_thresholds(
@@ -152,7 +165,7 @@ def pick_thresholds(
     n: int,
     scorer: Scorer,
     family: str,
-    observed: np.ndarray | None = None,
+    plain: np.ndarray | None = None,
 ) -> list[Candidate]:
     """The best of the events ``feature >= grid[i]`` and ``feature <= grid[i]`` per direction.
 
@@ -164,7 +177,8 @@ def pick_thresholds(
         n: samples per dataset behind the hits.
         scorer: the selection scorer.
         family: the family named in the candidates.
-        observed: output values to restate the events as intervals (scalar outputs), or None.
+        plain: the grid of output values on which to restate the events as intervals
+            (scalar outputs; :func:`~dpaudit.audit.events.plain_grid`), or None.
 
     Returns:
         Two candidates, numerator d0 then numerator d1.
@@ -178,8 +192,8 @@ def pick_thresholds(
                 best = (score, ThresholdEvent(feature, float(grid[i]), above))
         assert best is not None  # the loop above ran (twice)
         predicted, event = best
-        if observed is not None:  # restate as intervals of the output, for people
-            event = replace(event, plain=plain_intervals(event, observed))
+        if plain is not None:  # restate as intervals of the output, for people
+            event = replace(event, plain=plain_intervals(event, grid=plain))
         found.append(Candidate(event, numerator, predicted, family))
     return found
 
@@ -307,6 +321,88 @@ def _vector_features(x0: np.ndarray, x1: np.ndarray) -> Iterable[Feature]:
             )
 
 
+#: The parts of a search, in the order their candidates are listed before ranking. Each
+#: depends on the selection samples alone (and ``classifier`` on a copy of the search's rng),
+#: so the parts can run in any order or at once (in the auditor's workers) and give the
+#: same candidates.
+SEARCH_PARTS = ("threshold", "outcomes", "classifier", "bits")
+
+
+def check_families(families: Iterable[str]) -> tuple[str, ...]:
+    """``families`` as a tuple.
+
+    Raises:
+        ValueError: if a family name is unknown.
+    """
+    families = tuple(families)
+    unknown = set(families) - set(FAMILIES)
+    if unknown:
+        raise ValueError(f"families must be a subset of {FAMILIES}, got unknown {sorted(unknown)}")
+    return families
+
+
+def search_parts(schema: OutputSchema, families: Iterable[str], n: int) -> list[str]:
+    """The parts of :data:`SEARCH_PARTS` that search ``families`` on ``n`` samples per
+    dataset in ``schema``.
+
+    Raises:
+        ValueError: if a family name is unknown.
+    """
+    families = check_families(families)
+    numeric = schema.kind != "categorical"
+    applies = {
+        "threshold": "threshold" in families and numeric,
+        "outcomes": "outcomes" in families,
+        "classifier": "classifier" in families and numeric and n >= 4,
+        "bits": "bits" in families and schema.kind in ("scalar", "vector"),
+    }
+    return [part for part in SEARCH_PARTS if applies[part]]
+
+
+def search_part(
+    part: str,
+    x0: np.ndarray,
+    x1: np.ndarray,
+    schema: OutputSchema,
+    scorer: Scorer,
+    *,
+    max_outcomes: int = 10_000,
+    rng: np.random.Generator,
+) -> list[Candidate]:
+    """The candidates of one part of :data:`SEARCH_PARTS` (unranked; arguments as for
+    :func:`search_events`; ``rng`` is used in the state it is given, on a copy)."""
+    found: list[Candidate] = []
+    if part == "threshold":
+        features = [Identity()] if schema.kind == "scalar" else list(_vector_features(x0, x1))
+        for feature in features:
+            found += _best_threshold(feature, x0, x1, scorer, "threshold")
+    elif part == "outcomes":
+        found += _best_outcome_sets(x0, x1, schema, scorer, max_outcomes)
+    elif part == "classifier":
+        # Fit on one half, choose the threshold on the other (as DP-Sniper does), so the
+        # predicted bound of a learned event is not inflated by overfitting.
+        h = len(x0) // 2
+        plain = plain_grid(np.concatenate([x0, x1])) if schema.kind == "scalar" else None
+        fitted = fit_logistic(x0[:h], x1[:h], copy.deepcopy(rng))
+        for model in (fitted, fit_binned_ratio(x0[:h], x1[:h])):
+            found += _best_threshold(model, x0[h:], x1[h:], scorer, "classifier", plain)
+    elif part == "bits" and schema.kind == "scalar":
+        found += _best_float_classes(x0, x1, scorer)
+    elif part == "bits":
+        for j in range(min(x0.shape[1], MAX_BITS_COORDINATES)):
+            found += _best_float_classes(x0[:, j], x1[:, j], scorer, j)
+    return found
+
+
+def rank(found: list[Candidate], schema: OutputSchema) -> list[Candidate]:
+    """The candidates of every part, in the order of :data:`SEARCH_PARTS`, sorted by
+    predicted bound (best first; a stable sort); the "none" placeholders when there are
+    none."""
+    if not found:  # e.g. non-numeric outputs that never repeat: nothing to test
+        found = [Candidate(OutcomeSetEvent((), schema), n, -np.inf, "none") for n in (0, 1)]
+    return sorted(found, key=lambda c: c.predicted, reverse=True)
+
+
 def search_events(
     x0: np.ndarray,
     x1: np.ndarray,
@@ -327,7 +423,8 @@ def search_events(
         families: subset of :data:`FAMILIES` to search.
         max_outcomes: discrete outputs with more distinct outcomes than this are not searched
             as outcome sets.
-        rng: randomness for model fitting (subsampling only).
+        rng: randomness for model fitting (subsampling only; each part starts from its
+            state, which is left unchanged).
 
     Returns:
         Candidates sorted by predicted bound, best first.
@@ -335,31 +432,12 @@ def search_events(
     Raises:
         ValueError: if a family name is unknown.
     """
-    families = tuple(families)
-    unknown = set(families) - set(FAMILIES)
-    if unknown:
-        raise ValueError(f"families must be a subset of {FAMILIES}, got unknown {sorted(unknown)}")
-    found: list[Candidate] = []
-    numeric = schema.kind != "categorical"
-    if "threshold" in families and numeric:
-        features = [Identity()] if schema.kind == "scalar" else list(_vector_features(x0, x1))
-        for feature in features:
-            found += _best_threshold(feature, x0, x1, scorer, "threshold")
-    if "outcomes" in families:
-        found += _best_outcome_sets(x0, x1, schema, scorer, max_outcomes)
-    if "classifier" in families and numeric and len(x0) >= 4:
-        # Fit on one half, choose the threshold on the other (as DP-Sniper does), so the
-        # predicted bound of a learned event is not inflated by overfitting.
-        h = len(x0) // 2
-        for model in (fit_logistic(x0[:h], x1[:h], rng), fit_binned_ratio(x0[:h], x1[:h])):
-            observed = np.concatenate([x0, x1]) if schema.kind == "scalar" else None
-            found += _best_threshold(model, x0[h:], x1[h:], scorer, "classifier", observed)
-    if "bits" in families and schema.kind == "scalar":
-        found += _best_float_classes(x0, x1, scorer)
-    elif "bits" in families and schema.kind == "vector":
-        for j in range(min(x0.shape[1], MAX_BITS_COORDINATES)):
-            found += _best_float_classes(x0[:, j], x1[:, j], scorer, j)
-    if not found:  # e.g. non-numeric outputs that never repeat: nothing to test
-        found = [Candidate(OutcomeSetEvent((), schema), n, -np.inf, "none") for n in (0, 1)]
-    found.sort(key=lambda c: c.predicted, reverse=True)
-    return found
+    parts = search_parts(schema, families, len(x0))
+    return rank(
+        [
+            c
+            for part in parts
+            for c in search_part(part, x0, x1, schema, scorer, max_outcomes=max_outcomes, rng=rng)
+        ],
+        schema,
+    )

@@ -99,3 +99,39 @@ for _textbook in (
     failing,
 ):
     _textbook.arithmetic = "real"  # type: ignore[attr-defined]
+
+
+class LaplacePair:
+    """Two coordinates: ``d + Laplace(1)`` and Laplace(1) (a vector output, batched)."""
+
+    name = "laplace-pair"
+
+    def __call__(self, d: float, rng: np.random.Generator) -> np.ndarray:
+        return self.batch(d, 1, rng)[0]
+
+    def batch(self, d: float, n: int, rng: np.random.Generator) -> np.ndarray:
+        out = rng.laplace(0.0, 1.0, (n, 2))
+        out[:, 0] += d
+        return out
+
+
+class FailsInWorkers:
+    """Laplace(1) around d in the process that made it; raises in any other process (a
+    worker), so an audit with workers fails after its pool started."""
+
+    name = "fails-in-workers"
+
+    def __init__(self) -> None:
+        import os
+
+        self.home = os.getpid()
+
+    def __call__(self, d: float, rng: np.random.Generator) -> float:
+        return float(self.batch(d, 1, rng)[0])
+
+    def batch(self, d: float, n: int, rng: np.random.Generator) -> np.ndarray:
+        import os
+
+        if os.getpid() != self.home:
+            raise RuntimeError("this mechanism only runs in the process that made it")
+        return d + rng.laplace(0.0, 1.0, n)

@@ -1,0 +1,204 @@
+"""The auditor's own process pool (``workers > 1``): the parts of a streamed proposal and
+the counting tasks run in the workers, with the same results as one process.
+
+Streaming is forced on small audits by shrinking ``HELD_SELECTION_SAMPLES`` (as in
+test_streaming.py). No statistical test here: every check is an exact equality.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+
+import _audit_mechanisms as mech
+import numpy as np
+import pytest
+
+from dpaudit.audit import audit, runner, streaming
+from dpaudit.audit.errors import MechanismError
+from dpaudit.audit.estimators import predicted_bounds
+from dpaudit.audit.events import Identity, ThresholdEvent
+from dpaudit.audit.runner import EventCounts, Runner
+from dpaudit.audit.selection import (
+    FAMILIES,
+    SEARCH_PARTS,
+    rank,
+    search_events,
+    search_part,
+    search_parts,
+)
+from dpaudit.audit.streaming import PARTS, proposal_parts, propose_part, propose_sketches
+
+#: Held selection samples and batch size of the streamed audits below.
+HELD, BATCH = 2_000, 1_000
+
+
+@pytest.fixture
+def small_pilot(monkeypatch):
+    monkeypatch.setattr(streaming, "HELD_SELECTION_SAMPLES", HELD)
+
+
+def _same_result(**kwargs):
+    runs = [audit(workers=w, **kwargs).to_dict() for w in (1, 2)]
+    for r in runs:
+        r.pop("wall_time")
+    assert runs[0] == runs[1]
+    return runs[0]
+
+
+def test_streamed_vector_audit_with_every_family_does_not_depend_on_the_workers(small_pilot):
+    """Vector outputs, every family (the bits search is a part of its own): same result."""
+    result = _same_result(
+        mechanism=mech.LaplacePair(),
+        d0=0.0,
+        d1=1.0,
+        epsilon=1.0,
+        samples=20_000,
+        seed=5,
+        batch_size=BATCH,
+    )
+    assert result["selection_samples"] > HELD  # streamed
+    assert result["epsilon_limit"] is not None  # computed by a worker, the same
+
+
+def test_streamed_scalar_audit_restates_learned_events_the_same(small_pilot):
+    """The thinned pilot a worker returns restates a learned event as the parent would."""
+    result = _same_result(
+        mechanism=mech.ShiftedLaplace(1.0),
+        d0=0.0,
+        d1=1.0,
+        epsilon=1.0,
+        samples=20_000,
+        seed=2,
+        batch_size=BATCH,
+        families=("classifier",),
+    )
+    assert result["family"] == "classifier" and result["event"].startswith("the output")
+
+
+def test_held_vector_audit_and_screened_pairs_do_not_depend_on_the_workers():
+    """Every selection sample held (no streaming): the search parts run in the workers, the
+    frequencies of the statistical limit too; with several pairs, screening as well."""
+    result = _same_result(
+        mechanism=mech.LaplacePair(), d0=0.0, d1=1.0, epsilon=1.0, samples=4_000, seed=5
+    )
+    assert result["epsilon_limit"] is not None
+    pairs = [(0.0, 1.0), (0.0, 0.5), (0.0, 2.0)]
+    result = _same_result(
+        mechanism=mech.ShiftedLaplace(1.0), pairs=pairs, epsilon=1.0, samples=4_000, seed=6
+    )
+    assert result["pairs_searched"] == 3
+
+
+@pytest.mark.parametrize("kind", ["scalar", "vector"])
+def test_search_parts_in_any_order_give_the_search(kind):
+    x0, x1, schema = _pilot(kind)
+    rng = np.random.default_rng(3)
+    whole = search_events(x0, x1, schema, _scorer, rng=rng)
+    parts = search_parts(schema, FAMILIES, len(x0))
+    assert parts == list(SEARCH_PARTS)
+    backwards = [search_part(p, x0, x1, schema, _scorer, rng=rng) for p in parts[::-1]]
+    ranked = rank([c for found in backwards[::-1] for c in found], schema)
+    assert [(c.event.describe(), c.numerator, c.predicted) for c in ranked] == [
+        (c.event.describe(), c.numerator, c.predicted) for c in whole
+    ]
+    assert rng.bit_generator.state == np.random.default_rng(3).bit_generator.state
+
+
+def _pilot(kind: str) -> tuple[np.ndarray, np.ndarray, streaming.OutputSchema]:
+    rng = np.random.default_rng(0)
+    if kind == "scalar":
+        return (
+            rng.laplace(0, 1, 3_000),
+            1 + rng.laplace(0, 1, 3_000),
+            streaming.OutputSchema("scalar"),
+        )
+    x0, x1 = rng.laplace(0, 1, (3_000, 3)), rng.laplace(0, 1, (3_000, 3))
+    x1[:, 0] += 1
+    return x0, x1, streaming.OutputSchema("vector", 3)
+
+
+def _scorer(num: np.ndarray, den: np.ndarray, n: int) -> np.ndarray:
+    return predicted_bounds(num, den, n, 10_000, 0.025, 0.0)
+
+
+def _key(sketch) -> tuple:
+    """What a sketch proposes, comparable."""
+    if isinstance(sketch, streaming.ThresholdSketch):
+        return (sketch.family, sketch.feature.describe(), tuple(sketch.thresholds.tolist()))
+    if isinstance(sketch, streaming.EventSketch):
+        return (sketch.families, sketch.numerators, tuple(e.describe() for e in sketch.events))
+    return (type(sketch).__name__, sketch.outcomes)
+
+
+@pytest.mark.parametrize("kind", ["scalar", "vector"])
+def test_parts_in_any_order_give_the_sketches_of_the_whole_proposal(kind):
+    """Each part starts from a copy of the rng: run backwards, the parts give what
+    propose_sketches gives (which runs them forwards), and the rng is left as it was."""
+    x0, x1, schema = _pilot(kind)
+    rng = np.random.default_rng(7)
+    whole = propose_sketches(x0, x1, schema, _scorer, rng=rng)
+    parts = proposal_parts(schema, FAMILIES, len(x0))
+    assert parts == list(PARTS)
+    backwards = [
+        propose_part(part, x0, x1, schema, _scorer, rng=rng).sketches for part in parts[::-1]
+    ]
+    pieced = [s for sketches in backwards[::-1] for s in sketches]
+    assert [_key(s) for s in pieced] == [_key(s) for s in whole]
+    assert rng.bit_generator.state == np.random.default_rng(7).bit_generator.state
+
+
+def test_a_worker_draws_the_pilot_the_parent_would_and_drops_it_when_counting():
+    root = np.random.SeedSequence(11)
+    with Runner(mech.ShiftedLaplace(1.0), root, batch_size=100, workers=2) as run:
+        pilot = run.pilot([(0.0, 450, (0, 0, 0)), (1.0, 450, (0, 0, 1))])
+        held = pilot.outputs()
+        assert pilot.outputs() is held  # drawn once per process
+        np.testing.assert_array_equal(held[0], run.sample(0.0, 450, (0, 0, 0)))
+        np.testing.assert_array_equal(held[1], run.sample(1.0, 450, (0, 0, 1)))
+        runner._tally_task(pilot.mechanism, 0.0, 10, root, pilot.schema, [])
+        assert runner._HELD == {}
+
+
+def test_grouped_counting_tasks_count_what_single_batches_count():
+    """The own pool groups batches (runner.MAX_CHUNK): the same sums as one process."""
+    events = EventCounts(tuple(ThresholdEvent(Identity(), t, True) for t in (-1.0, 0.0, 2.0)))
+    tasks = [(0.0, 9_350, (1, 0, 0)), (1.0, 9_350, (1, 0, 1))]  # 93 batches each, one short
+    totals = []
+    for workers in (1, 2):
+        with Runner(mech.ShiftedLaplace(1.0), np.random.SeedSequence(4), 100, workers) as run:
+            run.sample(0.0, 100, (9,))  # fixes the schema
+            assert run._chunk(2 * 93) == (1 if workers == 1 else 7)
+            totals.append([t[0].tolist() for t in run.tally(tasks, [events], skip=1)])
+    assert totals[0] == totals[1]
+
+
+def test_a_pool_that_fails_during_the_proposal_is_shut_down(small_pilot):
+    """The mechanism raises in the workers (after the parent drew the first batch and the
+    pool started): a MechanismError, and no worker process is left behind."""
+    with pytest.raises(MechanismError, match="only runs in the process that made it"):
+        audit(
+            mech.FailsInWorkers(),
+            0.0,
+            1.0,
+            epsilon=1.0,
+            samples=20_000,
+            seed=1,
+            batch_size=BATCH,
+            workers=2,
+        )
+    assert multiprocessing.active_children() == []
+    # control: the same audit in one process runs
+    assert audit(mech.FailsInWorkers(), 0.0, 1.0, epsilon=1.0, samples=4_000, seed=1).samples_drawn
+
+
+def test_sketches_sent_to_the_pool_are_rebuilt_once_per_process():
+    import pickle
+
+    value = (np.arange(5.0), "sketch")
+    once = runner._Once(value)
+    first, second = (pickle.loads(pickle.dumps(once)) for _ in range(2))
+    assert first is second and first[1] == "sketch"
+    np.testing.assert_array_equal(first[0], value[0])
+    other = pickle.loads(pickle.dumps(runner._Once(("next",))))
+    assert other == ("next",)
+    assert len(runner._ONCE) == 1  # the last value only

@@ -104,6 +104,7 @@ def test_explain_theorem_text_and_unknown_name(capsys: Any) -> None:
         assert f"  {card.key.replace('_', '-')}: {card.name}" in out
 
 
+@pytest.mark.slow  # 5-10 s: every card's example through the CLI
 def test_every_card_with_a_bound_has_an_example_inside_its_domain() -> None:
     for key, card in THEOREMS.items():
         if not card.bound:

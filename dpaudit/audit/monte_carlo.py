@@ -51,8 +51,7 @@ from dpaudit.audit.streaming import (
     held_samples,
     placeholder_sketch,
     plain_sample,
-    proposal_parts,
-    propose_part,
+    propose_parts,
     select_from_tallies,
 )
 from dpaudit.audit.validation import check as _check
@@ -481,20 +480,15 @@ def _stream_select(
     else:
         x0 = runner.sample(pair.d0, held, keys[0])
         x1 = runner.sample(pair.d1, held, keys[1])
-        parts = proposal_parts(runner.output_schema, families, held)
-        proposals = [
-            propose_part(
-                part,
-                x0,
-                x1,
-                runner.output_schema,
-                scorer,
-                families=families,
-                max_outcomes=max_outcomes,
-                rng=rng,
-            )
-            for part in parts
-        ]
+        proposals = propose_parts(
+            x0,
+            x1,
+            runner.output_schema,
+            scorer,
+            families=families,
+            max_outcomes=max_outcomes,
+            rng=rng,
+        )
         scalar = runner.output_schema.kind == "scalar"
         observed = plain_sample(np.concatenate([x0, x1])) if scalar else None
     schema = runner.output_schema

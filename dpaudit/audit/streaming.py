@@ -88,6 +88,7 @@ __all__ = [
     "plain_sample",
     "proposal_parts",
     "propose_part",
+    "propose_parts",
     "propose_sketches",
     "select_from_tallies",
 ]
@@ -483,15 +484,32 @@ def propose_sketches(
     Raises:
         ValueError: if a family name is unknown.
     """
-    families = tuple(families)
-    sketches = [
-        s
-        for part in proposal_parts(schema, families, len(x0))
-        for s in propose_part(
-            part, x0, x1, schema, scorer, families=families, max_outcomes=max_outcomes, rng=rng
-        ).sketches
-    ]
+    proposals = propose_parts(
+        x0, x1, schema, scorer, families=families, max_outcomes=max_outcomes, rng=rng
+    )
+    sketches = [s for p in proposals for s in p.sketches]
     return sketches or [placeholder_sketch(schema, scorer)]
+
+
+def propose_parts(
+    x0: np.ndarray,
+    x1: np.ndarray,
+    schema: OutputSchema,
+    scorer: Scorer,
+    *,
+    families: Iterable[str] = FAMILIES,
+    max_outcomes: int = 10_000,
+    rng: np.random.Generator,
+) -> list[Proposal]:
+    """Every part's proposal (:func:`propose_part`) from the pilot samples held here, in the
+    order of :data:`PARTS` (arguments as for :func:`propose_sketches`)."""
+    families = tuple(families)
+    return [
+        propose_part(
+            part, x0, x1, schema, scorer, families=families, max_outcomes=max_outcomes, rng=rng
+        )
+        for part in proposal_parts(schema, families, len(x0))
+    ]
 
 
 def pilot_counts(sketch: Any) -> bool:

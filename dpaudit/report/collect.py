@@ -51,6 +51,7 @@ __all__ = [
     "describe",
     "plan_tree",
     "target_claim",
+    "target_curve",
     "target_plan",
     "target_seed",
 ]
@@ -393,6 +394,16 @@ def _curve(plan: Event) -> dict[str, Any]:
     return {"points": points, "unbounded": unbounded, "failures": failures}
 
 
+def target_curve(target: Target, guarantee: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The privacy curve a report of ``target`` shows (:func:`_curve` of its plan), or None
+    when it has no numeric plan or its guarantee (``describe(target)["guarantee"]``) is an
+    error."""
+    plan = target_plan(target)
+    if plan is None or plan.free_symbols or "error" in (guarantee or {}):
+        return None
+    return _curve(plan)
+
+
 def _audit_dict(r: Any) -> dict[str, Any]:
     data = r.to_dict()
     data.pop("wall_time", None)  # reports depend on inputs and seed only
@@ -523,11 +534,8 @@ def collect(
     claim = target_claim(target)
     tell("verify")
     out["verification"] = None if claim is None else _verify(claim)
-    plan = target_plan(target)
     tell("curve")
-    out["curve"] = None
-    if plan is not None and not plan.free_symbols and "error" not in (out["guarantee"] or {}):
-        out["curve"] = _curve(plan)
+    out["curve"] = target_curve(target, out["guarantee"])
     out["audit"] = None
     if audit and (target.mechanism is not None or target.one_run is not None):
         tell("audit")

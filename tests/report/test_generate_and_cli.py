@@ -71,6 +71,37 @@ def test_check_finds_edits_stale_inputs_and_missing_reports(
     )
 
 
+def test_check_with_curves_recomputes_the_privacy_curve(
+    tmp_path: Path, rr_target: Target, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``curves=True`` recomputes the accountant's privacy curve: an accountant change that
+    moves one point (simulated: every epsilon upper bound 1% higher) is reported, while the
+    default check, which does not recompute curves, cannot see it."""
+    import importlib
+
+    collect = importlib.import_module("dpaudit.report.collect")  # the package names a function so
+    generate([rr_target], tmp_path, seed=3, progress=False, audit=False)
+    assert check_up_to_date(tmp_path, [rr_target], curves=True) == []
+    real = collect._curve
+
+    def moved(plan):  # type: ignore[no-untyped-def]
+        c = real(plan)
+        for p in c["points"]:
+            p["epsilon_upper"] *= 1.01
+        return c
+
+    monkeypatch.setattr(collect, "_curve", moved)
+    assert check_up_to_date(tmp_path, [rr_target]) == []
+    assert check_up_to_date(tmp_path, [rr_target], curves=True) == [
+        "test/rr: its privacy curve changed"
+    ]
+
+
+def test_curves_without_check_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", "catalogue/laplace-count", "--curves"]) == 2
+    assert "--curves applies to --check DIR only" in capsys.readouterr().err
+
+
 def test_check_finds_an_empty_file_even_when_the_manifest_agrees(
     tmp_path: Path, rr_target: Target
 ) -> None:

@@ -3,7 +3,8 @@
 Fast (default): :func:`dpaudit.report.check_up_to_date` recomputes the cheap part of every
 report (claim, declared plan, accountant guarantee and derivation) and the fingerprint of
 the inputs of the expensive part (the audited code's source, seed, samples, plan, claim), and
-checks that no generated file was edited.  Slow: regenerate everything into a temporary
+checks that no generated file was edited.  Slow: every privacy curve recomputed (the
+accountant's part of the reports, half a minute); regenerate everything into a temporary
 directory and compare byte for byte (also catches changes of the auditor's or verifier's own
 code).  Regenerate with ``dpaudit report all --out reports --seed 2024``.
 
@@ -40,6 +41,23 @@ REPORTS = Path(__file__).resolve().parents[2] / "reports"
 def test_committed_reports_are_up_to_date() -> None:
     load_targets()
     problems = check_up_to_date(REPORTS)
+    assert not problems, (
+        f"reports/ is stale; regenerate with `{REGENERATE_COMMAND}`:\n" + "\n".join(problems)
+    )
+
+
+def test_cli_check_with_curves_on_one_committed_report() -> None:
+    from dpaudit.cli import main
+
+    assert main(["report", "--check", str(REPORTS), "--curves", "catalogue/laplace-count"]) == 0
+
+
+@pytest.mark.slow
+def test_committed_privacy_curves_are_up_to_date() -> None:
+    """Every report's privacy curve recomputed (about half a minute): catches an accountant
+    or PLD change without the full regeneration."""
+    load_targets()
+    problems = check_up_to_date(REPORTS, curves=True)
     assert not problems, (
         f"reports/ is stale; regenerate with `{REGENERATE_COMMAND}`:\n" + "\n".join(problems)
     )

@@ -16,7 +16,7 @@ from dpaudit.pld.distribution import (
     PrivacyLossDistribution,
     UpperPLD,
 )
-from dpaudit.pld.fft import UNIT_ROUNDOFF
+from dpaudit.pld.fft import UNDERFLOW, UNIT_ROUNDOFF
 
 #: Default grid step of the privacy loss.
 DEFAULT_DISCRETIZATION = 1e-4
@@ -87,7 +87,7 @@ class _Accumulator:
         if p_mass <= 0:  # loss -inf: only the test measure sees its Q-mass, at the lowest point
             if low:
                 self.qt[0] += q_mass * math.exp(self.j0 * h)
-                self.err_low += 4 * UNIT_ROUNDOFF * self.qt[0]
+                self.err_low += 4 * UNIT_ROUNDOFF * self.qt[0] + UNDERFLOW
             return
         j = math.floor(loss / h)
         t = loss - j * h
@@ -106,14 +106,17 @@ class _Accumulator:
         if up:
             self.m[i] += p_mass * w
             self.m[i + 1] += p_mass * (1 - w)
-            self.err_up += 8 * UNIT_ROUNDOFF * p_mass
+            # two rounded products (and sums): 8u relative, plus each product's underflow
+            self.err_up += 8 * UNIT_ROUNDOFF * p_mass + 2 * UNDERFLOW
             self.top = max(self.top, i + 1)
         if low:
             self.p[i] += p_mass * w
             self.p[i + 1] += p_mass * (1 - w)
             self.qt[i] += q_mass * math.exp(j * h) * w
             self.qt[i + 1] += q_mass * math.exp((j + 1) * h) * (1 - w)
-            self.err_low += 8 * UNIT_ROUNDOFF * (p_mass + q_mass * math.exp((j + 1) * h))
+            self.err_low += (
+                8 * UNIT_ROUNDOFF * (p_mass + q_mass * math.exp((j + 1) * h)) + 6 * UNDERFLOW
+            )
         self.shift = max(self.shift, 4 * UNIT_ROUNDOFF * (abs(loss) + abs(j * h) + h))
 
     def build(self, tail: float) -> PrivacyLossDistribution:

@@ -39,7 +39,7 @@ import math
 import numpy as np
 
 from dpaudit.pld import fft, tilt
-from dpaudit.pld.fft import UNIT_ROUNDOFF
+from dpaudit.pld.fft import UNDERFLOW, UNIT_ROUNDOFF
 from dpaudit.pld.sums import _EXTENDED_ROUNDOFF, _split_sums, _suffix_tilted
 
 __all__ = [
@@ -129,7 +129,8 @@ class UpperPLD:
         masses = _split_sums(low - off, self.masses * (1 - w), self.masses * w, n)
         # the weights' rounding (each split within 8u of the exact one, in l1) and the sums'
         rel = 12 * UNIT_ROUNDOFF + (2 * g + 4) * _EXTENDED_ROUNDOFF
-        lost = rel * float(np.sum(self.masses)) * (1 + 1e-6)
+        # (+ the underflow of the 2 products per mass, pld.fft.UNDERFLOW)
+        lost = rel * float(np.sum(self.masses)) * (1 + 1e-6) + 2 * len(self.masses) * UNDERFLOW
         top = (abs(off) + n) * self.h * g
         return UpperPLD(
             self.h * g,
@@ -258,7 +259,8 @@ class LowerPLD:
         qt = _split_sums(low - off, self.qt * down_w, self.qt * up_w, n)
         rel = 12 * UNIT_ROUNDOFF + (2 * g + 4) * _EXTENDED_ROUNDOFF
         qt *= 1 + rel
-        rounding = rel * (float(np.sum(p)) + float(np.sum(qt)))
+        # (+ the underflow of the 4 products per point and of the weights, pld.fft.UNDERFLOW)
+        rounding = rel * (float(np.sum(p)) + float(np.sum(qt))) + 6 * len(self.p) * UNDERFLOW
         err = (self.err + rounding * (1 + 1e-6)) * (1 + 1e-9)
         return LowerPLD(self.h * g, off, p, qt, self.p_inf, err * (1 + 1e-9))
 

@@ -52,6 +52,13 @@ __all__ = [
 #: Unit roundoff of IEEE double precision.
 UNIT_ROUNDOFF = 2.0**-53
 
+#: The spacing of the subnormal doubles (the smallest positive double): a rounded product
+#: is within ``UNIT_ROUNDOFF * |x| + UNDERFLOW / 2`` of the exact one, the absolute term for
+#: results that underflow (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed.,
+#: Theorem 2.3 and eq. (2.8)); sums and differences of doubles that underflow are exact
+#: (Hauser 1996, Theorem 3.4.1).  A relative error bound alone does not cover tiny masses.
+UNDERFLOW = 2.0**-1074
+
 #: The longest transform this module will allocate (2**26 doubles = 512 MiB of complex).
 MAX_FFT_LENGTH = 2**26
 

@@ -126,3 +126,26 @@ def test_laplace_profile_is_enclosed(q: float) -> None:
         exact = max(mpmath.mpf(0), p - mpmath.exp(e) * (1 - cdf(x, 0)))
         lo, hi = d.delta_bounds(float(eps))
         assert lo <= exact <= hi, eps
+
+
+def test_a_subnormal_atom_split_at_a_tie_keeps_its_mass_in_the_error_terms() -> None:
+    """A relative rounding bound alone does not cover masses that underflow: one subnormal
+    unit (5e-324) split with weight exactly 1/2 (a loss found by search on the grid h = 1)
+    rounds to 0 on both grid points (ties to even), so without an absolute underflow term
+    the dominating side lost the atom's whole mass (checked on the code before the term was
+    added: masses 0, error 0).  Both sides' error terms must cover it (exact rationals)."""
+    import math
+    from fractions import Fraction
+
+    from dpaudit.pld.atoms import _Accumulator
+
+    loss, h = -0.6201145069582775, 1.0
+    t = loss - math.floor(loss / h) * h
+    assert math.expm1(h - t) / math.expm1(h) == 0.5  # the tie this test needs
+    acc = _Accumulator(h, -3, 3)
+    acc.add_atom(loss, 5e-324, 1e-300)
+    assert not acc.m.any()  # both halves rounded to 0
+    assert sum(map(Fraction, acc.m)) + Fraction(acc.err_up) >= Fraction(5e-324)
+    assert sum(map(Fraction, acc.p)) + Fraction(acc.err_low) >= Fraction(5e-324)
+    upper = acc.build(1e-15).upper
+    assert float(np.sum(upper.masses)) + upper.inf_mass >= 5e-324

@@ -238,15 +238,16 @@ def test_cli_curves_usage_errors(argv, message, capsys) -> None:
 def test_sample_complexity_notes_state_the_papers_numbers() -> None:
     winnow = DPWinnowClassifier.sample_complexity_notes(0.9, 1e-6, 10, 1000)
     assert "004 Theorem 4.5" in winnow[0] and "switches" in winnow[0]
-    assert "no update can happen" in winnow[1] and "no practical regime" in winnow[1]
+    assert "no update can happen" in winnow[1] and "No practical regime" in winnow[2]
     kernel = KernelMarginClassifier.sample_complexity_notes(0.9, 1e-6, 10, 1000)
     assert "D = 1.06e+07 features" in kernel[0]
     (cover,) = DecisionListClassifier.sample_complexity_notes(0.9, 1e-6, 10, 1000)
     assert "n >= 142,277 samples" in cover
     (pac,) = ThresholdClassifier.sample_complexity_notes(0.9, 1e-6, 1, 1000)
     assert "m >= 24,293 samples" in pac
-    (net,) = NetMarginClassifier.sample_complexity_notes(0.9, 1e-6, 10, 1000)
+    net, candidates = NetMarginClassifier.sample_complexity_notes(0.9, 1e-6, 10, 1000)
     assert "about 136 dimensions" in net and "runs at dimension 2" in net
+    assert "McSherry-Talwar 2007 Theorem 6" in candidates
 
 
 def test_a_learners_labelled_regimes_are_drawn_beside_its_defaults(monkeypatch) -> None:

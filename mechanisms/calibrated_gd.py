@@ -85,6 +85,28 @@ def _plan(
     return ev.Composed([gauss, ev.Exponential(selection, bound, relation=REPLACE)])
 
 
+def _gaussian_mu_inverse(epsilon: float, delta: float) -> float:
+    """1/mu for the mu-GDP Gaussian with delta(epsilon) = delta (Balle, Wang 2018, Theorem
+    8: delta = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)), by bisection: only the
+    starting point of the search, never a guarantee."""
+    from scipy.stats import norm
+
+    def excess(mu: float) -> float:
+        return (
+            float(
+                norm.cdf(-epsilon / mu + mu / 2)
+                - math.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2)
+            )
+            - delta
+        )
+
+    lo, hi = 1e-6, 1e3
+    for _ in range(100):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if excess(mid) <= 0 else (lo, mid)
+    return 1 / lo
+
+
 @functools.lru_cache(maxsize=256)
 def calibrated_sigma(
     epsilon: sympy.Expr,
@@ -111,32 +133,41 @@ def calibrated_sigma(
     accountant = Accountant()
     base = float(sensitivity) * math.sqrt(steps * repetitions)
 
-    def ok(sigma: sympy.Rational) -> bool:
-        plan = _plan(sigma, sensitivity, steps, repetitions, selection, bound)
+    def ok(k: int) -> bool:
+        plan = _plan(grid(k), sensitivity, steps, repetitions, selection, bound)
         g = accountant.guarantee(plan, dlt)
         return g.epsilon_upper is not None and g.epsilon_upper <= eps and g.delta_upper <= dlt
 
     def grid(k: int) -> sympy.Rational:
-        # sigma = base * (1 + resolution)^k, as an exact rational rounded up
-        value = base * (1.0 + _RESOLUTION) ** k
-        return sympy.Rational(math.ceil(value * 1e9), 10**9)
+        # sigma = base (1 + resolution)^k, an exact rational rounded up
+        return sympy.Rational(math.ceil(base * (1.0 + _RESOLUTION) ** k * 1e9), 10**9)
 
-    # grid(k) for k in steps of 700 doubles sigma: bracket the smallest certified k, then
-    # bisect (ok is monotone: more noise never costs more privacy)
-    hi = 0
-    while not ok(grid(hi)):
-        hi += 700
-        if hi > 700 * 40:
-            raise ValueError(
-                f"epsilon: no noise scale sigma makes the plan ({epsilon}, {delta})-DP "
-                "(the selection's budget alone exceeds epsilon?)"
-            )
-    lo = hi - 700
-    while hi == 0 and ok(grid(lo)) and lo > -700 * 40:
-        hi, lo = lo, lo - 700
+    # Start from the Gaussian closed form (Balle-Wang 2018 Thm 8, the steps' budget taken as
+    # epsilon minus the selection's), then bracket and bisect on the accountant itself (ok
+    # is monotone: more noise never costs more privacy).
+    share = 0.0 if selection is None else float(selection)
+    start = round(
+        math.log(_gaussian_mu_inverse(max(eps - share, eps / 2), dlt)) / math.log1p(_RESOLUTION)
+    )
+    stride, limit = 1, 40 * 700
+    if ok(start):
+        hi, lo = start, start - 1
+        while ok(lo):
+            if start - lo > limit:
+                break
+            hi, lo, stride = lo, lo - stride, 2 * stride
+    else:
+        lo, hi = start, start + 1
+        while not ok(hi):
+            if hi - start > limit:
+                raise ValueError(
+                    f"epsilon: no noise scale sigma makes the plan ({epsilon}, {delta})-DP "
+                    "(the selection's budget alone exceeds epsilon?)"
+                )
+            lo, hi, stride = hi, hi + stride, 2 * stride
     while hi - lo > 1:
         mid = (hi + lo) // 2
-        if ok(grid(mid)):
+        if ok(mid):
             hi = mid
         else:
             lo = mid

@@ -10,12 +10,21 @@ neighbouring datasets neighbouring, so the learners' guarantees hold for the raw
 ``optimizer`` of 001's Algorithm 2 learners (efficient, kernel): ``"phased"`` (default) runs
 001's Algorithm 4 as reconstructed in :mod:`mechanisms.phased_sgd` (phased SGD + confidence
 boosting, about n gradient steps per run; ``steps`` is ignored), ``"bst14"`` the earlier
-stand-in (BST14 noisy SGD + boosting, clearly the older reconstruction; ``steps`` applies).
+stand-in (BST14 noisy SGD + boosting, clearly the older reconstruction; ``steps`` applies),
+``"calibrated"`` (also offered by 000's noisy-SGD learner) the practical regime: full-batch
+noisy GD with sigma calibrated by the accountant to the requested (epsilon, delta)
+(:mod:`mechanisms.calibrated_gd`; ``steps`` gradient steps, ``"auto"`` = 100).
 
-``steps`` of the noisy-SGD learners: ``"auto"`` runs min(n^2, 100000) steps per run (the
-practical regime: BST14's noise sigma is calibrated for n^2 steps and is kept, so fewer
-steps spend *less* privacy than declared for n^2; the accountant states what the run spent),
-``"paper"`` the papers' n^2 steps, or an integer.
+``steps`` of the BST14 / phased learners: ``"auto"`` runs min(n^2, 100000) steps per run
+(BST14's noise sigma is calibrated for n^2 steps and is kept, so fewer steps spend *less*
+privacy than declared for n^2; the accountant states what the run spent), ``"paper"`` the
+papers' n^2 steps, or an integer.
+
+``candidates`` of the enumerating linear learners (net, pure, margin selection): None (the
+paper's net or cover) or N random points of the sphere drawn before the data are read (the
+practical regime: the exponential mechanism's privacy holds for any data-independent finite
+candidate set).  Each class's ``CURVE_REGIMES`` (in
+:mod:`mechanisms.estimators.halfspace_regimes`) names its practical regime.
 """
 
 from __future__ import annotations

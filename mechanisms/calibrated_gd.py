@@ -38,9 +38,9 @@ Privacy (the proof, at every parameter setting):
   again before any fit and refuse it when it exceeds the request.
 
 What is *not* claimed: the papers' utility theorems (Theorem 3 of 000, Theorem 3.2 of 001)
-are proved for their optimisers; this one is plain noisy projected GD (Bassily, Smith,
-Thakurta 2014, Section 4 analyse its full-batch form as well), with no sample-complexity
-bound stated here.  Its utility is measured (learning curves, tests), not proved.
+are proved for their optimisers; this one is plain noisy projected gradient descent, with no
+sample-complexity bound stated here.  Its utility is measured (learning curves, tests), not
+proved.
 """
 
 from __future__ import annotations
@@ -136,7 +136,8 @@ def calibrated_sigma(
     def ok(k: int) -> bool:
         plan = _plan(grid(k), sensitivity, steps, repetitions, selection, bound)
         g = accountant.guarantee(plan, dlt)
-        return g.epsilon_upper is not None and g.epsilon_upper <= eps and g.delta_upper <= dlt
+        e_up, d_up = g.epsilon_upper, g.delta_upper
+        return e_up is not None and d_up is not None and e_up <= eps and d_up <= dlt
 
     def grid(k: int) -> sympy.Rational:
         # sigma = base (1 + resolution)^k, an exact rational rounded up

@@ -256,6 +256,14 @@ def test_a_learners_labelled_regimes_are_drawn_beside_its_defaults(monkeypatch) 
     )
     curves = learning_curves("pac-threshold", **TINY, datasets=_threshold_data(), baselines=False)
     assert {p.regime for p in curves.points} == {"defaults", "coarse grid"}
+    # the page and the index give the regime its own verdict line / row
+    from dpaudit.learning_curves.pages import _index, learner_page, verdict
+
+    page = learner_page(curves, "cmd", "x.png")
+    assert "labelled regime *coarse grid*" in page
+    assert f"**{verdict(curves, 'synthetic', 'coarse grid')}**" in page
+    rows = [r for r in _index([curves], "cmd").splitlines() if r.startswith("| [pac-threshold]")]
+    assert len(rows) == 2 and "*coarse grid*" in rows[1]
     monkeypatch.setattr(ThresholdClassifier, "CURVE_REGIMES", {"bad": {"no_such": 1}})
     with pytest.raises(TypeError, match="regime parameter 'no_such' is not a parameter of"):
         learning_curves("pac-threshold", **TINY, datasets=_threshold_data(), baselines=False)

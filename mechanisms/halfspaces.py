@@ -88,6 +88,7 @@ __all__ = [
     "margin_fractions",
     "net_selection",
     "project_to_sphere",
+    "random_sphere_points",
     "single_record_pair",
     "step_event",
 ]
@@ -225,6 +226,10 @@ class NoisyGDMarginLearner:
         sampling: ``"uniform"`` (000/BST14, replace-one) or ``"poisson"`` (a variant under
             add/remove whose subsampled Gaussian steps the accountant composes by RDP/PLD;
             a replace-one guarantee follows by group privacy of size 2).
+        optimizer: ``"bst14"`` (000 Algorithm 3, the default) or ``"calibrated"``: the
+            practical regime, full-batch noisy GD with sigma calibrated by the accountant
+            (:mod:`mechanisms.calibrated_gd`; ``steps`` gradient steps, default 100;
+            ``sampling`` unused).  Privacy of both: the accountant on :meth:`plan`.
 
     Privacy: Theorem 3 claims (epsilon, delta)-DP; :meth:`plan` is what the code runs, and the
     claim ``000/theorem-3`` is checked by the verifier on it.
@@ -238,6 +243,25 @@ class NoisyGDMarginLearner:
     steps: int | None = None
     selection_share: Any = sympy.Rational(1, 2)
     sampling: str = "uniform"
+    optimizer: str = "bst14"
+
+    def __post_init__(self) -> None:
+        if self.optimizer not in ("bst14", "calibrated"):
+            raise ValueError(f"optimizer must be 'bst14' or 'calibrated', got {self.optimizer!r}")
+
+    def optimiser(self) -> Any:
+        """000's private ERM (``"bst14"``) or the calibrated full-batch GD."""
+        if self.optimizer == "calibrated":
+            from mechanisms.calibrated_gd import CALIBRATED_STEPS, CalibratedGD
+
+            return CalibratedGD(
+                self.epsilon,
+                self.delta,
+                MarginLoss(self.margin),
+                self.steps or CALIBRATED_STEPS,
+                self.repetitions,
+            )
+        return self.erm()
 
     def erm(self) -> PrivateERM:
         return PrivateERM(
@@ -251,15 +275,16 @@ class NoisyGDMarginLearner:
         )
 
     def plan(self, n: Any) -> ev.Event:
-        """PostProcessed(k x T subsampled Gaussian steps, then the exponential mechanism)."""
-        return ev.PostProcessed(self.erm().plan(n))
+        """PostProcessed(k x T subsampled Gaussian steps, then the exponential mechanism;
+        ``"calibrated"``: its plan, :meth:`mechanisms.calibrated_gd.CalibratedGD.plan`)."""
+        return ev.PostProcessed(self.optimiser().plan(n))
 
     def fit(self, X: Any, y: Any, rng: np.random.Generator) -> HalfspaceModel:
         """Learn a halfspace of R^d (returns w = A^T w_hat, 000 Algorithm 1 step 6)."""
         X, y = _data(X, y)
         rng = _check_rng(rng)
         A = jl_matrix(_int("dimension", self.dimension), X.shape[1], rng)
-        w_hat = self.erm().fit(project_to_sphere(X, A), y, rng)
+        w_hat = self.optimiser().fit(project_to_sphere(X, A), y, rng)
         return HalfspaceModel(A.T @ w_hat)
 
     def mechanism(self, A: np.ndarray, direction: Any) -> Callable[..., Any]:
@@ -271,7 +296,8 @@ class NoisyGDMarginLearner:
             X, y = _data(*dataset)
             return project_to_sphere(X, A), y
 
-        return self.erm().mechanism(features, direction, "000 Algorithm 1/3 (fixed projection)")
+        name = f"000 Algorithm 1/3 (fixed projection, {self.optimizer})"
+        return self.optimiser().mechanism(features, direction, name)
 
 
 def single_record_pair(
@@ -301,6 +327,13 @@ def single_record_pair(
     y1 = y.copy()
     y1[-1] = -1
     return (X, y), (X, y1)
+
+
+def random_sphere_points(count: int, dimension: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` points drawn uniformly from the unit sphere of R^dimension (normalised
+    Gaussians): a data-independent candidate set for the exponential mechanism."""
+    G = _check_rng(rng).standard_normal((_int("count", count), _int("dimension", dimension)))
+    return G / np.maximum(np.linalg.norm(G, axis=1, keepdims=True), 1e-300)
 
 
 #: Candidates x records handled at once by :func:`margin_fractions` (a memory bound).
@@ -353,27 +386,43 @@ class NetMarginLearner:
     """000 Algorithm 2: JL projection, then the exponential mechanism over a gamma/10-net of
     the unit ball of R^m with utility -(1/n) #{y <w, x_A> < gamma/10} (sensitivity 1/n).
 
+    ``candidates`` (the practical regime; None: 000's net): the exponential mechanism runs
+    over that many points drawn uniformly from the unit sphere of R^m with the learner's
+    randomness *before* the data are read, instead of the enumerated net, so that m may be
+    the data's own dimension (an exact gamma/10-net of R^10 is ~10^20 points).
+
     Privacy: Theorem 5, epsilon-DP (the projection is data-independent, the output
-    post-processing).  The net is enumerated exactly (:func:`mechanisms.covers.ball_net`), so
-    keep m small (2-3) or raise ``max_points``.
+    post-processing).  The proof uses only that the candidate set is finite and chosen
+    independently of the data (the exponential mechanism, McSherry-Talwar 2007 Theorem 6,
+    with a sensitivity-1/n utility), so it holds verbatim for the random candidates; what
+    they lose is Claim 4.1's utility argument (a net point within gamma/10 of the target).
+    The net is enumerated exactly (:func:`mechanisms.covers.ball_net`), so keep m small (2-3)
+    or raise ``max_points``.
     """
 
     epsilon: Any
     margin: float
     dimension: int
     max_points: int = 200_000
+    candidates: int | None = None
 
     def plan(self, n: Any) -> ev.Event:
         return ev.PostProcessed(ev.Exponential(self.epsilon, 1 / exact(n, "n"), relation=REPLACE))
 
-    def net(self) -> np.ndarray:
-        return ball_net(self.dimension, 1.0, float(self.margin) / 10, self.max_points)
+    def net(self, rng: np.random.Generator | None = None) -> np.ndarray:
+        """000's gamma/10-net, or (``candidates`` set) that many uniform points of the unit
+        sphere drawn from ``rng`` (data-independent)."""
+        if self.candidates is None:
+            return ball_net(self.dimension, 1.0, float(self.margin) / 10, self.max_points)
+        if rng is None:
+            raise ValueError("rng must be a numpy Generator to draw random candidates, got None")
+        return random_sphere_points(_int("candidates", self.candidates), self.dimension, rng)
 
     def fit(self, X: Any, y: Any, rng: np.random.Generator) -> HalfspaceModel:
         X, y = _data(X, y)
         rng = _check_rng(rng)
         A = jl_matrix(_int("dimension", self.dimension), X.shape[1], rng)
-        net = self.net()
+        net = self.net(rng)
         k = net_selection(
             project_to_sphere(X, A), y, net, float(self.margin) / 10, self.epsilon, rng
         )

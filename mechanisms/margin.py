@@ -153,6 +153,7 @@ class MarginSelection:
     dimension: int
     weight_radius: float = 1.0
     radius: float = 1.0
+    candidates: int | None = None
 
     def rhos(self) -> list[float]:
         return [self.radius * 2.0**-j for j in range(1, _int("grid", self.grid) + 1)]
@@ -172,7 +173,12 @@ class MarginSelection:
         e = exact(self.epsilon, "epsilon")
         return [
             PureLinearLearner(
-                e / (2 * self.grid), rho, self.dimension, self.weight_radius, self.radius
+                e / (2 * self.grid),
+                rho,
+                self.dimension,
+                self.weight_radius,
+                self.radius,
+                candidates=self.candidates,
             )
             for rho in self.rhos()
         ]

@@ -25,14 +25,16 @@ from mechanisms.halfspaces import (
     _int,
     jl_matrix,
     margin_fractions,
+    random_sphere_points,
 )
 from mechanisms.phased_sgd import PhasedSGD
 from mechanisms.primitives import ExponentialMechanism
 
 REPLACE = ev.Relation.REPLACE_ONE
 
-#: Algorithm 2 step 4's optimisers: 001 Algorithm 4 (reconstructed) or the BST14 stand-in.
-OPTIMIZERS = ("phased", "bst14")
+#: Algorithm 2 step 4's optimisers: 001 Algorithm 4 (reconstructed), the BST14 stand-in, or
+#: the practical regime (full-batch noisy GD calibrated by the accountant).
+OPTIMIZERS = ("phased", "bst14", "calibrated")
 
 
 def _rng(rng: Any) -> np.random.Generator:
@@ -87,8 +89,16 @@ class PureLinearLearner:
         weight_radius: Lambda, the norm bound of the comparator class.
         radius: r, the feature norm bound.
 
+        candidates: the practical regime (None: 001's cover): that many points drawn
+            uniformly from the sphere of radius 2 Lambda in R^k with the learner's randomness
+            before the data are read, instead of the enumerated rho/(10 r)-cover, so that k
+            may be the data's own dimension.
+
     Privacy: the exponential mechanism with sensitivity 1/m; Phi is data-independent and the
-    output Phi^T w post-processing (claim ``001/theorem-3.1``).
+    output Phi^T w post-processing (claim ``001/theorem-3.1``).  Theorem 3.1's privacy part
+    needs only a finite candidate set chosen independently of the data (McSherry-Talwar 2007
+    Theorem 6), so it holds for the random candidates too; its utility part (a cover point
+    near the comparator) is not claimed for them.
     """
 
     epsilon: Any
@@ -97,8 +107,16 @@ class PureLinearLearner:
     weight_radius: float = 1.0
     radius: float = 1.0
     max_points: int = 200_000
+    candidates: int | None = None
 
-    def cover(self) -> np.ndarray:
+    def cover(self, rng: np.random.Generator | None = None) -> np.ndarray:
+        """001's cover, or (``candidates`` set) random points of the sphere of radius
+        2 Lambda drawn from ``rng`` (data-independent)."""
+        if self.candidates is not None:
+            if rng is None:
+                raise ValueError("rng must be a numpy Generator to draw random candidates")
+            points = random_sphere_points(_int("candidates", self.candidates), self.dimension, rng)
+            return 2 * self.weight_radius * points
         return ball_net(
             self.dimension, 2 * self.weight_radius, self.rho / (10 * self.radius), self.max_points
         )
@@ -124,7 +142,7 @@ class PureLinearLearner:
         X = np.asarray(X, dtype=float)
         rng = _rng(rng)
         Phi = jl_matrix(_int("dimension", self.dimension), X.shape[1], rng)
-        C = self.cover()
+        C = self.cover(rng)
         return HalfspaceModel(Phi.T @ C[int(self._select(C, Phi, X, y, rng))])
 
     def mechanism(self, Phi: np.ndarray) -> Any:
@@ -153,6 +171,11 @@ class EfficientLinearLearner:
     * ``"bst14"``: the earlier stand-in, kept for comparison and for the claim
       ``001/theorem-3.2`` (whose plan is symbolic in m): BST14 noisy SGD with uniform
       sampling (m^2 steps, or ``steps``) + EM boosting, :class:`PrivateERM`.
+    * ``"calibrated"``: the practical regime, full-batch noisy projected GD on the
+      rho-hinge loss with sigma calibrated by the accountant to (eps, delta)
+      (:mod:`mechanisms.calibrated_gd`; ``steps`` gradient steps, default 100; R =
+      ``repetitions`` runs, the EM over them when R > 1).  001's Lemma 3.1 utility bound is
+      not claimed for it; its privacy is the accountant's on :meth:`plan`.
 
     Privacy: (eps, delta)-DP from the accountant on :meth:`plan` (phased: per run a
     ``Parallel`` of the phases' Gaussian releases, then one exponential mechanism; bst14:
@@ -189,7 +212,21 @@ class EfficientLinearLearner:
         """Algorithm 4 as reconstructed (:mod:`mechanisms.phased_sgd`)."""
         return PhasedSGD(self.epsilon, self.delta, self._loss(), self.repetitions)
 
-    def optimiser(self) -> PhasedSGD | PrivateERM:
+    def calibrated(self) -> Any:
+        """The practical regime (:class:`mechanisms.calibrated_gd.CalibratedGD`)."""
+        from mechanisms.calibrated_gd import CALIBRATED_STEPS, CalibratedGD
+
+        return CalibratedGD(
+            self.epsilon,
+            self.delta,
+            self._loss(),
+            self.steps or CALIBRATED_STEPS,
+            self.repetitions,
+        )
+
+    def optimiser(self) -> Any:
+        if self.optimizer == "calibrated":
+            return self.calibrated()
         return self.phased() if self.optimizer == "phased" else self.erm()
 
     def plan(self, m: Any) -> ev.Event:
@@ -197,6 +234,8 @@ class EfficientLinearLearner:
         phases is floor(log2 m))."""
         if self.optimizer == "phased":
             return ev.PostProcessed(self.phased().plan(_int("m", m, 2), self.dimension))
+        if self.optimizer == "calibrated":
+            return ev.PostProcessed(self.calibrated().plan(_int("m", m, 2)))
         return ev.PostProcessed(self.erm().plan(m))
 
     def fit_features(self, Z: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:

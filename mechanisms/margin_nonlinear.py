@@ -62,9 +62,11 @@ class KernelLearner:
     (2 bandwidth^2)); draw D frequencies from N(0, I/bandwidth^2) (data-independent), then
     Algorithm 2 on Psi(x) with norm bound 2 Lambda.  001 takes D = m^2 log(2m/beta); here D
     is a parameter.  ``optimizer``: Algorithm 2's (``"phased"``, 001 Algorithm 4 as
-    reconstructed, the default; ``"bst14"`` the earlier stand-in).
+    reconstructed, the default; ``"bst14"`` the earlier stand-in; ``"calibrated"`` the
+    practical regime, full-batch noisy GD calibrated by the accountant).
 
-    Privacy: as Algorithm 2 (the feature map is data-independent, applied record-wise).
+    Privacy: as Algorithm 2 (the feature map is data-independent, applied record-wise, so D
+    and the bandwidth do not enter the guarantee).
     """
 
     epsilon: Any

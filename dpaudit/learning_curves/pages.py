@@ -98,25 +98,38 @@ def _fixed_n(curves: CurveSet, dataset: str) -> int:
     return ns[0] if ns else curves.fixed_n
 
 
-def _largest(curves: CurveSet, dataset: str, method: str) -> CurvePoint | None:
+def _largest(
+    curves: CurveSet, dataset: str, method: str, regime: str | None = None
+) -> CurvePoint | None:
+    """The fitted point at the largest n of ``method`` (at the defaults, or at ``regime``)."""
+    regimes = ("defaults", "baseline") if regime is None else (regime,)
     pts = [
         p
         for p in curves.points
         if p.dataset == dataset
         and p.axis == "n"
         and p.method == method
-        and p.regime in ("defaults", "baseline")
+        and p.regime in regimes
         and p.refused is None
         and p.errors
     ]
     return max(pts, key=lambda p: p.n) if pts else None
 
 
-def verdict(curves: CurveSet, dataset: str) -> str:
-    """One honest phrase on the learner's error at the largest n (defaults) against the
-    majority-class error: ``learns``, ``weak``, ``near chance`` or ``worse than the majority
-    class``."""
-    p = _largest(curves, dataset, curves.learner)
+def _regimes(curves: CurveSet) -> list[str]:
+    """The learner's labelled regimes other than its defaults, in drawing order."""
+    seen: dict[str, None] = {}
+    for p in curves.points:
+        if p.method == curves.learner and p.regime != "defaults":
+            seen.setdefault(p.regime)
+    return list(seen)
+
+
+def verdict(curves: CurveSet, dataset: str, regime: str | None = None) -> str:
+    """One honest phrase on the learner's error at the largest n (defaults, or the labelled
+    ``regime``) against the majority-class error: ``learns``, ``weak``, ``near chance`` or
+    ``worse than the majority class``."""
+    p = _largest(curves, dataset, curves.learner, regime)
     chance = curves.chance.get(dataset)
     if p is None or chance is None:
         return "no point fitted"
@@ -171,6 +184,13 @@ def learner_page(curves: CurveSet, command: str, image: str) -> str:
             f"majority class and {_fmt(base.mean if base else None)} for non-private "
             f"logistic regression: **{verdict(curves, dataset)}**."
         )
+        for regime in _regimes(curves):
+            q = _largest(curves, dataset, curves.learner, regime)
+            if q is not None:
+                lines.append(
+                    f"  * labelled regime *{regime}*: {q.mean:.3f} (+- {_fmt(q.half_width)}) "
+                    f"at n = {q.n}: **{verdict(curves, dataset, regime)}**."
+                )
     lines += ["", "## Notes", ""]
     lines += [f"* {note}" for note in curves.notes]
     lines += [f"* Data, {name}: {text}." for name, text in curves.datasets]
@@ -253,23 +273,27 @@ def _index(all_curves: list[CurveSet], command: str) -> str:
         "document's own sample-complexity numbers where a learner cannot learn at practical "
         "n. The verdict compares the error at the largest n with the majority-class error "
         "(near chance: within 0.05 of it; learns: at most half of it; weak: between; worse "
-        "than the majority class: more than 0.05 above it).",
+        "than the majority class: more than 0.05 above it). A row in italics is a learner's "
+        "labelled practical regime (`CURVE_REGIMES`: other parameters whose privacy proof "
+        "still holds, accounted like the defaults; see docs/learners.md).",
         "",
         "| learner | task | privacy | synthetic: error at largest n | non-private | verdict | "
         "breast-cancer: error at largest n | non-private | verdict |",
         "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | --- |",
     ]
     for c in all_curves:
-        cells = [f"[{c.learner}]({c.learner}.md)", c.task, c.privacy]
-        for dataset, _ in c.datasets[:2]:
-            p = _largest(c, dataset, c.learner)
-            base = _largest(c, dataset, "non-private")
-            cells += [
-                f"{p.mean:.3f} (n = {p.n})" if p else "-",
-                _fmt(base.mean if base else None),
-                verdict(c, dataset),
-            ]
-        lines.append("| " + " | ".join(cells) + " |")
+        for regime in [None, *_regimes(c)]:
+            name = f"[{c.learner}]({c.learner}.md)"
+            cells = [name if regime is None else f"{name} *{regime}*", c.task, c.privacy]
+            for dataset, _ in c.datasets[:2]:
+                p = _largest(c, dataset, c.learner, regime)
+                base = _largest(c, dataset, "non-private")
+                cells += [
+                    f"{p.mean:.3f} (n = {p.n})" if p else "-",
+                    _fmt(base.mean if base else None),
+                    verdict(c, dataset, regime),
+                ]
+            lines.append("| " + " | ".join(cells) + " |")
     notes = sorted({n for c in all_curves for n in c.notes if n.startswith("diffprivlib")})
     if notes:
         lines += ["", *[f"Note: {n}" for n in notes]]

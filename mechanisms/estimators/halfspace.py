@@ -10,12 +10,21 @@ neighbouring datasets neighbouring, so the learners' guarantees hold for the raw
 ``optimizer`` of 001's Algorithm 2 learners (efficient, kernel): ``"phased"`` (default) runs
 001's Algorithm 4 as reconstructed in :mod:`mechanisms.phased_sgd` (phased SGD + confidence
 boosting, about n gradient steps per run; ``steps`` is ignored), ``"bst14"`` the earlier
-stand-in (BST14 noisy SGD + boosting, clearly the older reconstruction; ``steps`` applies).
+stand-in (BST14 noisy SGD + boosting, clearly the older reconstruction; ``steps`` applies),
+``"calibrated"`` (also offered by 000's noisy-SGD learner) the practical regime: full-batch
+noisy GD with sigma calibrated by the accountant to the requested (epsilon, delta)
+(:mod:`mechanisms.calibrated_gd`; ``steps`` gradient steps, ``"auto"`` = 100).
 
-``steps`` of the noisy-SGD learners: ``"auto"`` runs min(n^2, 100000) steps per run (the
-practical regime: BST14's noise sigma is calibrated for n^2 steps and is kept, so fewer
-steps spend *less* privacy than declared for n^2; the accountant states what the run spent),
-``"paper"`` the papers' n^2 steps, or an integer.
+``steps`` of the BST14 / phased learners: ``"auto"`` runs min(n^2, 100000) steps per run
+(BST14's noise sigma is calibrated for n^2 steps and is kept, so fewer steps spend *less*
+privacy than declared for n^2; the accountant states what the run spent), ``"paper"`` the
+papers' n^2 steps, or an integer.
+
+``candidates`` of the enumerating linear learners (net, pure, margin selection): None (the
+paper's net or cover) or N random points of the sphere drawn before the data are read (the
+practical regime: the exponential mechanism's privacy holds for any data-independent finite
+candidate set).  Each class's ``CURVE_REGIMES`` (in
+:mod:`mechanisms.estimators.halfspace_regimes`) names its practical regime.
 """
 
 from __future__ import annotations
@@ -25,7 +34,25 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from mechanisms.calibrated_gd import CALIBRATED_STEPS
 from mechanisms.estimators.base import PrivateClassifier, check_in_range, check_integer
+from mechanisms.estimators.halfspace_regimes import (
+    AUTO_STEPS,
+    EFFICIENT_MARGIN_REGIMES,
+    KERNEL_MARGIN_REGIMES,
+    MARGIN_SELECTION_REGIMES,
+    NET_MARGIN_REGIMES,
+    NEURAL_NET_NOTE,
+    NOISY_SGD_REGIMES,
+    PRACTICAL_NOTE,
+    PURE_MARGIN_REGIMES,
+    RANDOM_CANDIDATES_NOTE,
+    SELECTION_NOTE,
+    kernel_notes,
+    phased_note,
+    projection_note,
+    steps_note,
+)
 from mechanisms.halfspaces import NetMarginLearner, NoisyGDMarginLearner
 from mechanisms.margin import (
     EfficientLinearLearner,
@@ -49,9 +76,6 @@ __all__ = [
     "unit_rows",
 ]
 
-#: ``steps="auto"``: at most this many noisy-SGD steps per run.
-AUTO_STEPS = 100_000
-
 
 def unit_rows(X: np.ndarray, feature_norm: float, fit_intercept: bool) -> np.ndarray:
     """The record-wise map into the unit ball described in the module docstring."""
@@ -63,68 +87,43 @@ def unit_rows(X: np.ndarray, feature_norm: float, fit_intercept: bool) -> np.nda
     return Z
 
 
-def _steps(steps: Any, n: int) -> int:
-    if steps == "auto":
+def _steps(steps: Any, n: int, optimizer: str = "bst14") -> int:
+    if optimizer == "calibrated":
+        if steps == "auto":
+            return CALIBRATED_STEPS
+        if steps == "paper":
+            raise ValueError(
+                "steps must be 'auto' or an integer in [1, oo) with optimizer='calibrated' "
+                "(the papers' n^2 steps belong to their own optimisers), got 'paper'"
+            )
+    elif steps == "auto":
         return min(n * n, AUTO_STEPS)
-    if steps == "paper":
+    elif steps == "paper":
         return n * n
     return check_integer("steps", steps)
 
 
-def _check_optimizer(optimizer: Any) -> str:
-    if optimizer not in OPTIMIZERS:
+def _check_optimizer(optimizer: Any, allowed: tuple[str, ...] = OPTIMIZERS) -> str:
+    if optimizer not in allowed:
         raise ValueError(
-            f"optimizer must be one of {', '.join(map(repr, OPTIMIZERS))}, got {optimizer!r}"
+            f"optimizer must be one of {', '.join(map(repr, allowed))}, got {optimizer!r}"
         )
     return str(optimizer)
 
 
-def _steps_note(n: int, repetitions: int) -> str:
-    """The papers' n^2 noisy-SGD steps at n against what ``steps="auto"`` runs."""
-    return (
-        f"The papers run n^2 = {n * n:,} noisy-SGD steps per run at n = {n:,} "
-        f"({repetitions} runs); the curves use steps='auto', min(n^2, {AUTO_STEPS:,}) steps "
-        "with the papers' noise scale sigma kept (calibrated for n^2 steps), so the privacy "
-        "proof holds and the run spends less than the papers' budget (the accounted epsilon "
-        "in the tables): the practical regime, chosen by default. Fewer steps at the same "
-        "sigma also average less noise away; the learner offers no setting that recalibrates "
-        "sigma to the steps run, so none is drawn."
-    )
-
-
-def _phased_note(n: int, repetitions: int) -> str:
-    """What the default optimiser of 001's Algorithm 2 runs at n."""
-    return (
-        f"001 Algorithm 2 step 4 runs Algorithm 4 (phased SGD + confidence boosting, "
-        f"reconstructed: mechanisms.phased_sgd): {n.bit_length() - 1} phases on disjoint "
-        f"halving batches, {n - 1:,} gradient steps per run at most ({repetitions} runs), "
-        "Gaussian noise on each phase's average iterate calibrated to the stability "
-        "sensitivity 2 L eta_i; optimizer='bst14' runs the earlier BST14 stand-in instead."
-    )
-
-
-def _projection_note(cls: Any, n: int, d: int, doc: str, formula: str, margin_name: str) -> str:
-    """Why an enumerating learner levels off: the projected dimension its theorem asks for
-    (alpha = 0.1, beta = 0.05, the O(.)'s constant taken as 1) against the one it runs at."""
-    default = cls()
-    margin = float(getattr(default, margin_name, 0.0) or 2.0 ** -int(default.grid))
-    if doc == "000":
-        dims = math.log(n / (0.1 * 0.05)) / margin**2
+def _check_candidates(est: Any, net_dimension: int) -> None:
+    """``candidates`` None (the paper's enumerated net: ``dimension`` at most
+    ``net_dimension``) or an integer in [1, 10^6] (random candidates: ``dimension`` up to
+    1000)."""
+    if est.candidates is None:
+        check_integer("dimension", est.dimension, 1, net_dimension)
     else:
-        dims = math.log(n / 0.05) / margin**2
-    k = min(d, math.ceil(dims))
-    return (
-        f"{doc} projects to {formula} dimensions; with the O(.)'s constant taken as 1, at "
-        f"n = {n:,}, alpha = 0.1, beta = 0.05 and the default margin parameter "
-        f"{margin:g} that is about {dims:,.0f} dimensions (for data of d = {d} dimensions the "
-        f"projection would keep them all). The learner enumerates a net of the projected "
-        f"ball, exponential in the dimension (at scale margin/10 about (30/margin)^{k} = "
-        f"{(30 / margin) ** k:.2g} points in {k} dimensions), so it runs at dimension "
-        f"{default.dimension} (the default); a random projection of the synthetic data (R^10, "
-        "margin 0.1) to so few dimensions keeps little of the margin, and the error levels "
-        "off whatever n. No setting within the proof reaches the theorem's dimension at "
-        "feasible cost, so no practical regime is offered."
-    )
+        check_integer("candidates", est.candidates, 1, 10**6)
+        check_integer("dimension", est.dimension, 1, 1000)
+
+
+def _candidates(candidates: Any) -> int | None:
+    return None if candidates is None else int(candidates)
 
 
 class _HalfspaceClassifier(PrivateClassifier):
@@ -143,11 +142,11 @@ class _HalfspaceClassifier(PrivateClassifier):
         if margin is not None:
             check_in_range(margin, getattr(self, margin), 0.0, 1.0, high_open=False)
 
-    def _check_noisy_sgd(self) -> None:
-        """Check the noisy-SGD learners' JL dimension, repetitions and steps."""
+    def _check_noisy_sgd(self, optimizers: tuple[str, ...] = OPTIMIZERS) -> None:
+        """Check the noisy-SGD learners' JL dimension, repetitions, optimizer and steps."""
         check_integer("dimension", self.dimension)
         check_integer("repetitions", self.repetitions)
-        _steps(self.steps, 2)
+        _steps(self.steps, 2, _check_optimizer(self.optimizer, optimizers))
 
     def _rows(self, X: np.ndarray) -> np.ndarray:
         return unit_rows(X, float(self.feature_norm), bool(self.fit_intercept))
@@ -173,16 +172,21 @@ class NoisySGDMarginClassifier(_HalfspaceClassifier):
         steps: per run, ``"auto"``, ``"paper"`` (n^2) or an integer (module docstring).
         feature_norm, fit_intercept: the unit-ball map (module docstring).
         random_state: None, an int seed or a numpy Generator.
+        optimizer: ``"bst14"`` (000 Algorithm 3, default) or ``"calibrated"`` (the
+            practical regime: full-batch noisy GD, sigma calibrated by the accountant to
+            (epsilon, delta); ``steps="auto"`` = 100 steps; see
+            :mod:`mechanisms.calibrated_gd` for why the privacy proof holds).
     """
 
     NAME = "noisy-sgd-margin"
     SOURCE = "000 Nguyen-Ullman-Zakynthinou 2020, Algorithm 1 via Algorithm 3 (JL + BST14 SGD)"
     PRIVACY = "approximate"
     SUMMARY = "JL projection, noisy SGD on the margin loss, best of k runs by the EM"
+    CURVE_REGIMES: ClassVar[dict[str, dict[str, Any]]] = NOISY_SGD_REGIMES
 
     @classmethod
     def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
-        return [_steps_note(n, cls().repetitions)]
+        return [steps_note(n, cls().repetitions), PRACTICAL_NOTE]
 
     def __init__(
         self,
@@ -195,6 +199,7 @@ class NoisySGDMarginClassifier(_HalfspaceClassifier):
         feature_norm: float = 1.0,
         fit_intercept: bool = True,
         random_state: Any = None,
+        optimizer: str = "bst14",
     ) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -205,10 +210,11 @@ class NoisySGDMarginClassifier(_HalfspaceClassifier):
         self.feature_norm = feature_norm
         self.fit_intercept = fit_intercept
         self.random_state = random_state
+        self.optimizer = optimizer
 
     def _check_params(self) -> None:
         self._check_common("margin")
-        self._check_noisy_sgd()
+        self._check_noisy_sgd(("bst14", "calibrated"))
 
     def _learner(self, n: int, d: int) -> Any:
         return NoisyGDMarginLearner(
@@ -217,7 +223,8 @@ class NoisySGDMarginClassifier(_HalfspaceClassifier):
             float(self.margin),
             int(self.dimension),
             int(self.repetitions),
-            _steps(self.steps, n),
+            _steps(self.steps, n, self.optimizer),
+            optimizer=self.optimizer,
         )
 
 
@@ -231,10 +238,14 @@ class NetMarginClassifier(_HalfspaceClassifier):
     PRIVACY = "pure"
     SUMMARY = "JL projection to R^2, exponential mechanism over a gamma/10-net"
     EFFICIENT = False
+    CURVE_REGIMES: ClassVar[dict[str, dict[str, Any]]] = NET_MARGIN_REGIMES
 
     @classmethod
     def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
-        return [_projection_note(cls, n, d, "000", "m = O(log(n/(alpha beta))/gamma^2)", "margin")]
+        return [
+            projection_note(cls, n, d, "000", "m = O(log(n/(alpha beta))/gamma^2)", "margin"),
+            RANDOM_CANDIDATES_NOTE,
+        ]
 
     def __init__(
         self,
@@ -244,6 +255,7 @@ class NetMarginClassifier(_HalfspaceClassifier):
         feature_norm: float = 1.0,
         fit_intercept: bool = True,
         random_state: Any = None,
+        candidates: int | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.margin = margin
@@ -251,13 +263,19 @@ class NetMarginClassifier(_HalfspaceClassifier):
         self.feature_norm = feature_norm
         self.fit_intercept = fit_intercept
         self.random_state = random_state
+        self.candidates = candidates
 
     def _check_params(self) -> None:
         self._check_common("margin")
-        check_integer("dimension", self.dimension, 1, 4)
+        _check_candidates(self, 4)
 
     def _learner(self, n: int, d: int) -> Any:
-        return NetMarginLearner(float(self.epsilon), float(self.margin), int(self.dimension))
+        return NetMarginLearner(
+            float(self.epsilon),
+            float(self.margin),
+            int(self.dimension),
+            candidates=_candidates(self.candidates),
+        )
 
 
 class PureMarginClassifier(_HalfspaceClassifier):
@@ -270,10 +288,14 @@ class PureMarginClassifier(_HalfspaceClassifier):
     PRIVACY = "pure"
     SUMMARY = "projection, exponential mechanism over a cover, rho-margin loss"
     EFFICIENT = False
+    CURVE_REGIMES: ClassVar[dict[str, dict[str, Any]]] = PURE_MARGIN_REGIMES
 
     @classmethod
     def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
-        return [_projection_note(cls, n, d, "001", "k = O(Lambda^2 r^2 log(m/beta)/rho^2)", "rho")]
+        return [
+            projection_note(cls, n, d, "001", "k = O(Lambda^2 r^2 log(m/beta)/rho^2)", "rho"),
+            RANDOM_CANDIDATES_NOTE,
+        ]
 
     def __init__(
         self,
@@ -283,6 +305,7 @@ class PureMarginClassifier(_HalfspaceClassifier):
         feature_norm: float = 1.0,
         fit_intercept: bool = True,
         random_state: Any = None,
+        candidates: int | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.rho = rho
@@ -290,13 +313,19 @@ class PureMarginClassifier(_HalfspaceClassifier):
         self.feature_norm = feature_norm
         self.fit_intercept = fit_intercept
         self.random_state = random_state
+        self.candidates = candidates
 
     def _check_params(self) -> None:
         self._check_common("rho")
-        check_integer("dimension", self.dimension, 1, 4)
+        _check_candidates(self, 4)
 
     def _learner(self, n: int, d: int) -> Any:
-        return PureLinearLearner(float(self.epsilon), float(self.rho), int(self.dimension))
+        return PureLinearLearner(
+            float(self.epsilon),
+            float(self.rho),
+            int(self.dimension),
+            candidates=_candidates(self.candidates),
+        )
 
 
 class EfficientMarginClassifier(_HalfspaceClassifier):
@@ -309,10 +338,11 @@ class EfficientMarginClassifier(_HalfspaceClassifier):
     SOURCE = "001 Bassily-Mohri-Suresh 2022, Algorithm 2 (Theorem 3.2)"
     PRIVACY = "approximate"
     SUMMARY = "projection, clipping, phased SGD on the rho-hinge loss, best run by the EM"
+    CURVE_REGIMES: ClassVar[dict[str, dict[str, Any]]] = EFFICIENT_MARGIN_REGIMES
 
     @classmethod
     def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
-        return [_phased_note(n, cls().repetitions)]
+        return [phased_note(n, cls().repetitions), PRACTICAL_NOTE]
 
     def __init__(
         self,
@@ -341,7 +371,6 @@ class EfficientMarginClassifier(_HalfspaceClassifier):
     def _check_params(self) -> None:
         self._check_common("rho")
         self._check_noisy_sgd()
-        _check_optimizer(self.optimizer)
 
     def _learner(self, n: int, d: int) -> Any:
         return EfficientLinearLearner(
@@ -350,7 +379,7 @@ class EfficientMarginClassifier(_HalfspaceClassifier):
             float(self.rho),
             int(self.dimension),
             repetitions=int(self.repetitions),
-            steps=_steps(self.steps, n),
+            steps=_steps(self.steps, n, self.optimizer),
             optimizer=self.optimizer,
         )
 
@@ -364,26 +393,11 @@ class KernelMarginClassifier(_HalfspaceClassifier):
     SOURCE = "001 Bassily-Mohri-Suresh 2022, Algorithm 3 (Theorem 4.2, random Fourier features)"
     PRIVACY = "approximate"
     SUMMARY = "random Fourier features of a Gaussian kernel, then Algorithm 2"
+    CURVE_REGIMES: ClassVar[dict[str, dict[str, Any]]] = KERNEL_MARGIN_REGIMES
 
     @classmethod
     def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
-        beta = 0.05
-        paper_features = n * n * math.log(2 * n / beta)
-        return [
-            f"001 Algorithm 3 step 2 takes D = m^2 log(2m/beta) random Fourier features for m "
-            f"samples: at m = {n:,}, beta = {beta:g} that is D = {paper_features:.3g} features "
-            f"per example (the curves use the default D = {cls().features}). The privacy does "
-            "not depend on D or the bandwidth (the feature map is drawn independently of the "
-            "data), so both may be tuned without touching the proof. Tried on the synthetic "
-            "data at n = 1000, epsilon = 0.9 (2 seeds each): bandwidth 0.5 / 1 / 2, D = 50 / "
-            "200, JL dimension 3 / 10, rho 0.25 / 0.5 / 1, one or two runs: test errors "
-            "0.38-0.58 against 0.5 for guessing with the earlier BST14 stand-in optimiser; "
-            "with the default, Algorithm 4 (phased SGD, next note), bandwidth 0.5 / 1 / 2, "
-            "D = 50 / 200, rho 0.25 / 1: 0.29-0.53. Neither learns reliably at this n, so "
-            "no practical regime is offered: the privacy noise of Algorithm 2's optimiser "
-            "dominates.",
-            _phased_note(n, cls().repetitions),
-        ]
+        return kernel_notes(cls, n)
 
     def __init__(
         self,
@@ -420,7 +434,7 @@ class KernelMarginClassifier(_HalfspaceClassifier):
         check_integer("dimension", self.dimension)
         check_in_range("bandwidth", self.bandwidth, 0.0)
         check_integer("repetitions", self.repetitions)
-        _steps(self.steps, 2)
+        _steps(self.steps, 2, self.optimizer)
 
     def _learner(self, n: int, d: int) -> Any:
         return KernelLearner(
@@ -431,7 +445,7 @@ class KernelMarginClassifier(_HalfspaceClassifier):
             int(self.dimension),
             float(self.bandwidth),
             repetitions=int(self.repetitions),
-            steps=_steps(self.steps, n),
+            steps=_steps(self.steps, n, self.optimizer),
             optimizer=self.optimizer,
         )
 
@@ -456,7 +470,10 @@ class NeuralNetMarginClassifier(_HalfspaceClassifier):
 
     @classmethod
     def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
-        return [_projection_note(cls, n, d, "001", "k = O(Lambda^2 r^2 log(m/beta)/rho^2)", "rho")]
+        return [
+            projection_note(cls, n, d, "001", "k = O(Lambda^2 r^2 log(m/beta)/rho^2)", "rho"),
+            NEURAL_NET_NOTE,
+        ]
 
     def __init__(
         self,
@@ -534,9 +551,15 @@ class MarginSelectionClassifier(_HalfspaceClassifier):
     SUMMARY = "Algorithm 1 over a grid of margins, the margin chosen privately"
     EFFICIENT = False
 
+    CURVE_REGIMES: ClassVar[dict[str, dict[str, Any]]] = MARGIN_SELECTION_REGIMES
+
     @classmethod
     def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
-        return [_projection_note(cls, n, d, "001", "k = O(Lambda^2 r^2 log(m/beta)/rho^2)", "")]
+        return [
+            projection_note(cls, n, d, "001", "k = O(Lambda^2 r^2 log(m/beta)/rho^2)", ""),
+            RANDOM_CANDIDATES_NOTE,
+            SELECTION_NOTE,
+        ]
 
     def __init__(
         self,
@@ -546,6 +569,7 @@ class MarginSelectionClassifier(_HalfspaceClassifier):
         feature_norm: float = 1.0,
         fit_intercept: bool = True,
         random_state: Any = None,
+        candidates: int | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.grid = grid
@@ -553,14 +577,20 @@ class MarginSelectionClassifier(_HalfspaceClassifier):
         self.feature_norm = feature_norm
         self.fit_intercept = fit_intercept
         self.random_state = random_state
+        self.candidates = candidates
 
     def _check_params(self) -> None:
         self._check_common()
         check_integer("grid", self.grid, 1, 8)
-        check_integer("dimension", self.dimension, 1, 3)
+        _check_candidates(self, 3)
 
     def _learner(self, n: int, d: int) -> Any:
-        return MarginSelection(float(self.epsilon), int(self.grid), int(self.dimension))
+        return MarginSelection(
+            float(self.epsilon),
+            int(self.grid),
+            int(self.dimension),
+            candidates=_candidates(self.candidates),
+        )
 
     def _fit_learner(
         self, learner: Any, X: np.ndarray, y: np.ndarray, rng: np.random.Generator

@@ -238,15 +238,16 @@ def test_cli_curves_usage_errors(argv, message, capsys) -> None:
 def test_sample_complexity_notes_state_the_papers_numbers() -> None:
     winnow = DPWinnowClassifier.sample_complexity_notes(0.9, 1e-6, 10, 1000)
     assert "004 Theorem 4.5" in winnow[0] and "switches" in winnow[0]
-    assert "no update can happen" in winnow[1] and "no practical regime" in winnow[1]
+    assert "no update can happen" in winnow[1] and "No practical regime" in winnow[2]
     kernel = KernelMarginClassifier.sample_complexity_notes(0.9, 1e-6, 10, 1000)
     assert "D = 1.06e+07 features" in kernel[0]
     (cover,) = DecisionListClassifier.sample_complexity_notes(0.9, 1e-6, 10, 1000)
     assert "n >= 142,277 samples" in cover
     (pac,) = ThresholdClassifier.sample_complexity_notes(0.9, 1e-6, 1, 1000)
     assert "m >= 24,293 samples" in pac
-    (net,) = NetMarginClassifier.sample_complexity_notes(0.9, 1e-6, 10, 1000)
+    net, candidates = NetMarginClassifier.sample_complexity_notes(0.9, 1e-6, 10, 1000)
     assert "about 136 dimensions" in net and "runs at dimension 2" in net
+    assert "McSherry-Talwar 2007 Theorem 6" in candidates
 
 
 def test_a_learners_labelled_regimes_are_drawn_beside_its_defaults(monkeypatch) -> None:
@@ -255,6 +256,14 @@ def test_a_learners_labelled_regimes_are_drawn_beside_its_defaults(monkeypatch) 
     )
     curves = learning_curves("pac-threshold", **TINY, datasets=_threshold_data(), baselines=False)
     assert {p.regime for p in curves.points} == {"defaults", "coarse grid"}
+    # the page and the index give the regime its own verdict line / row
+    from dpaudit.learning_curves.pages import _index, learner_page, verdict
+
+    page = learner_page(curves, "cmd", "x.png")
+    assert "labelled regime *coarse grid*" in page
+    assert f"**{verdict(curves, 'synthetic', 'coarse grid')}**" in page
+    rows = [r for r in _index([curves], "cmd").splitlines() if r.startswith("| [pac-threshold]")]
+    assert len(rows) == 2 and "*coarse grid*" in rows[1]
     monkeypatch.setattr(ThresholdClassifier, "CURVE_REGIMES", {"bad": {"no_such": 1}})
     with pytest.raises(TypeError, match="regime parameter 'no_such' is not a parameter of"):
         learning_curves("pac-threshold", **TINY, datasets=_threshold_data(), baselines=False)

@@ -160,7 +160,9 @@ def test_fit_stays_within_its_plan_and_the_declared_budget() -> None:
 
 
 def test_bad_parameters_are_refused() -> None:
-    with pytest.raises(ValueError, match="optimizer must be one of phased, bst14, got 'sgd'"):
+    with pytest.raises(
+        ValueError, match="optimizer must be one of phased, bst14, calibrated, got 'sgd'"
+    ):
         EfficientLinearLearner(1.0, 1e-6, 0.25, 3, optimizer="sgd")
     with pytest.raises(ValueError, match="at most ln"):
         PhasedSGD(1e4, 1e-5, HINGE)  # beyond 001 Lemma 3.1's eps <= log(1/delta)

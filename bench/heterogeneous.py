@@ -2,8 +2,9 @@
 dp_accounting PLD accountant (value discretisation 1e-4) in the same process.
 
 The schedule is DP-SGD whose noise multiplier moves from 0.8 to 1.2 over N phases of 100 steps
-each, with sampling rates cycling through 1%, 1.33% and 1.67%, and a Laplace release (scale
-10 + i) after every fifth phase: N + N/5 distinct parts.  Run
+each, with sampling rates cycling through 1%, 1.33% and 1.67%, a Gaussian release (sigma
+20 + i, sensitivity 1) after phases 3, 8, 13, ... and a Laplace release (scale 10 + i) after
+phases 5, 10, 15, ...: N + 2N/5 distinct parts.  Run
 ``python bench/heterogeneous.py [N ...] > bench/heterogeneous.md``; prints a Markdown table of
 dpaudit's certified [lower, upper] epsilon at delta 1e-6 beside dp_accounting's estimate, with
 both wall times (one run each, dpaudit's memo cleared) and their ratio.  The machine is shared:
@@ -37,12 +38,15 @@ PEER_MIN_SECONDS = 120.0
 
 
 def schedule(n: int) -> list[tuple[str, float, float, int]]:
-    """``(kind, parameter, rate, steps)`` of the N phases and the Laplace releases."""
+    """``(kind, parameter, rate, steps)`` of the N phases and the Gaussian and Laplace
+    releases."""
     parts: list[tuple[str, float, float, int]] = []
     for i in range(n):
         sigma = 0.8 + 0.4 * i / max(1, n - 1)
         q = 0.01 * (1 + (i % 3) / 3)
         parts.append(("sgd", sigma, q, 100))
+        if i % 5 == 2:
+            parts.append(("gaussian", 20.0 + i, 1.0, 1))
         if i % 5 == 4:
             parts.append(("laplace", 10.0 + i, 1.0, 1))
     return parts
@@ -55,11 +59,13 @@ def dpaudit_run(n: int) -> tuple[float, float, float]:
         currencies._PLD_MEMO.clear()
     events: list[ev.Event] = []
     for kind, param, q, steps in schedule(n):
-        p = sympy.nsimplify(param) if kind == "laplace" else sympy.Rational(param)
+        p = sympy.Rational(param) if kind == "sgd" else sympy.nsimplify(param)
         if kind == "sgd":
             events.append(
                 ev.SelfComposed(ev.PoissonSampled(ev.Gaussian(p), sympy.Rational(q)), steps)
             )
+        elif kind == "gaussian":
+            events.append(ev.Gaussian(p))
         else:
             events.append(ev.Laplace(p))
     start = time.perf_counter()
@@ -81,6 +87,8 @@ def dp_accounting_run(n: int) -> tuple[float, float]:
         if kind == "sgd":
             inner = dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(param))
             events.append(dp_accounting.SelfComposedDpEvent(inner, steps))
+        elif kind == "gaussian":
+            events.append(dp_accounting.GaussianDpEvent(param))
         else:
             events.append(dp_accounting.LaplaceDpEvent(param))
     acc.compose(dp_accounting.ComposedDpEvent(events))

@@ -49,9 +49,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.stats import binom
-
 from scipy.special import ndtri
+from scipy.stats import binom
 
 from dpaudit.audit.estimators import (
     SELECTION_SHRINKAGE,
@@ -60,7 +59,13 @@ from dpaudit.audit.estimators import (
     epsilon_lower_bound,
 )
 
-__all__ = ["JOINT_GAMMA_SHARE", "joint_epsilon_lower", "joint_rejects", "joint_slope", "predicted_joint_bounds"]
+__all__ = [
+    "JOINT_GAMMA_SHARE",
+    "joint_epsilon_lower",
+    "joint_rejects",
+    "joint_slope",
+    "predicted_joint_bounds",
+]
 
 #: Share of a test's error probability spent on the confidence set of the nuisance ``p1``
 #: (Berger & Boos 1994 suggest 0.001 of 0.05, i.e. 2%).
@@ -92,7 +97,7 @@ PREDICTION_Z_FACTOR = 1.08
 #: Largest epsilon searched.
 EPS_MAX = 60.0
 #: Width of the final bracket of the bisection on epsilon.
-RESOLUTION = 1e-4
+RESOLUTION = 5e-4
 
 
 def joint_slope(predicted: float) -> float:
@@ -175,9 +180,7 @@ class _Test:
     :data:`MAX_ROUNDS` splits did not decide (no rejection: the safe answer).
     """
 
-    def __init__(
-        self, k0: int, k1: int, n: int, delta: float, slope: float, gamma: float
-    ) -> None:
+    def __init__(self, k0: int, k1: int, n: int, delta: float, slope: float, gamma: float) -> None:
         # T(k0, k1): the running minimum of Z over j <= k1 (the observed point is in its region)
         t = float(np.min(_statistic(np.float64(k0), np.arange(k1 + 1.0), n, delta, slope)))
         t -= 1e-9 * (1.0 + abs(t))  # a slightly larger region: float error cannot shrink it

@@ -395,7 +395,12 @@ def audit(
         if certification == "joint":
             # one test at alpha / tests; its slope fixed by the selection samples' prediction
             bound = joint_epsilon_lower(
-                k_num, k_den, n_cert, delta, (1.0 - confidence) / tests, slope=joint_slope(cand.predicted)
+                k_num,
+                k_den,
+                n_cert,
+                delta,
+                (1.0 - confidence) / tests,
+                slope=joint_slope(cand.predicted),
             )
         else:
             bound = epsilon_lower_bound(float(p_num_lower), float(p_den_upper), delta)

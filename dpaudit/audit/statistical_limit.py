@@ -66,7 +66,7 @@ GRID_RANKS = 5000
 MIN_HITS = 5
 #: Events at which the joint test's limit is evaluated: denominator probabilities this many
 #: times the rectangle's best event's (the joint test's best events are rarer).
-JOINT_FACTORS = (0.4, 0.6, 0.85)
+JOINT_FACTORS = (0.45, 0.7)
 JOINT_EVENTS = len(JOINT_FACTORS)
 #: Resolution of the joint test's bisection in a limit (a prediction: coarser is enough).
 JOINT_RESOLUTION = 2e-3

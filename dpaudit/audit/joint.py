@@ -12,34 +12,39 @@ matters.  Here the null hypothesis of one event and one epsilon,
 which every (eps, delta)-DP mechanism satisfies for every event (Dwork & Roth 2014,
 Definition 2.4), is tested with one statistic of both counts ``(k0, k1)`` out of ``n`` each:
 
-    Z(k0, k1) = (k0 - c k1 - n delta) / sqrt(k0 + c^2 k1 + 1),
+    Z(k0, k1) = (k0 - c k1 - n delta) / sqrt(k0 + c^2 (k1 + PAD) + 1),
 
-a studentised linear contrast, made non-increasing in ``k1`` by its running minimum
+a studentised linear contrast (the pseudo-count :data:`PAD` keeps a small ``k1`` from
+under-estimating the variance), made non-increasing in ``k1`` by its running minimum
 ``T(k0, k1) = min_{j <= k1} Z(k0, j)`` (``Z`` itself increases in ``k0``).  The slope ``c``
 is fixed before the certification samples are drawn (the auditor takes ``e^predicted`` from
 its selection samples); any ``c > 0`` gives a valid test.
 
 The p-value has a nuisance parameter ``p1``.  It is maximised over a confidence set for it
 (Berger & Boos 1994, "P values maximized over a confidence set for the nuisance parameter",
-JASA 89:1012-1016, Theorem 1): with ``C`` the two-sided Clopper-Pearson interval of ``p1``
+JASA 89(427):1012-1016; the validity argument is short and restated here): with ``C`` the two-sided Clopper-Pearson interval of ``p1``
 at error ``gamma``,
 
     p(eps) = gamma + sup_{p1 in C} P_{e^eps p1 + delta, p1}[T >= T(k0, k1)]
 
-is a valid p-value of H0(eps): ``P[p(eps) <= u] <= u`` for every ``(p0, p1)`` in H0(eps).
+is a valid p-value of H0(eps): ``P[p(eps) <= u] <= u`` for every ``(p0, p1)`` in H0(eps)
+(``P[p1 not in C] <= gamma``; when ``p1`` is in ``C`` the supremum is at least the exact
+p-value at the boundary point above the true ``(p0, p1)``, which is at least the one at the
+truth, and that is at most ``u - gamma`` with probability at most ``u - gamma``).
 (The region ``T >= t`` is an up-set in ``k0`` and a down-set in ``k1``, so its probability
 increases in ``p0`` and decreases in ``p1``: the boundary ``p0 = e^eps p1 + delta`` is the
 worst case for each ``p1``, and over a cell ``[a, b]`` of ``C`` the probability at
 ``(e^eps b + delta, a)`` bounds it.  So the supremum computed over a finite grid of cells is an
 upper bound, never an approximation from below.)  The null sets grow with ``eps``, so the
-computed ``p(eps)`` is non-decreasing in ``eps``, and
-
-    epsilon_lower = sup { eps : p(eps) <= alpha }
-
-(found by bisection, the returned end verified) exceeds a mechanism's true epsilon with
-probability at most ``alpha``.  Floating-point error only enlarges the region whose
-probability is summed (its threshold is lowered by a relative ``1e-9``) and the binomial
-tails are inflated by :data:`TAIL_ALLOWANCE`, so every rounding is on the conservative side.
+exact ``p(eps)`` is non-decreasing in ``eps``, and the bisection returns an ``eps_lower``
+at which the computed upper bound on ``p`` is at most ``alpha``.  If ``eps_lower`` exceeds a
+mechanism's true epsilon ``eps'`` then ``p(eps') <= p(eps_lower) <= alpha``, an event of
+probability at most ``alpha`` -- whether or not the *computed* bounds are monotone in
+``eps`` (the bisection only assumes they are, to be fast).  Floating-point error only
+enlarges the region whose probability is summed (its threshold is lowered by a relative
+``1e-9``; each row's least ``k0`` is checked, and replaced by a smaller one when in doubt),
+and the binomial tails are inflated by :data:`TAIL_ALLOWANCE`, so every rounding is on the
+conservative side.
 
 Measured gain over the Clopper-Pearson rectangle: see bench/approx_dp_limit.md.
 """
@@ -113,21 +118,44 @@ def _statistic(k0: np.ndarray, k1: np.ndarray, n: int, delta: float, c: float) -
     return (k0 - c * k1 - n * delta) / np.sqrt(k0 + c * c * (k1 + PAD) + 1.0)
 
 
-def _k0_min(k1_max: int, t: float, n: int, delta: float, c: float) -> np.ndarray:
-    """Least ``k0`` (``n + 1``: none) with ``Z(k0, j) >= t`` for all ``j <= k1``, for
-    ``k1 = 0..k1_max``: the region ``T >= t`` row by row (threshold already lowered)."""
-    j = np.arange(k1_max + 1, dtype=float)
+def _least_k0(j: np.ndarray, t: float, n: int, delta: float, c: float) -> np.ndarray:
+    """For each ``j``, an integer at most the least ``k0`` with ``Z(k0, j) >= t`` (``Z``
+    increases in ``k0``), from the root of the quadratic, checked in floating point."""
     a = c * j + n * delta
     b = c * c * (j + PAD) + 1.0
     root = a + t * t / 2 + t * np.sqrt(a + b + t * t / 4)  # the larger root of Z = t
-    base = np.floor(root) - 2
+    base = np.maximum(np.floor(root) - 2, 0.0)
     k0 = np.full(len(j), np.inf)
     for step in range(5):  # the least integer near the root where the float Z passes
-        cand = np.maximum(base + step, 0.0)
+        cand = base + step
         ok = _statistic(cand, j, n, delta, c) >= t
         k0 = np.where(ok & (cand < k0), cand, k0)
-    # Z increases in k0, so a candidate above the root passes; fall back to it if none did
-    k0 = np.where(np.isfinite(k0), k0, np.maximum(base + 4, 0.0))
+    # a root off by more than 2 (never seen): the whole row where the least candidate passed
+    # and the one below it passes too, the fifth candidate where none passed (an integer
+    # below the least k0 is always safe: it only enlarges the region)
+    below = np.maximum(base - 1, 0.0)
+    too_high = (k0 == base) & (base > 0) & (_statistic(below, j, n, delta, c) >= t)
+    k0 = np.where(too_high, 0.0, k0)
+    return np.where(np.isfinite(k0), k0, base + 4)
+
+
+def _k0_rows(k_lo: int, k_hi: int, t: float, n: int, delta: float, c: float) -> np.ndarray:
+    """Least ``k0`` (``n + 1``: none) of the region ``T >= t`` on the rows
+    ``k1 = k_lo..k_hi``, ``T(k0, k1) = min_{j <= k1} Z(k0, j)``: the running maximum over
+    ``j <= k1`` of the least ``k0`` with ``Z(k0, j) >= t``.
+
+    ``Z`` decreases in ``j`` wherever ``j >= n delta / c`` (its derivative has the sign of
+    ``-(V + c N / 2)``, ``N`` and ``V`` its numerator and variance, which is negative there
+    whatever ``k0``), so beyond ``J = ceil(n delta / c)`` the least ``k0`` of ``Z`` itself
+    does not decrease, and only the rows ``j <= J`` need the running maximum: no array as
+    long as ``k1`` is built.
+    """
+    big_j = min(k_hi, math.ceil(n * delta / c) + 1)
+    head = np.maximum.accumulate(_least_k0(np.arange(big_j + 1.0), t, n, delta, c))
+    rows = np.arange(k_lo, k_hi + 1.0)
+    own = _least_k0(rows, t, n, delta, c)
+    k0 = np.where(rows <= big_j, head[np.minimum(rows, big_j).astype(int)], 0.0)
+    k0 = np.maximum(k0, np.where(rows > big_j, np.maximum(head[-1], own), 0.0))
     return np.minimum(np.maximum.accumulate(k0), n + 1)
 
 
@@ -181,8 +209,10 @@ class _Test:
     """
 
     def __init__(self, k0: int, k1: int, n: int, delta: float, slope: float, gamma: float) -> None:
-        # T(k0, k1): the running minimum of Z over j <= k1 (the observed point is in its region)
-        t = float(np.min(_statistic(np.float64(k0), np.arange(k1 + 1.0), n, delta, slope)))
+        # T(k0, k1): the minimum of Z over j <= k1 (the observed point is in its region); Z
+        # decreases in j beyond n delta / c (see _k0_rows)
+        js = np.r_[np.arange(min(k1, math.ceil(n * delta / slope) + 1) + 1.0), float(k1)]
+        t = float(np.min(_statistic(np.full(len(js), float(k0)), js, n, delta, slope)))
         t -= 1e-9 * (1.0 + abs(t))  # a slightly larger region: float error cannot shrink it
         lower, upper = clopper_pearson(k1, n, gamma / 2)  # Berger & Boos's confidence set
         self.lo_p, self.hi_p = float(lower), float(upper)
@@ -190,7 +220,7 @@ class _Test:
         # rows of k1 that carry all but TRUNCATION of the mass at every p1 of the set
         self.k_lo = int(max(0, binom.ppf(TRUNCATION, n, self.lo_p) - 1))
         k_hi = int(min(n, binom.isf(TRUNCATION, n, self.hi_p) + 1))
-        self.rows = _k0_min(k_hi, t, n, delta, slope)[self.k_lo :]
+        self.rows = _k0_rows(self.k_lo, k_hi, t, n, delta, slope)
         span = float(min(self.rows[-1], n) - self.rows[0]) if len(self.rows) else 0.0
         self.step = max(BLOCK_SD * math.sqrt(k0 + 1.0), span / MAX_BLOCKS)
 

@@ -126,3 +126,30 @@ def test_audits_at_delta_flag_the_over_claimed_and_not_the_correct():
     ]
     assert sum(flags[:20]) <= 0.2 * 20 + 3 * math.sqrt(20 * 0.2 * 0.8)
     assert all(flags[20:])
+
+
+@pytest.mark.parametrize(
+    ("n", "delta", "c", "t"),
+    [
+        (10**4, 1e-2, 3.0, 2.0),
+        (10**4, 1e-2, 0.5, -1.0),
+        (10**5, 1e-3, 20.0, 1.7),
+        (500, 0.0, 1.0, 0.3),
+    ],
+)
+def test_region_rows_match_a_brute_force_scan(n, delta, c, t):
+    """The least k0 of the region T >= t on each row (T the running minimum over j <= k1 of
+    the statistic) equals a brute-force scan of every k0 and every j <= k1."""
+    from dpaudit.audit.joint import _k0_rows, _statistic
+
+    k_lo, k_hi = 3, 60
+    got = _k0_rows(k_lo, k_hi, t, n, delta, c)
+    k0 = np.arange(n + 1.0)
+    running = np.full(n + 1, np.inf)
+    expected = []
+    for j in range(k_hi + 1):
+        running = np.minimum(running, _statistic(k0, np.full(n + 1, float(j)), n, delta, c))
+        if j >= k_lo:
+            passing = np.flatnonzero(running >= t)
+            expected.append(passing[0] if len(passing) else n + 1)
+    assert np.array_equal(got, np.array(expected, dtype=float))

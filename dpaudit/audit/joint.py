@@ -22,8 +22,8 @@ its selection samples); any ``c > 0`` gives a valid test.
 
 The p-value has a nuisance parameter ``p1``.  It is maximised over a confidence set for it
 (Berger & Boos 1994, "P values maximized over a confidence set for the nuisance parameter",
-JASA 89(427):1012-1016; the validity argument is short and restated here): with ``C`` the two-sided Clopper-Pearson interval of ``p1``
-at error ``gamma``,
+JASA 89(427):1012-1016; the validity argument is short and restated here): with ``C`` the
+two-sided Clopper-Pearson interval of ``p1`` at error ``gamma``,
 
     p(eps) = gamma + sup_{p1 in C} P_{e^eps p1 + delta, p1}[T >= T(k0, k1)]
 

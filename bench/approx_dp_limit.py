@@ -297,7 +297,7 @@ def large() -> None:
     )
     print("|---|---|---|---|---|---|")
     _, p_num, p_den = threshold_probabilities("gaussian")
-    n, seeds = 10**8, 2
+    n, seeds = 10**8, 1
     ideal_cp = statistical_limit(p_num, p_den, samples=n, delta=DELTA).epsilon
     ideal = statistical_limit(p_num, p_den, samples=n, delta=DELTA, method="joint").epsilon
     before, _, s_before, _, _ = _audits(n, seeds, certification="clopper-pearson")

@@ -66,7 +66,7 @@ GRID_RANKS = 5000
 MIN_HITS = 5
 #: Events at which the joint test's limit is evaluated: denominator probabilities this many
 #: times the rectangle's best event's (the joint test's best events are rarer).
-JOINT_FACTORS = (0.45, 0.7)
+JOINT_FACTORS = (0.35, 0.5, 0.7, 1.0)
 JOINT_EVENTS = len(JOINT_FACTORS)
 #: Resolution of the joint test's bisection in a limit (a prediction: coarser is enough).
 JOINT_RESOLUTION = 2e-3
@@ -232,14 +232,16 @@ def _joint_limit(
 ) -> StatisticalLimit:
     """:func:`statistical_limit` for the joint test: at :data:`JOINT_EVENTS` events whose
     denominator probability is the rectangle's best one's times :data:`JOINT_FACTORS`
-    (among the events the rectangle certifies), counts rounded."""
+    (among the events the rectangle certifies, the one it ranks best within 5% of each
+    target), counts rounded."""
     finite = np.flatnonzero(np.isfinite(values))
     best = int(np.argmax(values))
     picks = set()
     for factor in JOINT_FACTORS:
         target = math.log(max(p_den[best], 1e-300) * factor)
         gaps = np.abs(np.log(np.maximum(p_den[finite], 1e-300)) - target)
-        picks.add(int(finite[int(np.argmin(gaps))]))
+        near = finite[gaps <= max(float(gaps.min()), 0.05)]  # the best of those nearest
+        picks.add(int(near[int(np.argmax(values[near]))]))
     found = (0.0, -1)
     for i in sorted(picks):
         eps = joint_epsilon_lower(

@@ -61,11 +61,11 @@ from dpaudit.audit.estimators import (
     SELECTION_SHRINKAGE,
     _wilson,
     clopper_pearson,
-    epsilon_lower_bound,
 )
 
 __all__ = [
     "JOINT_GAMMA_SHARE",
+    "approximate_joint_bounds",
     "joint_epsilon_lower",
     "joint_rejects",
     "joint_slope",
@@ -78,21 +78,23 @@ JOINT_GAMMA_SHARE = 0.02
 #: Initial cells of the grid over the confidence set of ``p1`` (geometric), each split in
 #: :data:`SPLIT` where its bound does not pass, for at most :data:`MAX_ROUNDS` rounds and
 #: :data:`MAX_CELLS` cells.
-CELLS = 32
+CELLS = 16
 SPLIT = 4
-MAX_ROUNDS = 8
-MAX_CELLS = 4096
+MAX_ROUNDS = 6
+MAX_CELLS = 1024
+#: Cells whose probabilities are computed at once (memory: CHUNK x rows doubles).
+CHUNK = 64
 #: Relative allowance for the error of SciPy's binomial tails (Boost's ibeta, about 1e-14).
 TAIL_ALLOWANCE = 1e-9
 #: Rows of the region whose least ``k0`` differs by less than this many standard deviations
 #: of ``K0`` are summed as one (with the smaller ``k0``: conservative).
-BLOCK_SD = 0.05
+BLOCK_SD = 0.25
 #: Absolute allowance per difference of two binomial distribution functions.
 ABSOLUTE_ALLOWANCE = 1e-14
 #: Most runs of rows summed (coarser runs beyond: still an upper bound).
 MAX_BLOCKS = 256
 #: Mass of ``K1`` left out of the sum on each side (added back as a bound).
-TRUNCATION = 1e-15
+TRUNCATION = 1e-12
 #: Pseudo-count added to ``k1`` in the statistic's variance (a small observed ``k1``
 #: under-estimates the variance; tuned in bench/approx_dp_limit.py).
 PAD = 3.0
@@ -225,7 +227,15 @@ class _Test:
         self.step = max(BLOCK_SD * math.sqrt(k0 + 1.0), span / MAX_BLOCKS)
 
     def _probability(self, p0: np.ndarray, p1: np.ndarray) -> np.ndarray:
-        return _region_probability(self.rows, p0, p1, self.n, self.k_lo, self.step)
+        # in chunks of cells: a few hundred kilobytes of matrices at a time
+        return np.concatenate(
+            [
+                _region_probability(
+                    self.rows, p0[i : i + CHUNK], p1[i : i + CHUNK], self.n, self.k_lo, self.step
+                )
+                for i in range(0, len(p0), CHUNK)
+            ]
+        )
 
     def rejects(self, eps: float, alpha: float) -> bool:
         threshold = alpha - self.gamma
@@ -340,24 +350,26 @@ def joint_epsilon_lower(
     def rejects(eps: float) -> bool:
         return test.rejects(eps, alpha)
 
-    if not rejects(0.0):
-        return 0.0
-    # bracket: the p-value is non-decreasing in eps, so rejects() is True below a point and
-    # False above it; start from the Clopper-Pearson bound at alpha / 2 a side (near the answer)
-    lo_p, _ = clopper_pearson(k0, n, alpha / 2)
-    _, hi_p = clopper_pearson(k1, n, alpha / 2)
-    guess = epsilon_lower_bound(float(lo_p), float(hi_p), float(delta))
-    lo, hi = 0.0, EPS_MAX
-    for width in (0.02, 0.1, 0.5):
-        if guess - width > lo and rejects(guess - width):
+    # bracket around the normal approximation (near the answer): rejects() holds at lo and
+    # fails at hi (the bisection assumes it switches once; see the module docstring for why
+    # the result is valid either way)
+    approx = float(approximate_joint_bounds(np.array([k0]), np.array([k1]), n, delta, alpha)[0])
+    guess = approx if math.isfinite(approx) else 0.0
+    lo = 0.0
+    for width in (0.003, 0.02, 0.1, 0.5):
+        if guess - width > 0 and rejects(guess - width):
             lo = guess - width
             break
     else:
-        width = 0.0
-    for up in (0.05, 0.2, 1.0):
-        if max(lo, guess) + up < hi and not rejects(max(lo, guess) + up):
-            hi = max(lo, guess) + up
+        if not rejects(0.0):
+            return 0.0
+    hi = EPS_MAX
+    for up in (0.003, 0.02, 0.1, 1.0):
+        if lo + up < hi and not rejects(lo + up):
+            hi = lo + up
             break
+        if lo + up < hi:
+            lo = lo + up  # verified above
     if hi == EPS_MAX and rejects(hi):
         return hi
     while hi - lo > resolution:
@@ -367,6 +379,35 @@ def joint_epsilon_lower(
         else:
             hi = mid
     return math.floor(lo * 1e9) / 1e9
+
+
+def approximate_joint_bounds(
+    count_num: np.ndarray, count_den: np.ndarray, n: int, delta: float, alpha: float
+) -> np.ndarray:
+    """The joint test's bound at (real) counts, by its normal approximation: the largest
+    ``eps`` with ``x0 - e^eps x1 - n delta >= z sqrt(x0 + e^(2 eps) (x1 + PAD) + 1)``, ``z`` the
+    normal quantile of ``alpha`` times :data:`PREDICTION_Z_FACTOR` (the exact test is more
+    conservative than the normal approximation at small counts; calibrated in
+    bench/approx_dp_limit.py). An estimate, not a bound: it ranks events and predicts limits.
+
+    Returns:
+        Approximate bounds (natural log scale, ``-inf`` when none).
+    """
+    x0 = np.asarray(count_num, dtype=float)
+    x1 = np.asarray(count_den, dtype=float)
+    z = -float(ndtri(alpha)) * PREDICTION_Z_FACTOR
+    m = n * delta
+
+    def margin(c: np.ndarray) -> np.ndarray:
+        return x0 - c * x1 - m - z * np.sqrt(x0 + c * c * (x1 + PAD) + 1.0)
+
+    ok = margin(np.ones_like(x0)) > 0
+    lo, hi = np.zeros_like(x0), np.full_like(x0, 60.0)  # on log c
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        passing = margin(np.exp(mid)) > 0
+        lo, hi = np.where(passing, mid, lo), np.where(passing, hi, mid)
+    return np.where(ok, lo, -np.inf)
 
 
 def predicted_joint_bounds(
@@ -379,32 +420,19 @@ def predicted_joint_bounds(
 ) -> np.ndarray:
     """The bound the joint test would certify if fresh samples matched the selection (a
     ranking device, like :func:`dpaudit.audit.estimators.predicted_bounds`, whose signature
-    and pessimistic selection frequencies it shares).
-
-    The joint test's bound is approximated by the normal one: the largest ``eps`` with
-    ``x0 - e^eps x1 - n delta >= z sqrt(x0 + e^(2 eps) (x1 + PAD) + 1)`` at the expected
-    certification counts ``x0, x1``, ``z`` the normal quantile of the test's level
-    ``2 level`` (``level`` being the per-bound level of the rectangle the auditor's scorer is
-    built with) times :data:`PREDICTION_Z_FACTOR` (the exact test is more conservative than
-    the normal approximation at small counts).
+    and pessimistic selection frequencies it shares): :func:`approximate_joint_bounds` at the
+    expected certification counts, at the test's level ``2 level`` (``level`` being the
+    per-bound level of the rectangle the auditor's scorer is built with).
 
     Returns:
         Predicted bounds (natural log scale, ``-inf`` when nothing is expected).
     """
     sel_lower, _ = _wilson(hits_num, n_selection, SELECTION_SHRINKAGE)
     _, sel_upper = _wilson(hits_den, n_selection, SELECTION_SHRINKAGE)
-    x0 = np.asarray(sel_lower, dtype=float) * n_certification
-    x1 = np.asarray(sel_upper, dtype=float) * n_certification
-    z = -float(ndtri(2 * level)) * PREDICTION_Z_FACTOR
-    m = n_certification * delta
-
-    def margin(c: np.ndarray) -> np.ndarray:
-        return x0 - c * x1 - m - z * np.sqrt(x0 + c * c * (x1 + PAD) + 1.0)
-
-    ok = margin(np.ones_like(x0)) > 0
-    lo, hi = np.zeros_like(x0), np.full_like(x0, 60.0)  # on log c
-    for _ in range(40):
-        mid = (lo + hi) / 2
-        passing = margin(np.exp(mid)) > 0
-        lo, hi = np.where(passing, mid, lo), np.where(passing, hi, mid)
-    return np.where(ok, lo, -np.inf)
+    return approximate_joint_bounds(
+        np.asarray(sel_lower, dtype=float) * n_certification,
+        np.asarray(sel_upper, dtype=float) * n_certification,
+        n_certification,
+        delta,
+        2 * level,
+    )

@@ -375,7 +375,13 @@ def audit(
         # The estimated limits need the selection only: computed while the workers certify
         # (by one of them, ahead of the batches, when the runner has its own pool).
         limits = runner.submit(
-            _limits, family_freq.get(index), n_cert, float(delta), confidence, tests, certification
+            _limits,
+            family_freq.get(index),
+            n_cert,
+            float(delta),
+            confidence,
+            tests,
+            "joint-approx" if certification == "joint" else "clopper-pearson",
         )
         counted = runner.tally(
             [

@@ -42,7 +42,7 @@ from dpaudit.audit.estimators import (
     clopper_pearson,
     epsilon_lower_bound,
 )
-from dpaudit.audit.joint import joint_epsilon_lower, joint_slope
+from dpaudit.audit.joint import approximate_joint_bounds, joint_epsilon_lower, joint_slope
 from dpaudit.audit.validation import check_confidence, check_delta
 
 __all__ = [
@@ -64,6 +64,8 @@ GRID_RANKS = 5000
 #: Least hits on both sides of an event whose frequencies estimate a limit: rarer events
 #: frequencies scatter so widely that the maximum over them is mostly luck.
 MIN_HITS = 5
+#: The values of ``method``.
+METHODS = ("clopper-pearson", "joint", "joint-approx")
 #: Events at which the joint test's limit is evaluated: denominator probabilities this many
 #: times the rectangle's best event's (the joint test's best events are rarer).
 JOINT_FACTORS = (0.35, 0.5, 0.7, 1.0)
@@ -186,7 +188,11 @@ def statistical_limit(
             numbers) or ``"joint"`` (:mod:`dpaudit.audit.joint` at level
             ``(1 - confidence) / tests``, evaluated at the expected counts rounded to integers
             for :data:`JOINT_EVENTS` events around the rectangle's best, the rarer side
-            included: the joint test favours rarer events).
+            included: the joint test favours rarer events); ``"joint-approx"`` the joint
+            test's normal approximation
+            (:func:`dpaudit.audit.joint.approximate_joint_bounds`, an estimate within about
+            0.01 of the exact test at these counts, and much faster: the limit an audit
+            prints).
 
     Returns:
         A :class:`StatisticalLimit` (``float(limit)`` is the epsilon, rounded down).
@@ -203,8 +209,8 @@ def statistical_limit(
             f"{len(p_den)}"
         )
     _check_common(samples, delta, confidence, tests)
-    if method not in ("clopper-pearson", "joint"):
-        raise ValueError(f"method must be 'clopper-pearson' or 'joint', got {method!r}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     level = bound_level(1.0 - confidence, int(tests))
     values = _limit_values(p_num, p_den, int(samples), float(delta), level)
     i = int(np.argmax(values))
@@ -212,6 +218,15 @@ def statistical_limit(
         return StatisticalLimit(0.0, -1, 0.0, 0.0, int(samples), float(delta), confidence, tests)
     if method == "joint":
         return _joint_limit(p_num, p_den, values, int(samples), float(delta), confidence, tests)
+    if method == "joint-approx":
+        approx = approximate_joint_bounds(
+            p_num * samples, p_den * samples, int(samples), float(delta), (1 - confidence) / tests
+        )
+        i = int(np.argmax(approx))
+        eps = max(0.0, math.floor(float(approx[i]) * 1e4) / 1e4) if np.isfinite(approx[i]) else 0.0
+        return StatisticalLimit(
+            eps, i, float(p_num[i]), float(p_den[i]), int(samples), float(delta), confidence, tests
+        )
     # the certified formula itself (rounded down, float safety margins) at the best event
     lower, _ = clopper_pearson(p_num[i] * samples, int(samples), level)
     _, upper = clopper_pearson(p_den[i] * samples, int(samples), level)

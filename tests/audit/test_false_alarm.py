@@ -31,8 +31,10 @@ CASES = {
     "randomized-response": (RandomizedResponse(1.0), 0, 1),
     "laplace": (mech.ShiftedLaplace(1.0), 0.0, 1.0),
 }
-#: Cases whose RUNS audits take over 5 s (continuous outputs: event search): slow suite.
-SLOW_CASES = {"laplace"}
+#: Cases whose RUNS audits take over 5 s: slow suite (continuous outputs: event search;
+#: randomized response: the joint certification test, about 0.3 s an audit at these counts;
+#: the default suite checks the joint test's level in tests/audit/test_joint.py).
+SLOW_CASES = {"laplace", "randomized-response"}
 
 
 def _alarm_rate(run) -> tuple[int, float]:

@@ -67,6 +67,33 @@ def test_the_level_check_catches_a_test_at_twice_its_level():
     assert _rejection_rate(2 * ALPHA, 10 / N, seed=1) > _ceiling(ALPHA)
 
 
+def test_level_quick():
+    """The default suite's level check: alpha 0.2, 150 draws at n = 300 a side on the boundary
+    of H0(1) with delta 1e-2 and p1 = 10 / n: the rejection rate stays below alpha + 3 binomial
+    standard deviations (0.298); the same draws tested at 2 alpha exceed it (recorded: 0.207
+    and 0.38)."""
+    n, delta, eps, alpha, runs = 300, 1e-2, 1.0, 0.2, 150
+    rng = np.random.default_rng(3)
+    p1 = 10 / n
+    k0 = rng.binomial(n, math.exp(eps) * p1 + delta, runs)
+    k1 = rng.binomial(n, p1, runs)
+
+    def rate(level: float) -> float:
+        return float(
+            np.mean(
+                [
+                    joint_rejects(
+                        eps, int(a), int(b), n, delta, alpha=level, slope=math.e, gamma=level * 0.02
+                    )
+                    for a, b in zip(k0, k1, strict=True)
+                ]
+            )
+        )
+
+    ceiling = alpha + 3 * math.sqrt(alpha * (1 - alpha) / runs)
+    assert rate(alpha) <= ceiling < rate(2 * alpha)
+
+
 def test_joint_beats_the_rectangle_on_a_rare_event():
     """Counts of the best Gaussian threshold event at 10^7 a side (delta 1e-5): the joint test
     at 0.05 certifies more than the Clopper-Pearson rectangle at 0.025 a side, and less than

@@ -135,7 +135,7 @@ def test_joint_slope():
     assert joint_slope(-3.0) == 1.0
 
 
-@pytest.mark.slow  # about 30 s: 2 x 20 audits
+@pytest.mark.slow  # 30-75 s: 2 x 20 audits
 def test_audits_at_delta_flag_the_over_claimed_and_not_the_correct():
     """Gaussian sigma 1 (true epsilon 4.377 at delta 1e-5), 20 audits of 20,000 samples a side
     at confidence 0.8 (alpha 0.2): claimed at its true epsilon it is flagged at most

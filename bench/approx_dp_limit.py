@@ -6,17 +6,17 @@ Gaussian mechanism, sigma 1, sensitivity 1, delta 1e-5 (exact epsilon 4.377, Bal
 2018), 95% confidence, vectorised sampling.  For each sample count (per dataset) it prints the
 statistical limit (:func:`dpaudit.audit.statistical_limit` over the exact threshold events)
 twice -- "ideal": all samples certify one test; "design": at the audit's own certification
-samples and Bonferroni count -- and the median certified lower bound over several seeds,
-before (selection_fraction 0.25, both directions certified: the defaults until this change)
-and after (the defaults for delta > 0 now: selection on max(5%, 10^5) samples, both
-directions), and a third variant certifying only the direction selection prefers (one test:
-a higher limit for one event, but one chance instead of two).  Certified bounds scatter
+samples and Bonferroni count -- for the Clopper-Pearson rectangle (the issue's reference) and
+for the joint exact test (:mod:`dpaudit.audit.joint`), and the median certified lower bound
+over several seeds, before (``certification="clopper-pearson"``) and after (the joint test,
+the default).  Certified bounds scatter
 around the limit (the counts are random), hence medians and the spread.  Then the
 trade-off-curve view's mu lower bound (true mu = 1) at the same sample counts.
 """
 
 from __future__ import annotations
 
+import math
 import platform
 import statistics
 import time
@@ -31,7 +31,8 @@ from dpaudit.audit import (
     threshold_probabilities,
     tradeoff_curve,
 )
-from dpaudit.audit.estimators import bound_level, predicted_bounds
+from dpaudit.audit.estimators import bound_level
+from dpaudit.audit.joint import predicted_joint_bounds
 from dpaudit.audit.monte_carlo import default_selection_fraction
 from dpaudit.audit.outputs import infer_schema
 from dpaudit.audit.selection import search_events
@@ -43,16 +44,57 @@ CONFIDENCE = 0.95
 RUNS = ((10**5, 40), (10**6, 20), (10**7, 10))
 
 
+class Laplace:
+    """``d + Laplace(0, 1)``, batched (epsilon 1 at distance 1)."""
+
+    name = "laplace(b=1)"
+    arithmetic = "real"
+
+    def __call__(self, d: float, rng: np.random.Generator) -> float:
+        return float(d + rng.laplace())
+
+    def batch(self, d: float, n: int, rng: np.random.Generator) -> np.ndarray:
+        return d + rng.laplace(0.0, 1.0, n)
+
+
 class Gaussian:
     """``d + N(0, 1)``, batched."""
 
     name = "gaussian(sigma=1)"
+    arithmetic = "real"  # the Gaussian of the issue; its float outputs leak more (bits family)
 
     def __call__(self, d: float, rng: np.random.Generator) -> float:
         return float(d + rng.normal())
 
     def batch(self, d: float, n: int, rng: np.random.Generator) -> np.ndarray:
         return d + rng.normal(0.0, 1.0, n)
+
+
+def _audits(
+    n: int, seeds: int, **extra: object
+) -> tuple[list[float], list[float], float, int, int]:
+    """Certified bounds and printed limits of ``seeds`` audits, seconds per audit, and the
+    certification samples and tests of the last."""
+    values, printed, elapsed = [], [], 0.0
+    for seed in range(seeds):
+        start = time.perf_counter()
+        r = audit(
+            Gaussian(),
+            0.0,
+            1.0,
+            epsilon=EPSILON,
+            delta=DELTA,
+            samples=n,
+            confidence=CONFIDENCE,
+            seed=seed,
+            progress=False,
+            **extra,  # type: ignore[arg-type]
+        )
+        elapsed += time.perf_counter() - start
+        values.append(r.epsilon_lower)
+        if r.epsilon_limit is not None:
+            printed.append(r.epsilon_limit)
+    return values, printed, elapsed / seeds, r.samples_d0, r.tests
 
 
 def main() -> None:
@@ -63,46 +105,34 @@ def main() -> None:
         f"{CONFIDENCE}; machine: {platform.machine()}, {platform.python_version()}.\n"
     )
     print(
-        "| samples/side | limit ideal (1 test, all samples) | before: median (min-max) "
-        "| before: design limit | after: median (min-max) | after: design limit "
-        "| after gap to design limit | after gap to ideal | printed limit (median) "
-        "| seeds | s/audit (after) | one direction: median (design limit) |"
+        "Before: each event certified by the Clopper-Pearson rectangle (two one-sided bounds, "
+        "each at alpha / (2 tests)); its limits are the issue's reference numbers. After: the "
+        "joint exact test of both counts (dpaudit.audit.joint, each test at alpha / tests), "
+        "the default now, with the selection scorer that predicts it. Limits: 'ideal' = one "
+        "test on all samples; 'design' = the audit's certification samples and 2 tests.\n"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print(
+        "| samples/side | ideal limit, rectangle (issue) | ideal limit, joint "
+        "| before: median (min-max) | before: design limit "
+        "| after: median (min-max) | after: design limit | after: gap to design limit "
+        "| after: gap to ideal (joint) | after - before | printed limit (median) | seeds "
+        "| s/audit before / after |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n, seeds in RUNS:
-        ideal = statistical_limit(p_num, p_den, samples=n, delta=DELTA).epsilon
+        ideal_cp = statistical_limit(p_num, p_den, samples=n, delta=DELTA).epsilon
+        ideal = statistical_limit(p_num, p_den, samples=n, delta=DELTA, method="joint").epsilon
         rows = {}
-        for label, extra in (
-            ("before", dict(selection_fraction=0.25, directions="both")),
-            ("after", {}),
-            ("best", dict(directions="best")),
-        ):
-            values, printed, elapsed = [], [], 0.0
-            for seed in range(seeds):
-                start = time.perf_counter()
-                r = audit(
-                    Gaussian(),
-                    0.0,
-                    1.0,
-                    epsilon=EPSILON,
-                    delta=DELTA,
-                    samples=n,
-                    confidence=CONFIDENCE,
-                    seed=seed,
-                    progress=False,
-                    **extra,
-                )
-                elapsed += time.perf_counter() - start
-                values.append(r.epsilon_lower)
-                if r.epsilon_limit is not None:
-                    printed.append(r.epsilon_limit)
+        for label, method in (("before", "clopper-pearson"), ("after", "joint")):
+            values, printed, seconds, n_cert, tests = _audits(n, seeds, certification=method)
             design = statistical_limit(
                 p_num,
                 p_den,
-                samples=r.samples_d0,
+                samples=n_cert,
                 delta=DELTA,
                 confidence=CONFIDENCE,
-                tests=r.tests,
+                tests=tests,
+                method=method,
             ).epsilon
             rows[label] = (
                 statistics.median(values),
@@ -110,23 +140,31 @@ def main() -> None:
                 max(values),
                 design,
                 statistics.median(printed) if printed else float("nan"),
-                elapsed / seeds,
+                seconds,
             )
-        b, a, o = rows["before"], rows["after"], rows["best"]
+        b, a = rows["before"], rows["after"]
         print(
-            f"| {n:.0e} | {ideal:.3f} | {b[0]:.3f} ({b[1]:.2f}-{b[2]:.2f}) | {b[3]:.3f} "
-            f"| {a[0]:.3f} ({a[1]:.2f}-{a[2]:.2f}) | {a[3]:.3f} | {a[3] - a[0]:+.3f} "
-            f"| {ideal - a[0]:+.3f} | {a[4]:.3f} | {seeds} | {a[5]:.1f} "
-            f"| {o[0]:.3f} ({o[3]:.3f}) |",
+            f"| {n:.0e} | {ideal_cp:.3f} | {ideal:.3f} | {b[0]:.3f} ({b[1]:.2f}-{b[2]:.2f}) "
+            f"| {b[3]:.3f} | {a[0]:.3f} ({a[1]:.2f}-{a[2]:.2f}) | {a[3]:.3f} "
+            f"| {a[3] - a[0]:+.3f} | {ideal - a[0]:+.3f} | {a[0] - b[0]:+.3f} | {a[4]:.3f} "
+            f"| {seeds} | {b[5]:.1f} / {a[5]:.1f} |",
             flush=True,
         )
     print("\nGap = limit - certified median (positive: below the limit).\n")
     print("## Samples a target needs (ideal limit: one test, all samples certify)\n")
-    print("| target epsilon_lower | samples per side |")
-    print("|---|---|")
+    print("| target epsilon_lower | samples per side, rectangle | joint |")
+    print("|---|---|---|")
     for target in (3.5, 4.0, 4.2, 4.3):
         need = samples_needed(target, p_num, p_den, delta=DELTA, confidence=CONFIDENCE)
-        print(f"| {target} | {need:.3g} |")
+        joint = _joint_samples_needed(target, p_num, p_den)
+        print(f"| {target} | {need:.3g} | {joint:.3g} |")
+    print("\n## Limits at more samples (ideal: one test, all samples)\n")
+    print("| samples/side | rectangle | joint |")
+    print("|---|---|---|")
+    for n in (10**8, 10**9):
+        cp = statistical_limit(p_num, p_den, samples=n, delta=DELTA).epsilon
+        joint = statistical_limit(p_num, p_den, samples=n, delta=DELTA, method="joint").epsilon
+        print(f"| {n:.0e} | {cp:.3f} | {joint:.3f} |", flush=True)
     print("\n## Trade-off-curve view (true GDP mu = 1)\n")
     print("| samples/side | mu_lower | epsilon_lower(1e-5) | s |")
     print("|---|---|---|---|")
@@ -140,6 +178,56 @@ def main() -> None:
         )
 
 
+def _joint_samples_needed(target: float, p_num: np.ndarray, p_den: np.ndarray) -> float:
+    """Samples per side at which the joint limit reaches ``target`` (bisection on log n to
+    about 2%; the joint limit is not exactly monotone in n: rounded counts)."""
+    lo, hi = math.log(10**4), math.log(10**12)
+    while hi - lo > 0.02:
+        mid = (lo + hi) / 2
+        limit = statistical_limit(
+            p_num, p_den, samples=math.ceil(math.exp(mid)), delta=DELTA, method="joint"
+        ).epsilon
+        lo, hi = (lo, mid) if limit >= target else (mid, hi)
+    return math.exp(hi)
+
+
+def other_workloads() -> None:
+    """Before/after on mechanisms the change must not make worse: Laplace at delta > 0 and
+    pure DP (delta = 0), Gaussian at delta = 0."""
+    print("\n## Other workloads: rectangle (before) and joint test (after)\n")
+    print("| mechanism | delta | samples/side | before: median | after: median | seeds |")
+    print("|---|---|---|---|---|---|")
+    cases = (
+        ("laplace(b=1), true eps 1", Laplace(), 1.0, 1e-5),
+        ("laplace(b=1), true eps 1", Laplace(), 1.0, 0.0),
+        ("gaussian(sigma=1)", Gaussian(), 4.377, 0.0),
+    )
+    for name, mechanism, claim, delta in cases:
+        for n, seeds in ((10**5, 10), (10**6, 6)):
+            medians = []
+            for method in ("clopper-pearson", "joint"):
+                values = [
+                    audit(
+                        mechanism,
+                        0.0,
+                        1.0,
+                        epsilon=claim,
+                        delta=delta,
+                        samples=n,
+                        confidence=CONFIDENCE,
+                        seed=seed,
+                        progress=False,
+                        certification=method,
+                    ).epsilon_lower
+                    for seed in range(seeds)
+                ]
+                medians.append(statistics.median(values))
+            print(
+                f"| {name} | {delta:g} | {n:.0e} | {medians[0]:.4f} | {medians[1]:.4f} | {seeds} |",
+                flush=True,
+            )
+
+
 def selection_loss(n: int, seeds: int) -> tuple[float, float, float]:
     """Design limit, and mean and median of the limit of the event selection picks (its exact
     probabilities at the audit's certification samples): the loss due to selection alone."""
@@ -147,7 +235,9 @@ def selection_loss(n: int, seeds: int) -> tuple[float, float, float]:
     n_cert = n - n_sel
     level = bound_level(1 - CONFIDENCE, 2)
     _, p_num, p_den = threshold_probabilities("gaussian")
-    design = statistical_limit(p_num, p_den, samples=n_cert, delta=DELTA, tests=2).epsilon
+    design = statistical_limit(
+        p_num, p_den, samples=n_cert, delta=DELTA, tests=2, method="joint"
+    ).epsilon
     values = []
     for seed in range(seeds):
         rng = np.random.default_rng(seed)
@@ -156,7 +246,7 @@ def selection_loss(n: int, seeds: int) -> tuple[float, float, float]:
             x0,
             x1,
             infer_schema(x0[:5]),
-            lambda a, b, m: predicted_bounds(a, b, m, n_cert, level, DELTA),
+            lambda a, b, m: predicted_joint_bounds(a, b, m, n_cert, level, DELTA),
             families=("threshold",),
             rng=rng,
         )
@@ -164,13 +254,18 @@ def selection_loss(n: int, seeds: int) -> tuple[float, float, float]:
         t = event.threshold
         p0, p1 = (ndtr(-t), ndtr(1 - t)) if event.above else (ndtr(t), ndtr(t - 1))
         p, q = (p0, p1) if numerator == 0 else (p1, p0)
-        values.append(statistical_limit([p], [q], samples=n_cert, delta=DELTA, tests=2).epsilon)
+        values.append(
+            statistical_limit(
+                [p], [q], samples=n_cert, delta=DELTA, tests=2, method="joint"
+            ).epsilon
+        )
     return design, float(np.mean(values)), float(np.median(values))
 
 
 def gap_sources() -> None:
     print("\n## Where the gap to the ideal limit comes from\n")
     print(
+        "Joint test throughout. "
         "Design: the limit at the audit's certification samples with 2 tests, against the "
         "ideal one (all samples, 1 test). Selection: the limit of the event the threshold "
         "search picks on the selection samples (exact probabilities of that event), against "
@@ -184,7 +279,7 @@ def gap_sources() -> None:
     print("|---|---|---|---|---|---|---|---|")
     _, p_num, p_den = threshold_probabilities("gaussian")
     for n, seeds in ((10**5, 40), (10**6, 30), (10**7, 10)):
-        ideal = statistical_limit(p_num, p_den, samples=n, delta=DELTA).epsilon
+        ideal = statistical_limit(p_num, p_den, samples=n, delta=DELTA, method="joint").epsilon
         design, mean, median = selection_loss(n, seeds)
         print(
             f"| {n:.0e} | {ideal:.3f} | {design:.3f} | {ideal - design:.3f} | {mean:.3f} "
@@ -193,6 +288,29 @@ def gap_sources() -> None:
         )
 
 
+def large() -> None:
+    """A few audits at 10^8 samples a side (minutes each: few seeds)."""
+    print("\n## 10^8 samples a side (few seeds)\n")
+    print(
+        "| samples/side | ideal limit, rectangle | ideal limit, joint | before: values "
+        "| after: values | s/audit before / after |"
+    )
+    print("|---|---|---|---|---|---|")
+    _, p_num, p_den = threshold_probabilities("gaussian")
+    n, seeds = 10**8, 1
+    ideal_cp = statistical_limit(p_num, p_den, samples=n, delta=DELTA).epsilon
+    ideal = statistical_limit(p_num, p_den, samples=n, delta=DELTA, method="joint").epsilon
+    before, _, s_before, _, _ = _audits(n, seeds, certification="clopper-pearson")
+    after, _, s_after, _, _ = _audits(n, seeds, certification="joint")
+    print(
+        f"| {n:.0e} | {ideal_cp:.3f} | {ideal:.3f} | {', '.join(f'{v:.3f}' for v in before)} "
+        f"| {', '.join(f'{v:.3f}' for v in after)} | {s_before:.0f} / {s_after:.0f} |",
+        flush=True,
+    )
+
+
 if __name__ == "__main__":
     main()
     gap_sources()
+    other_workloads()
+    large()

@@ -18,6 +18,7 @@ from dpaudit.audit.estimators import (
     point_estimate,
     predicted_bounds,
 )
+from dpaudit.audit.joint import joint_epsilon_lower, joint_slope, predicted_joint_bounds
 from dpaudit.audit.limits import (
     DEFAULT_MAX_MEMORY_BYTES,
     MAX_SAMPLES,
@@ -85,6 +86,8 @@ def default_selection_fraction(samples: int, delta: float) -> float:
     return min(SELECTION_FRACTION, share)
 
 
+#: The values of ``certification``.
+CERTIFICATIONS = ("joint", "clopper-pearson")
 #: The values of ``arithmetic`` (and of a mechanism's ``arithmetic`` attribute).
 ARITHMETICS = ("float", "real")
 
@@ -144,6 +147,7 @@ def audit(
     selection_fraction: float | None = None,
     certify_top: int = 1,
     directions: str | None = None,
+    certification: str = "joint",
     max_outcomes: int = 10_000,
     workers: int = 1,
     executor: Any = None,
@@ -200,6 +204,13 @@ def audit(
             Bonferroni correction, so a higher statistical limit for one event; but for a
             symmetric mechanism two certified directions are two chances, which measured
             better in bench/approx_dp_limit.md). None: ``"both"``.
+        certification: how each chosen event is certified. ``"joint"``: one exact test of
+            ``P[M(d) in E] <= e^eps P[M(d') in E] + delta`` from both counts at once
+            (:mod:`dpaudit.audit.joint`, Berger & Boos 1994), at level
+            ``(1 - confidence) / tests``; ``"clopper-pearson"``: the rectangle of two
+            one-sided Clopper-Pearson bounds, each at ``(1 - confidence) / (2 tests)``
+            (``ln((P_lower - delta) / P_upper)``; the auditor's method before the joint
+            test). Both are valid; the joint test certifies more (bench/approx_dp_limit.md).
         max_outcomes: largest number of distinct outcomes searched as outcome sets, >= 1.
         workers: local worker processes (the mechanism must then be picklable), in
             [1, worker_limit()] (the machine's CPUs, at least 2, at most 64).
@@ -246,6 +257,12 @@ def audit(
         directions in (None, "both", "best"),
         "'both', 'best' or None",
     )
+    _check(
+        "certification",
+        certification,
+        certification in CERTIFICATIONS,
+        "'joint' or 'clopper-pearson'",
+    )
     _check("certify_top", certify_top, _is_int(certify_top) and certify_top >= 1, "an integer >= 1")
     _check(
         "max_outcomes", max_outcomes, _is_int(max_outcomes) and max_outcomes >= 1, "an integer >= 1"
@@ -287,7 +304,8 @@ def audit(
     level = bound_level(1.0 - confidence, tests)
 
     # picklable: the parts of a streamed proposal may run in the workers
-    scorer = partial(predicted_bounds, n_certification=n_cert, level=level, delta=delta)
+    predict = predicted_joint_bounds if certification == "joint" else predicted_bounds
+    scorer = partial(predict, n_certification=n_cert, level=level, delta=delta)
 
     # Several pairs: screen each on a small sample, then select events on the best one only.
     n_pairs = len(candidates_pairs)
@@ -357,7 +375,13 @@ def audit(
         # The estimated limits need the selection only: computed while the workers certify
         # (by one of them, ahead of the batches, when the runner has its own pool).
         limits = runner.submit(
-            _limits, family_freq.get(index), n_cert, float(delta), confidence, tests
+            _limits,
+            family_freq.get(index),
+            n_cert,
+            float(delta),
+            confidence,
+            tests,
+            "joint-approx" if certification == "joint" else "clopper-pearson",
         )
         counted = runner.tally(
             [
@@ -374,7 +398,18 @@ def audit(
         k_num, k_den = int(hits[cand.numerator][j]), int(hits[1 - cand.numerator][j])
         p_num_lower, _ = clopper_pearson(k_num, n_cert, level)
         _, p_den_upper = clopper_pearson(k_den, n_cert, level)
-        bound = epsilon_lower_bound(float(p_num_lower), float(p_den_upper), delta)
+        if certification == "joint":
+            # one test at alpha / tests; its slope fixed by the selection samples' prediction
+            bound = joint_epsilon_lower(
+                k_num,
+                k_den,
+                n_cert,
+                delta,
+                (1.0 - confidence) / tests,
+                slope=joint_slope(cand.predicted),
+            )
+        else:
+            bound = epsilon_lower_bound(float(p_num_lower), float(p_den_upper), delta)
         certified.append((bound, j, float(p_num_lower), float(p_den_upper)))
     bound, j, lower, upper = max(certified, key=lambda t: (t[0], -t[1]))
     cand = chosen[j]
@@ -401,7 +436,13 @@ def audit(
         correction=(
             f"Bonferroni over {tests} certified tests ({certify_top} event(s) x "
             + ("2 directions" if directions == "both" else "the direction selection preferred")
-            + f"); each one-sided Clopper-Pearson bound at level {level:.3g}"
+            + (
+                f"); each a joint exact test of both counts at level {(1 - confidence) / tests:.3g}"
+                " (Berger-Boos; p_numerator_lower and p_denominator_upper: Clopper-Pearson "
+                f"bounds at level {level:.3g}, for information)"
+                if certification == "joint"
+                else f"); each one-sided Clopper-Pearson bound at level {level:.3g}"
+            )
         ),
         seed=int(root.entropy) if isinstance(root.entropy, int) else None,
         selection_samples=n_sel,
@@ -424,6 +465,7 @@ def _limits(
     delta: float,
     confidence: float,
     tests: int,
+    method: str = "clopper-pearson",
 ) -> tuple[float | None, str]:
     """Estimated statistical limits (:mod:`dpaudit.audit.statistical_limit`) of the best
     feature's threshold events, from the selection frequencies: at the certification samples,
@@ -433,7 +475,13 @@ def _limits(
     p_num, p_den = frequencies
     epsilon_limit, *later = (
         statistical_limit(
-            p_num, p_den, samples=f * n_cert, delta=delta, confidence=confidence, tests=tests
+            p_num,
+            p_den,
+            samples=f * n_cert,
+            delta=delta,
+            confidence=confidence,
+            tests=tests,
+            method=method,
         ).epsilon
         for f in (1, *LIMIT_FACTORS)
     )

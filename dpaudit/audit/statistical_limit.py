@@ -42,6 +42,7 @@ from dpaudit.audit.estimators import (
     clopper_pearson,
     epsilon_lower_bound,
 )
+from dpaudit.audit.joint import approximate_joint_bounds, joint_epsilon_lower, joint_slope
 from dpaudit.audit.validation import check_confidence, check_delta
 
 __all__ = [
@@ -63,6 +64,16 @@ GRID_RANKS = 5000
 #: Least hits on both sides of an event whose frequencies estimate a limit: rarer events
 #: frequencies scatter so widely that the maximum over them is mostly luck.
 MIN_HITS = 5
+#: The values of ``method``.
+METHODS = ("clopper-pearson", "joint", "joint-approx")
+#: Events at which the joint test's limit is evaluated: denominator probabilities this many
+#: times the rectangle's best event's (the joint test's best events are rarer).
+JOINT_FACTORS = (0.35, 0.5, 0.7, 1.0)
+JOINT_EVENTS = len(JOINT_FACTORS)
+#: Resolution of the joint test's bisection in a limit (a prediction: coarser is enough).
+JOINT_RESOLUTION = 2e-3
+#: The slope of the joint statistic at an event: e^(rectangle's bound + this).
+JOINT_SLOPE_SHIFT = 0.1
 #: Largest sample count :func:`samples_needed` searches (10^18 per side).
 MAX_SEARCH_SAMPLES = 10**18
 
@@ -154,6 +165,7 @@ def statistical_limit(
     delta: float = 0.0,
     confidence: float = 0.95,
     tests: int = 1,
+    method: str = "clopper-pearson",
 ) -> StatisticalLimit:
     """The best certified lower bound one event of a family reaches at expected counts.
 
@@ -171,6 +183,16 @@ def statistical_limit(
         confidence: family-wise confidence, in (0, 1).
         tests: number of tests the certification is corrected for, >= 1 (an audit with
             ``certify_top=k`` makes ``2 k``).
+        method: the certification whose limit is taken: ``"clopper-pearson"`` (the
+            rectangle, each bound at ``(1 - confidence) / (2 tests)``: the issue's reference
+            numbers) or ``"joint"`` (:mod:`dpaudit.audit.joint` at level
+            ``(1 - confidence) / tests``, evaluated at the expected counts rounded to integers
+            for :data:`JOINT_EVENTS` events around the rectangle's best, the rarer side
+            included: the joint test favours rarer events); ``"joint-approx"`` the joint
+            test's normal approximation
+            (:func:`dpaudit.audit.joint.approximate_joint_bounds`, an estimate within about
+            0.01 of the exact test at these counts, and much faster: the limit an audit
+            prints).
 
     Returns:
         A :class:`StatisticalLimit` (``float(limit)`` is the epsilon, rounded down).
@@ -187,17 +209,71 @@ def statistical_limit(
             f"{len(p_den)}"
         )
     _check_common(samples, delta, confidence, tests)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     level = bound_level(1.0 - confidence, int(tests))
     values = _limit_values(p_num, p_den, int(samples), float(delta), level)
     i = int(np.argmax(values))
     if not np.isfinite(values[i]):
         return StatisticalLimit(0.0, -1, 0.0, 0.0, int(samples), float(delta), confidence, tests)
+    if method == "joint":
+        return _joint_limit(p_num, p_den, values, int(samples), float(delta), confidence, tests)
+    if method == "joint-approx":
+        approx = approximate_joint_bounds(
+            p_num * samples, p_den * samples, int(samples), float(delta), (1 - confidence) / tests
+        )
+        i = int(np.argmax(approx))
+        eps = max(0.0, math.floor(float(approx[i]) * 1e4) / 1e4) if np.isfinite(approx[i]) else 0.0
+        return StatisticalLimit(
+            eps, i, float(p_num[i]), float(p_den[i]), int(samples), float(delta), confidence, tests
+        )
     # the certified formula itself (rounded down, float safety margins) at the best event
     lower, _ = clopper_pearson(p_num[i] * samples, int(samples), level)
     _, upper = clopper_pearson(p_den[i] * samples, int(samples), level)
     eps = epsilon_lower_bound(float(lower), float(upper), float(delta))
     return StatisticalLimit(
         eps, i, float(p_num[i]), float(p_den[i]), int(samples), float(delta), confidence, tests
+    )
+
+
+def _joint_limit(
+    p_num: np.ndarray,
+    p_den: np.ndarray,
+    values: np.ndarray,
+    samples: int,
+    delta: float,
+    confidence: float,
+    tests: int,
+) -> StatisticalLimit:
+    """:func:`statistical_limit` for the joint test: at :data:`JOINT_EVENTS` events whose
+    denominator probability is the rectangle's best one's times :data:`JOINT_FACTORS`
+    (among the events the rectangle certifies, the one it ranks best within 5% of each
+    target), counts rounded."""
+    finite = np.flatnonzero(np.isfinite(values))
+    best = int(np.argmax(values))
+    picks = set()
+    for factor in JOINT_FACTORS:
+        target = math.log(max(p_den[best], 1e-300) * factor)
+        gaps = np.abs(np.log(np.maximum(p_den[finite], 1e-300)) - target)
+        near = finite[gaps <= max(float(gaps.min()), 0.05)]  # the best of those nearest
+        picks.add(int(near[int(np.argmax(values[near]))]))
+    found = (0.0, -1)
+    for i in sorted(picks):
+        eps = joint_epsilon_lower(
+            round(float(p_num[i]) * samples),
+            round(float(p_den[i]) * samples),
+            samples,
+            delta,
+            (1.0 - confidence) / tests,
+            slope=joint_slope(float(values[i]) + JOINT_SLOPE_SHIFT),
+            resolution=JOINT_RESOLUTION,
+        )
+        found = max(found, (eps, i))
+    eps, i = found
+    if i < 0:
+        return StatisticalLimit(0.0, -1, 0.0, 0.0, samples, delta, confidence, tests)
+    return StatisticalLimit(
+        eps, i, float(p_num[i]), float(p_den[i]), samples, delta, confidence, tests
     )
 
 

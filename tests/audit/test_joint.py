@@ -146,7 +146,15 @@ def test_audits_at_delta_flag_the_over_claimed_and_not_the_correct():
     leaky = mech.ShiftedGaussian(0.25)
     flags = [
         audit(
-            m, 0.0, 1.0, epsilon=4.377, delta=1e-5, samples=20_000, confidence=0.8, seed=s
+            m,
+            0.0,
+            1.0,
+            epsilon=4.377,
+            delta=1e-5,
+            samples=20_000,
+            confidence=0.8,
+            seed=s,
+            certification="joint",
         ).violation
         for m in (correct, leaky)
         for s in range(20)

@@ -70,8 +70,12 @@ from dpaudit.audit.selection import (
     _threshold_grid,
     _vector_features,
     check_families,
+    part_pieces,
     pick_thresholds,
+    rank,
     search_events,
+    search_part,
+    search_parts,
 )
 
 __all__ = [
@@ -83,6 +87,9 @@ __all__ = [
     "Sketch",
     "ThresholdSketch",
     "held_samples",
+    "others_piece",
+    "others_pieces",
+    "others_proposal",
     "pilot_counts",
     "placeholder_sketch",
     "plain_sample",
@@ -305,11 +312,14 @@ def _outcome_sketch(
 #: The parts of a proposal, in the order their sketches are listed. Each depends on the
 #: pilot alone (and ``logistic`` on a copy of the proposal's rng), so the parts can run in
 #: any order or at once (:func:`propose_part` in the workers) and give the same sketches.
+#: The ``others`` part also splits into pieces (:func:`others_pieces`).
 PARTS = ("threshold", "outcomes", "logistic", "binned", "others")
 #: Relative cost of the parts, to start the costly ones first when they run in parallel
-#: (measured on 10-dimensional Laplace pilots: bits search 0.6 s, binned ratio 0.35 s,
-#: thresholds 0.2 s, logistic 0.07 s; a speed hint only).
-PART_COST = {"others": 4, "binned": 3, "threshold": 2, "logistic": 1, "outcomes": 0}
+#: (CPU seconds measured on 10-dimensional Laplace pilots of 200,000 samples per dataset:
+#: bits search 0.5-0.6 s, binned ratio 0.35-0.4 s, thresholds with their pilot tallies
+#: 0.4-0.5 s, logistic 0.07-0.1 s; a speed hint only; a piece of ``others`` costs its
+#: share).
+PART_COST = {"others": 6, "binned": 4, "threshold": 4, "logistic": 1, "outcomes": 0}
 
 
 def _others(families: tuple[str, ...]) -> list[str]:
@@ -358,19 +368,53 @@ def _part_sketches(
         found = [_threshold_sketch(fit_binned_ratio(x0, x1), x0, x1, "classifier")]
     else:  # "others": families without a sketch choose their events on the pilot
         found = [
-            _event_sketch(
-                search_events(
-                    x0,
-                    x1,
-                    schema,
-                    scorer,
-                    families=_others(families),
-                    max_outcomes=max_outcomes,
-                    rng=rng,
-                )
-            )
+            c
+            for piece in others_pieces(schema, families, len(x0))
+            for c in others_piece(piece, x0, x1, schema, scorer, max_outcomes=max_outcomes, rng=rng)
         ]
+        return list(others_proposal(found, schema).sketches)
     return [s for s in found if s is not None]
+
+
+def others_pieces(
+    schema: OutputSchema, families: Iterable[str], pilot_size: int
+) -> list[tuple[str, int]]:
+    """The pieces of the ``others`` part: ``(search part, piece)`` for each piece
+    (:func:`~dpaudit.audit.selection.part_pieces`) of each search part of the families
+    without a sketch, in the order :func:`~dpaudit.audit.selection.search_events` lists
+    their candidates (the bits search of vector outputs: one piece per coordinate).
+
+    Raises:
+        ValueError: if a family name is unknown.
+    """
+    others = _others(check_families(families))
+    return [
+        (part, j)
+        for part in search_parts(schema, others, pilot_size)
+        for j in range(part_pieces(part, schema))
+    ]
+
+
+def others_piece(
+    piece: tuple[str, int],
+    x0: np.ndarray,
+    x1: np.ndarray,
+    schema: OutputSchema,
+    scorer: Scorer,
+    *,
+    max_outcomes: int = 10_000,
+    rng: np.random.Generator,
+) -> list[Candidate]:
+    """The pilot's candidates of one piece of :func:`others_pieces` (unranked)."""
+    part, j = piece
+    return search_part(part, x0, x1, schema, scorer, max_outcomes=max_outcomes, rng=rng, piece=j)
+
+
+def others_proposal(found: list[Candidate], schema: OutputSchema) -> Proposal:
+    """The ``others`` part's proposal from its pieces' candidates, in piece order: the
+    events :func:`~dpaudit.audit.selection.search_events` chooses (ranked; the "none"
+    placeholders without any), re-scored on the stream."""
+    return Proposal((_event_sketch(rank(found, schema)),), (None,))
 
 
 def _event_sketch(found: list[Candidate]) -> EventSketch:

@@ -21,12 +21,21 @@ from dpaudit.audit.runner import EventCounts, Runner
 from dpaudit.audit.selection import (
     FAMILIES,
     SEARCH_PARTS,
+    part_pieces,
     rank,
     search_events,
     search_part,
     search_parts,
 )
-from dpaudit.audit.streaming import PARTS, proposal_parts, propose_part, propose_sketches
+from dpaudit.audit.streaming import (
+    PARTS,
+    others_piece,
+    others_pieces,
+    others_proposal,
+    proposal_parts,
+    propose_part,
+    propose_sketches,
+)
 
 #: Held selection samples and batch size of the streamed audits below.
 HELD, BATCH = 2_000, 1_000
@@ -145,6 +154,52 @@ def test_parts_in_any_order_give_the_sketches_of_the_whole_proposal(kind):
     pieced = [s for sketches in backwards[::-1] for s in sketches]
     assert [_key(s) for s in pieced] == [_key(s) for s in whole]
     assert rng.bit_generator.state == np.random.default_rng(7).bit_generator.state
+
+
+def _described(found) -> list[tuple]:
+    return [(c.event.describe(), c.numerator, c.predicted, c.family) for c in found]
+
+
+@pytest.mark.parametrize("kind", ["scalar", "vector"])
+def test_the_pieces_of_every_search_part_give_the_part(kind):
+    """The bits search of vector outputs splits per coordinate (the workers share it): its
+    pieces in order give the part's candidates; every other part is one piece."""
+    x0, x1, schema = _pilot(kind)
+    rng = np.random.default_rng(3)
+    for part in search_parts(schema, FAMILIES, len(x0)):
+        pieces = part_pieces(part, schema)
+        assert pieces == (3 if (part, kind) == ("bits", "vector") else 1)
+        whole = search_part(part, x0, x1, schema, _scorer, rng=rng)
+        pieced = [
+            c
+            for j in range(pieces)
+            for c in search_part(part, x0, x1, schema, _scorer, rng=rng, piece=j)
+        ]
+        assert _described(pieced) == _described(whole)
+    with pytest.raises(ValueError, match=r"piece must be None or an integer in \[0, 1\)"):
+        search_part("threshold", x0, x1, schema, _scorer, rng=rng, piece=1)
+
+
+def test_the_others_pieces_give_the_others_proposal():
+    """The ``others`` part of a streamed proposal (the bits search of a vector pilot), run
+    as pieces and merged in order, proposes the events it proposes whole."""
+    x0, x1, schema = _pilot("vector")
+    rng = np.random.default_rng(9)
+    pieces = others_pieces(schema, FAMILIES, len(x0))
+    assert pieces == [("bits", j) for j in range(3)]
+    whole = propose_part("others", x0, x1, schema, _scorer, rng=rng)
+    merged = others_proposal(
+        [c for p in pieces for c in others_piece(p, x0, x1, schema, _scorer, rng=rng)], schema
+    )
+    assert [_key(s) for s in merged.sketches] == [_key(s) for s in whole.sketches]
+    assert merged.pilot_tallies == whole.pilot_tallies == (None,)
+    # no piece at all (categorical outputs): the "none" placeholders, as before
+    cat = streaming.OutputSchema("categorical")
+    assert others_pieces(cat, FAMILIES, 10) == []
+    assert [e.describe() for e in others_proposal([], cat).sketches[0].events] == [
+        e.describe()
+        for e in propose_part("others", x0[:0], x1[:0], cat, _scorer, rng=rng).sketches[0].events
+    ]
 
 
 def test_a_worker_draws_the_pilot_the_parent_would_and_drops_it_when_counting():

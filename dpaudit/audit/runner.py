@@ -68,8 +68,9 @@ EXTERNAL_WORKERS = 16
 #: The runner's own pool counts consecutive batches of one dataset in one task, at most this
 #: many, and at least :data:`TASKS_PER_WORKER` tasks per worker when there are enough
 #: batches: fewer round trips to the parent (a millisecond-scale batch of a vectorised
-#: mechanism otherwise waits on the parent's queue threads), while the last tasks stay short
-#: enough for the workers to finish together. Sums of counts do not depend on the grouping.
+#: mechanism otherwise waits on the parent's queue threads); a phase's last groups go one
+#: batch a task, so the workers finish together. Sums of counts do not depend on the
+#: grouping.
 MAX_CHUNK = 8
 TASKS_PER_WORKER = 12
 #: Audits drawing at least this many samples in total show a progress bar (when on a terminal).
@@ -556,8 +557,14 @@ class Runner:
         jobs: list[tuple[Any, ...]] = []
         sizes, owners = [], []
         for t, ((dataset, _, _), batches) in enumerate(zip(tasks, planned, strict=True)):
-            for c in range(0, len(batches), chunk):
-                group = batches[c : c + chunk]
+            groups = [batches[c : c + chunk] for c in range(0, len(batches), chunk)]
+            if chunk > 1 and t == len(tasks) - 1:
+                # the phase's last groups go one batch a task: the workers finish within a
+                # batch of each other, not a group (a ten-dimensional group of six batches
+                # takes 0.2 s)
+                tail = groups[-self.workers :]
+                groups = groups[: -self.workers] + [[b] for g in tail for b in g]
+            for group in groups:
                 if chunk == 1:
                     (size, seed) = group[0]
                     jobs.append((self.mechanism, dataset, size, seed, self.schema, shared))

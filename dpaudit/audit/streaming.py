@@ -97,6 +97,7 @@ __all__ = [
     "propose_part",
     "propose_parts",
     "propose_sketches",
+    "restate",
     "select_from_tallies",
 ]
 
@@ -589,12 +590,20 @@ def select_from_tallies(
     for sketch, t0, t1, n in zip(sketches, tallies0, tallies1, sizes, strict=True):
         found += sketch.candidates(t0, t1, n, scorer)
     if observed is not None:
-        grid = plain_grid(plain_sample(observed))  # one grid for every learned event
-        found = [
-            replace(c, event=replace(c.event, plain=plain_intervals(c.event, grid=grid)))
-            if c.family == "classifier" and isinstance(c.event, ThresholdEvent)
-            else c
-            for c in found
-        ]
+        found = restate(found, observed)
     found.sort(key=lambda c: c.predicted, reverse=True)
     return found
+
+
+def restate(found: list[Candidate], observed: np.ndarray) -> list[Candidate]:
+    """``found`` with its learned threshold events restated as intervals of the (scalar)
+    output over ``observed`` (at most :data:`PLAIN_SAMPLES` of them are used): a
+    description for people; what each event contains, its score and the order stay as they
+    are, so the auditor restates the chosen events only, while the workers count them."""
+    grid = plain_grid(plain_sample(observed))  # one grid for every learned event
+    return [
+        replace(c, event=replace(c.event, plain=plain_intervals(c.event, grid=grid)))
+        if c.family == "classifier" and isinstance(c.event, ThresholdEvent)
+        else c
+        for c in found
+    ]

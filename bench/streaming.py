@@ -28,6 +28,12 @@ The machine is shared: the 1-minute load average before each cell is printed wit
 ratios (workers 2 / workers 1) mean more than the absolute times. ``--repeat`` runs each
 chosen cell's one-worker and two-worker audits in turn, that many times, and reports the
 median of the ratios of neighbouring runs (the load changes less between neighbours).
+
+The memory monitor is not free: psutil's PSS read (``/proc/PID/smaps_rollup`` of each
+process) costs about 3.5 ms of CPU per sample, about 7% of a core at one sample per 50 ms,
+which a two-worker audit on two cores loses (both cores busy) and a one-worker audit does
+not (the monitor takes the idle core). So with ``--repeat``, only the first round watches
+memory; the later rounds run unwatched (memory columns "-") and the ratio table uses them.
 """
 
 from __future__ import annotations
@@ -144,21 +150,26 @@ def _tree_memory(proc: Any) -> tuple[int, int]:
     return rss, pss
 
 
-def _measure(samples: int, workers: int, width: int, dask_workers: int = 0) -> dict[str, Any]:
-    """Run one cell in a fresh process and watch its process tree's memory."""
+def _measure(
+    samples: int, workers: int, width: int, dask_workers: int = 0, watch: bool = True
+) -> dict[str, Any]:
+    """Run one cell in a fresh process and, with ``watch``, watch its process tree's memory
+    (peaks None without)."""
     import psutil
 
     load = os.getloadavg()[0]
     cmd = [sys.executable, __file__, "--run", str(samples), str(workers), str(width)]
     cmd.append(str(dask_workers))
     child = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    proc, peak, peak_pss = psutil.Process(child.pid), 0, 0
-    while child.poll() is None:
+    proc = psutil.Process(child.pid)
+    peak: int | None = 0 if watch else None
+    peak_pss: int | None = 0 if watch else None
+    while watch and child.poll() is None:
         try:
             rss, pss = _tree_memory(proc)
         except psutil.Error:
             rss = pss = 0
-        peak, peak_pss = max(peak, rss), max(peak_pss, pss)
+        peak, peak_pss = max(peak or 0, rss), max(peak_pss or 0, pss)
         time.sleep(PERIOD)
     out, _ = child.communicate()
     if child.returncode:
@@ -171,8 +182,8 @@ def _measure(samples: int, workers: int, width: int, dask_workers: int = 0) -> d
     return data
 
 
-def _mb(n: float) -> str:
-    return f"{n / 2**20:,.0f} MB"
+def _mb(n: float | None) -> str:
+    return "-" if n is None else f"{n / 2**20:,.0f} MB"
 
 
 def _table(cells: list[dict[str, Any]]) -> None:
@@ -189,9 +200,9 @@ def _table(cells: list[dict[str, Any]]) -> None:
         engine = "Dask LocalCluster" if c["dask"] else ("in-process" if cores == 1 else "pool")
         print(
             f"| {c['width']}-d | {c['samples']:.0e} | {engine} | {cores} | {c['load']:.1f} "
-            f"| {c['wall']:.1f} | {c['drawn']:,} | {rate:,.0f} | {rate / cores:,.0f} "
+            f"| {c['wall']:.2f} | {c['drawn']:,} | {rate:,.0f} | {rate / cores:,.0f} "
             f"| {_mb(c['peak_pss'])} | {_mb(c['peak_tree'])} | {_mb(c['maxrss'])} "
-            f"| {c['parent_cpu']:.1f} | {c['children_cpu']:.1f} | {c['epsilon_lower']:.6f} |"
+            f"| {c['parent_cpu']:.2f} | {c['children_cpu']:.2f} | {c['epsilon_lower']:.6f} |"
         )
 
 
@@ -275,6 +286,14 @@ def _ratios(cells: list[dict[str, Any]], plan: list[tuple[int, int]]) -> None:
     """The workers 2 / workers 1 table: per cell, the median over repeats of the ratio of
     neighbouring runs' wall times, their range, and the CPU-bound ratio (median)."""
     print("\n## Workers 2 / workers 1\n")
+    unwatched = [c for c in cells if c.get("round", 0) > 0]
+    if unwatched:
+        print(
+            "Rounds 2 and later only (no memory monitor: see the script's docstring); the "
+            "CPU-bound ratio is one worker's CPU time over the two-worker run's parent CPU "
+            "plus half its workers' CPU.\n"
+        )
+        cells = unwatched
     print(
         "| output | samples per dataset | runs | load (min-max) | wall 1 / wall 2 (median) "
         "| range | CPU-bound ratio (median) |"
@@ -301,7 +320,8 @@ def main(plan: list[tuple[int, int]], repeat: int, dask: bool) -> None:
     for round_ in range(repeat):
         for width, samples in plan:
             for workers in WORKERS:
-                cells.append(_measure(samples, workers, width))
+                cell = _measure(samples, workers, width, watch=round_ == 0)
+                cells.append(dict(cell, round=round_))
                 print(
                     f"done {samples:.0e} {width}-d workers={workers} (round {round_ + 1})",
                     file=sys.stderr,

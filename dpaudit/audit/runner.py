@@ -46,6 +46,7 @@ from tqdm.auto import tqdm
 
 from dpaudit.audit.distributed import DaskExecutor, is_dask_target
 from dpaudit.audit.errors import EngineError, MechanismError
+from dpaudit.audit.events import count_hits
 from dpaudit.audit.outputs import OutputSchema, infer_schema, to_array
 
 __all__ = [
@@ -177,9 +178,7 @@ class EventCounts:
 
     def tally(self, outputs: np.ndarray) -> np.ndarray:
         """Hits of each event among ``outputs``."""
-        return np.array(
-            [int(np.count_nonzero(e.contains(outputs))) for e in self.events], dtype=np.int64
-        )
+        return count_hits(self.events, outputs)
 
 
 def _tally_task(

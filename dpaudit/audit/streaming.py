@@ -56,6 +56,7 @@ from dpaudit.audit.events import (
     OutcomeSetEvent,
     OutputEvent,
     ThresholdEvent,
+    count_hits,
     plain_grid,
     plain_intervals,
 )
@@ -257,9 +258,7 @@ class EventSketch:
 
     def tally(self, outputs: np.ndarray) -> np.ndarray:
         """Hits of each event."""
-        return np.array(
-            [int(np.count_nonzero(e.contains(outputs))) for e in self.events], dtype=np.int64
-        )
+        return count_hits(self.events, outputs)
 
     def candidates(
         self, tally0: np.ndarray, tally1: np.ndarray, n: int, scorer: Scorer

@@ -16,7 +16,15 @@ import pytest
 from dpaudit.audit import audit, runner, streaming
 from dpaudit.audit.errors import MechanismError
 from dpaudit.audit.estimators import predicted_bounds
-from dpaudit.audit.events import Identity, ThresholdEvent
+from dpaudit.audit.events import (
+    Coordinate,
+    FloatClassEvent,
+    Identity,
+    OutcomeSetEvent,
+    ThresholdEvent,
+    count_hits,
+)
+from dpaudit.audit.float_bits import class_keys
 from dpaudit.audit.runner import EventCounts, Runner
 from dpaudit.audit.selection import (
     FAMILIES,
@@ -257,3 +265,25 @@ def test_sketches_sent_to_the_pool_are_rebuilt_once_per_process():
     other = pickle.loads(pickle.dumps(runner._Once(("next",))))
     assert other == ("next",)
     assert len(runner._ONCE) == 1  # the last value only
+
+
+@pytest.mark.parametrize("kind", ["scalar", "vector"])
+def test_grouped_hits_are_each_events_own_count(kind):
+    """count_hits computes the class codes once per coordinate and partition: the counts
+    are each event's own, in order, for floating-point events of several coordinates,
+    partitions and class sets mixed with other events."""
+    x0, _, schema = _pilot(kind)
+    coordinates = [None] if kind == "scalar" else [0, 2, 1]
+    events: list = [ThresholdEvent(Identity() if kind == "scalar" else Coordinate(1), 0.5, True)]
+    for c in coordinates:
+        column = x0 if c is None else x0[:, c]
+        for key in class_keys():
+            seen = np.unique(key.codes(column))
+            events += [
+                FloatClassEvent(key, tuple(int(v) for v in seen[::2]), c),
+                FloatClassEvent(key, tuple(int(v) for v in seen[1:3]), c),
+            ]
+    events.append(OutcomeSetEvent((), schema))
+    own = [int(np.count_nonzero(e.contains(x0))) for e in events]
+    assert count_hits(events, x0).tolist() == own
+    assert len(set(own)) > 5  # the events differ, so a mix-up would show

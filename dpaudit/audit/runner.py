@@ -70,8 +70,7 @@ EXTERNAL_WORKERS = 16
 #: many, and at least :data:`TASKS_PER_WORKER` tasks per worker when there are enough
 #: batches: fewer round trips to the parent (a millisecond-scale batch of a vectorised
 #: mechanism otherwise waits on the parent's queue threads); a phase's last groups go one
-#: batch a task, so the workers finish together. Sums of counts do not depend on the
-#: grouping.
+#: batch a task, so the workers finish together. Sums do not depend on the grouping.
 MAX_CHUNK = 8
 TASKS_PER_WORKER = 12
 #: Audits drawing at least this many samples in total show a progress bar (when on a terminal).
@@ -153,10 +152,6 @@ def _keep_heap() -> None:
         libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
     except (OSError, AttributeError):  # not glibc
         return
-
-
-def _started() -> None:
-    """A no-op task that starts a worker process of the own pool early."""
 
 
 def _pickling_failure(err: BaseException) -> bool:
@@ -341,11 +336,9 @@ class Runner:
         self._own: ProcessPoolExecutor | DaskExecutor | None = None
         if self.executor is None and self.workers > 1:
             self._own = ProcessPoolExecutor(max_workers=self.workers, initializer=_reseed_globals)
-            # the pool forks a worker per task submitted while none is idle: start them now,
-            # while this process draws the batch that fixes the schema (forking and starting
-            # the workers took about 20 ms, that batch 5-25 ms)
-            for _ in range(self.workers):
-                self._own.submit(_started)
+            # workers started now by no-op tasks, while this process draws its first batch
+            for _ in range(self.workers):  # (forking and starting them takes about 20 ms)
+                self._own.submit(int)
         elif is_dask_target(self.executor):  # a distributed.Client or a scheduler address
             self._own = DaskExecutor(self.executor)
         engine = self._own if self._own is not None else self.executor
@@ -566,12 +559,8 @@ class Runner:
         sizes, owners = [], []
         for t, ((dataset, _, _), batches) in enumerate(zip(tasks, planned, strict=True)):
             groups = [batches[c : c + chunk] for c in range(0, len(batches), chunk)]
-            if chunk > 1 and t == len(tasks) - 1:
-                # the phase's last groups go one batch a task: the workers finish within a
-                # batch of each other, not a group (a ten-dimensional group of six batches
-                # takes 0.2 s)
-                tail = groups[-self.workers :]
-                groups = groups[: -self.workers] + [[b] for g in tail for b in g]
+            if chunk > 1 and t == len(tasks) - 1:  # last groups: a batch a task (see MAX_CHUNK)
+                groups[-self.workers :] = [[b] for g in groups[-self.workers :] for b in g]
             for group in groups:
                 if chunk == 1:
                     (size, seed) = group[0]

@@ -314,11 +314,9 @@ def _outcome_sketch(
 #: any order or at once (:func:`propose_part` in the workers) and give the same sketches.
 #: The ``others`` part also splits into pieces (:func:`others_pieces`).
 PARTS = ("threshold", "outcomes", "logistic", "binned", "others")
-#: Relative cost of the parts, to start the costly ones first when they run in parallel
-#: (CPU seconds measured on 10-dimensional Laplace pilots of 200,000 samples per dataset:
-#: bits search 0.5-0.6 s, binned ratio 0.35-0.4 s, thresholds with their pilot tallies
-#: 0.4-0.5 s, logistic 0.07-0.1 s; a speed hint only; a piece of ``others`` costs its
-#: share).
+#: Relative cost of the parts, to start the costly ones first in parallel (10-D pilots of
+#: 200,000 per dataset: bits 0.5-0.6 s, binned ratio and thresholds with their pilot
+#: tallies 0.4-0.5 s, logistic 0.1 s; a hint only; a piece of ``others`` costs its share).
 PART_COST = {"others": 6, "binned": 4, "threshold": 4, "logistic": 1, "outcomes": 0}
 
 
@@ -380,13 +378,8 @@ def others_pieces(
     schema: OutputSchema, families: Iterable[str], pilot_size: int
 ) -> list[tuple[str, int]]:
     """The pieces of the ``others`` part: ``(search part, piece)`` for each piece
-    (:func:`~dpaudit.audit.selection.part_pieces`) of each search part of the families
-    without a sketch, in the order :func:`~dpaudit.audit.selection.search_events` lists
-    their candidates (the bits search of vector outputs: one piece per coordinate).
-
-    Raises:
-        ValueError: if a family name is unknown.
-    """
+    (:func:`~dpaudit.audit.selection.part_pieces`) of the families without a sketch, in
+    :func:`~dpaudit.audit.selection.search_events`'s order (ValueError: unknown family)."""
     others = _others(check_families(families))
     return [
         (part, j)
@@ -596,9 +589,8 @@ def select_from_tallies(
 
 def restate(found: list[Candidate], observed: np.ndarray) -> list[Candidate]:
     """``found`` with its learned threshold events restated as intervals of the (scalar)
-    output over ``observed`` (at most :data:`PLAIN_SAMPLES` of them are used): a
-    description for people; what each event contains, its score and the order stay as they
-    are, so the auditor restates the chosen events only, while the workers count them."""
+    output over ``observed`` (at most :data:`PLAIN_SAMPLES` of them): a description only,
+    so the auditor restates the chosen events, beside their counting."""
     grid = plain_grid(plain_sample(observed))  # one grid for every learned event
     return [
         replace(c, event=replace(c.event, plain=plain_intervals(c.event, grid=grid)))

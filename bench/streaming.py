@@ -28,6 +28,12 @@ The machine is shared: the 1-minute load average before each cell is printed wit
 ratios (workers 2 / workers 1) mean more than the absolute times. ``--repeat`` runs each
 chosen cell's one-worker and two-worker audits in turn, that many times, and reports the
 median of the ratios of neighbouring runs (the load changes less between neighbours).
+
+The memory monitor is not free: psutil's PSS read (``/proc/PID/smaps_rollup`` of each
+process) costs about 3.5 ms of CPU per sample, about 7% of a core at one sample per 50 ms,
+which a two-worker audit on two cores loses (both cores busy) and a one-worker audit does
+not (the monitor takes the idle core). So with ``--repeat``, only the first round watches
+memory; the later rounds run unwatched (memory columns "-") and the ratio table uses them.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -59,6 +66,9 @@ SIZES_10D = (10**6, 10**7)
 BIG = 10**9
 #: Psutil sampling period of the memory monitor (seconds).
 PERIOD = 0.05
+#: Sampling period of the workers' CPU times, in the audit's own process (seconds; at 0.02
+#: the sampling thread took 0.7 s of the parent's CPU in a 45 s audit on a loaded machine).
+CLOCK_PERIOD = 0.1
 
 
 class LaplaceVector:
@@ -109,9 +119,15 @@ def _run(samples: int, workers: int, width: int, dask_workers: int) -> dict[str,
     else:
         kwargs["workers"] = workers
     before = resource.getrusage(resource.RUSAGE_SELF)
+    watcher = _WorkerClock()
+    if workers > 1 and not dask_workers:
+        watcher.start()
     start = time.perf_counter()
     result = audit(mechanism, **kwargs)
     wall = time.perf_counter() - start
+    watcher.stop.set()
+    if watcher.is_alive():
+        watcher.join()
     if client is not None:
         client.close()
         cluster.close()
@@ -125,7 +141,41 @@ def _run(samples: int, workers: int, width: int, dask_workers: int) -> dict[str,
         maxrss=(me.ru_maxrss + kids.ru_maxrss) * 1024,
         parent_cpu=me.ru_utime + me.ru_stime - before.ru_utime - before.ru_stime,
         children_cpu=kids.ru_utime + kids.ru_stime,
+        busiest_cpu=watcher.busiest(kids.ru_utime + kids.ru_stime),
     )
+
+
+class _WorkerClock(threading.Thread):
+    """Samples the CPU time of each worker process of this one every :data:`CLOCK_PERIOD`
+    (``multiprocessing.active_children()`` and ``/proc/PID/stat``), for the busiest worker's
+    CPU time (approximate: what the workers use after the last sample is shared evenly)."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.stop = threading.Event()
+        self.seen: dict[int, float] = {}
+        self.tick = os.sysconf("SC_CLK_TCK")
+
+    def run(self) -> None:
+        import multiprocessing
+
+        while not self.stop.wait(CLOCK_PERIOD):
+            for child in multiprocessing.active_children():
+                try:
+                    with open(f"/proc/{child.pid}/stat") as f:
+                        fields = f.read().rsplit(")", 1)[1].split()
+                except (OSError, IndexError):
+                    continue
+                # utime and stime: fields 14 and 15 of proc(5), 12 and 13 after the name
+                self.seen[child.pid] = (int(fields[11]) + int(fields[12])) / self.tick
+
+    def busiest(self, total: float) -> float:
+        """The busiest worker's CPU time: the largest sampled, plus an equal share of what
+        the workers used after their last sample (``total`` is all children's CPU time)."""
+        if not self.seen:
+            return total
+        unseen = max(0.0, total - sum(self.seen.values()))
+        return max(self.seen.values()) + unseen / len(self.seen)
 
 
 def _tree_memory(proc: Any) -> tuple[int, int]:
@@ -144,21 +194,26 @@ def _tree_memory(proc: Any) -> tuple[int, int]:
     return rss, pss
 
 
-def _measure(samples: int, workers: int, width: int, dask_workers: int = 0) -> dict[str, Any]:
-    """Run one cell in a fresh process and watch its process tree's memory."""
+def _measure(
+    samples: int, workers: int, width: int, dask_workers: int = 0, watch: bool = True
+) -> dict[str, Any]:
+    """Run one cell in a fresh process and, with ``watch``, watch its process tree's memory
+    (peaks None without)."""
     import psutil
 
     load = os.getloadavg()[0]
     cmd = [sys.executable, __file__, "--run", str(samples), str(workers), str(width)]
     cmd.append(str(dask_workers))
     child = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    proc, peak, peak_pss = psutil.Process(child.pid), 0, 0
-    while child.poll() is None:
+    proc = psutil.Process(child.pid)
+    peak: int | None = 0 if watch else None
+    peak_pss: int | None = 0 if watch else None
+    while watch and child.poll() is None:
         try:
             rss, pss = _tree_memory(proc)
         except psutil.Error:
             rss = pss = 0
-        peak, peak_pss = max(peak, rss), max(peak_pss, pss)
+        peak, peak_pss = max(peak or 0, rss), max(peak_pss or 0, pss)
         time.sleep(PERIOD)
     out, _ = child.communicate()
     if child.returncode:
@@ -171,8 +226,8 @@ def _measure(samples: int, workers: int, width: int, dask_workers: int = 0) -> d
     return data
 
 
-def _mb(n: float) -> str:
-    return f"{n / 2**20:,.0f} MB"
+def _mb(n: float | None) -> str:
+    return "-" if n is None else f"{n / 2**20:,.0f} MB"
 
 
 def _table(cells: list[dict[str, Any]]) -> None:
@@ -180,18 +235,19 @@ def _table(cells: list[dict[str, Any]]) -> None:
         "| output | samples per dataset | engine | workers | load before | wall (s) "
         "| samples drawn | samples/s | samples/s/core | peak tree PSS | peak tree RSS "
         "| maxrss self+children "
-        "| parent CPU (s) | workers CPU (s) | epsilon_lower |"
+        "| parent CPU (s) | workers CPU (s) | busiest worker CPU (s) | epsilon_lower |"
     )
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for c in cells:
         cores = c["dask"] or c["workers"]
         rate = c["drawn"] / c["wall"]
         engine = "Dask LocalCluster" if c["dask"] else ("in-process" if cores == 1 else "pool")
         print(
             f"| {c['width']}-d | {c['samples']:.0e} | {engine} | {cores} | {c['load']:.1f} "
-            f"| {c['wall']:.1f} | {c['drawn']:,} | {rate:,.0f} | {rate / cores:,.0f} "
+            f"| {c['wall']:.2f} | {c['drawn']:,} | {rate:,.0f} | {rate / cores:,.0f} "
             f"| {_mb(c['peak_pss'])} | {_mb(c['peak_tree'])} | {_mb(c['maxrss'])} "
-            f"| {c['parent_cpu']:.1f} | {c['children_cpu']:.1f} | {c['epsilon_lower']:.6f} |"
+            f"| {c['parent_cpu']:.2f} | {c['children_cpu']:.2f} "
+            f"| {c.get('busiest_cpu', 0.0):.2f} | {c['epsilon_lower']:.6f} |"
         )
 
 
@@ -275,22 +331,32 @@ def _ratios(cells: list[dict[str, Any]], plan: list[tuple[int, int]]) -> None:
     """The workers 2 / workers 1 table: per cell, the median over repeats of the ratio of
     neighbouring runs' wall times, their range, and the CPU-bound ratio (median)."""
     print("\n## Workers 2 / workers 1\n")
+    unwatched = [c for c in cells if c.get("round", 0) > 0]
+    if unwatched:
+        print(
+            "Rounds 2 and later only (no memory monitor: see the script's docstring); the "
+            "CPU-bound ratio is one worker's CPU time over the two-worker run's parent CPU "
+            "plus half its workers' CPU, the busiest-worker ratio over its parent CPU plus "
+            "its busiest worker's CPU.\n"
+        )
+        cells = unwatched
     print(
         "| output | samples per dataset | runs | load (min-max) | wall 1 / wall 2 (median) "
-        "| range | CPU-bound ratio (median) |"
+        "| range | CPU-bound ratio (median) | busiest-worker ratio (median) |"
     )
-    print("|---|---:|---:|---|---:|---|---:|")
+    print("|---|---:|---:|---|---:|---|---:|---:|")
     for width, n in plan:
         mine = [c for c in cells if (c["samples"], c["width"], c["dask"]) == (n, width, 0)]
         ones = [c for c in mine if c["workers"] == 1]
         twos = [c for c in mine if c["workers"] == 2]
         walls = [a["wall"] / b["wall"] for a, b in zip(ones, twos, strict=True)]
         cpus = [_cpu_ratio(a, b) for a, b in zip(ones, twos, strict=True)]
+        busiest = [_busiest_ratio(a, b) for a, b in zip(ones, twos, strict=True)]
         loads = [c["load"] for c in mine]
         print(
             f"| {width}-d | {n:.0e} | {len(walls)} | {min(loads):.1f}-{max(loads):.1f} "
             f"| {statistics.median(walls):.2f} | {min(walls):.2f}-{max(walls):.2f} "
-            f"| {statistics.median(cpus):.2f} |"
+            f"| {statistics.median(cpus):.2f} | {statistics.median(busiest):.2f} |"
         )
 
 
@@ -301,7 +367,8 @@ def main(plan: list[tuple[int, int]], repeat: int, dask: bool) -> None:
     for round_ in range(repeat):
         for width, samples in plan:
             for workers in WORKERS:
-                cells.append(_measure(samples, workers, width))
+                cell = _measure(samples, workers, width, watch=round_ == 0)
+                cells.append(dict(cell, round=round_))
                 print(
                     f"done {samples:.0e} {width}-d workers={workers} (round {round_ + 1})",
                     file=sys.stderr,
@@ -329,10 +396,17 @@ def main(plan: list[tuple[int, int]], repeat: int, dask: bool) -> None:
 
 
 def _cpu_ratio(one: dict[str, Any], two: dict[str, Any]) -> float:
-    """The speed-up a quiet machine would give: one worker's CPU time over the two-worker
-    run's critical path (the parent's serial work plus half the workers' CPU time)."""
+    """The speed-up a quiet machine would give if the workers shared the work evenly: one
+    worker's CPU time over the two-worker run's parent CPU plus half its workers' CPU."""
     single = one["parent_cpu"] + one["children_cpu"]
     return single / (two["parent_cpu"] + two["children_cpu"] / 2)
+
+
+def _busiest_ratio(one: dict[str, Any], two: dict[str, Any]) -> float:
+    """The same over the parent's CPU plus the busiest worker's: what the uneven share of
+    the work costs (still not the idle time at phase boundaries)."""
+    single = one["parent_cpu"] + one["children_cpu"]
+    return single / (two["parent_cpu"] + two.get("busiest_cpu", two["children_cpu"] / 2))
 
 
 def _arguments() -> argparse.Namespace:

@@ -53,6 +53,7 @@ from dpaudit.audit.streaming import (
     placeholder_sketch,
     plain_sample,
     propose_parts,
+    restate,
     select_from_tallies,
 )
 from dpaudit.audit.validation import check as _check
@@ -325,12 +326,16 @@ def audit(
         family_freq: dict[
             int, tuple[np.ndarray, np.ndarray] | None
         ] = {}  # per pair, from its selection samples
+        # per pair, the scalar pilot outputs over which its chosen learned events are
+        # restated (streamed selections; the in-memory search restates as it searches)
+        observed_of: dict[int, np.ndarray | None] = {}
 
         def select(i: int, n: int, phase: int) -> list[Candidate]:
             pair = candidates_pairs[i]
             held = held_samples(n, batch_size)
             keys = ((phase, i, 0), (phase, i, 1))
             rng = np.random.default_rng(seed_sequence(root, _MODELS, phase, i))
+            observed_of[i] = None
             if held == n and runner.pooled:  # every selection sample, searched by parts
                 found, frequencies = search_in_workers(
                     runner, pair, n, keys, scorer, families, max_outcomes, rng, phase == _SELECTION
@@ -350,7 +355,7 @@ def audit(
                 feature = limit_feature(found) if phase == _SELECTION else None
                 frequencies = None if feature is None else feature_frequencies(feature, x0, x1)
             else:  # a pilot in memory, the other selection batches streamed as tallies
-                found, frequencies = _stream_select(
+                found, frequencies, observed_of[i] = _stream_select(
                     runner, pair, held, n, keys, scorer, families, max_outcomes, rng
                 )
             if phase == _SELECTION:
@@ -385,6 +390,10 @@ def audit(
             tests,
             "joint-approx" if certification == "joint" else "clopper-pearson",
         )
+        # Restating the chosen learned events for people (4001 quantiles of the pilot)
+        # changes neither what they contain nor their order: done beside the counting too.
+        observed = observed_of.get(index)
+        restated = None if observed is None else runner.submit(restate, chosen, observed)
         counted = runner.tally(
             [
                 (pair.d0, n_cert, (_CERTIFICATION, index, 0)),
@@ -394,6 +403,8 @@ def audit(
         )
         hits = (counted[0][0], counted[1][0])
         epsilon_limit, limit_text = runner.result(limits)
+        if restated is not None:
+            chosen = runner.result(restated)
 
     certified = []
     for j, cand in enumerate(chosen):
@@ -509,7 +520,7 @@ def _stream_select(
     families: Iterable[str],
     max_outcomes: int,
     rng: np.random.Generator,
-) -> tuple[list[Candidate], tuple[np.ndarray, np.ndarray] | None]:
+) -> tuple[list[Candidate], tuple[np.ndarray, np.ndarray] | None, np.ndarray | None]:
     """Streamed selection (:mod:`dpaudit.audit.streaming`): sketches proposed on the pilot
     (the first ``held`` of the ``n`` selection samples of each dataset), tallied in the
     workers over the other selection batches, candidates chosen on the tallies.
@@ -519,8 +530,11 @@ def _stream_select(
     the pilot and proposes. The sketches and tallies are the same either way.
 
     Returns:
-        The candidates, best first, and the threshold frequencies of the best threshold
-        candidate's feature on the stream (for the statistical limit; None without one).
+        The candidates, best first, the threshold frequencies of the best threshold
+        candidate's feature on the stream (for the statistical limit; None without one),
+        and for scalar outputs the thinned pilot outputs over which learned events are
+        restated (:func:`~dpaudit.audit.streaming.restate`; the candidates are not), else
+        None.
     """
     families = tuple(families)
     if runner.pooled:
@@ -555,7 +569,7 @@ def _stream_select(
         if counted is not None:
             tallies[0][j] = tallies[0][j] + counted[0]
             tallies[1][j] = tallies[1][j] + counted[1]
-    found = select_from_tallies(sketches, tallies[0], tallies[1], sizes, scorer, observed)
+    found = select_from_tallies(sketches, tallies[0], tallies[1], sizes, scorer)
     feature = limit_feature(found)
     for sketch, t0, t1 in zip(sketches, tallies[0], tallies[1], strict=True):
         if (
@@ -566,5 +580,5 @@ def _stream_select(
             (ge0, le0, m0), (ge1, le1, m1) = sketch.hits(t0), sketch.hits(t1)
             if m0 and m1:
                 num, den = counted_frequencies((ge0, ge1), (le0, le1), (m0, m1))
-                return found, ((num, den) if len(num) else None)
-    return found, None
+                return found, ((num, den) if len(num) else None), observed
+    return found, None, observed

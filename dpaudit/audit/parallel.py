@@ -8,7 +8,10 @@ CPU, and 1-1.4 s of a ten-dimensional one's 15), so it runs in the workers, in p
 * the search is cut into independent parts (:data:`~dpaudit.audit.selection.SEARCH_PARTS`,
   :data:`~dpaudit.audit.streaming.PARTS`), each depending on the samples alone (the one part
   that fits a model with the rng gets a copy of it in the state the one-process search would
-  give it), and one task runs one part;
+  give it), and one task runs one part; the bits search of vector outputs, the costliest
+  part (0.5-0.6 s at ten dimensions), runs as one piece per coordinate
+  (:func:`~dpaudit.audit.selection.part_pieces`), longest tasks first, so the workers
+  finish the proposal together;
 * a task draws the samples itself (:class:`~dpaudit.audit.runner.Pilot`: position-seeded
   batches, once per worker process) instead of receiving them: sending a ten-dimensional
   pilot (32 MB) to a task took 0.11 s, drawing it 0.1 s, and sends queue through the
@@ -31,11 +34,21 @@ import numpy as np
 from dpaudit.audit.events import Feature, ThresholdEvent
 from dpaudit.audit.pairs import NeighbouringPair
 from dpaudit.audit.runner import Pilot, Runner
-from dpaudit.audit.selection import Candidate, Scorer, rank, search_part, search_parts
+from dpaudit.audit.selection import (
+    Candidate,
+    Scorer,
+    part_pieces,
+    rank,
+    search_part,
+    search_parts,
+)
 from dpaudit.audit.statistical_limit import threshold_frequencies
 from dpaudit.audit.streaming import (
     PART_COST,
     Proposal,
+    others_piece,
+    others_pieces,
+    others_proposal,
     proposal_parts,
     propose_part,
 )
@@ -43,7 +56,8 @@ from dpaudit.audit.streaming import (
 __all__ = ["feature_frequencies", "limit_feature", "propose_in_workers", "search_in_workers"]
 
 #: Relative cost of the search parts (10-dimensional Laplace samples: bits 0.6 s, the two
-#: learned scores 0.4 s, thresholds 0.2 s); a speed hint only: costly parts start first.
+#: learned scores 0.4 s, thresholds 0.2 s); a speed hint only: costly parts start first (a
+#: piece of a part costs its share).
 SEARCH_COST = {"bits": 3, "classifier": 2, "threshold": 1, "outcomes": 0}
 
 
@@ -62,33 +76,38 @@ def feature_frequencies(
     return (num, den) if len(num) else None
 
 
-def _ordered(parts: list[str], cost: dict[str, int]) -> list[int]:
-    """Indices of ``parts``, the costly first (a stable order)."""
-    return sorted(range(len(parts)), key=lambda j: -cost[parts[j]])
+def _ordered(costs: list[float]) -> list[int]:
+    """Indices of ``costs``, the costly first (a stable order): the pool's workers take
+    tasks in submission order, so the longest start first and the short ones fill in
+    (longest processing time first)."""
+    return sorted(range(len(costs)), key=lambda j: -costs[j])
 
 
-def _run_parts(
-    runner: Runner, fn: Any, parts: list[str], cost: dict[str, int], jobs: list[tuple]
-) -> list:
-    """``fn(*jobs[j])`` for the part ``parts[j]``, every part on the runner's pool, the
-    costly parts submitted first; results in the order of ``parts``."""
-    order = _ordered(parts, cost)
+def _run_units(runner: Runner, fn: Any, costs: list[float], jobs: list[tuple]) -> list:
+    """``fn(*jobs[j])`` for every unit of work ``j`` of cost ``costs[j]``, on the runner's
+    pool, the costly units submitted first; results in the order of ``jobs``."""
+    order = _ordered(costs)
     done = runner.run(fn, [jobs[j] for j in order], [0] * len(order))
-    by_part = dict(zip(order, done, strict=True))
-    return [by_part[j] for j in range(len(parts))]
+    by_unit = dict(zip(order, done, strict=True))
+    return [by_unit[j] for j in range(len(jobs))]
 
 
 def _propose_task(
     part: str,
+    piece: tuple[str, int] | None,
     pilot: Pilot,
     scorer: Scorer,
     families: tuple[str, ...],
     max_outcomes: int,
     rng: np.random.Generator,
     observe: bool,
-) -> Proposal:
-    """Worker task: :func:`~dpaudit.audit.streaming.propose_part` on the pilot drawn here."""
+) -> Proposal | list[Candidate]:
+    """Worker task: :func:`~dpaudit.audit.streaming.propose_part` on the pilot drawn here;
+    with ``piece``, the candidates of that piece of the ``others`` part
+    (:func:`~dpaudit.audit.streaming.others_piece`)."""
     x0, x1 = pilot.outputs()
+    if piece is not None:
+        return others_piece(piece, x0, x1, pilot.schema, scorer, max_outcomes=max_outcomes, rng=rng)
     return propose_part(
         part,
         x0,
@@ -103,11 +122,19 @@ def _propose_task(
 
 
 def _search_task(
-    part: str, pilot: Pilot, scorer: Scorer, max_outcomes: int, rng: np.random.Generator
+    part: str,
+    piece: int | None,
+    pilot: Pilot,
+    scorer: Scorer,
+    max_outcomes: int,
+    rng: np.random.Generator,
 ) -> list[Candidate]:
-    """Worker task: :func:`~dpaudit.audit.selection.search_part` on the samples drawn here."""
+    """Worker task: :func:`~dpaudit.audit.selection.search_part` (of one piece) on the
+    samples drawn here."""
     x0, x1 = pilot.outputs()
-    return search_part(part, x0, x1, pilot.schema, scorer, max_outcomes=max_outcomes, rng=rng)
+    return search_part(
+        part, x0, x1, pilot.schema, scorer, max_outcomes=max_outcomes, rng=rng, piece=piece
+    )
 
 
 def _frequencies_task(feature: Feature, pilot: Pilot) -> tuple[np.ndarray, np.ndarray] | None:
@@ -134,16 +161,35 @@ def propose_in_workers(
         What the one-process proposal gives, part by part, and the thinned outputs.
     """
     pilot = runner.pilot([(pair.d0, held, keys[0]), (pair.d1, held, keys[1])])
-    parts = proposal_parts(pilot.schema, families, held)
-    scalar = pilot.schema.kind == "scalar"
-    first = _ordered(parts, PART_COST)[0] if parts else -1
+    schema = pilot.schema
+    parts = proposal_parts(schema, families, held)
+    units: list[tuple[str, tuple[str, int] | None]] = []
+    costs: list[float] = []
+    for part in parts:
+        pieces = others_pieces(schema, families, held) if part == "others" else []
+        if len(pieces) > 1:  # the others part in pieces: the workers share it
+            units += [(part, piece) for piece in pieces]
+            costs += [PART_COST[part] / len(pieces)] * len(pieces)
+        else:
+            units.append((part, None))
+            costs.append(PART_COST[part])
+    # the thinned pilot (scalar outputs) comes with the costliest whole part
+    whole = [j for j, (_, piece) in enumerate(units) if piece is None]
+    first = min(whole, key=lambda j: -costs[j]) if whole and schema.kind == "scalar" else -1
     jobs = [
-        (part, pilot, scorer, families, max_outcomes, rng, scalar and j == first)
-        for j, part in enumerate(parts)
+        (part, piece, pilot, scorer, families, max_outcomes, rng, j == first)
+        for j, (part, piece) in enumerate(units)
     ]
-    proposals = _run_parts(runner, _propose_task, parts, PART_COST, jobs)
+    done = _run_units(runner, _propose_task, costs, jobs)
     runner.advance(2 * held)
-    observed = proposals[first].observed if parts else None
+    proposals = []
+    for part in parts:
+        mine = [r for (p, _), r in zip(units, done, strict=True) if p == part]
+        if isinstance(mine[0], Proposal):
+            proposals.append(mine[0])
+        else:  # the pieces' candidates, in piece order
+            proposals.append(others_proposal([c for found in mine for c in found], schema))
+    observed = done[first].observed if first >= 0 else None
     return proposals, observed
 
 
@@ -166,20 +212,16 @@ def search_in_workers(
         The ranked candidates and the frequencies (None when not asked for or empty).
     """
     pilot = runner.pilot([(pair.d0, n, keys[0]), (pair.d1, n, keys[1])])
-    parts = search_parts(pilot.schema, families, n)
+    schema = pilot.schema
+    units = []
+    costs: list[float] = []
+    for part in search_parts(schema, families, n):
+        pieces = part_pieces(part, schema)
+        units += [(part, piece if pieces > 1 else None) for piece in range(pieces)]
+        costs += [SEARCH_COST[part] / pieces] * pieces
+    jobs = [(part, piece, pilot, scorer, max_outcomes, rng) for part, piece in units]
     found = rank(
-        [
-            c
-            for part in _run_parts(
-                runner,
-                _search_task,
-                parts,
-                SEARCH_COST,
-                [(part, pilot, scorer, max_outcomes, rng) for part in parts],
-            )
-            for c in part
-        ],
-        pilot.schema,
+        [c for unit in _run_units(runner, _search_task, costs, jobs) for c in unit], schema
     )
     runner.advance(2 * n)
     feature = limit_feature(found) if frequencies else None

@@ -46,6 +46,7 @@ from tqdm.auto import tqdm
 
 from dpaudit.audit.distributed import DaskExecutor, is_dask_target
 from dpaudit.audit.errors import EngineError, MechanismError
+from dpaudit.audit.events import count_hits
 from dpaudit.audit.outputs import OutputSchema, infer_schema, to_array
 
 __all__ = [
@@ -68,8 +69,8 @@ EXTERNAL_WORKERS = 16
 #: The runner's own pool counts consecutive batches of one dataset in one task, at most this
 #: many, and at least :data:`TASKS_PER_WORKER` tasks per worker when there are enough
 #: batches: fewer round trips to the parent (a millisecond-scale batch of a vectorised
-#: mechanism otherwise waits on the parent's queue threads), while the last tasks stay short
-#: enough for the workers to finish together. Sums of counts do not depend on the grouping.
+#: mechanism otherwise waits on the parent's queue threads); a phase's last groups go one
+#: batch a task, so the workers finish together. Sums do not depend on the grouping.
 MAX_CHUNK = 8
 TASKS_PER_WORKER = 12
 #: Audits drawing at least this many samples in total show a progress bar (when on a terminal).
@@ -172,9 +173,7 @@ class EventCounts:
 
     def tally(self, outputs: np.ndarray) -> np.ndarray:
         """Hits of each event among ``outputs``."""
-        return np.array(
-            [int(np.count_nonzero(e.contains(outputs))) for e in self.events], dtype=np.int64
-        )
+        return count_hits(self.events, outputs)
 
 
 def _tally_task(
@@ -337,6 +336,9 @@ class Runner:
         self._own: ProcessPoolExecutor | DaskExecutor | None = None
         if self.executor is None and self.workers > 1:
             self._own = ProcessPoolExecutor(max_workers=self.workers, initializer=_reseed_globals)
+            # workers started now by no-op tasks, while this process draws its first batch
+            for _ in range(self.workers):  # (forking and starting them takes about 20 ms)
+                self._own.submit(int)
         elif is_dask_target(self.executor):  # a distributed.Client or a scheduler address
             self._own = DaskExecutor(self.executor)
         engine = self._own if self._own is not None else self.executor
@@ -556,8 +558,10 @@ class Runner:
         jobs: list[tuple[Any, ...]] = []
         sizes, owners = [], []
         for t, ((dataset, _, _), batches) in enumerate(zip(tasks, planned, strict=True)):
-            for c in range(0, len(batches), chunk):
-                group = batches[c : c + chunk]
+            groups = [batches[c : c + chunk] for c in range(0, len(batches), chunk)]
+            if chunk > 1 and t == len(tasks) - 1:  # last groups: a batch a task (see MAX_CHUNK)
+                groups[-self.workers :] = [[b] for g in groups[-self.workers :] for b in g]
+            for group in groups:
                 if chunk == 1:
                     (size, seed) = group[0]
                     jobs.append((self.mechanism, dataset, size, seed, self.schema, shared))

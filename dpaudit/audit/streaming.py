@@ -56,6 +56,7 @@ from dpaudit.audit.events import (
     OutcomeSetEvent,
     OutputEvent,
     ThresholdEvent,
+    count_hits,
     plain_grid,
     plain_intervals,
 )
@@ -70,8 +71,12 @@ from dpaudit.audit.selection import (
     _threshold_grid,
     _vector_features,
     check_families,
+    part_pieces,
     pick_thresholds,
+    rank,
     search_events,
+    search_part,
+    search_parts,
 )
 
 __all__ = [
@@ -83,6 +88,9 @@ __all__ = [
     "Sketch",
     "ThresholdSketch",
     "held_samples",
+    "others_piece",
+    "others_pieces",
+    "others_proposal",
     "pilot_counts",
     "placeholder_sketch",
     "plain_sample",
@@ -90,6 +98,7 @@ __all__ = [
     "propose_part",
     "propose_parts",
     "propose_sketches",
+    "restate",
     "select_from_tallies",
 ]
 
@@ -249,9 +258,7 @@ class EventSketch:
 
     def tally(self, outputs: np.ndarray) -> np.ndarray:
         """Hits of each event."""
-        return np.array(
-            [int(np.count_nonzero(e.contains(outputs))) for e in self.events], dtype=np.int64
-        )
+        return count_hits(self.events, outputs)
 
     def candidates(
         self, tally0: np.ndarray, tally1: np.ndarray, n: int, scorer: Scorer
@@ -305,11 +312,12 @@ def _outcome_sketch(
 #: The parts of a proposal, in the order their sketches are listed. Each depends on the
 #: pilot alone (and ``logistic`` on a copy of the proposal's rng), so the parts can run in
 #: any order or at once (:func:`propose_part` in the workers) and give the same sketches.
+#: The ``others`` part also splits into pieces (:func:`others_pieces`).
 PARTS = ("threshold", "outcomes", "logistic", "binned", "others")
-#: Relative cost of the parts, to start the costly ones first when they run in parallel
-#: (measured on 10-dimensional Laplace pilots: bits search 0.6 s, binned ratio 0.35 s,
-#: thresholds 0.2 s, logistic 0.07 s; a speed hint only).
-PART_COST = {"others": 4, "binned": 3, "threshold": 2, "logistic": 1, "outcomes": 0}
+#: Relative cost of the parts, to start the costly ones first in parallel (10-D pilots of
+#: 200,000 per dataset: bits 0.5-0.6 s, binned ratio and thresholds with their pilot
+#: tallies 0.4-0.5 s, logistic 0.1 s; a hint only; a piece of ``others`` costs its share).
+PART_COST = {"others": 6, "binned": 4, "threshold": 4, "logistic": 1, "outcomes": 0}
 
 
 def _others(families: tuple[str, ...]) -> list[str]:
@@ -358,19 +366,48 @@ def _part_sketches(
         found = [_threshold_sketch(fit_binned_ratio(x0, x1), x0, x1, "classifier")]
     else:  # "others": families without a sketch choose their events on the pilot
         found = [
-            _event_sketch(
-                search_events(
-                    x0,
-                    x1,
-                    schema,
-                    scorer,
-                    families=_others(families),
-                    max_outcomes=max_outcomes,
-                    rng=rng,
-                )
-            )
+            c
+            for piece in others_pieces(schema, families, len(x0))
+            for c in others_piece(piece, x0, x1, schema, scorer, max_outcomes=max_outcomes, rng=rng)
         ]
+        return list(others_proposal(found, schema).sketches)
     return [s for s in found if s is not None]
+
+
+def others_pieces(
+    schema: OutputSchema, families: Iterable[str], pilot_size: int
+) -> list[tuple[str, int]]:
+    """The pieces of the ``others`` part: ``(search part, piece)`` for each piece
+    (:func:`~dpaudit.audit.selection.part_pieces`) of the families without a sketch, in
+    :func:`~dpaudit.audit.selection.search_events`'s order (ValueError: unknown family)."""
+    others = _others(check_families(families))
+    return [
+        (part, j)
+        for part in search_parts(schema, others, pilot_size)
+        for j in range(part_pieces(part, schema))
+    ]
+
+
+def others_piece(
+    piece: tuple[str, int],
+    x0: np.ndarray,
+    x1: np.ndarray,
+    schema: OutputSchema,
+    scorer: Scorer,
+    *,
+    max_outcomes: int = 10_000,
+    rng: np.random.Generator,
+) -> list[Candidate]:
+    """The pilot's candidates of one piece of :func:`others_pieces` (unranked)."""
+    part, j = piece
+    return search_part(part, x0, x1, schema, scorer, max_outcomes=max_outcomes, rng=rng, piece=j)
+
+
+def others_proposal(found: list[Candidate], schema: OutputSchema) -> Proposal:
+    """The ``others`` part's proposal from its pieces' candidates, in piece order: the
+    events :func:`~dpaudit.audit.selection.search_events` chooses (ranked; the "none"
+    placeholders without any), re-scored on the stream."""
+    return Proposal((_event_sketch(rank(found, schema)),), (None,))
 
 
 def _event_sketch(found: list[Candidate]) -> EventSketch:
@@ -545,12 +582,19 @@ def select_from_tallies(
     for sketch, t0, t1, n in zip(sketches, tallies0, tallies1, sizes, strict=True):
         found += sketch.candidates(t0, t1, n, scorer)
     if observed is not None:
-        grid = plain_grid(plain_sample(observed))  # one grid for every learned event
-        found = [
-            replace(c, event=replace(c.event, plain=plain_intervals(c.event, grid=grid)))
-            if c.family == "classifier" and isinstance(c.event, ThresholdEvent)
-            else c
-            for c in found
-        ]
+        found = restate(found, observed)
     found.sort(key=lambda c: c.predicted, reverse=True)
     return found
+
+
+def restate(found: list[Candidate], observed: np.ndarray) -> list[Candidate]:
+    """``found`` with its learned threshold events restated as intervals of the (scalar)
+    output over ``observed`` (at most :data:`PLAIN_SAMPLES` of them): a description only,
+    so the auditor restates the chosen events, beside their counting."""
+    grid = plain_grid(plain_sample(observed))  # one grid for every learned event
+    return [
+        replace(c, event=replace(c.event, plain=plain_intervals(c.event, grid=grid)))
+        if c.family == "classifier" and isinstance(c.event, ThresholdEvent)
+        else c
+        for c in found
+    ]

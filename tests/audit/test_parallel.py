@@ -16,17 +16,34 @@ import pytest
 from dpaudit.audit import audit, runner, streaming
 from dpaudit.audit.errors import MechanismError
 from dpaudit.audit.estimators import predicted_bounds
-from dpaudit.audit.events import Identity, ThresholdEvent
+from dpaudit.audit.events import (
+    Coordinate,
+    FloatClassEvent,
+    Identity,
+    OutcomeSetEvent,
+    ThresholdEvent,
+    count_hits,
+)
+from dpaudit.audit.float_bits import class_keys
 from dpaudit.audit.runner import EventCounts, Runner
 from dpaudit.audit.selection import (
     FAMILIES,
     SEARCH_PARTS,
+    part_pieces,
     rank,
     search_events,
     search_part,
     search_parts,
 )
-from dpaudit.audit.streaming import PARTS, proposal_parts, propose_part, propose_sketches
+from dpaudit.audit.streaming import (
+    PARTS,
+    others_piece,
+    others_pieces,
+    others_proposal,
+    proposal_parts,
+    propose_part,
+    propose_sketches,
+)
 
 #: Held selection samples and batch size of the streamed audits below.
 HELD, BATCH = 2_000, 1_000
@@ -147,6 +164,52 @@ def test_parts_in_any_order_give_the_sketches_of_the_whole_proposal(kind):
     assert rng.bit_generator.state == np.random.default_rng(7).bit_generator.state
 
 
+def _described(found) -> list[tuple]:
+    return [(c.event.describe(), c.numerator, c.predicted, c.family) for c in found]
+
+
+@pytest.mark.parametrize("kind", ["scalar", "vector"])
+def test_the_pieces_of_every_search_part_give_the_part(kind):
+    """The bits search of vector outputs splits per coordinate (the workers share it): its
+    pieces in order give the part's candidates; every other part is one piece."""
+    x0, x1, schema = _pilot(kind)
+    rng = np.random.default_rng(3)
+    for part in search_parts(schema, FAMILIES, len(x0)):
+        pieces = part_pieces(part, schema)
+        assert pieces == (3 if (part, kind) == ("bits", "vector") else 1)
+        whole = search_part(part, x0, x1, schema, _scorer, rng=rng)
+        pieced = [
+            c
+            for j in range(pieces)
+            for c in search_part(part, x0, x1, schema, _scorer, rng=rng, piece=j)
+        ]
+        assert _described(pieced) == _described(whole)
+    with pytest.raises(ValueError, match=r"piece must be None or an integer in \[0, 1\)"):
+        search_part("threshold", x0, x1, schema, _scorer, rng=rng, piece=1)
+
+
+def test_the_others_pieces_give_the_others_proposal():
+    """The ``others`` part of a streamed proposal (the bits search of a vector pilot), run
+    as pieces and merged in order, proposes the events it proposes whole."""
+    x0, x1, schema = _pilot("vector")
+    rng = np.random.default_rng(9)
+    pieces = others_pieces(schema, FAMILIES, len(x0))
+    assert pieces == [("bits", j) for j in range(3)]
+    whole = propose_part("others", x0, x1, schema, _scorer, rng=rng)
+    merged = others_proposal(
+        [c for p in pieces for c in others_piece(p, x0, x1, schema, _scorer, rng=rng)], schema
+    )
+    assert [_key(s) for s in merged.sketches] == [_key(s) for s in whole.sketches]
+    assert merged.pilot_tallies == whole.pilot_tallies == (None,)
+    # no piece at all (categorical outputs): the "none" placeholders, as before
+    cat = streaming.OutputSchema("categorical")
+    assert others_pieces(cat, FAMILIES, 10) == []
+    assert [e.describe() for e in others_proposal([], cat).sketches[0].events] == [
+        e.describe()
+        for e in propose_part("others", x0[:0], x1[:0], cat, _scorer, rng=rng).sketches[0].events
+    ]
+
+
 def test_a_worker_draws_the_pilot_the_parent_would_and_drops_it_when_counting():
     root = np.random.SeedSequence(11)
     with Runner(mech.ShiftedLaplace(1.0), root, batch_size=100, workers=2) as run:
@@ -202,3 +265,25 @@ def test_sketches_sent_to_the_pool_are_rebuilt_once_per_process():
     other = pickle.loads(pickle.dumps(runner._Once(("next",))))
     assert other == ("next",)
     assert len(runner._ONCE) == 1  # the last value only
+
+
+@pytest.mark.parametrize("kind", ["scalar", "vector"])
+def test_grouped_hits_are_each_events_own_count(kind):
+    """count_hits computes the class codes once per coordinate and partition: the counts
+    are each event's own, in order, for floating-point events of several coordinates,
+    partitions and class sets mixed with other events."""
+    x0, _, schema = _pilot(kind)
+    coordinates = [None] if kind == "scalar" else [0, 2, 1]
+    events: list = [ThresholdEvent(Identity() if kind == "scalar" else Coordinate(1), 0.5, True)]
+    for c in coordinates:
+        column = x0 if c is None else x0[:, c]
+        for key in class_keys():
+            seen = np.unique(key.codes(column))
+            events += [
+                FloatClassEvent(key, tuple(int(v) for v in seen[::2]), c),
+                FloatClassEvent(key, tuple(int(v) for v in seen[1:3]), c),
+            ]
+    events.append(OutcomeSetEvent((), schema))
+    own = [int(np.count_nonzero(e.contains(x0))) for e in events]
+    assert count_hits(events, x0).tolist() == own
+    assert len(set(own)) > 5  # the events differ, so a mix-up would show

@@ -44,7 +44,7 @@ from dpaudit.audit.domain import RecordDomain, as_records, check_domain
 from dpaudit.audit.errors import MechanismError
 from dpaudit.audit.estimators import bound_level, predicted_bounds
 from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES, MAX_WORKERS, worker_limit
-from dpaudit.audit.monte_carlo import _check_size, audit, resolve_families
+from dpaudit.audit.monte_carlo import CERTIFICATIONS, _check_size, audit, resolve_families
 from dpaudit.audit.probe import probe
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, Runner, seed_sequence
@@ -325,6 +325,7 @@ def audit_records(
     batch_size: int = DEFAULT_BATCH_SIZE,
     max_memory_bytes: int = DEFAULT_MAX_MEMORY_BYTES,
     arithmetic: str | None = None,
+    certification: str = "clopper-pearson",
 ) -> RecordsAuditResult:
     """Search neighbouring datasets over a record domain, then certify the worst pair found.
 
@@ -365,6 +366,8 @@ def audit_records(
         arithmetic: ``"float"``, ``"real"`` or None (``fn.arithmetic``, else ``"float"``), as
             for :func:`audit`: with ``"float"`` the final audit also searches events over the
             outputs' bit patterns (the pair search does not).
+        certification: ``"clopper-pearson"`` or ``"joint"``: how the final audit certifies
+            its event, as for :func:`audit`.
 
     Returns:
         A :class:`RecordsAuditResult`: the fields of :func:`audit`'s result, with ``pair``
@@ -400,6 +403,12 @@ def audit_records(
     )
     _check("batch_size", batch_size, _is_int(batch_size) and batch_size >= 1, "an integer >= 1")
     searched = resolve_families(fn, FAMILIES, arithmetic)  # refuses a bad arithmetic up front
+    _check(
+        "certification",
+        certification,
+        certification in CERTIFICATIONS,
+        "'clopper-pearson' or 'joint'",
+    )
     _check(
         "budget_seconds",
         budget_seconds,
@@ -499,6 +508,7 @@ def audit_records(
         executor=executor,
         max_memory_bytes=max_memory_bytes,
         arithmetic=arithmetic,
+        certification=certification,
     )
     fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
     count = len(scored)

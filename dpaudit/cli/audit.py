@@ -25,7 +25,7 @@ from dpaudit.audit import audit as run_audit
 from dpaudit.audit import audit_records, exact_audit, query_pairs
 from dpaudit.audit.domain import parse_records
 from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES
-from dpaudit.audit.monte_carlo import ARITHMETICS
+from dpaudit.audit.monte_carlo import ARITHMETICS, CERTIFICATIONS
 from dpaudit.audit.records import RELATIONS
 from dpaudit.cli.exit_codes import dumps
 from dpaudit.plugins import load_object
@@ -121,6 +121,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "events over the outputs' bit patterns) or 'real' (real arithmetic: leave them out); "
         "default: OBJECT.arithmetic, else float (docs/floating-point.md)",
     )
+    p.add_argument(
+        "--certification",
+        choices=CERTIFICATIONS,
+        default="clopper-pearson",
+        help="how the chosen event is certified: 'clopper-pearson' (default: two one-sided "
+        "exact binomial bounds) or 'joint' (one exact test of both counts: certifies more at "
+        "delta > 0, docs/tradeoff.md)",
+    )
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
@@ -189,6 +197,7 @@ def _run_records(args: argparse.Namespace, fn: Any, epsilon: float, delta: float
         executor=args.scheduler,
         max_memory_bytes=args.max_memory,
         arithmetic=args.arithmetic,
+        certification=args.certification,
     )
 
 
@@ -236,6 +245,7 @@ def run(args: argparse.Namespace) -> int:
             progress=False if args.no_progress else None,
             max_memory_bytes=args.max_memory,
             arithmetic=args.arithmetic,
+            certification=args.certification,
         )
     return _show(result, args)
 

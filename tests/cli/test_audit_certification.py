@@ -1,0 +1,45 @@
+"""``dpaudit audit --certification``: the joint exact test from the command line (and from
+``audit_records``), the default unchanged, a bad value refused as bad input.
+
+Audits certify at confidence 0.95 (alpha = 0.05), 20,000 samples per dataset, seed 0, on a
+Laplace count with half the noise its claim needs (true epsilon 2 against the claimed 1).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from dpaudit.audit import audit_records
+from dpaudit.cli import main
+
+BROKEN = "mechanisms.broken:BrokenLaplaceTooLittleNoise"
+ARGS = ("--samples", "20000", "--seed", "0", "--arithmetic", "real", "--json", "--no-progress")
+
+
+def test_joint_certification_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", BROKEN, *ARGS, "--certification", "joint"]) == 1
+    joint = json.loads(capsys.readouterr().out)
+    assert joint["violation"] and "joint exact test" in joint["correction"]
+    assert main(["audit", BROKEN, *ARGS]) == 1
+    default = json.loads(capsys.readouterr().out)
+    assert "joint" not in default["correction"] and "Clopper-Pearson" in default["correction"]
+    # the same event and counts certified two ways; each bound below the true epsilon 2
+    assert default["epsilon_lower"] < 2.0 and joint["epsilon_lower"] < 2.0
+
+
+def test_a_bad_certification_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", BROKEN, *ARGS, "--certification", "bayes"]) == 2
+    out = capsys.readouterr()
+    assert json.loads(out.out)["error"]["exit_code"] == 2  # --json: the error as JSON too
+    assert "argument --certification: invalid choice: 'bayes'" in out.err
+
+
+def test_audit_records_refuses_a_bad_certification_before_searching() -> None:
+    def fn(data: np.ndarray, rng: np.random.Generator) -> float:
+        raise AssertionError("the search must not start")
+
+    with pytest.raises(ValueError, match="certification must be 'clopper-pearson' or 'joint'"):
+        audit_records(fn, [(0, 1)], epsilon=1.0, samples=100, certification="bayes")

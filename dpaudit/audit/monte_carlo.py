@@ -93,6 +93,16 @@ CERTIFICATIONS = ("joint", "clopper-pearson")
 ARITHMETICS = ("float", "real")
 
 
+def check_certification(certification: Any) -> None:
+    """Refuse a ``certification`` that is not one of :data:`CERTIFICATIONS` (ValueError)."""
+    _check(
+        "certification",
+        certification,
+        certification in CERTIFICATIONS,
+        "'clopper-pearson' or 'joint'",
+    )
+
+
 def resolve_families(
     mechanism: Any, families: Iterable[str], arithmetic: str | None
 ) -> tuple[str, ...]:
@@ -260,12 +270,7 @@ def audit(
         directions in (None, "both", "best"),
         "'both', 'best' or None",
     )
-    _check(
-        "certification",
-        certification,
-        certification in CERTIFICATIONS,
-        "'joint' or 'clopper-pearson'",
-    )
+    check_certification(certification)
     _check("certify_top", certify_top, _is_int(certify_top) and certify_top >= 1, "an integer >= 1")
     _check(
         "max_outcomes", max_outcomes, _is_int(max_outcomes) and max_outcomes >= 1, "an integer >= 1"

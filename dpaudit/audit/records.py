@@ -44,7 +44,7 @@ from dpaudit.audit.domain import RecordDomain, as_records, check_domain
 from dpaudit.audit.errors import MechanismError
 from dpaudit.audit.estimators import bound_level, predicted_bounds
 from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES, MAX_WORKERS, worker_limit
-from dpaudit.audit.monte_carlo import CERTIFICATIONS, _check_size, audit, resolve_families
+from dpaudit.audit.monte_carlo import _check_size, audit, check_certification, resolve_families
 from dpaudit.audit.probe import probe
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, Runner, seed_sequence
@@ -403,12 +403,7 @@ def audit_records(
     )
     _check("batch_size", batch_size, _is_int(batch_size) and batch_size >= 1, "an integer >= 1")
     searched = resolve_families(fn, FAMILIES, arithmetic)  # refuses a bad arithmetic up front
-    _check(
-        "certification",
-        certification,
-        certification in CERTIFICATIONS,
-        "'clopper-pearson' or 'joint'",
-    )
+    check_certification(certification)
     _check(
         "budget_seconds",
         budget_seconds,

@@ -325,7 +325,7 @@ def audit_records(
     batch_size: int = DEFAULT_BATCH_SIZE,
     max_memory_bytes: int = DEFAULT_MAX_MEMORY_BYTES,
     arithmetic: str | None = None,
-    certification: str = "clopper-pearson",
+    certification: str = "auto",
 ) -> RecordsAuditResult:
     """Search neighbouring datasets over a record domain, then certify the worst pair found.
 
@@ -366,8 +366,9 @@ def audit_records(
         arithmetic: ``"float"``, ``"real"`` or None (``fn.arithmetic``, else ``"float"``), as
             for :func:`audit`: with ``"float"`` the final audit also searches events over the
             outputs' bit patterns (the pair search does not).
-        certification: ``"clopper-pearson"`` or ``"joint"``: how the final audit certifies
-            its event, as for :func:`audit`.
+        certification: ``"auto"`` (the default: ``"joint"`` when ``delta > 0``, else
+            ``"clopper-pearson"``), ``"clopper-pearson"`` or ``"joint"``: how the final audit
+            certifies its event, as for :func:`audit`.
 
     Returns:
         A :class:`RecordsAuditResult`: the fields of :func:`audit`'s result, with ``pair``

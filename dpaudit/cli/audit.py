@@ -124,10 +124,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--certification",
         choices=CERTIFICATIONS,
-        default="clopper-pearson",
-        help="how the chosen event is certified: 'clopper-pearson' (default: two one-sided "
-        "exact binomial bounds) or 'joint' (one exact test of both counts: certifies more at "
-        "delta > 0, docs/tradeoff.md)",
+        default="auto",
+        help="how the chosen event is certified: 'auto' (default: 'joint' when --delta > 0, "
+        "'clopper-pearson' when --delta is 0), 'joint' (one exact test of both counts: "
+        "certifies more at delta > 0) or 'clopper-pearson' (two one-sided exact binomial "
+        "bounds); docs/tradeoff.md",
     )
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -133,7 +133,7 @@ SELECTION_NOTE = (
     "is 0.10, 0.20, 0.40 at rho = 1/2, 1/4, 1/8 (0.50 at rho = 0.1), larger than any "
     "difference of the losses, so the largest rho (1/2) wins and the model predicts the "
     "majority class (0.361). The standard margin bound's term, 2 Lambda r / (rho sqrt(m)) "
-    "(Mohri-Rostamizadeh-Talwalkar 2018, Section 5.4, Corollary 5.9), is 1.0 at rho = 0.1: "
+    "(Mohri-Rostamizadeh-Talwalkar 2018, Section 5.4), is 1.0 at rho = 0.1: "
     "vacuous, so no bound-derived penalty admits the small margins at this m. The practical regime "
     "(labelled 'practical: ...') scales the penalty by c = 0.1 (a tuned constant, not a "
     "bound) and uses the margin grid 0.2, 0.1, 0.05. Both are fixed before the data are "

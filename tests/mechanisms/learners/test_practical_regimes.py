@@ -1,6 +1,8 @@
 """The learners' labelled practical regimes (``CURVE_REGIMES``): privacy still accounted
 (the plan certified within the request, the ledger equal to the plan, a broken variant
-refused or caught), utility at the learning curves' sizes, and DP-Winnow's tie convention."""
+refused or caught), utility at the learning curves' sizes, and DP-Winnow's tie convention;
+the streaming exponential mechanism the network regime samples with (equal to the one-shot
+sampler, its law, its memory bound)."""
 
 from __future__ import annotations
 
@@ -307,6 +309,38 @@ def test_a_network_regime_above_the_request_is_refused_and_overspending_is_caugh
     est = NeuralNetMarginClassifier(epsilon=0.9, random_state=0).set_params(**params)
     with pytest.raises(LedgerExceededError, match="the run spent epsilon"):
         est.fit(X, y)
+
+
+def test_random_network_selection_audit_sandwich_and_a_broken_variant_caught(
+    monkeypatch,
+) -> None:
+    """The auditable form of the regime (fixed embedding and candidate seed: both
+    data-independent) on a designed pair (8 rows, one label flipped), epsilon 1, 100,000
+    samples, confidence 0.95: the certified lower bound (recorded 0.72) stays below the
+    accounted 1 with no violation; the broken variant whose exponential mechanism runs at
+    2 eps is flagged (lower bound recorded 1.74 > 1)."""
+    from dpaudit.audit import audit
+    from mechanisms.halfspaces import jl_matrix
+
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((8, 3))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.where(X[:, 0] > 0, 1, -1)
+    y1 = y.copy()
+    y1[0] = -y1[0]
+    learner = NeuralNetLearner(1.0, 0.05, 3, 2, kappa=3.0, candidates=40)
+    phi0 = jl_matrix(3, 3, np.random.default_rng(1))
+    upper = Accountant().guarantee(learner.plan(8)).epsilon_upper
+    result = audit(
+        learner.mechanism(phi0, seed=11), (X, y), (X, y1), epsilon=1.0, samples=100_000, seed=3
+    )
+    assert not result.violation and 0.3 < result.epsilon_lower <= upper
+    real = margin_nonlinear._em
+    monkeypatch.setattr(margin_nonlinear, "_em", lambda e, m: real(2 * e, m))
+    broken = audit(
+        learner.mechanism(phi0, seed=11), (X, y), (X, y1), epsilon=1.0, samples=100_000, seed=3
+    )
+    assert broken.violation and broken.epsilon_lower > 1.0
 
 
 @pytest.mark.parametrize(

@@ -145,7 +145,18 @@ class MarginSelection:
     the exponential mechanism (eps/2, sensitivity 1/m) on minus (empirical rho_j-margin loss
     of w_j + Lambda r / (rho_j sqrt(m))).
 
-    Privacy: eps-DP by basic composition (claim ``001/margin-selection``).
+    Practical-regime options (neither enters the privacy proof's validity):
+    ``selection_share`` s (default 1/2, Appendix F's): the final selection runs at s eps and
+    each margin's learner at (1 - s) eps / grid; ``penalty`` c >= 0 (default 1, Appendix
+    F's): the final score is minus (loss + c Lambda r / (rho_j sqrt(m))); ``largest_margin``
+    g (default None: r/2, Appendix F's grid): the grid rho_j = g 2^-(j-1).
+
+    Privacy: eps-DP by basic composition (claim ``001/margin-selection``; Dwork-Roth 2014
+    Theorem 3.16): grid exponential mechanisms at (1 - s) eps / grid and one at s eps sum
+    to eps for every s in (0, 1).  The penalty is a function of j, m, Lambda and r only
+    (data-independent under replace-one, where m is fixed), so the final score's
+    sensitivity is the loss's, 1/m, for every c (McSherry-Talwar 2007 Theorem 6); the
+    grid is fixed before the data are read, so g does not enter the guarantee either.
     """
 
     epsilon: Any
@@ -154,26 +165,44 @@ class MarginSelection:
     weight_radius: float = 1.0
     radius: float = 1.0
     candidates: int | None = None
+    selection_share: Any = sympy.Rational(1, 2)
+    penalty: float = 1.0
+    largest_margin: float | None = None
+
+    def _shares(self) -> tuple[Any, Any]:
+        """(each margin's epsilon, the final selection's epsilon), exact."""
+        e = exact(self.epsilon, "epsilon")
+        share = self.selection_share
+        # a float share is read as the decimal it prints as (0.2 -> 1/5): the plan and the
+        # primitives that run both come from this one exact value
+        s = sympy.Rational(repr(share)) if isinstance(share, float) else share
+        s = exact(s, "selection_share")
+        if s.is_number and not (0 < s < 1):
+            raise ValueError(f"selection_share must be a number in (0, 1), got {s}")
+        return (1 - s) * e / _int("grid", self.grid), s * e
 
     def rhos(self) -> list[float]:
-        return [self.radius * 2.0**-j for j in range(1, _int("grid", self.grid) + 1)]
+        """rho_j = r 2^-j, j = 1..grid (Appendix F); with ``largest_margin`` g: g 2^-(j-1)."""
+        top = self.radius / 2 if self.largest_margin is None else float(self.largest_margin)
+        if not (math.isfinite(top) and top > 0):
+            raise ValueError(f"largest_margin must be a number in (0, oo), got {top!r}")
+        return [top * 2.0 ** -(j - 1) for j in range(1, _int("grid", self.grid) + 1)]
 
     def plan(self, m: Any) -> ev.Event:
-        e = exact(self.epsilon, "epsilon")
-        inner = _em_plan(e / (2 * self.grid), m)
+        each, final = self._shares()
         return ev.Composed(
             [
-                ev.SelfComposed(inner, self.grid),
-                ev.Exponential(e / 2, 1 / exact(m, "m"), relation=REPLACE),
+                ev.SelfComposed(_em_plan(each, m), self.grid),
+                ev.Exponential(final, 1 / exact(m, "m"), relation=REPLACE),
             ]
         )
 
     def learners(self) -> list[PureLinearLearner]:
-        """Algorithm 1 at each rho_j with eps/(2 grid)."""
-        e = exact(self.epsilon, "epsilon")
+        """Algorithm 1 at each rho_j with (1 - s) eps / grid (Appendix F: eps/(2 grid))."""
+        each, _ = self._shares()
         return [
             PureLinearLearner(
-                e / (2 * self.grid),
+                each,
                 rho,
                 self.dimension,
                 self.weight_radius,
@@ -186,14 +215,17 @@ class MarginSelection:
     def _choose(
         self, X: np.ndarray, y: np.ndarray, W: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
-        """The final exponential mechanism (eps/2, sensitivity 1/m) over the models W[r, j]
-        (run r, one model per rho_j): score minus (rho_j-margin loss + Lambda r / (rho_j
+        """The final exponential mechanism (s eps, sensitivity 1/m) over the models W[r, j]
+        (run r, one model per rho_j): score minus (rho_j-margin loss + c Lambda r / (rho_j
         sqrt(m))).  Returns the selected j of every run."""
         m = len(X)
         rhos = np.array(self.rhos())
         loss = np.mean(np.einsum("rjd,md->rjm", W, X) * y <= rhos[None, :, None], axis=2)
-        scores = -(loss + self.weight_radius * self.radius / (rhos * math.sqrt(m)))
-        em = _em(exact(self.epsilon, "epsilon") / 2, m)
+        c = float(self.penalty)
+        if not (math.isfinite(c) and c >= 0):
+            raise ValueError(f"penalty must be a number in [0, oo), got {self.penalty!r}")
+        scores = -(loss + c * self.weight_radius * self.radius / (rhos * math.sqrt(m)))
+        em = _em(self._shares()[1], m)
         return np.array([em.select(row, rng) for row in scores], dtype=np.int64)
 
     def fit(self, X: Any, y: Any, rng: np.random.Generator) -> tuple[HalfspaceModel, float]:

@@ -263,6 +263,40 @@ class ExponentialMechanism(Primitive):
         self._record(n)
         return out
 
+    def select_stream(self, chunks: Iterable[Any], rng: np.random.Generator) -> int:
+        """One run over scores that arrive in chunks, in memory bounded by one chunk: the
+        index (into the concatenation of the chunks) of the selected candidate.
+
+        The Gumbel-max trick is exact for any partition of the candidates: with i.i.d.
+        standard Gumbel G_r, argmax_r (beta u_r + G_r) has law proportional to exp(beta u_r)
+        (the Gumbel-max trick, Yellott 1977; as a sampler of the exponential mechanism,
+        Durfee and Rogers 2019, Section 4, "Gumbel noise and the exponential mechanism"),
+        and the argmax of the whole set is the best of the chunks' argmaxes, so only the
+        running maximum is kept.  The noise is drawn chunk by chunk from ``rng``; NumPy
+        draws Gumbel variates one after another, so for the same ``rng`` state the result
+        equals :meth:`select` on the concatenated scores, whatever the
+        chunk sizes (ties keep the first index, as ``numpy.argmax`` does).
+
+        Privacy: one run of this primitive (epsilon-DP), recorded once.
+
+        Raises:
+            ValueError: a chunk that is not a non-empty 1-D array of finite numbers, or no
+                chunk at all.
+        """
+        rng = _check_rng(rng)
+        best, best_value, offset = -1, -np.inf, 0
+        for chunk in chunks:
+            noisy = _scores(chunk) * self.inverse_temperature
+            noisy += rng.gumbel(size=noisy.size)
+            j = int(np.argmax(noisy))
+            if best < 0 or noisy[j] > best_value:
+                best, best_value = offset + j, float(noisy[j])
+            offset += noisy.size
+        if best < 0:
+            raise ValueError("chunks must yield at least one chunk of scores, got none")
+        self._record(None)
+        return best
+
     def probabilities(self, scores: Any, dps: int = 50) -> list[mpmath.mpf]:
         """The exact selection probabilities (mpmath, ``dps`` digits), for exact audits."""
         arr = _scores(scores)

@@ -23,11 +23,13 @@ from mechanisms.estimators.halfspace import (
     EfficientMarginClassifier,
     KernelMarginClassifier,
     LabelDPClassifier,
-    MarginSelectionClassifier,
     NetMarginClassifier,
-    NeuralNetMarginClassifier,
     NoisySGDMarginClassifier,
     PureMarginClassifier,
+)
+from mechanisms.estimators.halfspace_selection import (
+    MarginSelectionClassifier,
+    NeuralNetMarginClassifier,
 )
 from mechanisms.estimators.prediction import PrivatePredictionClassifier
 

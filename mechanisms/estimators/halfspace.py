@@ -20,7 +20,8 @@ noisy GD with sigma calibrated by the accountant to the requested (epsilon, delt
 privacy than declared for n^2; the accountant states what the run spent), ``"paper"`` the
 papers' n^2 steps, or an integer.
 
-``candidates`` of the enumerating linear learners (net, pure, margin selection): None (the
+``candidates`` of the enumerating learners (net, pure, margin selection, and the network
+learner of :mod:`mechanisms.estimators.halfspace_selection`): None (the
 paper's net or cover) or N random points of the sphere drawn before the data are read (the
 practical regime: the exponential mechanism's privacy holds for any data-independent finite
 candidate set).  Each class's ``CURVE_REGIMES`` (in
@@ -40,14 +41,11 @@ from mechanisms.estimators.halfspace_regimes import (
     AUTO_STEPS,
     EFFICIENT_MARGIN_REGIMES,
     KERNEL_MARGIN_REGIMES,
-    MARGIN_SELECTION_REGIMES,
     NET_MARGIN_REGIMES,
-    NEURAL_NET_NOTE,
     NOISY_SGD_REGIMES,
     PRACTICAL_NOTE,
     PURE_MARGIN_REGIMES,
     RANDOM_CANDIDATES_NOTE,
-    SELECTION_NOTE,
     kernel_notes,
     phased_note,
     projection_note,
@@ -58,8 +56,6 @@ from mechanisms.margin import (
     EfficientLinearLearner,
     KernelLearner,
     LabelDPLearner,
-    MarginSelection,
-    NeuralNetLearner,
     PureLinearLearner,
 )
 from mechanisms.margin_linear import OPTIMIZERS
@@ -68,9 +64,7 @@ __all__ = [
     "EfficientMarginClassifier",
     "KernelMarginClassifier",
     "LabelDPClassifier",
-    "MarginSelectionClassifier",
     "NetMarginClassifier",
-    "NeuralNetMarginClassifier",
     "NoisySGDMarginClassifier",
     "PureMarginClassifier",
     "unit_rows",
@@ -456,57 +450,6 @@ class KernelMarginClassifier(_HalfspaceClassifier):
         return random_fourier_features(self._rows(X), model.frequencies, model.radius) @ model.w
 
 
-class NeuralNetMarginClassifier(_HalfspaceClassifier):
-    """001 Section 5 (Theorem 5.1, epsilon-DP) at toy sizes: a two-layer tanh network of
-    width ``width`` on a ``dimension``-dimensional sign embedding, chosen by the exponential
-    mechanism over a cover of the weights (enumerated: keep the sizes small)."""
-
-    NAME = "neural-net-margin"
-    TASK = "neural network"
-    SOURCE = "001 Bassily-Mohri-Suresh 2022, Section 5 (Theorem 5.1)"
-    PRIVACY = "pure"
-    SUMMARY = "exponential mechanism over a cover of two-layer networks (toy sizes)"
-    EFFICIENT = False
-
-    @classmethod
-    def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
-        return [
-            projection_note(cls, n, d, "001", "k = O(Lambda^2 r^2 log(m/beta)/rho^2)", "rho"),
-            NEURAL_NET_NOTE,
-        ]
-
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        rho: float = 0.1,
-        dimension: int = 2,
-        width: int = 2,
-        feature_norm: float = 1.0,
-        fit_intercept: bool = True,
-        random_state: Any = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.rho = rho
-        self.dimension = dimension
-        self.width = width
-        self.feature_norm = feature_norm
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-
-    def _check_params(self) -> None:
-        self._check_common("rho")
-        check_integer("dimension", self.dimension, 1, 3)
-        check_integer("width", self.width, 1, 3)
-
-    def _learner(self, n: int, d: int) -> Any:
-        return NeuralNetLearner(
-            float(self.epsilon), float(self.rho), int(self.dimension), int(self.width)
-        )
-
-    def _decision(self, X: np.ndarray) -> np.ndarray:
-        return self.model_.scores(self._rows(X))
-
-
 class LabelDPClassifier(_HalfspaceClassifier):
     """001 Appendix E (reconstructed): label-DP halfspaces of R^2 through the origin: one
     candidate per labeling of the (public) features, the exponential mechanism on the
@@ -539,62 +482,3 @@ class LabelDPClassifier(_HalfspaceClassifier):
 
     def _learner(self, n: int, d: int) -> Any:
         return LabelDPLearner(float(self.epsilon), float(self.rho))
-
-
-class MarginSelectionClassifier(_HalfspaceClassifier):
-    """001 Appendix F (reconstructed): Algorithm 1 at rho_j = 2^-j (j = 1..``grid``) with
-    epsilon/(2 grid) each, then the exponential mechanism (epsilon/2) picks the margin."""
-
-    NAME = "margin-selection"
-    SOURCE = "001 Bassily-Mohri-Suresh 2022, Appendix F (margin selection, reconstructed)"
-    PRIVACY = "pure"
-    SUMMARY = "Algorithm 1 over a grid of margins, the margin chosen privately"
-    EFFICIENT = False
-
-    CURVE_REGIMES: ClassVar[dict[str, dict[str, Any]]] = MARGIN_SELECTION_REGIMES
-
-    @classmethod
-    def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
-        return [
-            projection_note(cls, n, d, "001", "k = O(Lambda^2 r^2 log(m/beta)/rho^2)", ""),
-            RANDOM_CANDIDATES_NOTE,
-            SELECTION_NOTE,
-        ]
-
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        grid: int = 3,
-        dimension: int = 2,
-        feature_norm: float = 1.0,
-        fit_intercept: bool = True,
-        random_state: Any = None,
-        candidates: int | None = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.grid = grid
-        self.dimension = dimension
-        self.feature_norm = feature_norm
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.candidates = candidates
-
-    def _check_params(self) -> None:
-        self._check_common()
-        check_integer("grid", self.grid, 1, 8)
-        _check_candidates(self, 3)
-
-    def _learner(self, n: int, d: int) -> Any:
-        return MarginSelection(
-            float(self.epsilon),
-            int(self.grid),
-            int(self.dimension),
-            candidates=_candidates(self.candidates),
-        )
-
-    def _fit_learner(
-        self, learner: Any, X: np.ndarray, y: np.ndarray, rng: np.random.Generator
-    ) -> Any:
-        model, rho = learner.fit(self._rows(X), y, rng)
-        self.rho_ = rho
-        return model

@@ -362,12 +362,10 @@ class Runner:
         )
         return self
 
-    def __exit__(self, exc_type: object, *exc: object) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._bar.close()
-        if self._own is not None:  # after success every task is done: the workers exit on
-            # their own, reaped by the executor's thread (about 25 ms not waited for); after
-            # a failure wait, so that no worker outlives the error
-            self._own.shutdown(wait=exc_type is not None)
+        if self._own is not None:
+            self._own.shutdown()
 
     def _batches(
         self, n: int, key: tuple[int, ...], skip: int = 0

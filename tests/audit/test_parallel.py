@@ -8,7 +8,6 @@ test_streaming.py). No statistical test here: every check is an exact equality.
 from __future__ import annotations
 
 import multiprocessing
-from typing import Any
 
 import _audit_mechanisms as mech
 import numpy as np
@@ -253,18 +252,6 @@ def test_a_pool_that_fails_during_the_proposal_is_shut_down(small_pilot):
     assert multiprocessing.active_children() == []
     # control: the same audit in one process runs
     assert audit(mech.FailsInWorkers(), 0.0, 1.0, epsilon=1.0, samples=4_000, seed=1).samples_drawn
-
-
-def test_after_a_successful_audit_the_workers_exit_on_their_own():
-    """The runner does not wait for its workers after a success; they still exit (within
-    seconds, reaped by the executor's thread), and the result is the one-process result."""
-    kwargs: dict[str, Any] = dict(epsilon=1.0, samples=4_000, seed=3, batch_size=BATCH)
-    pooled = audit(mech.ShiftedLaplace(1.0), 0.0, 1.0, workers=2, **kwargs)
-    for child in multiprocessing.active_children():
-        child.join(timeout=30)
-    assert multiprocessing.active_children() == []
-    alone = audit(mech.ShiftedLaplace(1.0), 0.0, 1.0, **kwargs)
-    assert pooled.epsilon_lower == alone.epsilon_lower and pooled.event == alone.event
 
 
 def test_sketches_sent_to_the_pool_are_rebuilt_once_per_process():

@@ -320,4 +320,5 @@ if __name__ == "__main__":
         main()
         gap_sources()
         other_workloads()
-        large()
+        large(10**8, 5, 2)
+        large(10**9, 5, 2, header=False)

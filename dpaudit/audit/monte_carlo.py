@@ -113,8 +113,8 @@ def resolve_certification(certification: str, delta: float) -> str:
 
     Why: at ``delta > 0`` the best event's numerator count is mostly the ``n delta`` that the
     inequality subtracts, so the rectangle pays for both of its ends and the joint test
-    certifies clearly more (Gaussian sigma 1, delta 1e-5: +0.02 to +0.26 at 10^5-10^6 samples a
-    side, bench/approx_dp_limit.md); at ``delta = 0`` it gains +0.001 to +0.009 on a mechanism
+    certifies clearly more (Gaussian sigma 1, delta 1e-5: median +0.08 to +0.13 at 10^5-10^7
+    samples a side, bench/approx_dp_limit.md); at ``delta = 0`` it gains +0.001 to +0.009 on a mechanism
     that is pure DP (Laplace at epsilon 1) and +0.04 to +0.12 on one that is not (the
     Gaussian), for 0.3-0.9 s more per audit: ``certification="joint"`` takes it there too.
     """
@@ -243,7 +243,7 @@ def audit(
             ``"joint"``: one exact test of ``P[M(d) in E] <= e^eps P[M(d') in E] + delta``
             from both counts at once (:mod:`dpaudit.audit.joint`, Berger & Boos 1994), at
             level ``(1 - confidence) / tests``. Both are valid; the joint test certifies more
-            (Gaussian at delta 1e-5: +0.02 to +0.10, bench/approx_dp_limit.md), costs about
+            (Gaussian at delta 1e-5: median +0.08 to +0.13, bench/approx_dp_limit.md), costs about
             0.3-0.5 s more per audit, and its false-alarm rate on a mechanism exactly at its
             claim comes closer to ``1 - confidence`` (the rectangle's is well below it).
         max_outcomes: largest number of distinct outcomes searched as outcome sets, >= 1.

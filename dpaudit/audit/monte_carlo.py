@@ -114,9 +114,9 @@ def resolve_certification(certification: str, delta: float) -> str:
     Why: at ``delta > 0`` the best event's numerator count is mostly the ``n delta`` that the
     inequality subtracts, so the rectangle pays for both of its ends and the joint test
     certifies clearly more (Gaussian sigma 1, delta 1e-5: median +0.08 to +0.13 at 10^5-10^7
-    samples a side, bench/approx_dp_limit.md); at ``delta = 0`` it gains +0.001 to +0.009 on a mechanism
-    that is pure DP (Laplace at epsilon 1) and +0.04 to +0.12 on one that is not (the
-    Gaussian), for 0.3-0.9 s more per audit: ``certification="joint"`` takes it there too.
+    samples a side, bench/approx_dp_limit.md); at ``delta = 0`` it gains +0.001 to +0.009 on
+    a mechanism that is pure DP (Laplace at epsilon 1) and +0.04 to +0.12 on one that is not
+    (the Gaussian), for 0.3-0.9 s more per audit: ``certification="joint"`` takes it there.
     """
     if certification == "auto":
         return "joint" if delta > 0 else "clopper-pearson"

@@ -181,6 +181,13 @@ class MarginSelection:
             raise ValueError(f"selection_share must be a number in (0, 1), got {s}")
         return (1 - s) * e / _int("grid", self.grid), s * e
 
+    def _penalty(self) -> float:
+        """The factor c of the complexity term, checked (a number in [0, oo))."""
+        c = float(self.penalty)
+        if not (math.isfinite(c) and c >= 0):
+            raise ValueError(f"penalty must be a number in [0, oo), got {self.penalty!r}")
+        return c
+
     def rhos(self) -> list[float]:
         """rho_j = r 2^-j, j = 1..grid (Appendix F); with ``largest_margin`` g: g 2^-(j-1)."""
         top = self.radius / 2 if self.largest_margin is None else float(self.largest_margin)
@@ -221,10 +228,8 @@ class MarginSelection:
         m = len(X)
         rhos = np.array(self.rhos())
         loss = np.mean(np.einsum("rjd,md->rjm", W, X) * y <= rhos[None, :, None], axis=2)
-        c = float(self.penalty)
-        if not (math.isfinite(c) and c >= 0):
-            raise ValueError(f"penalty must be a number in [0, oo), got {self.penalty!r}")
-        scores = -(loss + c * self.weight_radius * self.radius / (rhos * math.sqrt(m)))
+        penalty = self._penalty() * self.weight_radius * self.radius / (rhos * math.sqrt(m))
+        scores = -(loss + penalty)
         em = _em(self._shares()[1], m)
         return np.array([em.select(row, rng) for row in scores], dtype=np.int64)
 
@@ -232,6 +237,7 @@ class MarginSelection:
         """Returns the selected model and its margin parameter."""
         X, y = _data(X, y)
         rng = _rng(rng)
+        self._penalty()  # refused before any learner runs: nothing half recorded
         models = [learner.fit(X, y, rng) for learner in self.learners()]
         k = int(self._choose(X, y, np.array([[model.w for model in models]]), rng)[0])
         return models[k], self.rhos()[k]
@@ -242,6 +248,7 @@ class MarginSelection:
         ``mechanism((X, y), rng)`` returns the selected model as one integer (the offset of
         the chosen rho_j's cover plus the index of its cover point: the output (w, rho_j) up
         to a bijection), with a ``.batch`` that draws the grid's selections vectorised."""
+        self._penalty()  # refused here, not after the grid's selections ran
         learners = self.learners()
         if len(projections) != len(learners):
             raise ValueError(

@@ -466,3 +466,16 @@ def test_practical_regime_beats_the_majority_class_on_breast_cancer(cls) -> None
     error, majority = _curve_errors(cls, breast_cancer("halfspace"), 398)
     print(cls.NAME, "practical regime, breast-cancer:", error, "majority", majority)
     assert error <= majority - 0.1
+
+
+def test_margin_selection_refuses_a_bad_penalty_before_any_learner_runs() -> None:
+    """The low-level learner (not only the estimator) checks the penalty up front: a bad one
+    leaves the ledger empty (nothing half recorded)."""
+    X, y, _, _ = _margin_data(30, 0)
+    learner = MarginSelection(0.9, 2, 2, candidates=20, penalty=float("nan"))
+    with Ledger() as ledger:
+        with pytest.raises(ValueError, match=r"penalty must be a number in \[0, oo\)"):
+            learner.fit(X, y, np.random.default_rng(0))
+        with pytest.raises(ValueError, match=r"penalty must be a number in \[0, oo\)"):
+            learner.mechanism([np.eye(2, X.shape[1])] * 2)
+    assert len(ledger) == 0

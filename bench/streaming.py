@@ -5,6 +5,8 @@
     python bench/streaming.py --big >> bench/streaming.md    # 10^9 per dataset, 2 workers
     python bench/streaming.py --cells 1d:1e7,10d:1e7 --repeat 3  # some cells, 1 and 2
                                                              # workers interleaved, 3 times
+    python bench/streaming.py --ceiling --cells 1d:1e7 --repeat 7  # what two busy cores
+                                                             # allow two workers
     python bench/streaming.py --help
 
 Every cell runs in a fresh Python process (``--run``), so its peak memory is its own. Memory
@@ -28,6 +30,13 @@ The machine is shared: the 1-minute load average before each cell is printed wit
 ratios (workers 2 / workers 1) mean more than the absolute times. ``--repeat`` runs each
 chosen cell's one-worker and two-worker audits in turn, that many times, and reports the
 median of the ratios of neighbouring runs (the load changes less between neighbours).
+
+``--ceiling`` measures what the machine allows two workers, whatever the auditor does: per
+round, a one-worker audit alone, then two one-worker audits of the same cell at once (two
+fresh processes, no pool), then the two-worker audit. Two audits at once each take longer than
+one alone (the cores share caches, memory bandwidth and the package's clock), by the
+*slowdown*; two workers with no overhead at all could then be at most ``2 / slowdown`` times
+faster than one: the *ceiling* the two-worker ratio is measured against.
 
 The memory monitor is not free: psutil's PSS read (``/proc/PID/smaps_rollup`` of each
 process) costs about 3.5 ms of CPU per sample, about 7% of a core at one sample per 50 ms,
@@ -194,6 +203,21 @@ def _tree_memory(proc: Any) -> tuple[int, int]:
     return rss, pss
 
 
+def _start(samples: int, workers: int, width: int, dask_workers: int = 0) -> subprocess.Popen:
+    """Start one cell in a fresh process (its figures come on its standard output)."""
+    cmd = [sys.executable, __file__, "--run", str(samples), str(workers), str(width)]
+    cmd.append(str(dask_workers))
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+
+
+def _figures(child: subprocess.Popen) -> dict[str, Any]:
+    """The figures a cell started by :func:`_start` prints, once it has ended."""
+    out, _ = child.communicate()
+    if child.returncode:
+        raise SystemExit(f"cell {child.args} failed with exit code {child.returncode}")
+    return json.loads(out.strip().splitlines()[-1])
+
+
 def _measure(
     samples: int, workers: int, width: int, dask_workers: int = 0, watch: bool = True
 ) -> dict[str, Any]:
@@ -202,9 +226,7 @@ def _measure(
     import psutil
 
     load = os.getloadavg()[0]
-    cmd = [sys.executable, __file__, "--run", str(samples), str(workers), str(width)]
-    cmd.append(str(dask_workers))
-    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    child = _start(samples, workers, width, dask_workers)
     proc = psutil.Process(child.pid)
     peak: int | None = 0 if watch else None
     peak_pss: int | None = 0 if watch else None
@@ -215,10 +237,7 @@ def _measure(
             rss = pss = 0
         peak, peak_pss = max(peak or 0, rss), max(peak_pss or 0, pss)
         time.sleep(PERIOD)
-    out, _ = child.communicate()
-    if child.returncode:
-        raise SystemExit(f"cell {cmd} failed with exit code {child.returncode}")
-    data = json.loads(out.strip().splitlines()[-1])
+    data = _figures(child)
     data.update(
         peak_tree=peak, peak_pss=peak_pss, load=load, samples=samples, workers=workers, width=width
     )
@@ -395,6 +414,50 @@ def main(plan: list[tuple[int, int]], repeat: int, dask: bool) -> None:
         )
 
 
+def ceiling(plan: list[tuple[int, int]], repeat: int) -> None:
+    """Per cell of ``plan`` and round: one one-worker audit alone, two at once, and the
+    two-worker audit (fresh processes, no memory monitor); print the slowdown of two audits
+    at once, the ceiling ``2 / slowdown`` and the two-worker ratio beside it."""
+    print("# What two busy cores allow two workers\n")
+    print(
+        f"`python bench/streaming.py --ceiling` on {platform.machine()}, {os.cpu_count()} "
+        f"cores, Python {platform.python_version()}; {repeat} rounds per cell, each: a "
+        "one-worker audit alone, two one-worker audits at once, the two-worker audit. "
+        "Slowdown: the mean wall time of the two audits at once over the lone audit's, per "
+        "round; ceiling: 2 / slowdown; ratio: the lone one-worker audit's wall time over the "
+        "two-worker audit's (medians over the rounds, ranges beside them).\n"
+    )
+    print(
+        "| output | samples per dataset | rounds | load (min-max) | one alone (s, median) "
+        "| two at once (s, median) | slowdown | ceiling | two workers (s, median) | ratio "
+        "| ratio / ceiling |"
+    )
+    print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    for width, n in plan:
+        alone, together, pooled, loads = [], [], [], []
+        for round_ in range(repeat):
+            loads.append(os.getloadavg()[0])
+            alone.append(_figures(_start(n, 1, width))["wall"])
+            pair = [_start(n, 1, width), _start(n, 1, width)]
+            together.append(statistics.mean(_figures(c)["wall"] for c in pair))
+            pooled.append(_figures(_start(n, 2, width))["wall"])
+            print(f"done {n:.0e} {width}-d round {round_ + 1}", file=sys.stderr)
+        slow = [b / a for a, b in zip(alone, together, strict=True)]
+        ratio = [a / b for a, b in zip(alone, pooled, strict=True)]
+        top = [2 / s for s in slow]
+        share = [r / c for r, c in zip(ratio, top, strict=True)]
+
+        def spread(xs: list[float]) -> str:
+            return f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})"
+
+        print(
+            f"| {width}-d | {n:.0e} | {repeat} | {min(loads):.1f}-{max(loads):.1f} "
+            f"| {statistics.median(alone):.2f} | {statistics.median(together):.2f} "
+            f"| {spread(slow)} | {spread(top)} | {statistics.median(pooled):.2f} "
+            f"| {spread(ratio)} | {spread(share)} |"
+        )
+
+
 def _cpu_ratio(one: dict[str, Any], two: dict[str, Any]) -> float:
     """The speed-up a quiet machine would give if the workers shared the work evenly: one
     worker's CPU time over the two-worker run's parent CPU plus half its workers' CPU."""
@@ -418,6 +481,12 @@ def _arguments() -> argparse.Namespace:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--profile", action="store_true", help="CPU per sample, by step")
     mode.add_argument("--big", action="store_true", help="10^9 per dataset, two workers")
+    mode.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="the speed-up two busy cores allow: one-worker audits alone and two at once, "
+        "beside the two-worker audit (--cells, default 1d:1e7; --repeat rounds)",
+    )
     parser.add_argument(
         "--cells",
         type=lambda text: [_cell(c) for c in text.split(",")],
@@ -439,6 +508,8 @@ if __name__ == "__main__":
         args = _arguments()
         if args.big:
             big()
+        elif args.ceiling:
+            ceiling(args.cells or [(1, 10**7)], max(args.repeat, 1))
         elif args.profile:
             profile()
         else:

@@ -84,6 +84,9 @@ MAX_ROUNDS = 6
 MAX_CELLS = 1024
 #: Cells whose probabilities are computed at once (memory: CHUNK x rows doubles).
 CHUNK = 64
+#: Values of ``p1`` whose masses one test keeps (each a row of at most a few hundred
+#: doubles): when a call would go beyond, the kept ones are dropped first.
+MASS_CACHE = 4096
 #: Relative allowance for the error of SciPy's binomial tails (Boost's ibeta, about 1e-14).
 TAIL_ALLOWANCE = 1e-9
 #: Rows of the region whose least ``k0`` differs by less than this many standard deviations
@@ -170,17 +173,12 @@ def _blocks(k0_min: np.ndarray, step: float) -> np.ndarray:
     return np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
 
 
-def _region_probability(
-    k0_min: np.ndarray, p0: np.ndarray, p1: np.ndarray, n: int, lo: int, step: float
-) -> np.ndarray:
-    """Upper bound on ``P[(K0, K1) in region]`` for each pair ``(p0[i], p1[i])``.
-
-    The region is ``k0 >= k0_min[k1 - lo]`` on the rows ``k1 = lo..lo+len(k0_min)-1``; rows
-    outside count fully.  Rows are grouped in runs (:func:`_blocks`) and each run counted with
-    its first row's ``k0_min``, the smallest (``k0_min`` is non-decreasing): a bound from
-    above, exact when ``step < 1``.
-    """
-    starts = _blocks(k0_min, step)
+def _row_masses(
+    k0_min: np.ndarray, p1: np.ndarray, n: int, lo: int, starts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """What :func:`_region_probability` needs of ``K1`` at each ``p1[i]``: the mass of each
+    run of rows (a row per ``p1``; :func:`_blocks`'s runs ``starts``), the mass outside the
+    rows (one per ``p1``), and the allowance for the runs' differences."""
     q = p1[:, None]
     if 3 * len(starts) >= len(k0_min):  # few rows: the probability of each row
         k1 = np.arange(lo, lo + len(k0_min))
@@ -193,9 +191,31 @@ def _region_probability(
         mass = np.where(upper_half, sf[:, :-1] - sf[:, 1:], cdf[:, 1:] - cdf[:, :-1])
         mass = np.maximum(mass, 0.0)
         slack = ABSOLUTE_ALLOWANCE * len(starts)  # each difference errs by about 1e-16
+    outside = binom.cdf(lo - 1, n, p1) + binom.sf(lo + len(k0_min) - 1, n, p1)
+    return mass, outside, slack
+
+
+def _region_probability(
+    k0_min: np.ndarray,
+    p0: np.ndarray,
+    p1: np.ndarray,
+    n: int,
+    lo: int,
+    step: float,
+    masses: tuple[np.ndarray, np.ndarray, float] | None = None,
+) -> np.ndarray:
+    """Upper bound on ``P[(K0, K1) in region]`` for each pair ``(p0[i], p1[i])``.
+
+    The region is ``k0 >= k0_min[k1 - lo]`` on the rows ``k1 = lo..lo+len(k0_min)-1``; rows
+    outside count fully.  Rows are grouped in runs (:func:`_blocks`) and each run counted with
+    its first row's ``k0_min``, the smallest (``k0_min`` is non-decreasing): a bound from
+    above, exact when ``step < 1``.  ``masses``: :func:`_row_masses` at ``p1`` when known
+    (they do not depend on ``p0``).
+    """
+    starts = _blocks(k0_min, step)
+    mass, outside, slack = _row_masses(k0_min, p1, n, lo, starts) if masses is None else masses
     tail0 = binom.sf(k0_min[starts][None, :] - 1, n, p0[:, None])
     inside = np.sum(mass * tail0, axis=1)
-    outside = binom.cdf(lo - 1, n, p1) + binom.sf(lo + len(k0_min) - 1, n, p1)
     return (inside + outside) * (1 + TAIL_ALLOWANCE) + slack
 
 
@@ -225,13 +245,38 @@ class _Test:
         self.rows = _k0_rows(self.k_lo, k_hi, t, n, delta, slope)
         span = float(min(self.rows[-1], n) - self.rows[0]) if len(self.rows) else 0.0
         self.step = max(BLOCK_SD * math.sqrt(k0 + 1.0), span / MAX_BLOCKS)
+        # K1's masses by p1: they do not depend on eps, and the bisection asks about the same
+        # cells' ends at every eps (the first grid) and twice per round (bound and point)
+        self._masses: dict[float, tuple[np.ndarray, float]] = {}
+        self._slack = 0.0
+
+    def _known_masses(self, p1: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """:func:`_row_masses` at ``p1``, computed once per value (the same numbers)."""
+        new = np.unique(np.array([v for v in p1.tolist() if v not in self._masses]))
+        if len(self._masses) + len(new) > MASS_CACHE:
+            self._masses.clear()
+            new = np.unique(p1)
+        starts = _blocks(self.rows, self.step)
+        for i in range(0, len(new), CHUNK):
+            part = new[i : i + CHUNK]
+            mass, outside, self._slack = _row_masses(self.rows, part, self.n, self.k_lo, starts)
+            for v, row, out in zip(part.tolist(), mass, outside.tolist(), strict=True):
+                self._masses[v] = (row, out)
+        known = [self._masses[v] for v in p1.tolist()]
+        return np.stack([m for m, _ in known]), np.array([o for _, o in known]), self._slack
 
     def _probability(self, p0: np.ndarray, p1: np.ndarray) -> np.ndarray:
         # in chunks of cells: a few hundred kilobytes of matrices at a time
         return np.concatenate(
             [
                 _region_probability(
-                    self.rows, p0[i : i + CHUNK], p1[i : i + CHUNK], self.n, self.k_lo, self.step
+                    self.rows,
+                    p0[i : i + CHUNK],
+                    p1[i : i + CHUNK],
+                    self.n,
+                    self.k_lo,
+                    self.step,
+                    self._known_masses(p1[i : i + CHUNK]),
                 )
                 for i in range(0, len(p0), CHUNK)
             ]

@@ -188,3 +188,24 @@ def test_region_rows_match_a_brute_force_scan(n, delta, c, t):
             passing = np.flatnonzero(running >= t)
             expected.append(passing[0] if len(passing) else n + 1)
     assert np.array_equal(got, np.array(expected, dtype=float))
+
+
+@pytest.mark.parametrize("n,k0,k1,delta", [(10**4, 60, 12, 1e-3), (10**6, 2400, 300, 1e-3)])
+def test_masses_kept_across_epsilons_give_the_same_probabilities(monkeypatch, n, k0, k1, delta):
+    """The test keeps K1's run masses per p1 value (they do not depend on eps): probabilities
+    from kept masses equal, bit for bit, the ones computed afresh, including after the keep
+    is cleared (a small MASS_CACHE), and the bounds of a bisection do not change."""
+    from dpaudit.audit import joint
+
+    test = joint._Test(k0, k1, n, delta, 2.0, 0.001)
+    a = np.geomspace(test.lo_p, test.hi_p, 40)
+    for eps in (0.5, 1.0, 0.5):
+        p0 = np.minimum(1.0, math.exp(eps) * a + delta)
+        kept = test._probability(p0, a)
+        fresh = joint._region_probability(test.rows, p0, a, n, test.k_lo, test.step)
+        assert kept.tolist() == fresh.tolist()
+    monkeypatch.setattr(joint, "MASS_CACHE", 16)
+    small = joint._Test(k0, k1, n, delta, 2.0, 0.001)
+    p0 = np.minimum(1.0, math.e * a + delta)
+    assert small._probability(p0, a).tolist() == test._probability(p0, a).tolist()
+    assert len(small._masses) <= 40

@@ -32,8 +32,14 @@ def test_default_selection_share(samples: int, delta: float, share: float) -> No
 
 @pytest.mark.parametrize(
     ("samples", "delta", "share"),
-    [(10**4, 0.0, 0.25), (10**9, 0.0, 0.25), (10**5, 1e-5, 0.25), (10**6, 1e-5, 0.1)]
-    + [(10**7, 1e-5, 0.05), (10**9, 1e-6, 0.05)],
+    [
+        (10**4, 0.0, 0.25),
+        (10**9, 0.0, 0.25),
+        (10**5, 1e-5, 0.25),
+        (10**6, 1e-5, 0.1),
+        (10**7, 1e-5, 0.05),
+        (10**9, 1e-6, 0.05),
+    ],
 )
 def test_default_selection_share_of_the_rectangle(samples: int, delta: float, share: float):
     assert default_selection_fraction(samples, delta, "clopper-pearson") == share

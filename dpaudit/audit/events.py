@@ -44,6 +44,7 @@ __all__ = [
     "count_hits",
     "plain_grid",
     "plain_intervals",
+    "sorted_quantiles",
 ]
 
 
@@ -147,7 +148,32 @@ def plain_grid(observed: np.ndarray) -> np.ndarray:
     finite = observed[np.isfinite(observed)]
     if len(finite) == 0:
         return finite
-    return np.unique(np.quantile(finite, np.linspace(0, 1, PLAIN_GRID)))
+    return np.unique(sorted_quantiles(np.sort(finite), np.linspace(0, 1, PLAIN_GRID)))
+
+
+def sorted_quantiles(values: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``np.quantile(values, q)`` (its default ``"linear"`` method, the same numbers) for
+    *sorted*, finite ``values`` and ``q`` in [0, 1].
+
+    ``np.quantile`` partitions its input at every index the quantiles need, and with
+    thousands of them NumPy's partition degrades: 4001 quantiles of 16,000 values took 225 ms,
+    a sort 0.2 ms (NumPy 2.4).  Here the order statistics are read off the sorted values and
+    interpolated as NumPy does (``(n - 1) q``, its floor and the next index, the weight, and
+    NumPy's two-sided interpolation); a test compares the two.
+    """
+    n = len(values)
+    virtual = (n - 1) * q
+    previous = np.floor(virtual)
+    following = previous + 1
+    last = virtual >= n - 1  # the largest value itself
+    previous[last] = following[last] = -1
+    weight = virtual - previous
+    low = values[previous.astype(np.intp)]
+    high = values[following.astype(np.intp)]
+    step = high - low
+    out = low + step * weight
+    np.subtract(high, step * (1 - weight), out=out, where=weight >= 0.5)
+    return out
 
 
 def plain_intervals(

@@ -104,41 +104,96 @@ def clopper_pearson(
     """
     if not 0.0 < level < 0.5:
         raise ValueError(f"level must be in (0, 0.5), got {level!r}")
-    from scipy.special import betainc, betaincc
+    from scipy.special import betainc, betaincc, betainccinv, betaincinv
 
     k = np.asarray(hits, dtype=float)
     size = np.broadcast_to(np.asarray(n, dtype=float), k.shape)
     k, size = np.broadcast_arrays(k, size)
     if np.any(size < 1) or np.any(k < 0) or np.any(k > size):
         raise ValueError("hits must be in [0, n] and n >= 1 (Clopper-Pearson counts)")
+    shape = k.shape
+    k, size = k.ravel(), size.ravel()  # one axis: the bisection evaluates by masks
     target = level * (1.0 - CDF_ALLOWANCE)
     with np.errstate(all="ignore"):
         # upper: P[X <= k | p] = 1 - I_p(k + 1, n - k) decreases in p; valid where <= target
-        upper = _bisect_log_p(lambda p: betaincc(k + 1, size - k, p) <= target, k < size)
+        upper = _bisect_log_p(
+            lambda p, m: betaincc(k[m] + 1, size[m] - k[m], p) <= target,
+            k < size,
+            guess=betainccinv(k + 1, size - k, target),
+        )
         upper = np.where(k < size, upper, 1.0)
         # lower: P[X >= k | p] = I_p(k, n - k + 1) increases in p; valid where <= target
-        lower = _bisect_log_p(lambda p: betainc(k, size - k + 1, p) > target, k > 0, lower_end=True)
+        lower = _bisect_log_p(
+            lambda p, m: betainc(k[m], size[m] - k[m] + 1, p) > target,
+            k > 0,
+            lower_end=True,
+            guess=betaincinv(k, size - k + 1, target),
+        )
         lower = np.where(k > 0, lower, 0.0)
-    return np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    return (
+        np.asarray(lower, dtype=float).reshape(shape),
+        np.asarray(upper, dtype=float).reshape(shape),
+    )
 
 
-def _bisect_log_p(above: Any, active: np.ndarray, *, lower_end: bool = False) -> np.ndarray:
+#: Half-width, in log p, of the window around the inverse incomplete beta's answer inside
+#: which :func:`_bisect_log_p` evaluates its predicate (relative 1e-10 in p).  Where the
+#: inverse is further off (it was seen 1.8e-9 relative off, and 12 times off in an extreme
+#: case) the window fails its check and every step is evaluated.  The predicates are not
+#: monotone in floating point within about 1e-13 of their boundary (a window of 1e-13 changed
+#: one bound among 12,000 random ones; 1e-10 changed none among 95,000), so the window stays
+#: a thousand times wider.
+GUESS_WINDOW = 1e-10
+
+
+def _bisect_log_p(
+    above: Any, active: np.ndarray, *, lower_end: bool = False, guess: Any = None
+) -> np.ndarray:
     """Bisection on log p in [log 1e-320, 0] for the boundary of a monotone predicate
-    ``above(p)`` (False below the boundary, True above it).  Returns the end of the final
-    bracket on the valid side: the high end (where ``above`` holds: an upper bound) or, with
-    ``lower_end``, the low end (where ``above`` fails: a lower bound)."""
+    ``above(p, m)`` (False below the boundary, True above it; ``p`` holds the values for the
+    elements selected by ``m``, a boolean mask or ``...`` for all).  Returns the end of the
+    final bracket on the valid side: the high end (where ``above`` holds: an upper bound) or,
+    with ``lower_end``, the low end (where ``above`` fails: a lower bound).
+
+    ``guess``: approximate boundaries (e.g. SciPy's inverse incomplete beta), used only to
+    save predicate evaluations, never trusted: where ``above`` is checked False at the low
+    end and True at the high end of a window of :data:`GUESS_WINDOW` around the guess, the
+    steps whose midpoint lies outside the window are decided by monotonicity; elsewhere
+    every step evaluates ``above``.  The midpoints, hence the result, are those of the
+    unguided bisection whenever the predicate is monotone outside the window (a third of
+    the evaluations: 64 steps halve a range of 737 in log p, and the first 41 midpoints land
+    outside the window; measured 2x faster on an audit's 64 refined events).
+    """
     shape = np.shape(active)
     lo = np.full(shape, math.log(1e-320))
     hi = np.zeros(shape)
+    w_lo = w_hi = np.full(shape, np.nan)  # no window: every comparison with NaN is False
+    if guess is not None:
+        with np.errstate(all="ignore"):
+            centre = np.log(np.asarray(guess, dtype=float))
+        ok = np.isfinite(centre) & (centre > lo) & (centre < hi)
+        if np.any(ok):
+            a = np.where(ok, np.maximum(centre - GUESS_WINDOW, lo), lo)
+            b = np.where(ok, np.minimum(centre + GUESS_WINDOW, hi), hi)
+            checked = ok.copy()
+            checked[ok] = ~np.asarray(above(np.exp(a[ok]), ok), dtype=bool) & np.asarray(
+                above(np.exp(b[ok]), ok), dtype=bool
+            )
+            w_lo, w_hi = np.where(checked, a, np.nan), np.where(checked, b, np.nan)
     for _ in range(_BISECTION_STEPS):
         mid = (lo + hi) / 2
-        ok = np.asarray(above(np.exp(mid)), dtype=bool)
+        ok = mid >= w_hi  # above the window: True; below it: False
+        need = ~(ok | (mid < w_lo))
+        if np.all(need):
+            ok = np.asarray(above(np.exp(mid), ...), dtype=bool)
+        elif np.any(need):
+            ok[need] = np.asarray(above(np.exp(mid[need]), need), dtype=bool)
         hi = np.where(ok, mid, hi)
         lo = np.where(ok, lo, mid)
     ends = np.exp(lo) if lower_end else np.exp(hi)
     # exp() of the bracket end is rounded to nearest: check the returned value itself and
     # step one bracket width outwards where the check fails
-    check = np.asarray(above(ends), dtype=bool)
+    check = np.asarray(above(ends, ...), dtype=bool)
     bad = check if lower_end else ~check
     if np.any(bad & active):
         width = np.exp(hi) - np.exp(lo)

@@ -158,3 +158,57 @@ def test_the_extreme_cases_catch_an_unverified_inverse() -> None:
     bounds were before) is below the exact upper bound at (3, 10^9, 1e-6)."""
     exact_upper = _exact_clopper_pearson(3, 10**9, 1e-6)[1]
     assert beta.ppf(1 - 1e-6, 4, 10**9 - 3) < exact_upper
+
+
+def _unguided(hits: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Clopper-Pearson by the bisection alone (no inverse-beta guess): every step evaluates
+    the tail, as before the guess was added."""
+    from scipy.special import betainc, betaincc
+
+    from dpaudit.audit.estimators import CDF_ALLOWANCE, _bisect_log_p
+
+    k, size = np.broadcast_arrays(np.asarray(hits, float), np.asarray(n, float))
+    k, size = k.ravel(), size.ravel()
+    target = level * (1.0 - CDF_ALLOWANCE)
+    with np.errstate(all="ignore"):
+        upper = _bisect_log_p(
+            lambda p, m: betaincc(k[m] + 1, size[m] - k[m], p) <= target, k < size
+        )
+        lower = _bisect_log_p(
+            lambda p, m: betainc(k[m], size[m] - k[m] + 1, p) > target, k > 0, lower_end=True
+        )
+    return np.where(k > 0, lower, 0.0), np.where(k < size, upper, 1.0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    n=st.floats(1.0, 1e12),
+    shares=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=40),
+    integer=st.booleans(),
+    level=st.floats(1e-12, 0.49),
+)
+def test_the_inverse_beta_guess_changes_no_bound(n, shares, integer, level) -> None:
+    """The guess only decides steps outside a verified window: the bounds are the unguided
+    bisection's, bit for bit (counts integer or real, 1 to 10^12 samples)."""
+    size = math.floor(n) if integer else n
+    hits = np.array(shares) * size
+    if integer:
+        hits = np.floor(hits)
+    lower, upper = clopper_pearson(hits, size, level)
+    ref_lower, ref_upper = _unguided(hits, np.float64(size), level)
+    np.testing.assert_array_equal(lower, ref_lower)
+    np.testing.assert_array_equal(upper, ref_upper)
+
+
+def test_a_wrong_guess_is_checked_and_not_used() -> None:
+    """A guess far from the boundary fails its window check: the bisection evaluates every
+    step and returns the unguided bound."""
+    from scipy.special import betaincc
+
+    from dpaudit.audit.estimators import _bisect_log_p
+
+    k, size, target = np.array([3.0, 40.0]), np.array([1000.0, 1000.0]), 0.01
+    pred = lambda p, m: betaincc(k[m] + 1, size[m] - k[m], p) <= target  # noqa: E731
+    right = _bisect_log_p(pred, k < size)
+    assert np.array_equal(_bisect_log_p(pred, k < size, guess=np.array([1e-9, 0.9])), right)
+    assert np.array_equal(_bisect_log_p(pred, k < size, guess=right * (1 + 1e-12)), right)

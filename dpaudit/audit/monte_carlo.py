@@ -443,10 +443,15 @@ def audit(
             chosen = runner.result(restated)
 
     certified = []
+    # every chosen event's two counts bounded in one call (the bisection's cost is per call)
+    counts = [
+        (int(hits[cand.numerator][j]), int(hits[1 - cand.numerator][j]))
+        for j, cand in enumerate(chosen)
+    ]
+    lowers, uppers = clopper_pearson(np.array(counts, dtype=float), n_cert, level)
     for j, cand in enumerate(chosen):
-        k_num, k_den = int(hits[cand.numerator][j]), int(hits[1 - cand.numerator][j])
-        p_num_lower, _ = clopper_pearson(k_num, n_cert, level)
-        _, p_den_upper = clopper_pearson(k_den, n_cert, level)
+        k_num, k_den = counts[j]
+        p_num_lower, p_den_upper = lowers[j, 0], uppers[j, 1]
         if certification == "joint":
             # one test at alpha / tests; its slope fixed by the selection samples' prediction
             bound = joint_epsilon_lower(

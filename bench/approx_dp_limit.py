@@ -34,7 +34,7 @@ from dpaudit.audit import (
 )
 from dpaudit.audit.estimators import bound_level
 from dpaudit.audit.joint import predicted_joint_bounds
-from dpaudit.audit.monte_carlo import default_selection_fraction
+from dpaudit.audit.options import default_selection_fraction
 from dpaudit.audit.outputs import infer_schema
 from dpaudit.audit.selection import search_events
 

@@ -44,7 +44,8 @@ from dpaudit.audit.domain import RecordDomain, as_records, check_domain
 from dpaudit.audit.errors import MechanismError
 from dpaudit.audit.estimators import bound_level, predicted_bounds
 from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES, MAX_WORKERS, worker_limit
-from dpaudit.audit.monte_carlo import _check_size, audit, check_certification, resolve_families
+from dpaudit.audit.monte_carlo import _check_size, audit
+from dpaudit.audit.options import check_certification, resolve_families
 from dpaudit.audit.probe import probe
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, Runner, seed_sequence

@@ -25,7 +25,7 @@ from dpaudit.audit import audit as run_audit
 from dpaudit.audit import audit_records, exact_audit, query_pairs
 from dpaudit.audit.domain import parse_records
 from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES
-from dpaudit.audit.monte_carlo import ARITHMETICS, CERTIFICATIONS
+from dpaudit.audit.options import ARITHMETICS, CERTIFICATIONS
 from dpaudit.audit.records import RELATIONS
 from dpaudit.cli.exit_codes import dumps
 from dpaudit.plugins import load_object

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from dpaudit.audit import audit
-from dpaudit.audit.monte_carlo import resolve_families
+from dpaudit.audit.options import resolve_families
 from dpaudit.audit.selection import FAMILIES
 from mechanisms.catalogue import LaplaceCount
 from mechanisms.floating_point import (

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dpaudit.audit import audit
-from dpaudit.audit.monte_carlo import default_selection_fraction
+from dpaudit.audit.options import default_selection_fraction
 
 
 @pytest.mark.parametrize(

@@ -301,7 +301,7 @@ def audit(
             keys = ((phase, i, 0), (phase, i, 1))
             rng = np.random.default_rng(seed_sequence(root, _MODELS, phase, i))
             observed_of[i] = None
-            if held == n and runner.pooled:  # every selection sample, searched by parts
+            if held == n and runner.parts_in_engine:  # every selection sample, by parts
                 found, frequencies = search_in_workers(
                     runner, pair, n, keys, scorer, families, max_outcomes, rng, phase == _SELECTION
                 )
@@ -495,7 +495,7 @@ def _stream_select(
     (the first ``held`` of the ``n`` selection samples of each dataset), tallied in the
     workers over the other selection batches, candidates chosen on the tallies.
 
-    With the runner's own pool the parts of the proposal run in the workers, each drawing
+    With the runner's own pool or Dask the parts of the proposal run in the workers, each drawing
     the pilot itself (:class:`~dpaudit.audit.runner.Pilot`); otherwise this process holds
     the pilot and proposes. The sketches and tallies are the same either way.
 
@@ -507,7 +507,7 @@ def _stream_select(
         None.
     """
     families = tuple(families)
-    if runner.pooled:
+    if runner.parts_in_engine:
         proposals, observed = propose_in_workers(
             runner, pair, held, keys, scorer, families, max_outcomes, rng
         )

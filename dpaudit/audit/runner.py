@@ -28,11 +28,10 @@ wrapped in :class:`dpaudit.audit.distributed.DaskExecutor` (retries, one task pe
 
 from __future__ import annotations
 
-import ctypes
 import math
 import pickle
-import random
 import sys
+import threading
 import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -48,6 +47,7 @@ from dpaudit.audit.distributed import DaskExecutor, is_dask_target
 from dpaudit.audit.errors import EngineError, MechanismError
 from dpaudit.audit.events import count_hits
 from dpaudit.audit.outputs import OutputSchema, infer_schema, to_array
+from dpaudit.audit.worker_process import start_worker
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -120,40 +120,6 @@ def draw(
     return out
 
 
-def _reseed_globals() -> None:
-    """Worker-process initializer: fresh global NumPy and ``random`` states (forked workers
-    would otherwise all start from the parent's state and repeat each other's draws), and a
-    malloc that keeps its memory (:func:`_keep_heap`)."""
-    np.random.seed(np.random.SeedSequence().generate_state(4))
-    random.seed()
-    _keep_heap()
-
-
-#: glibc ``mallopt`` parameters and the values set in worker processes (bytes).
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-_TRIM_THRESHOLD, _MMAP_THRESHOLD = 256 * 2**20, 32 * 2**20
-
-
-def _keep_heap() -> None:
-    """Let glibc's malloc keep freed memory in a worker process (Linux only; a no-op
-    elsewhere).
-
-    A worker allocates and frees the same few batch-sized arrays thousands of times; by
-    default glibc maps large ones afresh and returns freed heap to the system, so every batch
-    pays page faults again (measured: a quarter of a worker's CPU time went to the kernel at
-    100,000 samples per batch). Raising the mmap and trim thresholds keeps those pages;
-    memory stays bounded by the largest batch's arrays.
-    """
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        libc.mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD)
-        libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
-    except (OSError, AttributeError):  # not glibc
-        return
-
-
 def _pickling_failure(err: BaseException) -> bool:
     return "pickl" in f"{type(err).__name__} {err}".lower()
 
@@ -184,7 +150,8 @@ def _tally_task(
     schema: OutputSchema,
     sketches: Sequence[Any],
 ) -> list[np.ndarray]:
-    _HELD.clear()  # a pilot held for the proposal (:class:`Pilot`) is not needed any more
+    with _HELD_LOCK:
+        _HELD.clear()  # a pilot held for the proposal (:class:`Pilot`) is not needed any more
     x = to_array(draw(mechanism, dataset, n, seed), schema)
     return [np.asarray(s.tally(x), dtype=np.int64) for s in sketches]
 
@@ -207,6 +174,8 @@ def _tally_chunk(
 
 #: The pilot this process drew last (:meth:`Pilot.outputs`), by token: at most one.
 _HELD: dict[str, tuple[np.ndarray, ...]] = {}
+#: Guards :data:`_HELD`: a Dask worker may run tasks in threads, and one draw serves them all.
+_HELD_LOCK = threading.Lock()
 #: The value this worker process rebuilt last from a :class:`_Once`, by token: at most one.
 _ONCE: dict[str, Any] = {}
 
@@ -258,16 +227,17 @@ class Pilot:
         """The outputs per dataset (the batches concatenated), the same arrays as
         :meth:`Runner.sample` gives; drawn once per process, which keeps the last pilot only
         (until its next counting task: memory stays flat)."""
-        held = _HELD.get(self.token)
-        if held is None:
-            _HELD.clear()
-            held = tuple(
-                np.concatenate(
-                    [to_array(draw(self.mechanism, d, n, s), self.schema) for n, s in batches]
+        with _HELD_LOCK:  # threads of one process wait for one draw
+            held = _HELD.get(self.token)
+            if held is None:
+                _HELD.clear()
+                held = tuple(
+                    np.concatenate(
+                        [to_array(draw(self.mechanism, d, n, s), self.schema) for n, s in batches]
+                    )
+                    for d, batches in self.draws
                 )
-                for d, batches in self.draws
-            )
-            _HELD[self.token] = held
+                _HELD[self.token] = held
         return held
 
 
@@ -332,10 +302,17 @@ class Runner:
         """Whether batches run in the runner's own local process pool (``workers > 1``)."""
         return isinstance(self._own, ProcessPoolExecutor)
 
+    @property
+    def parts_in_engine(self) -> bool:
+        """Whether the selection's proposal and search run part by part on the engine, each
+        task drawing the pilot itself (:class:`Pilot`): the own pool and Dask; otherwise this
+        process holds the pilot and searches it."""
+        return isinstance(self._own, (ProcessPoolExecutor, DaskExecutor))
+
     def __enter__(self) -> Runner:
         self._own: ProcessPoolExecutor | DaskExecutor | None = None
         if self.executor is None and self.workers > 1:
-            self._own = ProcessPoolExecutor(max_workers=self.workers, initializer=_reseed_globals)
+            self._own = ProcessPoolExecutor(max_workers=self.workers, initializer=start_worker)
             # workers started now by no-op tasks, while this process draws its first batch
             for _ in range(self.workers):  # (forking and starting them takes about 20 ms)
                 self._own.submit(int)

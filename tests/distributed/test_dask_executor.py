@@ -209,3 +209,25 @@ def test_bad_address_through_audit_is_rejected() -> None:
 def test_unreachable_scheduler_fails_fast() -> None:
     with pytest.raises(OSError):
         DaskExecutor("tcp://127.0.0.1:9", timeout=1.0)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_selection_parts_run_on_the_workers(
+    client: Any, local_result: dict[str, Any], monkeypatch: pytest.MonkeyPatch, streamed: bool
+) -> None:
+    """The selection's search (every selection sample held) or proposal (a streamed
+    selection, forced by a small pilot) runs part by part as Dask tasks, each drawing the
+    pilot itself, not in this process; the result is the local one."""
+    from dpaudit.audit import streaming
+
+    if streamed:
+        monkeypatch.setattr(streaming, "HELD_SELECTION_SAMPLES", 20_000)
+        expected = _comparable(audit(mech.Laplace(1.0), 0.0, 1.0, **CONFIG))
+    else:
+        expected = local_result
+    with distributed.get_task_stream(client) as stream:
+        result = audit(mech.Laplace(1.0), 0.0, 1.0, executor=client, **CONFIG)
+    assert _comparable(result) == expected
+    names = {t["key"].split("-")[1] for t in stream.data if t["key"].startswith("dpaudit-")}
+    part = "_propose_task" if streamed else "_search_task"
+    assert part in names, sorted(names)

@@ -173,50 +173,66 @@ def _blocks(k0_min: np.ndarray, step: float) -> np.ndarray:
     return np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
 
 
+def _by_row(k0_min: np.ndarray, starts: np.ndarray) -> bool:
+    """Whether the runs are few enough rows that each row's probability is summed
+    (otherwise each run's, from distribution functions at its ends)."""
+    return 3 * len(starts) >= len(k0_min)
+
+
+def _runs_slack(k0_min: np.ndarray, starts: np.ndarray) -> float:
+    """The absolute allowance for the runs' masses: one per difference of two distribution
+    functions (each errs by about 1e-16); none when rows are summed one by one."""
+    return 0.0 if _by_row(k0_min, starts) else ABSOLUTE_ALLOWANCE * len(starts)
+
+
 def _row_masses(
     k0_min: np.ndarray, p1: np.ndarray, n: int, lo: int, starts: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, float]:
+) -> tuple[np.ndarray, np.ndarray]:
     """What :func:`_region_probability` needs of ``K1`` at each ``p1[i]``: the mass of each
-    run of rows (a row per ``p1``; :func:`_blocks`'s runs ``starts``), the mass outside the
-    rows (one per ``p1``), and the allowance for the runs' differences."""
+    run of rows (a row per ``p1``; :func:`_blocks`'s runs ``starts``) and the mass outside
+    the rows (one per ``p1``)."""
     q = p1[:, None]
-    if 3 * len(starts) >= len(k0_min):  # few rows: the probability of each row
+    if _by_row(k0_min, starts):  # few rows: the probability of each row
         k1 = np.arange(lo, lo + len(k0_min))
         mass = np.add.reduceat(binom.pmf(k1[None, :], n, q), starts, axis=1)
-        slack = 0.0
     else:  # many rows: the probability of each run, from distribution functions at its ends
         edges = np.r_[lo + starts - 1, lo + len(k0_min) - 1]  # run i is (edges[i], edges[i+1]]
         cdf, sf = binom.cdf(edges[None, :], n, q), binom.sf(edges[None, :], n, q)
         upper_half = edges[None, :-1] >= n * q  # the smaller tail: no cancellation near 1
         mass = np.where(upper_half, sf[:, :-1] - sf[:, 1:], cdf[:, 1:] - cdf[:, :-1])
         mass = np.maximum(mass, 0.0)
-        slack = ABSOLUTE_ALLOWANCE * len(starts)  # each difference errs by about 1e-16
     outside = binom.cdf(lo - 1, n, p1) + binom.sf(lo + len(k0_min) - 1, n, p1)
-    return mass, outside, slack
+    return mass, outside
+
+
+def _bounded_sum(
+    k0_min: np.ndarray,
+    starts: np.ndarray,
+    p0: np.ndarray,
+    n: int,
+    mass: np.ndarray,
+    outside: np.ndarray,
+) -> np.ndarray:
+    """:func:`_region_probability` from ``K1``'s masses (:func:`_row_masses`): each run's
+    mass times ``P[K0 >= its first row's k0_min]`` at ``p0``, plus the mass outside, inflated
+    by the tails' allowances."""
+    tail0 = binom.sf(k0_min[starts][None, :] - 1, n, p0[:, None])
+    inside = np.sum(mass * tail0, axis=1)
+    return (inside + outside) * (1 + TAIL_ALLOWANCE) + _runs_slack(k0_min, starts)
 
 
 def _region_probability(
-    k0_min: np.ndarray,
-    p0: np.ndarray,
-    p1: np.ndarray,
-    n: int,
-    lo: int,
-    step: float,
-    masses: tuple[np.ndarray, np.ndarray, float] | None = None,
+    k0_min: np.ndarray, p0: np.ndarray, p1: np.ndarray, n: int, lo: int, step: float
 ) -> np.ndarray:
     """Upper bound on ``P[(K0, K1) in region]`` for each pair ``(p0[i], p1[i])``.
 
     The region is ``k0 >= k0_min[k1 - lo]`` on the rows ``k1 = lo..lo+len(k0_min)-1``; rows
     outside count fully.  Rows are grouped in runs (:func:`_blocks`) and each run counted with
     its first row's ``k0_min``, the smallest (``k0_min`` is non-decreasing): a bound from
-    above, exact when ``step < 1``.  ``masses``: :func:`_row_masses` at ``p1`` when known
-    (they do not depend on ``p0``).
+    above, exact when ``step < 1``.
     """
     starts = _blocks(k0_min, step)
-    mass, outside, slack = _row_masses(k0_min, p1, n, lo, starts) if masses is None else masses
-    tail0 = binom.sf(k0_min[starts][None, :] - 1, n, p0[:, None])
-    inside = np.sum(mass * tail0, axis=1)
-    return (inside + outside) * (1 + TAIL_ALLOWANCE) + slack
+    return _bounded_sum(k0_min, starts, p0, n, *_row_masses(k0_min, p1, n, lo, starts))
 
 
 class _Test:
@@ -247,36 +263,34 @@ class _Test:
         self.step = max(BLOCK_SD * math.sqrt(k0 + 1.0), span / MAX_BLOCKS)
         # K1's masses by p1: they do not depend on eps, and the bisection asks about the same
         # cells' ends at every eps (the first grid) and twice per round (bound and point)
+        self.starts = _blocks(self.rows, self.step)
         self._masses: dict[float, tuple[np.ndarray, float]] = {}
-        self._slack = 0.0
 
-    def _known_masses(self, p1: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    def _known_masses(self, p1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:func:`_row_masses` at ``p1``, computed once per value (the same numbers)."""
         new = np.unique(np.array([v for v in p1.tolist() if v not in self._masses]))
         if len(self._masses) + len(new) > MASS_CACHE:
             self._masses.clear()
             new = np.unique(p1)
-        starts = _blocks(self.rows, self.step)
         for i in range(0, len(new), CHUNK):
             part = new[i : i + CHUNK]
-            mass, outside, self._slack = _row_masses(self.rows, part, self.n, self.k_lo, starts)
+            mass, outside = _row_masses(self.rows, part, self.n, self.k_lo, self.starts)
             for v, row, out in zip(part.tolist(), mass, outside.tolist(), strict=True):
                 self._masses[v] = (row, out)
         known = [self._masses[v] for v in p1.tolist()]
-        return np.stack([m for m, _ in known]), np.array([o for _, o in known]), self._slack
+        return np.stack([m for m, _ in known]), np.array([o for _, o in known])
 
     def _probability(self, p0: np.ndarray, p1: np.ndarray) -> np.ndarray:
-        # in chunks of cells: a few hundred kilobytes of matrices at a time
+        """:func:`_region_probability` of the test's region at each ``(p0[i], p1[i])``, in
+        chunks of cells (a few hundred kilobytes of matrices at a time)."""
         return np.concatenate(
             [
-                _region_probability(
+                _bounded_sum(
                     self.rows,
+                    self.starts,
                     p0[i : i + CHUNK],
-                    p1[i : i + CHUNK],
                     self.n,
-                    self.k_lo,
-                    self.step,
-                    self._known_masses(p1[i : i + CHUNK]),
+                    *self._known_masses(p1[i : i + CHUNK]),
                 )
                 for i in range(0, len(p0), CHUNK)
             ]

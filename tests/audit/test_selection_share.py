@@ -45,27 +45,31 @@ def test_default_selection_share_of_the_rectangle(samples: int, delta: float, sh
     assert default_selection_fraction(samples, delta, "clopper-pearson") == share
 
 
-def test_an_approximate_dp_audit_selects_on_its_default_share() -> None:
-    class Gaussian:
-        arithmetic = "real"
+class _Gaussian:
+    arithmetic = "real"
 
-        def __call__(self, d: float, rng: np.random.Generator) -> float:
-            return float(d + rng.normal())
+    def __call__(self, d: float, rng: np.random.Generator) -> float:
+        return float(d + rng.normal())
 
-        def batch(self, d: float, n: int, rng: np.random.Generator) -> np.ndarray:
-            return d + rng.normal(0.0, 1.0, n)
+    def batch(self, d: float, n: int, rng: np.random.Generator) -> np.ndarray:
+        return d + rng.normal(0.0, 1.0, n)
 
-    result = audit(Gaussian(), 0.0, 1.0, epsilon=5.0, delta=1e-5, samples=10**6, seed=0)
-    assert result.selection_samples == 200_000
-    assert result.samples_d0 == 800_000
-    rectangle = audit(
-        Gaussian(),
+
+@pytest.mark.parametrize(
+    ("certification", "selection", "certifying"),
+    [("auto", 200_000, 800_000), ("clopper-pearson", 100_000, 900_000)],
+)
+def test_an_approximate_dp_audit_selects_on_its_default_share(
+    certification: str, selection: int, certifying: int
+) -> None:
+    result = audit(
+        _Gaussian(),
         0.0,
         1.0,
         epsilon=5.0,
         delta=1e-5,
         samples=10**6,
         seed=0,
-        certification="clopper-pearson",
+        certification=certification,
     )
-    assert (rectangle.selection_samples, rectangle.samples_d0) == (100_000, 900_000)
+    assert (result.selection_samples, result.samples_d0) == (selection, certifying)

@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.expressions.grammar import _Parser
 from dpaudit.expressions.tokens import ExpressionError, _short, _tokenize
 
@@ -20,7 +19,7 @@ def parse(
     *,
     symbols: Iterable[str] | Mapping[str, sympy.Symbol] | bool = False,
     callables: Mapping[str, Callable[..., Any]] | None = None,
-    make_symbol: Callable[[str], sympy.Symbol] = sympy.Symbol,
+    make_symbol: Callable[[str], sympy.Symbol] | None = None,
     primes: bool = False,
 ) -> Any:
     """Parse ``text`` with the restricted grammar of this module.
@@ -31,7 +30,7 @@ def parse(
             sympy symbol, True for any name, False for none).
         callables: further callable names (e.g. event constructors), called with the parsed
             arguments; their TypeError/ValueError becomes an ExpressionError.
-        make_symbol: how a name becomes a symbol (default: a plain ``sympy.Symbol``).
+        make_symbol: how a name becomes a symbol (None: a plain ``sympy.Symbol``).
         primes: allow trailing primes on names (``delta'``), for theorem cards.
 
     Returns:
@@ -49,7 +48,13 @@ def parse(
     tokens = _tokenize(text, primes)
     if not isinstance(symbols, (bool, Mapping)):
         symbols = frozenset(symbols)
+    if make_symbol is None:
+        make_symbol = _plain_symbol
     return _Parser(text, tokens, symbols, make_symbol, dict(callables or {})).parse()
+
+
+def _plain_symbol(name: str) -> sympy.Symbol:
+    return sympy.Symbol(name)
 
 
 def parse_expression(

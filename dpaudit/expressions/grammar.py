@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.expressions.tokens import LIMITS, ExpressionError, _bits, _log2, _short, _Token
 
 __all__ = ["FUNCTIONS"]
@@ -18,39 +17,42 @@ def _arity(lo: int, hi: int | None) -> tuple[int, int | None]:
     return lo, hi
 
 
-#: Functions a text may call: name -> (sympy function, least and most number of arguments).
-FUNCTIONS: dict[str, tuple[Callable[..., Any], tuple[int, int | None]]] = {
-    "sqrt": (sympy.sqrt, _arity(1, 1)),
-    "log": (sympy.log, _arity(1, 2)),
-    "exp": (sympy.exp, _arity(1, 1)),
-    "Min": (sympy.Min, _arity(1, None)),
-    "Max": (sympy.Max, _arity(1, None)),
-    "floor": (sympy.floor, _arity(1, 1)),
-    "ceiling": (sympy.ceiling, _arity(1, 1)),
-    "Abs": (sympy.Abs, _arity(1, 1)),
-    "erf": (sympy.erf, _arity(1, 1)),
-    "erfc": (sympy.erfc, _arity(1, 1)),
-    "binomial": (sympy.binomial, _arity(2, 2)),
-    "factorial": (sympy.factorial, _arity(1, 1)),
-    "gamma": (sympy.gamma, _arity(1, 1)),
-    "tanh": (sympy.tanh, _arity(1, 1)),
+#: Functions a text may call: name -> (the sympy function's name, least and most number of
+#: arguments).  Names, not the functions: sympy is imported when a text first calls one.
+FUNCTIONS: dict[str, tuple[str, tuple[int, int | None]]] = {
+    "sqrt": ("sqrt", _arity(1, 1)),
+    "log": ("log", _arity(1, 2)),
+    "exp": ("exp", _arity(1, 1)),
+    "Min": ("Min", _arity(1, None)),
+    "Max": ("Max", _arity(1, None)),
+    "floor": ("floor", _arity(1, 1)),
+    "ceiling": ("ceiling", _arity(1, 1)),
+    "Abs": ("Abs", _arity(1, 1)),
+    "erf": ("erf", _arity(1, 1)),
+    "erfc": ("erfc", _arity(1, 1)),
+    "binomial": ("binomial", _arity(2, 2)),
+    "factorial": ("factorial", _arity(1, 1)),
+    "gamma": ("gamma", _arity(1, 1)),
+    "tanh": ("tanh", _arity(1, 1)),
 }
 
+#: Named constants: name -> the sympy constant's name (or a Python value).
 _CONSTANTS: dict[str, Any] = {
-    "pi": sympy.pi,
-    "E": sympy.E,
-    "oo": sympy.oo,
+    "pi": "pi",
+    "E": "E",
+    "oo": "oo",
     "True": True,
     "False": False,
 }
 
+#: Relations: operator -> the sympy relation class's name.
 _RELATIONS = {
-    "<": sympy.StrictLessThan,
-    "<=": sympy.LessThan,
-    ">": sympy.StrictGreaterThan,
-    ">=": sympy.GreaterThan,
-    "==": sympy.Eq,
-    "!=": sympy.Ne,
+    "<": "StrictLessThan",
+    "<=": "LessThan",
+    ">": "StrictGreaterThan",
+    ">=": "GreaterThan",
+    "==": "Eq",
+    "!=": "Ne",
 }
 
 
@@ -125,7 +127,7 @@ class _Parser:
             right = self.sum()
             a = self.number(left, first_tok, f"comparison {op.text!r}")
             b = self.number(right, right_tok, f"comparison {op.text!r}")
-            rels.append(_RELATIONS[op.text](a, b))
+            rels.append(getattr(sympy, _RELATIONS[op.text])(a, b))
             left, first_tok = right, right_tok
         self.depth -= 1
         if not rels:
@@ -284,7 +286,8 @@ class _Parser:
     def name(self, tok: _Token) -> Any:
         word = tok.text
         if word in _CONSTANTS:
-            return _CONSTANTS[word]
+            constant = _CONSTANTS[word]
+            return getattr(sympy, constant) if isinstance(constant, str) else constant
         if self.symbols is True or (self.symbols and word in self.symbols):
             if isinstance(self.symbols, Mapping):
                 return self.symbols[word]
@@ -333,7 +336,8 @@ class _Parser:
             except (TypeError, ValueError, ArithmeticError) as err:
                 raise self.fail(f"{name}: {err}", name_tok) from None
         if name in FUNCTIONS:
-            func, (lo, hi) = FUNCTIONS[name]
+            func_name, (lo, hi) = FUNCTIONS[name]
+            func = getattr(sympy, func_name)
             if kwargs:
                 raise self.fail(f"{name} takes no keyword arguments", name_tok)
             if len(args) < lo or (hi is not None and len(args) > hi):

@@ -10,7 +10,7 @@ import dataclasses
 from fractions import Fraction
 from typing import Any
 
-import sympy
+from dpaudit.deferred_imports import sympy
 
 __all__ = ["LIMITS", "ExpressionError", "check_text", "shorten"]
 

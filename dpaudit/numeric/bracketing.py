@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.numeric.enclosures import endpoints, interval
 from dpaudit.numeric.values import EvaluationError, exact
 

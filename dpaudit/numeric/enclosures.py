@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import mpmath
-import sympy
 
+from dpaudit.deferred_imports import sympy
 from dpaudit.numeric.precision import PRECISION_LOCK
 from dpaudit.numeric.values import EvaluationError, exact
 

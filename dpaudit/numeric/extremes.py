@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.numeric.enclosures import decide_relation, endpoints, interval
 from dpaudit.numeric.values import exact
 

@@ -10,8 +10,8 @@ from fractions import Fraction
 from typing import Any, Literal
 
 import mpmath
-import sympy
 
+from dpaudit.deferred_imports import sympy
 from dpaudit.numeric.enclosures import _precision_ladder, endpoints, interval
 from dpaudit.numeric.values import EvaluationError
 

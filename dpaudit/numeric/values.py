@@ -13,8 +13,7 @@ from fractions import Fraction
 from numbers import Integral, Rational
 from typing import Any
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.expressions import ExpressionError, as_expr, parse_expression
 
 
@@ -26,7 +25,8 @@ def _describe(value: Any) -> str:
     return repr(value)
 
 
-_REAL_HEADS = (sympy.Add, sympy.Mul, sympy.exp, sympy.Max, sympy.Min, sympy.binomial, sympy.Abs)
+#: The heads :func:`_obviously_real` accepts (names: sympy is imported on first use).
+_REAL_HEADS = ("Add", "Mul", "exp", "Max", "Min", "binomial", "Abs")
 
 
 def _obviously_real(expr: sympy.Expr) -> bool:
@@ -34,10 +34,11 @@ def _obviously_real(expr: sympy.Expr) -> bool:
     + and *, integer powers, exp, Max, Min, Abs and binomial.  (sympy's ``is_real`` query
     answers the same on such trees but, on an unevaluated sum of thousands of terms, takes
     seconds.)"""
+    heads = tuple(getattr(sympy, name) for name in _REAL_HEADS)
     for node in sympy.preorder_traversal(expr):
         if node.is_Rational or node is sympy.E or node is sympy.pi:
             continue
-        if isinstance(node, _REAL_HEADS):
+        if isinstance(node, heads):
             continue
         if node.is_Pow and node.args[1].is_Integer:
             continue

@@ -15,6 +15,7 @@ from typing import Any
 import mpmath
 
 from dpaudit.deferred_imports import sympy
+from dpaudit.numeric.exact_numbers import ExactNumber, decide_relation, install_enclosure
 from dpaudit.numeric.precision import PRECISION_LOCK
 from dpaudit.numeric.values import EvaluationError, exact
 
@@ -82,16 +83,15 @@ _iv_erf = _monotone("erf", increasing=True, span=(-1, 1))
 _iv_erfc = _monotone("erfc", increasing=False, span=(0, 2))
 
 
-def _iv_pow(base: Any, exponent: sympy.Expr, env: Mapping[sympy.Symbol, Any]) -> Any:
+def _iv_pow(base: Any, exponent: Any, env: Mapping[sympy.Symbol, Any]) -> Any:
     if exponent.is_Integer:
         n = int(exponent)
         if n >= 0:
             return base**n
         return mpmath.iv.mpf(1) / base ** (-n)
-    if exponent == sympy.Rational(1, 2):
-        return mpmath.iv.sqrt(base)
-    if exponent == sympy.Rational(-1, 2):
-        return mpmath.iv.mpf(1) / mpmath.iv.sqrt(base)
+    if exponent.is_Rational and exponent.q == 2 and abs(exponent.p) == 1:
+        root = mpmath.iv.sqrt(base)
+        return root if exponent.p == 1 else mpmath.iv.mpf(1) / root
     e = _iv_eval(exponent, env)
     lo = endpoints(base)[0]
     if lo < 0 or (lo == 0 and not _EXTENDED.get()):
@@ -109,7 +109,77 @@ def _iv_max(values: list[Any]) -> Any:
     return mpmath.iv.mpf([max(e[0] for e in ends), max(e[1] for e in ends)])
 
 
+def _iv_exact_number(x: ExactNumber, env: Mapping[sympy.Symbol, Any]) -> Any:
+    """Enclose an :class:`ExactNumber` (the same rules as its sympy form below)."""
+    iv = mpmath.iv
+    head, args = x.head, x.operands
+    if head == "rational":
+        return _iv_const(x)
+    if head == "E":
+        return iv.e
+    if head == "pi":
+        return iv.pi
+    if head == "pow":
+        return _iv_pow(_iv_eval(args[0], env), args[1], env)
+    if head in ("add", "mul"):
+        values = [_iv_eval(a, env) for a in args]
+        total = values[0]
+        for v in values[1:]:
+            total = total + v if head == "add" else total * v
+        return total
+    if head in _IV_FUNCTIONS:
+        return _IV_FUNCTIONS[head](*[_iv_eval(a, env) for a in args])
+    if head in ("floor", "ceiling"):
+        return _iv_round(_iv_eval(args[0], env), mpmath.floor if head == "floor" else mpmath.ceil)
+    if head in ("binomial", "factorial") and all(a.is_Integer for a in args):
+        return _iv_integer_function(head, [int(a) for a in args], x)
+    raise EvaluationError(f"unsupported function in rigorous evaluation: {head}")
+
+
+def _iv_log(arg: Any) -> Any:
+    lo = endpoints(arg)[0]
+    if lo < 0 or (lo == 0 and not _EXTENDED.get()):
+        raise EvaluationError("log of a possibly non-positive value")
+    return mpmath.iv.log(arg)  # log of an interval starting at 0 starts at -oo (extended mode)
+
+
+def _iv_abs(x: Any) -> Any:
+    lo, hi = endpoints(x)
+    if lo >= 0:
+        return x
+    if hi <= 0:
+        return -x
+    return mpmath.iv.mpf([0, max(-lo, hi)])
+
+
+def _iv_round(x: Any, fn: Callable[[Any], Any]) -> Any:
+    lo, hi = endpoints(x)
+    with mpmath.workprec(max(mpmath.iv.prec, lo.man.bit_length() + 64 if lo else 64)):
+        return mpmath.iv.mpf([fn(lo), fn(hi)])
+
+
+def _iv_integer_function(name: str, ints: list[int], expr: Any) -> Any:
+    if name == "factorial":
+        return mpmath.iv.mpf(math.factorial(ints[0])) if ints[0] >= 0 else _unsupported(expr)
+    n, r = ints
+    return mpmath.iv.mpf(math.comb(n, r)) if n >= 0 and r >= 0 else _unsupported(expr)
+
+
+#: Interval extensions by function name, shared by both kinds of exact value.
+_IV_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "exp": lambda x: mpmath.iv.exp(x),
+    "log": _iv_log,
+    "erf": lambda x: _iv_erf(x),
+    "erfc": lambda x: _iv_erfc(x),
+    "Abs": _iv_abs,
+    "Min": lambda *xs: _iv_min(list(xs)),
+    "Max": lambda *xs: _iv_max(list(xs)),
+}
+
+
 def _iv_eval(expr: sympy.Expr, env: Mapping[sympy.Symbol, Any]) -> Any:
+    if isinstance(expr, ExactNumber):
+        return _iv_exact_number(expr, env)
     iv = mpmath.iv
     if expr.is_Symbol:
         if expr not in env:
@@ -143,42 +213,27 @@ def _iv_eval(expr: sympy.Expr, env: Mapping[sympy.Symbol, Any]) -> Any:
     if isinstance(expr, sympy.log):
         if len(expr.args) != 1:
             raise EvaluationError("log with a base is not supported; use log(x)/log(b)")
-        arg = _iv_eval(expr.args[0], env)
-        lo = endpoints(arg)[0]
-        if lo < 0 or (lo == 0 and not _EXTENDED.get()):
-            raise EvaluationError(f"log of a possibly non-positive value in {expr}")
-        return iv.log(arg)  # log of an interval starting at 0 starts at -oo (extended mode)
+        return _iv_log(_iv_eval(expr.args[0], env))
     if isinstance(expr, sympy.erf):
         return _iv_erf(_iv_eval(expr.args[0], env))
     if isinstance(expr, sympy.erfc):
         return _iv_erfc(_iv_eval(expr.args[0], env))
     if isinstance(expr, sympy.Abs):
-        x = _iv_eval(expr.args[0], env)
-        lo, hi = endpoints(x)
-        if lo >= 0:
-            return x
-        if hi <= 0:
-            return -x
-        return iv.mpf([0, max(-lo, hi)])
+        return _iv_abs(_iv_eval(expr.args[0], env))
     if isinstance(expr, sympy.Min):
         return _iv_min([_iv_eval(a, env) for a in expr.args])
     if isinstance(expr, sympy.Max):
         return _iv_max([_iv_eval(a, env) for a in expr.args])
     if isinstance(expr, (sympy.floor, sympy.ceiling)):
-        lo, hi = endpoints(_iv_eval(expr.args[0], env))
         fn = mpmath.floor if isinstance(expr, sympy.floor) else mpmath.ceil
-        with mpmath.workprec(max(iv.prec, lo.man.bit_length() + 64 if lo else 64)):
-            return iv.mpf([fn(lo), fn(hi)])
+        return _iv_round(_iv_eval(expr.args[0], env), fn)
     if isinstance(expr, sympy.Piecewise):
         return _iv_piecewise(expr, env)
     if isinstance(expr, (sympy.binomial, sympy.factorial)) and all(a.is_Integer for a in expr.args):
         # exact integers (an unevaluated binomial(k, i) in a written-out sum); other
         # arguments are not supported
-        ints = [int(a) for a in expr.args]
-        if isinstance(expr, sympy.factorial):
-            return iv.mpf(math.factorial(ints[0])) if ints[0] >= 0 else _unsupported(expr)
-        n, r = ints
-        return iv.mpf(math.comb(n, r)) if n >= 0 and r >= 0 else _unsupported(expr)
+        name = "factorial" if isinstance(expr, sympy.factorial) else "binomial"
+        return _iv_integer_function(name, [int(a) for a in expr.args], expr)
     if isinstance(expr, sympy.Lambda):
         raise EvaluationError("cannot evaluate a Lambda without arguments")
     if expr in (sympy.oo, -sympy.oo, sympy.zoo, sympy.nan):
@@ -227,35 +282,6 @@ def _iv_condition(cond: Any, env: Mapping[sympy.Symbol, Any]) -> bool | None:
         if cond.rel_op in ("<", "<=", ">", ">=", "=="):
             return decide_relation(cond.rel_op, lo, hi)
     raise EvaluationError(f"unsupported condition {cond}")
-
-
-def decide_relation(op: str, lo: Any, hi: Any) -> bool | None:
-    """Decide ``d op 0`` for a difference ``d = lhs - rhs`` enclosed in ``[lo, hi]``.
-
-    Args:
-        op: one of ``"<"``, ``"<="``, ``">"``, ``">="``, ``"=="``.
-        lo, hi: a rigorous enclosure of lhs - rhs.
-
-    Returns:
-        True or False when the enclosure decides the relation, None when it does not.
-    """
-    if op in ("<", "<="):
-        if hi < 0 or (op == "<=" and hi <= 0):
-            return True
-        if lo > 0 or (op == "<" and lo >= 0):
-            return False
-        return None
-    if op in (">", ">="):
-        if lo > 0 or (op == ">=" and lo >= 0):
-            return True
-        if hi < 0 or (op == ">" and hi <= 0):
-            return False
-        return None
-    if op == "==":
-        if lo == hi == 0:
-            return True
-        return False if (lo > 0 or hi < 0) else None
-    raise ValueError(f"op must be one of <, <=, >, >=, ==, got {op!r}")
 
 
 def _to_interval_value(value: Any, name: str) -> Any:
@@ -344,3 +370,28 @@ def _precision_ladder() -> list[int]:
         ladder.append(p)
         p *= 2
     return ladder
+
+
+def _enclose_exact_number(value: ExactNumber) -> tuple[Any, Any] | None:
+    """``(low, high)`` of :func:`interval` for :class:`ExactNumber`'s own comparisons."""
+    try:
+        return endpoints(interval(value))
+    except EvaluationError:
+        return None
+
+
+def _decide_exact_number(value: ExactNumber, op: str) -> bool | None:
+    """Decide ``value op 0``, raising the precision until an enclosure does (None when none up
+    to :data:`MAX_PRECISION` does, or the value cannot be evaluated)."""
+    for p in _precision_ladder():
+        try:
+            lo, hi = endpoints(interval(value, prec=p))
+        except EvaluationError:
+            return None
+        decided = decide_relation(op, lo, hi)
+        if decided is not None:
+            return decided
+    return None
+
+
+install_enclosure(_enclose_exact_number, _decide_exact_number)

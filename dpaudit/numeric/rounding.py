@@ -13,6 +13,7 @@ import mpmath
 
 from dpaudit.deferred_imports import sympy
 from dpaudit.numeric.enclosures import _precision_ladder, endpoints, interval
+from dpaudit.numeric.exact_numbers import ExactNumber, is_sympy_object
 from dpaudit.numeric.values import EvaluationError
 
 Direction = Literal["up", "down"]
@@ -32,7 +33,7 @@ def mpf_to_float(x: Any, direction: Direction) -> float:
     if direction not in ("up", "down"):
         raise ValueError(f"direction must be 'up' or 'down', got {direction!r}")
     if not isinstance(x, mpmath.mpf):
-        if isinstance(x, (int, Fraction, sympy.Basic)):
+        if isinstance(x, (int, Fraction, ExactNumber)) or is_sympy_object(x):
             lo, hi = endpoints(interval(x))
             x = hi if direction == "up" else lo
         else:
@@ -71,7 +72,7 @@ def to_float(expr: Any, direction: Direction, subs: Mapping[Any, Any] | None = N
     """
     if direction not in ("up", "down"):
         raise ValueError(f"direction must be 'up' or 'down', got {direction!r}")
-    if isinstance(expr, sympy.Basic) and expr in (sympy.oo, -sympy.oo):
+    if is_sympy_object(expr) and expr in (sympy.oo, -sympy.oo):
         return math.inf if expr is sympy.oo else -math.inf
     result = math.nan
     for prec in _precision_ladder():

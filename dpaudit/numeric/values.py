@@ -15,6 +15,7 @@ from typing import Any
 
 from dpaudit.deferred_imports import sympy
 from dpaudit.expressions import ExpressionError, as_expr, parse_expression
+from dpaudit.numeric.exact_numbers import ExactNumber, is_sympy_object
 
 
 class EvaluationError(ArithmeticError):
@@ -65,7 +66,9 @@ def exact(value: Any, name: str = "value") -> sympy.Expr:
     """
     if isinstance(value, bool):
         raise ValueError(f"{name} must be a real number, got the boolean {value!r}")
-    if isinstance(value, sympy.Basic):
+    if isinstance(value, ExactNumber):
+        return value
+    if is_sympy_object(value):
         expr = as_expr(value)
         if expr.has(sympy.nan, sympy.zoo) or expr in (sympy.oo, -sympy.oo):
             raise ValueError(f"{name} must be a finite real number, got {value!r}")

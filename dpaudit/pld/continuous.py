@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from statistics import NormalDist
 
 import numpy as np
 
@@ -181,9 +182,10 @@ def _gaussian_pair(sigma: float, q: float, direction: str, base_tail: float) -> 
     lq = math.log(q)
     l1q = math.log1p(-q) if q < 1 else -math.inf
     mag0 = abs(lq) + (abs(l1q) if q < 1 else 0.0)
-    from scipy.special import ndtri  # imported here: start-up stays fast
-
-    z = -float(ndtri(base_tail))
+    # the standard normal quantile (stdlib, Wichura's AS241; agrees with scipy's ndtri to
+    # ~1e-15 down to 5e-324): it only places the cut, whose tail masses are bounded rigorously
+    # below (masses.normal_tails); scipy.special would cost ~0.2 s of the command's start.
+    z = -NormalDist().inv_cdf(base_tail)
     xa, xb = -1 - z * sigma, 1 + z * sigma
     if direction == "remove":
 

@@ -39,9 +39,8 @@ import functools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import sympy
-
 from dpaudit.accountant import Accountant, Concentrated, Pure
+from dpaudit.deferred_imports import sympy
 from dpaudit.events import Event
 from dpaudit.ledger import Guard, StepRefusedError
 from dpaudit.numeric import exact, float_up

@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.events import EVENT_TYPES, Event
 from dpaudit.expressions import ExpressionError, parse, parse_expression, parse_relation
 

@@ -33,8 +33,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.events import EVENT_TYPES, Event
 from dpaudit.events import cover as _cover  # noqa: F401  (registers EMCover)
 from dpaudit.events import stability as _stability  # noqa: F401  (registers its events)

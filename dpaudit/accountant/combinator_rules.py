@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-import sympy
-
 from dpaudit import events as ev
 from dpaudit.accountant.domains import admit, with_params
 from dpaudit.accountant.rules import (
@@ -33,6 +31,7 @@ from dpaudit.accountant.statements import (
     compare,
     show,
 )
+from dpaudit.deferred_imports import sympy
 from dpaudit.theorems import composition as comp
 from dpaudit.theorems import zcdp
 

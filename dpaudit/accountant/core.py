@@ -20,13 +20,10 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-import sympy
-
 from dpaudit.accountant import domains
 from dpaudit.accountant.guarantee import Considered, Guarantee, UnsupportedEventError
 from dpaudit.accountant.rules import BUDGET_FREE, RULES, of_currency
 from dpaudit.accountant.statements import (
-    SETTLED,
     Alternative,
     Approx,
     Candidate,
@@ -40,6 +37,7 @@ from dpaudit.accountant.statements import (
     show,
     upper_float,
 )
+from dpaudit.deferred_imports import sympy
 from dpaudit.events import Composed, Event, SelfComposed
 from dpaudit.expressions import as_expr
 from dpaudit.numeric import PRECISION_LOCK, EvaluationError, float_down
@@ -189,6 +187,8 @@ class Accountant:
             raise ValueError(f"no result proves a guarantee for {event} at delta = {target}{why}")
         g = _choose(event, candidates, target)
         if skipped:
+            from dpaudit.accountant.statements import SETTLED  # made from sympy on first access
+
             why = (
                 f"not computed: {', '.join(sorted(set(skipped)))} (this bound is exact: its "
                 f"certified band is within {float(SETTLED):g} of it)"

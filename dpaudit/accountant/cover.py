@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import sympy
-
 from dpaudit.accountant.core import Accountant
 from dpaudit.accountant.domains import admit
 from dpaudit.accountant.rules import Children, register_rule
 from dpaudit.accountant.statements import Approx, Concentrated, Pure, Statement, Step, show
+from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Relation
 from dpaudit.events.cover import EMCover
 from dpaudit.numeric import exact

@@ -20,16 +20,16 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import sympy
-
 from dpaudit import events as ev
 from dpaudit.accountant.domains import admit, with_params
 from dpaudit.accountant.statements import (
     Candidate,
     Statement,
     Step,
+    exact_zero,
     show,
 )
+from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
 from dpaudit.expressions import as_expr
 from dpaudit.numeric import EvaluationError, float_down, float_up, from_float
@@ -167,8 +167,8 @@ def refined_epsilon_bounds(
 class OptimalComposition(Statement):
     """k-fold composition of an (epsilon0, delta0)-DP mechanism, resolved at the target delta."""
 
-    epsilon0: sympy.Expr = sympy.Integer(0)
-    delta0: sympy.Expr = sympy.Integer(0)
+    epsilon0: sympy.Expr = dataclasses.field(default_factory=exact_zero)
+    delta0: sympy.Expr = dataclasses.field(default_factory=exact_zero)
     count: int = 1
     currency = "optimal"
 
@@ -215,8 +215,8 @@ class OptimalComposition(Statement):
 class AdvancedComposition(Statement):
     """k-fold advanced composition, with slack delta' = target delta - k delta0."""
 
-    epsilon0: sympy.Expr = sympy.Integer(0)
-    delta0: sympy.Expr = sympy.Integer(0)
+    epsilon0: sympy.Expr = dataclasses.field(default_factory=exact_zero)
+    delta0: sympy.Expr = dataclasses.field(default_factory=exact_zero)
     count: int = 1
     currency = "advanced"
 
@@ -289,7 +289,7 @@ class BoundedRangeComposition(Statement):
     bounded_range_composition_bounds`: an upper bound, and a certified lower bound on the
     optimum for the class (an adaptive composition of exponential mechanisms attains it)."""
 
-    epsilon0: sympy.Expr = sympy.Integer(0)
+    epsilon0: sympy.Expr = dataclasses.field(default_factory=exact_zero)
     count: int = 1
     currency = "bounded_range"
 

@@ -29,8 +29,7 @@ import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
 from dpaudit.theorems.base import Check, Theorem
 

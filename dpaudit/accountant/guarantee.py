@@ -8,11 +8,10 @@ import dataclasses
 import json
 from typing import Any
 
-import sympy
-
 from dpaudit.accountant import domains
 from dpaudit.accountant.render import render_html, render_latex, render_math, render_text
 from dpaudit.accountant.statements import Candidate, Step, upper_float
+from dpaudit.deferred_imports import sympy
 from dpaudit.events import Event
 from dpaudit.expressions import as_expr
 from dpaudit.numeric import EvaluationError, float_down, float_up

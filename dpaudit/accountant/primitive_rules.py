@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import sympy
-
 from dpaudit import events as ev
 from dpaudit.accountant.domains import admit
 from dpaudit.accountant.rules import Children, register_rule
@@ -24,6 +22,7 @@ from dpaudit.accountant.statements import (
     Step,
     show,
 )
+from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
 from dpaudit.theorems import primitives as prim
 

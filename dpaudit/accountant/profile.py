@@ -37,8 +37,6 @@ import json
 import math
 from typing import Any
 
-import sympy
-
 from dpaudit.accountant import currencies as cur
 from dpaudit.accountant.domains import admit
 from dpaudit.accountant.statements import (
@@ -51,6 +49,7 @@ from dpaudit.accountant.statements import (
     compare,
     show,
 )
+from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
 from dpaudit.expressions import as_expr
 from dpaudit.numeric import EvaluationError, exact, float_down, float_up

@@ -11,9 +11,8 @@ from __future__ import annotations
 import html
 from typing import Any, Protocol
 
-import sympy
-
 from dpaudit.accountant.statements import Step, show
+from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
 from dpaudit.theorems.base import Check
 

@@ -20,8 +20,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar, cast
 
-import sympy
-
 from dpaudit.accountant.statements import (
     Candidate,
     Statement,
@@ -29,6 +27,7 @@ from dpaudit.accountant.statements import (
     compare,
     show,
 )
+from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
 from dpaudit.theorems.accounting import TIGHTEST
 

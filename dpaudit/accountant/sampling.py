@@ -16,25 +16,38 @@ they exist) are in :mod:`~dpaudit.accountant.tight`; the accountant keeps the ti
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import Any
-
-import sympy
+from typing import TYPE_CHECKING, Any
 
 from dpaudit import events as ev
 from dpaudit.accountant.domains import admit
 from dpaudit.accountant.rules import Children, best_candidate, of_currency, register_rule
 from dpaudit.accountant.statements import Approx, Pure, Statement, Step, show
+from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
 from dpaudit.theorems import amplification as amp
 from dpaudit.theorems.base import Theorem
 
-#: Fractions of a sampled node's delta budget at which its (eps, delta) statements are
-#: derived: all of it (a lone node) and half of it (so that a k-fold composition above keeps
-#: half of its budget as the slack of advanced composition).
-BUDGET_SHARES: tuple[sympy.Expr, ...] = (sympy.Integer(1), sympy.Rational(1, 2))
 
-Amplify = Callable[[sympy.Expr, sympy.Expr], tuple[sympy.Expr, sympy.Expr]]
+@functools.cache
+def _budget_shares() -> tuple[sympy.Expr, ...]:
+    return (sympy.Integer(1), sympy.Rational(1, 2))
+
+
+#: ``BUDGET_SHARES``: fractions of a sampled node's delta budget at which its (eps, delta)
+#: statements are derived: all of it (a lone node) and half of it (so that a k-fold
+#: composition above keeps half of its budget as the slack of advanced composition).  Made on
+#: first access (PEP 562 ``__getattr__``) so that importing this module does not import sympy.
+if TYPE_CHECKING:
+    BUDGET_SHARES: tuple[sympy.Expr, ...]
+    Amplify = Callable[[sympy.Expr, sympy.Expr], tuple[sympy.Expr, sympy.Expr]]
+else:
+
+    def __getattr__(name: str) -> Any:
+        if name == "BUDGET_SHARES":
+            return _budget_shares()
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _amplified(
@@ -80,7 +93,7 @@ def _amplified(
             )
     if out:
         return out
-    targets = [None] if budget is None else [share * budget / ratio for share in BUDGET_SHARES]
+    targets = [None] if budget is None else [share * budget / ratio for share in _budget_shares()]
     for target in targets:
         if target is not None and not target.free_symbols and not target < 1:
             continue  # (a symbolic target is left to the conversions, as for zCDP)

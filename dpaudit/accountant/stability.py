@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import sympy
-
 from dpaudit.accountant.domains import admit
 from dpaudit.accountant.rules import Children, best_candidate, of_currency, register_rule
 from dpaudit.accountant.statements import Approx, Pure, Statement, Step, compare, show
+from dpaudit.deferred_imports import sympy
 from dpaudit.events import Exponential, SampledWithoutReplacement
 from dpaudit.events.stability import (
     LabelFlipped,

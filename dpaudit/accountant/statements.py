@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
-
-import sympy
+from typing import TYPE_CHECKING, Any
 
 from dpaudit.accountant.domains import admit
+from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
 from dpaudit.expressions import as_expr
 from dpaudit.numeric import EvaluationError, endpoints, exact, float_down, float_up, interval
@@ -46,6 +45,12 @@ _SHOWN_NODES = 24
 #: Symbolic differences with more nodes than this are not simplified by :func:`compare`
 #: (simplifying a large expression takes minutes, and "undecided" is always a valid answer).
 _SIMPLIFIED_NODES = 80
+
+
+def exact_zero() -> sympy.Expr:
+    """Exact 0, the default of a statement's numbers (a field's default factory, so that
+    defining the statement classes does not import sympy)."""
+    return sympy.Integer(0)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -226,7 +231,7 @@ class Statement:
 class Pure(Statement):
     """epsilon-DP."""
 
-    epsilon: sympy.Expr = sympy.Integer(0)
+    epsilon: sympy.Expr = dataclasses.field(default_factory=exact_zero)
     currency = "pure"
 
     def key(self) -> sympy.Expr:
@@ -247,8 +252,8 @@ class Pure(Statement):
 class Approx(Statement):
     """(epsilon, delta)-DP."""
 
-    epsilon: sympy.Expr = sympy.Integer(0)
-    delta: sympy.Expr = sympy.Integer(0)
+    epsilon: sympy.Expr = dataclasses.field(default_factory=exact_zero)
+    delta: sympy.Expr = dataclasses.field(default_factory=exact_zero)
     currency = "approx"
 
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
@@ -266,7 +271,7 @@ class Approx(Statement):
 class Concentrated(Statement):
     """rho-zCDP (Bun and Steinke 2016)."""
 
-    rho: sympy.Expr = sympy.Integer(0)
+    rho: sympy.Expr = dataclasses.field(default_factory=exact_zero)
     currency = "zcdp"
 
     def key(self) -> sympy.Expr:
@@ -316,7 +321,7 @@ class GaussianDP(Statement):
     """mu-GDP (Dong, Roth, Su 2022): the privacy profile of a Gaussian mechanism with
     Delta/sigma = mu, which is exact for (compositions of) Gaussian mechanisms."""
 
-    mu: sympy.Expr = sympy.Integer(0)
+    mu: sympy.Expr = dataclasses.field(default_factory=exact_zero)
     currency = "gdp"
 
     def key(self) -> sympy.Expr:
@@ -345,14 +350,28 @@ class GaussianDP(Statement):
         return [Candidate(upper, delta, step, lower if self.exact_profile else None)]
 
 
-#: A candidate whose certified band ``[epsilon_lower, epsilon]`` is narrower than this
-#: (relative) is the exact epsilon for every purpose: no costly currency can improve it by more.
-SETTLED = sympy.Rational(1, 10**9)
+@functools.cache
+def _settled() -> sympy.Rational:
+    return sympy.Rational(1, 10**9)
+
+
+#: ``SETTLED``: a candidate whose certified band ``[epsilon_lower, epsilon]`` is narrower than
+#: this (relative) is the exact epsilon for every purpose: no costly currency can improve it by
+#: more.  Exactly 10^-9, made on first access (PEP 562 ``__getattr__``) so that importing this
+#: module does not import sympy.
+if TYPE_CHECKING:
+    SETTLED: sympy.Rational
+else:
+
+    def __getattr__(name: str) -> Any:
+        if name == "SETTLED":
+            return _settled()
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def band_settled(upper: float, lower: float) -> bool:
     """Whether a certified band ``[lower, upper]`` is within :data:`SETTLED` of ``upper``."""
-    return upper - lower <= float(SETTLED) * upper
+    return upper - lower <= float(_settled()) * upper
 
 
 def settled(candidates: list[Candidate]) -> Candidate | None:

@@ -21,8 +21,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import sympy
-
 from dpaudit import events as ev
 from dpaudit.accountant.currencies import (
     AdvancedComposition,
@@ -53,6 +51,7 @@ from dpaudit.accountant.tight_builders import (
     _sequence,
     _wor_gaussian_tau_float,
 )
+from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
 from dpaudit.numeric import EvaluationError, float_up, from_float, mp_digits
 from dpaudit.theorems import bounded_range as br

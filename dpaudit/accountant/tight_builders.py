@@ -8,8 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-import sympy
-
 from dpaudit import events as ev
 from dpaudit.accountant.currencies import (
     AdvancedComposition,
@@ -30,6 +28,7 @@ from dpaudit.accountant.statements import (
     compare,
     show,
 )
+from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
 from dpaudit.expressions import as_expr
 from dpaudit.numeric import mp_digits

@@ -13,8 +13,7 @@ import dataclasses
 from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.expressions import as_expr
 from dpaudit.numeric import EvaluationError, decide_relation, exact, interval
 from dpaudit.numeric import endpoints as _endpoints

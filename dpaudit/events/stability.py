@@ -16,9 +16,8 @@ accountant rules.  All events are stated under the replace-one relation, as 003 
 from __future__ import annotations
 
 import dataclasses
+from fractions import Fraction
 from typing import Any
-
-import sympy
 
 from dpaudit.events.base import Event, Relation, _truth, ranged, validate_ranges
 from dpaudit.events.combinators import Wrapper, _one_event
@@ -102,7 +101,9 @@ class LabelFlipped(Wrapper):
     (stability, delta) slack into multiplicative slack.
     """
 
-    flip: Any = ranged(low=0, high=sympy.Rational(1, 2))
+    # 1/2 as a Fraction: sympy compares it as Rational(1, 2), and defining the class does
+    # not import sympy
+    flip: Any = ranged(low=0, high=Fraction(1, 2))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -46,8 +46,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.events import (
     ZCDP,
     ApproxDP,

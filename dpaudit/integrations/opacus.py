@@ -37,8 +37,7 @@ from numbers import Integral
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.events import ApproxDP, Composed, Event, Gaussian, PoissonSampled, SelfComposed
 from dpaudit.numeric import exact
 

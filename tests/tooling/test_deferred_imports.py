@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -72,3 +73,37 @@ def test_the_guard_finds_a_module_level_read(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     found = reads_during_import("probe_module_level", root=tmp_path)
     assert found == ["probe_module_level.py:2: sympy.Integer"]
+
+
+#: Packages and modules already on the deferred import: importing them reads no attribute of
+#: ``sympy`` at module level (the other modules they import still import sympy for now).
+DEFERRED = [
+    "dpaudit.accountant",
+    "dpaudit.accountant.curve",
+    "dpaudit.events",
+    "dpaudit.parse",
+    "dpaudit.plans",
+    "dpaudit.filters",
+    "dpaudit.ledger",
+    "dpaudit.pld",
+    "dpaudit.cli",
+    "dpaudit.cli.account",
+    "dpaudit.cli.explain",
+    "dpaudit.testing",
+    "dpaudit.integrations.opacus",
+    "dpaudit.integrations.dp_accounting",
+]
+
+
+def test_deferred_modules_read_no_sympy_at_import():
+    """A fresh interpreter imports :data:`DEFERRED` under the guard (whose control is the
+    test above): no module-level read of the deferred sympy."""
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "tooling" / "deferred_reads.py"), *DEFERRED],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr[-2000:]

@@ -162,6 +162,11 @@ class Conditions(Sequence[Any]):
         self._parts = tuple(_checked(item) for item in items)
         self._value: tuple[Any, ...] | None = None
 
+    @property
+    def parsed(self) -> bool:
+        """Whether the relations exist (parsed by a first read)."""
+        return self._value is not None
+
     def relations(self) -> tuple[Any, ...]:
         """The conditions as a tuple of sympy relations (parsed on the first call)."""
         value = self._value

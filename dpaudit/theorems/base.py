@@ -26,6 +26,13 @@ outcome lives in :mod:`dpaudit.accountant.core`: refuted means not applicable; n
 numbers means not applicable; not verified on symbols means the bound is conditional and the
 condition joins the guarantee's assumptions, which the verifier must prove over the claim's
 domain.
+
+Importing a theorem module makes no sympy object (issue 19, part 4): the modules use the
+deferred sympy of :mod:`dpaudit.deferred_imports`, a card's domain is parsed on first read
+(:class:`Conditions`), its bound is built on first read (:class:`Bound`, whose
+:meth:`Bound.over_positive` makes the card's symbols then), and a module constant that needs
+sympy is built on first read (:func:`lazy_constants`).  ``tests/tooling/deferred_reads.py``
+lists any module-level read.
 """
 
 from __future__ import annotations

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.numeric import exact, exact_min
 from dpaudit.theorems.base import Bound, Theorem, register
 
@@ -18,11 +17,6 @@ __all__ = [
     "advanced_composition",
     "heterogeneous_advanced_composition",
 ]
-
-eps, delta, dslack, k = sympy.symbols("epsilon delta delta' k", positive=True)
-i = sympy.Symbol("i", integer=True, positive=True)
-eps_i = sympy.IndexedBase("epsilon")
-delta_i = sympy.IndexedBase("delta")
 
 ADVANCED_COMPOSITION = register(
     Theorem(
@@ -37,12 +31,13 @@ ADVANCED_COMPOSITION = register(
             "the composition is (sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1), "
             "k delta + delta')-DP"
         ),
-        bound=Bound(
-            lambda: {
+        bound=Bound.over_positive(
+            "epsilon delta delta' k",
+            lambda eps, delta, dslack, k: {
                 "epsilon": sympy.sqrt(2 * k * sympy.log(1 / dslack)) * eps
                 + k * eps * (sympy.exp(eps) - 1),
                 "delta": k * delta + dslack,
-            }
+            },
         ),
         domain=("epsilon >= 0", "delta >= 0", "k >= 1", "0 < delta' < 1"),
         latex=(
@@ -90,6 +85,9 @@ def advanced_composition(
 
 def _kov_bound() -> dict[str, sympy.Expr]:
     """The card's bound (Kairouz, Oh, Viswanath 2015, Theorem 3.5), built on first read."""
+    dslack, k = sympy.symbols("delta' k", positive=True)
+    i = sympy.Symbol("i", integer=True, positive=True)
+    eps_i, delta_i = sympy.IndexedBase("epsilon"), sympy.IndexedBase("delta")
     squares = sympy.Sum(eps_i[i] ** 2, (i, 1, k))  # sum_i eps_i^2
     drift = sympy.Sum(  # sum_i a_i
         (sympy.exp(eps_i[i]) - 1) * eps_i[i] / (sympy.exp(eps_i[i]) + 1), (i, 1, k)

@@ -10,8 +10,7 @@ guarantee, e.g. the Gaussian step of BST14's noisy SGD.
 
 from __future__ import annotations
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.numeric import exact, exact_max, exact_min
 from dpaudit.theorems.base import Bound, Theorem, register
 
@@ -23,8 +22,6 @@ __all__ = [
     "with_replacement_amplification",
     "without_replacement_amplification",
 ]
-
-eps, delta, q, m, n = sympy.symbols("epsilon delta q m n", positive=True)
 
 
 def _params(epsilon: sympy.Expr, delta_: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
@@ -46,8 +43,12 @@ POISSON_AMPLIFICATION = register(
             "(eps, delta)-DP under add/remove; result under add/remove"
         ),
         statement="M o S_q is (log(1 + q (e^eps - 1)), q delta)-DP",
-        bound=Bound(
-            lambda: {"epsilon": sympy.log(1 + q * (sympy.exp(eps) - 1)), "delta": q * delta}
+        bound=Bound.over_positive(
+            "epsilon delta q",
+            lambda eps, delta, q: {
+                "epsilon": sympy.log(1 + q * (sympy.exp(eps) - 1)),
+                "delta": q * delta,
+            },
         ),
         domain=("0 < q <= 1", "epsilon >= 0", "delta >= 0"),
         latex=r"\varepsilon' = \log(1 + q(e^\varepsilon - 1)),\ \delta' = q\delta",
@@ -83,8 +84,12 @@ WITHOUT_REPLACEMENT_AMPLIFICATION = register(
             "under replace-one on m-record datasets; result under replace-one"
         ),
         statement="M o S_wo is (log(1 + (m/n)(e^eps - 1)), (m/n) delta)-DP",
-        bound=Bound(
-            lambda: {"epsilon": sympy.log(1 + m / n * (sympy.exp(eps) - 1)), "delta": m / n * delta}
+        bound=Bound.over_positive(
+            "epsilon delta m n",
+            lambda eps, delta, m, n: {
+                "epsilon": sympy.log(1 + m / n * (sympy.exp(eps) - 1)),
+                "delta": m / n * delta,
+            },
         ),
         domain=("m >= 1", "n >= m", "epsilon >= 0", "delta >= 0"),
         latex=(
@@ -136,8 +141,11 @@ WITH_REPLACEMENT_AMPLIFICATION = register(
             "M o S_wr is (eps', sum_k binom(m,k) n^-k (1-1/n)^{m-k} delta_k(eps))-DP with "
             "eps' = log(1 + (1 - (1-1/n)^m)(e^eps - 1)), delta_k the group privacy profile"
         ),
-        bound=Bound(
-            lambda: {"epsilon": sympy.log(1 + (1 - (1 - 1 / n) ** m) * (sympy.exp(eps) - 1))}
+        bound=Bound.over_positive(
+            "epsilon m n",
+            lambda eps, m, n: {
+                "epsilon": sympy.log(1 + (1 - (1 - 1 / n) ** m) * (sympy.exp(eps) - 1))
+            },
         ),
         domain=("m >= 1", "n >= 1", "epsilon >= 0"),
     )

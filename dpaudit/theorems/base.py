@@ -26,6 +26,13 @@ outcome lives in :mod:`dpaudit.accountant.core`: refuted means not applicable; n
 numbers means not applicable; not verified on symbols means the bound is conditional and the
 condition joins the guarantee's assumptions, which the verifier must prove over the claim's
 domain.
+
+Importing a theorem module makes no sympy object (issue 19, part 4): the modules use the
+deferred sympy of :mod:`dpaudit.deferred_imports`, a card's domain is parsed on first read
+(:class:`Conditions`), its bound is built on first read (:class:`Bound`, whose
+:meth:`Bound.over_positive` makes the card's symbols then), and a module constant that needs
+sympy is built on first read (:func:`lazy_constants`).  ``tests/tooling/deferred_reads.py``
+lists any module-level read.
 """
 
 from __future__ import annotations
@@ -36,12 +43,11 @@ import importlib
 import pkgutil
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.expressions import as_expr, parse_expression
 from dpaudit.numeric import EvaluationError, endpoints, float_up, interval
 from dpaudit.numeric import decide_relation as _decide
@@ -50,10 +56,12 @@ __all__ = [
     "THEOREMS",
     "Bound",
     "Check",
+    "Conditions",
     "Theorem",
     "TheoremRegistry",
     "conditions",
     "get",
+    "lazy_constants",
     "register",
 ]
 
@@ -76,16 +84,23 @@ def _parse_side(text: str) -> sympy.Expr:
     return parse_expression(text, symbols=True, primes=True, name="a domain condition's side")
 
 
-@functools.lru_cache(maxsize=512)
-def _parse(condition: str) -> tuple[sympy.Basic, ...]:
-    # cached: the cards repeat few conditions ("alpha > 1" in every RDP card; 35 distinct
-    # strings among 108), and the relations are immutable, so cards may share them
+def _split(condition: str) -> list[str]:
+    """The sides and operators of a comparison (``"0 < delta < 1"``: 0, <, delta, <, 1),
+    checked for shape without sympy."""
     parts = [p.strip() for p in _SPLIT.split(condition)]
     if len(parts) < 3 or len(parts) % 2 == 0 or not all(parts[0::2]):
         raise ValueError(
             f"a domain condition must be a comparison such as 'epsilon > 0' or "
             f"'0 < delta < 1', got {condition!r}"
         )
+    return parts
+
+
+@functools.lru_cache(maxsize=512)
+def _parse(condition: str) -> tuple[sympy.Basic, ...]:
+    # cached: the cards repeat few conditions ("alpha > 1" in every RDP card; 35 distinct
+    # strings among 108), and the relations are immutable, so cards may share them
+    parts = _split(condition)
     sides = [_parse_side(p) for p in parts[0::2]]
     ops = parts[1::2]
     return tuple(
@@ -113,6 +128,88 @@ def conditions(*items: Any) -> tuple[sympy.Basic, ...]:
                 f"sympy relation), got {item!r}"
             )
     return tuple(out)
+
+
+#: Guards the first parse of every card's domain (see :class:`Conditions`).
+_DOMAIN_LOCK = threading.Lock()
+
+
+def _checked(item: Any) -> str | tuple[Any, ...]:
+    """A string condition checked for its shape (parsed later); any other item converted."""
+    if isinstance(item, str):
+        _split(item)
+        return item
+    return conditions(item)
+
+
+class Conditions(Sequence[Any]):
+    """A card's domain: the relations of :func:`conditions`, parsed on first read.
+
+    Parsing the cards' domains at import made every start-up import sympy (issue 19, part
+    4), although a command reads only the domains of the cards it applies.  So a string
+    condition is checked for its shape at once (a comparison, chains allowed; ValueError
+    otherwise) and parsed on the first read (item, iteration, length, truth value), once:
+    under a lock, so that a reader in another thread waits and then sees the same tuple.  An
+    item that is not a string is already a sympy object and is converted at once (ValueError
+    for one that is not a comparison).  Reads like the tuple of relations; compares and
+    hashes as that tuple; pickles its items.
+
+    Args:
+        items: strings and unevaluated sympy relations, as for :func:`conditions`.
+
+    Raises:
+        ValueError: as :func:`conditions` (a string's side that does not parse: on first
+            read).
+    """
+
+    __slots__ = ("_items", "_parts", "_value")
+
+    def __init__(self, *items: Any) -> None:
+        self._items = items
+        self._parts = tuple(_checked(item) for item in items)
+        self._value: tuple[Any, ...] | None = None
+
+    @property
+    def parsed(self) -> bool:
+        """Whether the relations exist (parsed by a first read)."""
+        return self._value is not None
+
+    def relations(self) -> tuple[Any, ...]:
+        """The conditions as a tuple of sympy relations (parsed on the first call)."""
+        value = self._value
+        if value is None:
+            with _DOMAIN_LOCK:
+                if self._value is None:
+                    self._value = tuple(
+                        rel
+                        for part in self._parts
+                        for rel in (_parse(part) if isinstance(part, str) else part)
+                    )
+                value = self._value
+        return value
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.relations()[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.relations())
+
+    def __len__(self) -> int:
+        return len(self.relations())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Conditions):
+            other = other.relations()
+        return isinstance(other, tuple) and self.relations() == other
+
+    def __hash__(self) -> int:
+        return hash(self.relations())
+
+    def __repr__(self) -> str:
+        return repr(self.relations())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Conditions, self._items)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -226,6 +323,38 @@ class Bound(Mapping[str, Any]):
     def __reduce__(self) -> tuple[Any, ...]:
         return (Bound, (self._expressions(),))
 
+    @classmethod
+    def over_positive(cls, names: str, formula: Callable[..., Mapping[str, Any]]) -> Bound:
+        """A bound whose first read makes the positive symbols ``names`` (as
+        ``sympy.symbols(names, positive=True)``, e.g. ``"b Delta"``) and returns
+        ``formula(*symbols)``: a card states its formula in its own symbols, and no symbol
+        is made at import.
+
+        Example: ``Bound.over_positive("b Delta", lambda b, Delta: {"epsilon": Delta / b})``.
+        """
+        return cls(lambda: formula(*sympy.symbols(names, positive=True, seq=True)))
+
+
+def lazy_constants(namespace: dict[str, Any], **builders: Callable[[], Any]) -> Any:
+    """A module ``__getattr__`` (PEP 562) for constants that need sympy: the first read of
+    a name of ``builders`` calls its builder, once (under a lock), and stores the value in the
+    module's ``namespace`` (``globals()``), where later reads find it directly.
+
+    Example: ``__getattr__ = lazy_constants(globals(), HALF=lambda: sympy.Rational(1, 2))``.
+    """
+    lock = threading.Lock()
+
+    def read(name: str) -> Any:
+        builder = builders.get(name)
+        if builder is None:
+            raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}")
+        with lock:
+            if name not in namespace:
+                namespace[name] = builder()
+        return namespace[name]
+
+    return read
+
 
 @dataclasses.dataclass(frozen=True)
 class Theorem:
@@ -242,7 +371,9 @@ class Theorem:
             the expressions are built on first read, not at import).  A plain dict is accepted
             and wrapped.
         domain: conditions (sympy relations, see :func:`conditions`) on the card's symbols,
-            by name, under which it holds; ``()`` for none; None means not stated.
+            by name, under which it holds; ``()`` for none; None means not stated.  Given
+            as a tuple of strings and relations; held as :class:`Conditions`, which parses
+            the strings on first read, not at import.
         latex: the bound as LaTeX, for teaching views.
     """
 
@@ -252,14 +383,14 @@ class Theorem:
     assumptions: str
     statement: str
     bound: Bound = dataclasses.field(default_factory=Bound, compare=False)
-    domain: tuple[Any, ...] | None = dataclasses.field(default=None, compare=False)
+    domain: Sequence[Any] | None = dataclasses.field(default=None, compare=False)
     latex: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.bound, Bound):
             object.__setattr__(self, "bound", Bound(self.bound))
-        if self.domain is not None:
-            object.__setattr__(self, "domain", conditions(*self.domain))
+        if self.domain is not None and not isinstance(self.domain, Conditions):
+            object.__setattr__(self, "domain", Conditions(*self.domain))
 
     def check(
         self, params: Mapping[str, Any], known: Iterable[sympy.Basic] = ()
@@ -278,7 +409,7 @@ class Theorem:
             ValueError: when ``params`` binds some but not all symbols of a condition.
         """
         values = tuple(sorted((str(k), as_expr(v)) for k, v in params.items()))
-        return _check(self.key, self.domain or (), values, tuple(known))
+        return _check(self.key, tuple(self.domain or ()), values, tuple(known))
 
     def __str__(self) -> str:
         return f"{self.name} ({self.citation})"

@@ -8,14 +8,11 @@ noisy max with Gumbel noise), which is much stronger than eps-DP under compositi
 
 from __future__ import annotations
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.numeric import exact
 from dpaudit.theorems.base import Bound, Theorem, register
 
 __all__ = ["BR_COMPOSITION", "BR_PROFILE", "BR_ZCDP", "bounded_range_profile", "bounded_range_zcdp"]
-
-eps, x = sympy.symbols("epsilon x", positive=True)
 
 BR_ZCDP = register(
     Theorem(
@@ -27,7 +24,7 @@ BR_ZCDP = register(
         ),
         assumptions="an eps-BR mechanism, e.g. the exponential mechanism with parameter eps",
         statement="M is (eps^2/8)-zCDP",
-        bound=Bound(lambda: {"rho": eps**2 / 8}),
+        bound=Bound.over_positive("epsilon", lambda eps: {"rho": eps**2 / 8}),
         domain=("epsilon > 0",),
         latex=r"\rho = \varepsilon^2/8",
     )
@@ -56,7 +53,10 @@ BR_PROFILE = register(
             "pair with P-loss density e^{(l - eps)/2} / (2 (1 - e^{-eps})) on (-eps, eps) "
             "dominates every eps-BR pair"
         ),
-        bound=Bound(lambda: {"delta": (1 - sympy.exp((x - eps) / 2)) ** 2 / (1 - sympy.exp(-eps))}),
+        bound=Bound.over_positive(
+            "epsilon x",
+            lambda eps, x: {"delta": (1 - sympy.exp((x - eps) / 2)) ** 2 / (1 - sympy.exp(-eps))},
+        ),
         domain=("epsilon > 0", "0 <= x <= epsilon"),
         latex=r"\delta(x) = \frac{(1 - e^{(x-\varepsilon)/2})^2}{1 - e^{-\varepsilon}}",
     )

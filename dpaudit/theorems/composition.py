@@ -8,15 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Relation
 from dpaudit.numeric import exact_max
 from dpaudit.theorems.base import Bound, Theorem, register
 
-eps, delta, rho, mu, k = sympy.symbols("epsilon delta rho mu k", positive=True)
-i = sympy.Symbol("i", integer=True, positive=True)
-eps_i, delta_i, rho_i, mu_i = (sympy.IndexedBase(n) for n in ("epsilon", "delta", "rho", "mu"))
+
+def _sum(name: str, power: int = 1) -> sympy.Expr:
+    """sum_{i=1}^k name[i]^power, over the k composed mechanisms (the cards' bounds)."""
+    i = sympy.Symbol("i", integer=True, positive=True)
+    k = sympy.Symbol("k", positive=True)
+    return sympy.Sum(sympy.IndexedBase(name)[i] ** power, (i, 1, k))
+
 
 BASIC_COMPOSITION = register(
     Theorem(
@@ -25,12 +28,7 @@ BASIC_COMPOSITION = register(
         citation="Dwork, Kenthapadi, McSherry, Mironov, Naor 2006; Dwork and Roth 2014, Thm 3.16",
         assumptions="k mechanisms, each (eps_i, delta_i)-DP, run adaptively on the same dataset",
         statement="the sequence of outputs is (sum eps_i, sum delta_i)-DP",
-        bound=Bound(
-            lambda: {
-                "epsilon": sympy.Sum(eps_i[i], (i, 1, k)),
-                "delta": sympy.Sum(delta_i[i], (i, 1, k)),
-            }
-        ),
+        bound=Bound(lambda: {"epsilon": _sum("epsilon"), "delta": _sum("delta")}),
         domain=("k >= 1",),
         latex=r"\varepsilon = \sum_{i=1}^k \varepsilon_i,\ \delta = \sum_{i=1}^k \delta_i",
     )
@@ -71,7 +69,9 @@ PARALLEL_COMPOSITION = register(
             "delta_i)-DP; replace-one on a partition of values: (sum of the two largest eps_i, "
             "sum of the two largest delta_i)-DP"
         ),
-        bound=Bound(lambda: {"epsilon": sympy.Max(eps_i[1], eps_i[2])}),
+        bound=Bound(
+            lambda: {"epsilon": sympy.Max(*(sympy.IndexedBase("epsilon")[j] for j in (1, 2)))}
+        ),
         domain=("k >= 1",),
         latex=r"\varepsilon = \max_i \varepsilon_i\ \text{(add/remove)}",
     )
@@ -135,12 +135,13 @@ GROUP_PRIVACY = register(
         statement=(
             "pure: (k eps)-DP; approximate: (k eps, k e^((k-1) eps) delta)-DP; zCDP: (k^2 rho)-zCDP"
         ),
-        bound=Bound(
-            lambda: {
+        bound=Bound.over_positive(
+            "k epsilon delta rho",
+            lambda k, eps, delta, rho: {
                 "epsilon": k * eps,
                 "delta": k * sympy.exp((k - 1) * eps) * delta,
                 "rho": k**2 * rho,
-            }
+            },
         ),
         domain=("k >= 1",),
         latex=(
@@ -173,7 +174,7 @@ GDP_COMPOSITION = register(
         citation="Dong, Roth, Su 2022 (Gaussian differential privacy), Corollary 3.3",
         assumptions="k adaptively chosen mu_i-GDP mechanisms (e.g. Gaussian mechanisms)",
         statement="the composition is sqrt(sum mu_i^2)-GDP, exactly (no slack)",
-        bound=Bound(lambda: {"mu": sympy.sqrt(sympy.Sum(mu_i[i] ** 2, (i, 1, k)))}),
+        bound=Bound(lambda: {"mu": sympy.sqrt(_sum("mu", 2))}),
         domain=("k >= 1",),
         latex=r"\mu = \sqrt{\textstyle\sum_i \mu_i^2}",
     )
@@ -197,7 +198,7 @@ GDP_GROUP = register(
         citation="Dong, Roth, Su 2022 (Gaussian differential privacy), Theorem 2.14",
         assumptions="datasets at distance at most k",
         statement="a mu-GDP mechanism is (k mu)-GDP for groups of size k",
-        bound=Bound(lambda: {"mu": k * mu}),
+        bound=Bound.over_positive("k mu", lambda k, mu: {"mu": k * mu}),
         domain=("k >= 1",),
         latex=r"\mu' = k\mu",
     )

@@ -28,12 +28,11 @@ exponential mechanism with privacy parameter 2 c lambda) when T is known.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.numeric import exact
-from dpaudit.theorems.base import Bound, Theorem, register
+from dpaudit.theorems.base import Bound, Theorem, lazy_constants, register
 
 __all__ = [
     "COIN_LEMMA",
@@ -46,11 +45,12 @@ __all__ = [
     "stated_cover_epsilon",
 ]
 
-lam, delta, c, y, T = sympy.symbols("lambda delta c y T", positive=True)
-
 #: The largest inverse temperature (times c) for which this module verifies Lemma A.1 as
 #: stated: e^a - 1 <= 2 a holds for a in (0, 1.2564...]; 5/4 is a rational below the root.
-LAMBDA_STATED_MAX = sympy.Rational(5, 4)
+#: A sympy Rational, made on first read (a module ``__getattr__``).
+__getattr__ = lazy_constants(globals(), LAMBDA_STATED_MAX=lambda: sympy.Rational(5, 4))
+if TYPE_CHECKING:
+    LAMBDA_STATED_MAX: sympy.Rational
 
 COIN_LEMMA = register(
     Theorem(
@@ -65,7 +65,7 @@ COIN_LEMMA = register(
             "with P[heads] = p_i is tossed; N_i = 1 if no head in rounds 1..i"
         ),
         statement="Y = sum_i p_i N_i satisfies P[Y > y] <= exp(-y) for every y > 0",
-        bound=Bound(lambda: {"probability": sympy.exp(-y)}),
+        bound=Bound.over_positive("y", lambda y: {"probability": sympy.exp(-y)}),
         domain=("y > 0",),
         latex=r"\Pr\left[\textstyle\sum_i p_i N_i > y\right] \le e^{-y}",
     )
@@ -102,11 +102,12 @@ EM_COVER = register(
             "(c lambda + (e^(c lambda) - 1)(ln(1/delta) + 1), delta)-DP, independent of "
             "the number of rounds"
         ),
-        bound=Bound(
-            lambda: {
+        bound=Bound.over_positive(
+            "lambda delta c",
+            lambda lam, delta, c: {
                 "epsilon": c * lam + (sympy.exp(c * lam) - 1) * (sympy.log(1 / delta) + 1),
                 "delta": delta,
-            }
+            },
         ),
         domain=("lambda > 0", "c > 0", "0 < delta < 1"),
         latex=(
@@ -126,11 +127,12 @@ EM_COVER_STATED = register(
             "lambda, see dpaudit.theorems.cover)"
         ),
         statement="(2 lambda (ln(1/delta) + 3/2), delta)-DP",
-        bound=Bound(
-            lambda: {
+        bound=Bound.over_positive(
+            "lambda delta",
+            lambda lam, delta: {
                 "epsilon": 2 * lam * (sympy.log(1 / delta) + sympy.Rational(3, 2)),
                 "delta": delta,
-            }
+            },
         ),
         domain=("0 < lambda <= 5/4", "0 < delta < 1"),
         latex=r"\varepsilon = 2\lambda\left(\ln\tfrac{1}{\delta} + \tfrac{3}{2}\right)",

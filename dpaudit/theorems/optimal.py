@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 import mpmath
-import sympy
 
+from dpaudit.deferred_imports import sympy
 from dpaudit.numeric import (
     PRECISION_LOCK,
     endpoints,
@@ -38,8 +38,23 @@ __all__ = [
     "optimal_epsilon_heterogeneous",
 ]
 
-eps, delta, eps_g, k = sympy.symbols("epsilon delta epsilon_g k", positive=True)
-l_ = sympy.Symbol("l", integer=True, nonnegative=True)
+
+def _optimal_bound() -> dict[str, sympy.Expr]:
+    """The card's bound (Kairouz, Oh, Viswanath 2015, Theorem 3.3), built on first read."""
+    eps, delta, eps_g, k = sympy.symbols("epsilon delta epsilon_g k", positive=True)
+    l_ = sympy.Symbol("l", integer=True, nonnegative=True)
+    return {
+        "delta": 1
+        - (1 - delta) ** k
+        + (1 - delta) ** k
+        * sympy.Sum(
+            sympy.binomial(k, l_)
+            * sympy.Max(0, sympy.exp((k - l_) * eps) - sympy.exp(eps_g + l_ * eps)),
+            (l_, 0, k),
+        )
+        / (1 + sympy.exp(eps)) ** k
+    }
+
 
 OPTIMAL_COMPOSITION = register(
     Theorem(
@@ -53,19 +68,7 @@ OPTIMAL_COMPOSITION = register(
             "+ prod(1 - delta_i) * sum_l binom(k, l) [e^{(k-l) eps} - e^{eps_g + l eps}]_+ "
             "/ (1 + e^eps)^k (homogeneous form), and no smaller delta_g holds in general"
         ),
-        bound=Bound(
-            lambda: {
-                "delta": 1
-                - (1 - delta) ** k
-                + (1 - delta) ** k
-                * sympy.Sum(
-                    sympy.binomial(k, l_)
-                    * sympy.Max(0, sympy.exp((k - l_) * eps) - sympy.exp(eps_g + l_ * eps)),
-                    (l_, 0, k),
-                )
-                / (1 + sympy.exp(eps)) ** k
-            }
-        ),
+        bound=Bound(_optimal_bound),
         domain=("epsilon >= 0", "0 <= delta < 1", "k >= 1", "0 < delta_g < 1"),
         latex=(
             r"\delta_g = 1-(1-\delta)^k + (1-\delta)^k\frac{\sum_{l}\binom{k}{l}"

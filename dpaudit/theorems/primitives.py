@@ -6,14 +6,9 @@ the matching :class:`~dpaudit.theorems.base.Theorem` card cites it.
 
 from __future__ import annotations
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.numeric import bracket_decreasing, exact, mp_digits
 from dpaudit.theorems.base import Bound, Theorem, register
-
-b, Delta, sigma, eps, delta, rho, mu = sympy.symbols(
-    "b Delta sigma epsilon delta rho mu", positive=True
-)
 
 LAPLACE = register(
     Theorem(
@@ -22,7 +17,7 @@ LAPLACE = register(
         citation="Dwork, McSherry, Nissim, Smith 2006; Dwork and Roth 2014, Theorem 3.6",
         assumptions="query of L1 sensitivity Delta under the event's relation; scale b > 0",
         statement="P[M(D) in S] <= exp(Delta/b) P[M(D') in S]",
-        bound=Bound(lambda: {"epsilon": Delta / b}),
+        bound=Bound.over_positive("b Delta", lambda b, Delta: {"epsilon": Delta / b}),
         domain=("b > 0", "Delta > 0"),
         latex=r"\varepsilon = \Delta / b",
     )
@@ -37,7 +32,7 @@ DISCRETE_LAPLACE = register(
             "integer query of L1 sensitivity Delta; P(x) proportional to exp(-|x|/t), t > 0"
         ),
         statement="P[M(D) in S] <= exp(Delta/t) P[M(D') in S]",
-        bound=Bound(lambda: {"epsilon": Delta / b}),
+        bound=Bound.over_positive("b Delta", lambda b, Delta: {"epsilon": Delta / b}),
         domain=("b > 0", "Delta > 0"),
         latex=r"\varepsilon = \Delta / t",
     )
@@ -65,14 +60,15 @@ GAUSSIAN_ANALYTIC = register(
             "Phi(Delta/(2 sigma) - eps sigma/Delta) - e^eps Phi(-Delta/(2 sigma) - "
             "eps sigma/Delta), and no smaller delta"
         ),
-        bound=Bound(
-            lambda: {
+        bound=Bound.over_positive(
+            "Delta sigma epsilon",
+            lambda Delta, sigma, eps: {
                 "delta": sympy.erfc(-(Delta / (2 * sigma) - eps * sigma / Delta) / sympy.sqrt(2))
                 / 2
                 - sympy.exp(eps)
                 * sympy.erfc((Delta / (2 * sigma) + eps * sigma / Delta) / sympy.sqrt(2))
                 / 2
-            }
+            },
         ),
         domain=("sigma > 0", "Delta > 0", "epsilon >= 0", "0 < delta < 1"),
         latex=(
@@ -90,7 +86,7 @@ GAUSSIAN_GDP = register(
         citation="Dong, Roth, Su 2022 (Gaussian differential privacy), Theorem 2.7",
         assumptions="query of L2 sensitivity Delta; N(0, sigma^2) noise",
         statement="M is mu-GDP with mu = Delta/sigma: its privacy profile is that of Balle-Wang",
-        bound=Bound(lambda: {"mu": Delta / sigma}),
+        bound=Bound.over_positive("Delta sigma", lambda Delta, sigma: {"mu": Delta / sigma}),
         domain=("sigma > 0", "Delta > 0"),
         latex=r"\mu = \Delta / \sigma",
     )
@@ -100,9 +96,6 @@ GAUSSIAN_GDP = register(
 def gaussian_mu(sigma_: sympy.Expr, sensitivity: sympy.Expr) -> sympy.Expr:
     """The GDP parameter mu = Delta / sigma of the Gaussian mechanism."""
     return exact(sensitivity, "sensitivity") / exact(sigma_, "sigma")
-
-
-_x = sympy.Symbol("x", nonnegative=True)
 
 
 def gdp_delta(mu_: sympy.Expr, epsilon: sympy.Expr) -> sympy.Expr:
@@ -134,7 +127,8 @@ def gdp_epsilon(
         guess = _gdp_epsilon_guess(float(mu_), float(delta_))
     except (ZeroDivisionError, OverflowError, ValueError):  # mu beyond floats or mpmath's erfc
         guess = None
-    return bracket_decreasing(gdp_delta(mu_, _x), _x, delta_, rel_tol=rel_tol, guess=guess)
+    x = sympy.Symbol("x", nonnegative=True)
+    return bracket_decreasing(gdp_delta(mu_, x), x, delta_, rel_tol=rel_tol, guess=guess)
 
 
 def _gdp_epsilon_guess(mu_: float, delta_: float) -> float | None:
@@ -170,7 +164,9 @@ GAUSSIAN_ZCDP = register(
         citation="Bun and Steinke 2016, Proposition 1.6",
         assumptions="query of L2 sensitivity Delta; N(0, sigma^2) noise",
         statement="D_alpha(M(D)||M(D')) <= alpha rho for all alpha > 1, rho = Delta^2/(2 sigma^2)",
-        bound=Bound(lambda: {"rho": Delta**2 / (2 * sigma**2)}),
+        bound=Bound.over_positive(
+            "Delta sigma", lambda Delta, sigma: {"rho": Delta**2 / (2 * sigma**2)}
+        ),
         domain=("sigma > 0", "Delta > 0"),
         latex=r"\rho = \Delta^2 / (2\sigma^2)",
     )
@@ -183,7 +179,9 @@ DISCRETE_GAUSSIAN_ZCDP = register(
         citation="Canonne, Kamath, Steinke 2020, Theorem 4",
         assumptions="integer query of L2 sensitivity Delta; discrete Gaussian noise sigma^2",
         statement="D_alpha(M(D)||M(D')) <= alpha rho for all alpha > 1, rho = Delta^2/(2 sigma^2)",
-        bound=Bound(lambda: {"rho": Delta**2 / (2 * sigma**2)}),
+        bound=Bound.over_positive(
+            "Delta sigma", lambda Delta, sigma: {"rho": Delta**2 / (2 * sigma**2)}
+        ),
         domain=("sigma > 0", "Delta > 0"),
         latex=r"\rho = \Delta^2 / (2\sigma^2)",
     )
@@ -205,7 +203,7 @@ EXPONENTIAL = register(
             " or exp(eps u/Delta) for monotone scores"
         ),
         statement="P[M(D) = r] <= exp(eps) P[M(D') = r] for every candidate r",
-        bound=Bound(lambda: {"epsilon": eps}),
+        bound=Bound.over_positive("epsilon", lambda eps: {"epsilon": eps}),
         domain=("epsilon > 0", "Delta > 0"),
         latex=r"\varepsilon",
     )
@@ -220,7 +218,7 @@ RANDOMIZED_RESPONSE = register(
         ),
         assumptions="true category kept w.p. e^eps/(e^eps + k - 1), else uniform over the others",
         statement="P[M(x) = y] <= exp(eps) P[M(x') = y] for all categories x, x', y",
-        bound=Bound(lambda: {"epsilon": eps}),
+        bound=Bound.over_positive("epsilon", lambda eps: {"epsilon": eps}),
         domain=("epsilon > 0", "k >= 2"),
         latex=r"\varepsilon",
     )
@@ -239,7 +237,7 @@ REPORT_NOISY_MAX = register(
             "scores); only the argmax is released"
         ),
         statement="P[M(D) = r] <= exp(eps) P[M(D') = r] for every index r",
-        bound=Bound(lambda: {"epsilon": eps}),
+        bound=Bound.over_positive("epsilon", lambda eps: {"epsilon": eps}),
         domain=("epsilon > 0", "Delta > 0"),
         latex=r"\varepsilon",
     )
@@ -256,7 +254,7 @@ ABOVE_THRESHOLD = register(
             "releases only the above/below answers"
         ),
         statement="the whole answer sequence is (eps1 + eps2)-DP, for any number of queries",
-        bound=Bound(lambda: {"epsilon": eps}),
+        bound=Bound.over_positive("epsilon", lambda eps: {"epsilon": eps}),
         domain=("epsilon > 0", "Delta > 0", "c >= 1"),
         latex=r"\varepsilon = \varepsilon_1 + \varepsilon_2",
     )

@@ -10,8 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.expressions import as_expr
 from dpaudit.numeric import exact, exact_max, exact_min, float_up
 from dpaudit.theorems.base import Bound, Theorem, register
@@ -37,11 +36,6 @@ __all__ = [
     "without_replacement_rdp",
 ]
 
-alpha, sigma, b, p, eps, q, tau, delta, Delta = sympy.symbols(
-    "alpha sigma b p epsilon q tau delta Delta", positive=True
-)
-j = sympy.Symbol("j", integer=True, nonnegative=True)
-
 #: Integer orders used when a whole RDP curve is needed.
 DEFAULT_ORDERS: tuple[int, ...] = (*range(2, 65), 80, 96, 128, 160, 192, 256, 384, 512, 1024)
 
@@ -62,7 +56,10 @@ RDP_GAUSSIAN = register(
         citation="Mironov 2017, Proposition 7 / Table II",
         assumptions="L2 sensitivity Delta, N(0, sigma^2) noise; any order alpha > 1",
         statement="M is (alpha, alpha Delta^2 / (2 sigma^2))-RDP",
-        bound=Bound(lambda: {"tau": alpha * Delta**2 / (2 * sigma**2)}),
+        bound=Bound.over_positive(
+            "alpha sigma Delta",
+            lambda alpha, sigma, Delta: {"tau": alpha * Delta**2 / (2 * sigma**2)},
+        ),
         domain=("alpha > 1", "sigma > 0", "Delta > 0"),
         latex=r"\tau(\alpha) = \alpha\Delta^2/(2\sigma^2)",
     )
@@ -88,14 +85,15 @@ RDP_LAPLACE = register(
             "M is (alpha, 1/(alpha-1) log(alpha/(2alpha-1) e^{(alpha-1)/lambda} "
             "+ (alpha-1)/(2alpha-1) e^{-alpha/lambda}))-RDP"
         ),
-        bound=Bound(
-            lambda: {
+        bound=Bound.over_positive(
+            "alpha b",
+            lambda alpha, b: {
                 "tau": sympy.log(
                     alpha / (2 * alpha - 1) * sympy.exp((alpha - 1) / b)
                     + (alpha - 1) / (2 * alpha - 1) * sympy.exp(-alpha / b)
                 )
                 / (alpha - 1)
-            }
+            },
         ),
         domain=("alpha > 1", "b > 0"),
     )
@@ -123,13 +121,14 @@ RDP_RANDOMIZED_RESPONSE = register(
         statement=(
             "M is (alpha, 1/(alpha-1) log(p^alpha (1-p)^{1-alpha} + (1-p)^alpha p^{1-alpha}))-RDP"
         ),
-        bound=Bound(
-            lambda: {
+        bound=Bound.over_positive(
+            "alpha p",
+            lambda alpha, p: {
                 "tau": sympy.log(
                     p**alpha * (1 - p) ** (1 - alpha) + (1 - p) ** alpha * p ** (1 - alpha)
                 )
                 / (alpha - 1)
-            }
+            },
         ),
         domain=("alpha > 1", "1/2 < p < 1"),
     )
@@ -160,15 +159,16 @@ RDP_PURE = register(
         ),
         assumptions="an eps-DP mechanism; order alpha > 1",
         statement="M is (alpha, min(eps, tau_RR(alpha, e^eps/(1+e^eps))))-RDP",
-        bound=Bound(
-            lambda: {
+        bound=Bound.over_positive(
+            "epsilon p",
+            lambda eps, p: {
                 "tau": sympy.Min(
                     eps,
                     RDP_RANDOMIZED_RESPONSE.bound["tau"].xreplace(
                         {p: sympy.exp(eps) / (1 + sympy.exp(eps))}
                     ),
                 )
-            }
+            },
         ),
         domain=("alpha > 1", "epsilon >= 0"),
     )
@@ -186,6 +186,24 @@ def pure_rdp(order: sympy.Expr, epsilon: sympy.Expr) -> sympy.Expr:
     return exact_min(e, rr)
 
 
+def _subsampled_gaussian_bound() -> dict[str, sympy.Expr]:
+    """The card's bound (Mironov, Talwar, Zhang 2019, Theorem 4), built on first read."""
+    alpha, q, sigma = sympy.symbols("alpha q sigma", positive=True)
+    j = sympy.Symbol("j", integer=True, nonnegative=True)
+    return {
+        "tau": sympy.log(
+            sympy.Sum(
+                sympy.binomial(alpha, j)
+                * (1 - q) ** (alpha - j)
+                * q**j
+                * sympy.exp((j**2 - j) / (2 * sigma**2)),
+                (j, 0, alpha),
+            )
+        )
+        / (alpha - 1)
+    }
+
+
 RDP_SUBSAMPLED_GAUSSIAN = register(
     Theorem(
         key="rdp_subsampled_gaussian",
@@ -199,20 +217,7 @@ RDP_SUBSAMPLED_GAUSSIAN = register(
             "M is (alpha, 1/(alpha-1) log sum_j binom(alpha, j) (1-q)^{alpha-j} q^j "
             "exp((j^2 - j)/(2 sigma^2)))-RDP"
         ),
-        bound=Bound(
-            lambda: {
-                "tau": sympy.log(
-                    sympy.Sum(
-                        sympy.binomial(alpha, j)
-                        * (1 - q) ** (alpha - j)
-                        * q**j
-                        * sympy.exp((j**2 - j) / (2 * sigma**2)),
-                        (j, 0, alpha),
-                    )
-                )
-                / (alpha - 1)
-            }
-        ),
+        bound=Bound(_subsampled_gaussian_bound),
         domain=("alpha > 1", "0 < q <= 1", "sigma > 0"),
     )
 )
@@ -373,7 +378,7 @@ def without_replacement_rdp(
     order: int,
     sampling_ratio: sympy.Expr,
     base_rdp: Callable[[int], sympy.Expr],
-    base_rdp_infinity: sympy.Expr = sympy.oo,
+    base_rdp_infinity: sympy.Expr | None = None,
 ) -> sympy.Expr:
     """An RDP bound of integer order alpha after sampling m of n records without replacement.
 
@@ -383,7 +388,8 @@ def without_replacement_rdp(
         order: integer alpha >= 2.
         sampling_ratio: gamma = m / n in (0, 1].
         base_rdp: tau(j) of the base mechanism for integers j >= 2.
-        base_rdp_infinity: tau(inf) (the pure-DP epsilon), or infinity.
+        base_rdp_infinity: tau(inf) (the pure-DP epsilon), or infinity (``sympy.oo``, or
+            None: the default).
 
     Raises:
         ValueError: on bad order or ratio.
@@ -392,7 +398,7 @@ def without_replacement_rdp(
     g = exact(sampling_ratio, "sampling_ratio")
     if not g.free_symbols and not (0 < g <= 1):
         raise ValueError(f"sampling_ratio must be in (0, 1], got {g}")
-    inf_tau = as_expr(base_rdp_infinity)
+    inf_tau = sympy.oo if base_rdp_infinity is None else as_expr(base_rdp_infinity)
 
     def cap(power: int) -> sympy.Expr:
         if inf_tau is sympy.oo:
@@ -416,7 +422,7 @@ RDP_COMPOSITION = register(
         citation="Mironov 2017, Proposition 1",
         assumptions="k adaptively composed mechanisms, each (alpha, tau_i)-RDP at the same order",
         statement="the composition is (alpha, sum tau_i)-RDP for every order alpha > 1",
-        bound=Bound(lambda: {"tau": sympy.Symbol("k", positive=True) * tau}),
+        bound=Bound.over_positive("k tau", lambda k, tau: {"tau": k * tau}),
         domain=("alpha > 1", "k >= 1"),
         latex=r"\tau(\alpha) = \sum_i \tau_i(\alpha)",
     )
@@ -430,12 +436,13 @@ RDP_CONVERSION = register(
         citation="Balle, Barthe, Gaboardi, Hsu, Sato 2020 (AISTATS), Theorem 21",
         assumptions="an (alpha, tau)-RDP mechanism, alpha > 1, 0 < delta < 1",
         statement="M is (tau + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1), delta)-DP",
-        bound=Bound(
-            lambda: {
+        bound=Bound.over_positive(
+            "tau alpha delta",
+            lambda tau, alpha, delta: {
                 "epsilon": tau
                 + sympy.log((alpha - 1) / alpha)
                 - (sympy.log(delta) + sympy.log(alpha)) / (alpha - 1)
-            }
+            },
         ),
         domain=("alpha > 1", "0 < delta < 1"),
         latex=(

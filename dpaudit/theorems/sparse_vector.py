@@ -6,14 +6,11 @@ noise draws (which would charge every query).
 
 from __future__ import annotations
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.numeric import exact
 from dpaudit.theorems.base import Bound, Theorem, register
 
 __all__ = ["SPARSE_VECTOR", "sparse_vector_epsilon", "sparse_vector_split"]
-
-b_t, b_q, c, Delta = sympy.symbols("b_T b_Q c Delta", positive=True)
 
 SPARSE_VECTOR = register(
     Theorem(
@@ -29,7 +26,10 @@ SPARSE_VECTOR = register(
             "the algorithm is (Delta/b_T + 2 c Delta/b_Q)-DP ((Delta/b_T + c Delta/b_Q) if "
             "monotonic)"
         ),
-        bound=Bound(lambda: {"epsilon": Delta / b_t + 2 * c * Delta / b_q}),
+        bound=Bound.over_positive(
+            "b_T b_Q c Delta",
+            lambda b_t, b_q, c, Delta: {"epsilon": Delta / b_t + 2 * c * Delta / b_q},
+        ),
         domain=("b_T > 0", "b_Q > 0", "c >= 1", "Delta > 0"),
         latex=r"\varepsilon = \frac{\Delta}{b_T} + \frac{2c\Delta}{b_Q}",
     )

@@ -14,8 +14,7 @@ bound is tanh-like.
 
 from __future__ import annotations
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.events import Exponential
 from dpaudit.events.stability import (
     RelabeledSubsampleSelection,
@@ -42,10 +41,6 @@ __all__ = [
     "subsampled_candidates_stability",
 ]
 
-eps, delta, gamma, a, s, m, n, n_sub = sympy.symbols(
-    "epsilon delta gamma a s m n n'", positive=True
-)
-
 STABILITY_DECLARED = register(
     Theorem(
         key="uniform_stability_is_prediction_dp",
@@ -53,7 +48,9 @@ STABILITY_DECLARED = register(
         citation="Dagan and Feldman 2020 (003), Section 2; Bousquet and Elisseeff 2002",
         assumptions="binary prediction at one query point; replace-one neighbours",
         statement="P[A_S(x)=y] <= P[A_S'(x)=y] + gamma for all x, y",
-        bound=Bound(lambda: {"epsilon": sympy.Integer(0), "delta": gamma}),
+        bound=Bound.over_positive(
+            "gamma", lambda gamma: {"epsilon": sympy.Integer(0), "delta": gamma}
+        ),
         domain=("gamma > 0",),
     )
 )
@@ -68,7 +65,10 @@ DP_TO_STABILITY = register(
         ),
         assumptions="binary output; the two DP inequalities of both directions",
         statement="|P[M(S)=y] - P[M(S')=y]| <= (e^eps - 1 + 2 delta)/(e^eps + 1)",
-        bound=Bound(lambda: {"delta": (sympy.exp(eps) - 1 + 2 * delta) / (sympy.exp(eps) + 1)}),
+        bound=Bound.over_positive(
+            "epsilon delta",
+            lambda eps, delta: {"delta": (sympy.exp(eps) - 1 + 2 * delta) / (sympy.exp(eps) + 1)},
+        ),
         domain=("epsilon >= 0", "delta >= 0"),
     )
 )
@@ -112,7 +112,9 @@ SUBSAMPLED_CANDIDATES = register(
         ),
         statement="A is (n'/n + (1 - n'/n) s)-uniformly stable",
         # stated with n' <= n (003, Section 3.1: T is a subset of S)
-        bound=Bound(lambda: {"delta": n_sub / n + (1 - n_sub / n) * s}),
+        bound=Bound.over_positive(
+            "n' n s", lambda n_sub, n, s: {"delta": n_sub / n + (1 - n_sub / n) * s}
+        ),
         domain=("n' >= 1", "n >= n'", "s >= 0"),
         latex=r"\gamma = \tfrac{n'}{n} + \left(1 - \tfrac{n'}{n}\right) s",
     )
@@ -142,7 +144,10 @@ LABEL_FLIP = register(
         ),
         assumptions="binary prediction flipped independently with probability a in (0, 1/2)",
         statement="A' is ln(e^eps + (1 - 2a) delta / a)-private prediction",
-        bound=Bound(lambda: {"epsilon": sympy.log(sympy.exp(eps) + (1 - 2 * a) * delta / a)}),
+        bound=Bound.over_positive(
+            "epsilon delta a",
+            lambda eps, delta, a: {"epsilon": sympy.log(sympy.exp(eps) + (1 - 2 * a) * delta / a)},
+        ),
         domain=("0 < a < 1/2", "epsilon >= 0", "delta >= 0"),
         latex=r"\varepsilon' = \ln\left(e^{\varepsilon} + \frac{(1-2a)\delta}{a}\right)",
     )
@@ -170,7 +175,7 @@ RANDOMIZED_FLIP = register(
         citation="Warner 1965; flipping with probability a is ln((1-a)/a)-DP whatever the input",
         assumptions="binary output flipped independently with probability a in (0, 1/2)",
         statement="A' is ln((1 - a)/a)-private prediction",
-        bound=Bound(lambda: {"epsilon": sympy.log((1 - a) / a)}),
+        bound=Bound.over_positive("a", lambda a: {"epsilon": sympy.log((1 - a) / a)}),
         domain=("0 < a < 1/2",),
     )
 )
@@ -196,7 +201,7 @@ PREDICTION_SUBSAMPLING = register(
             "m = eta n without replacement; replace-one neighbours"
         ),
         statement="A is 2 eps m / n-private prediction",
-        bound=Bound(lambda: {"epsilon": 2 * eps * m / n}),
+        bound=Bound.over_positive("epsilon m n", lambda eps, m, n: {"epsilon": 2 * eps * m / n}),
         domain=("0 < epsilon <= 1", "m >= 1", "n >= m"),
     )
 )

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import sympy
-
+from dpaudit.deferred_imports import sympy
 from dpaudit.numeric import endpoints, exact, interval, minimize_bounded
 from dpaudit.theorems.base import Bound, Theorem, register
 
-eps, delta, rho, k = sympy.symbols("epsilon delta rho k", positive=True)
-i = sympy.Symbol("i", integer=True, positive=True)
-rho_i = sympy.IndexedBase("rho")
+
+def _sum_rho() -> sympy.Expr:
+    """sum_{i=1}^k rho[i], over the k composed mechanisms."""
+    i = sympy.Symbol("i", integer=True, positive=True)
+    return sympy.Sum(sympy.IndexedBase("rho")[i], (i, 1, sympy.Symbol("k", positive=True)))
+
 
 PURE_TO_ZCDP = register(
     Theorem(
@@ -23,7 +25,7 @@ PURE_TO_ZCDP = register(
         citation="Bun and Steinke 2016, Proposition 1.4",
         assumptions="an eps-DP mechanism",
         statement="M is (eps^2/2)-zCDP",
-        bound=Bound(lambda: {"rho": eps**2 / 2}),
+        bound=Bound.over_positive("epsilon", lambda eps: {"rho": eps**2 / 2}),
         domain=("epsilon >= 0",),
         latex=r"\rho = \varepsilon^2/2",
     )
@@ -42,7 +44,7 @@ ZCDP_COMPOSITION = register(
         citation="Bun and Steinke 2016, Lemma 1.7 (Lemma 2.3 in the full version)",
         assumptions="k adaptively composed mechanisms, each rho_i-zCDP",
         statement="the composition is (sum rho_i)-zCDP",
-        bound=Bound(lambda: {"rho": sympy.Sum(rho_i[i], (i, 1, k))}),
+        bound=Bound(lambda: {"rho": _sum_rho()}),
         domain=("k >= 1",),
         latex=r"\rho = \sum_i \rho_i",
     )
@@ -61,7 +63,10 @@ ZCDP_TO_APPROX = register(
         citation="Bun and Steinke 2016, Proposition 1.3",
         assumptions="a rho-zCDP mechanism; 0 < delta < 1",
         statement="M is (rho + 2 sqrt(rho log(1/delta)), delta)-DP",
-        bound=Bound(lambda: {"epsilon": rho + 2 * sympy.sqrt(rho * sympy.log(1 / delta))}),
+        bound=Bound.over_positive(
+            "rho delta",
+            lambda rho, delta: {"epsilon": rho + 2 * sympy.sqrt(rho * sympy.log(1 / delta))},
+        ),
         domain=("rho >= 0", "0 < delta < 1"),
         latex=r"\varepsilon = \rho + 2\sqrt{\rho \log(1/\delta)}",
     )
@@ -91,8 +96,9 @@ ZCDP_TO_APPROX_OPTIMAL = register(
             "M is (eps, delta)-DP for every alpha > 1 with eps = alpha rho + (log(1/delta) "
             "+ alpha log(1 - 1/alpha) - log(alpha - 1))/(alpha - 1)"
         ),
-        bound=Bound(
-            lambda: {
+        bound=Bound.over_positive(
+            "rho delta",
+            lambda rho, delta: {
                 "epsilon": sympy.Symbol("alpha") * rho
                 + (
                     sympy.log(1 / delta)
@@ -100,7 +106,7 @@ ZCDP_TO_APPROX_OPTIMAL = register(
                     - sympy.log(sympy.Symbol("alpha") - 1)
                 )
                 / (sympy.Symbol("alpha") - 1)
-            }
+            },
         ),
         domain=("rho >= 0", "0 < delta < 1"),
         latex=(
@@ -140,7 +146,11 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
     def value(order: sympy.Expr) -> sympy.Expr:
         # the card's formula (one formula), at the order chosen below
         return ZCDP_TO_APPROX_OPTIMAL.bound["epsilon"].xreplace(
-            {sympy.Symbol("alpha"): order, rho: r, delta: d}
+            {
+                sympy.Symbol("alpha"): order,
+                sympy.Symbol("rho", positive=True): r,
+                sympy.Symbol("delta", positive=True): d,
+            }
         )
 
     import math

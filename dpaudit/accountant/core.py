@@ -40,7 +40,7 @@ from dpaudit.accountant.statements import (
 from dpaudit.deferred_imports import sympy
 from dpaudit.events import Composed, Event, SelfComposed
 from dpaudit.expressions import as_expr
-from dpaudit.numeric import PRECISION_LOCK, EvaluationError, float_down
+from dpaudit.numeric import PRECISION_LOCK, EvaluationError, exact_value, float_down
 from dpaudit.theorems import zcdp
 from dpaudit.theorems.accounting import TIGHTEST
 
@@ -425,7 +425,7 @@ def _keep_best(found: list[Statement]) -> list[Statement]:
 
 
 def _choose(event: Event, candidates: list[Candidate], target: sympy.Expr | None) -> Guarantee:
-    numeric = all(not as_expr(c.epsilon).free_symbols for c in candidates)
+    numeric = all(not exact_value(c.epsilon).free_symbols for c in candidates)
     if numeric:
         chosen = candidates[0]
         for c in candidates[1:]:

@@ -31,8 +31,7 @@ from dpaudit.accountant.statements import (
 )
 from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
-from dpaudit.expressions import as_expr
-from dpaudit.numeric import EvaluationError, float_down, float_up, from_float
+from dpaudit.numeric import EvaluationError, exact_value, float_down, float_up, from_float
 from dpaudit.theorems import advanced, optimal, rdp
 from dpaudit.theorems import bounded_range as br
 from dpaudit.theorems.accounting import PLD_ACCOUNTING
@@ -48,7 +47,7 @@ def _number(value: Any) -> float | None:
     """A finite float for a numeric exact value; None for a symbolic one or one beyond the
     float range (10**400 became inf, and ``int(inf)`` in a PLD builder an OverflowError):
     the float-based constructions then do not apply, the exact theorems still do."""
-    expr = as_expr(value)
+    expr = exact_value(value)
     if expr.free_symbols:
         return None
     try:
@@ -223,7 +222,7 @@ class AdvancedComposition(Statement):
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
         if delta is None or _number(delta) is None or _number(self.epsilon0) is None:
             return []
-        slack = as_expr(delta) - self.count * self.delta0
+        slack = exact_value(delta) - self.count * self.delta0
         checks = admit(
             advanced.ADVANCED_COMPOSITION,
             self.step.event,

@@ -13,8 +13,7 @@ from dpaudit.accountant.render import render_html, render_latex, render_math, re
 from dpaudit.accountant.statements import Candidate, Step, upper_float
 from dpaudit.deferred_imports import sympy
 from dpaudit.events import Event
-from dpaudit.expressions import as_expr
-from dpaudit.numeric import EvaluationError, float_down, float_up
+from dpaudit.numeric import EvaluationError, exact_value, float_down, float_up
 from dpaudit.theorems.accounting import TIGHTEST
 from dpaudit.theorems.base import Theorem
 
@@ -83,7 +82,7 @@ class Guarantee:
     @property
     def symbolic(self) -> bool:
         """True when the guarantee depends on symbols."""
-        return bool(as_expr(self.epsilon).free_symbols or as_expr(self.delta).free_symbols)
+        return bool(exact_value(self.epsilon).free_symbols or exact_value(self.delta).free_symbols)
 
     @property
     def epsilon_upper(self) -> float | None:
@@ -98,7 +97,7 @@ class Guarantee:
     @property
     def epsilon_lower_float(self) -> float | None:
         """The certified lower bound as a float rounded *down* (None if there is none)."""
-        if self.epsilon_lower is None or as_expr(self.epsilon_lower).free_symbols:
+        if self.epsilon_lower is None or exact_value(self.epsilon_lower).free_symbols:
             return None
         return float_down(self.epsilon_lower)
 
@@ -195,7 +194,7 @@ class Guarantee:
 
 
 def _safe_up(expr: sympy.Expr) -> float | str:
-    if as_expr(expr).free_symbols:
+    if exact_value(expr).free_symbols:
         return str(expr)
     try:
         return float_up(expr)

@@ -51,8 +51,7 @@ from dpaudit.accountant.statements import (
 )
 from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
-from dpaudit.expressions import as_expr
-from dpaudit.numeric import EvaluationError, exact, float_down, float_up
+from dpaudit.numeric import EvaluationError, exact, exact_value, float_down, float_up
 from dpaudit.theorems import optimal, rdp, zcdp
 from dpaudit.theorems import primitives as prim
 from dpaudit.theorems.accounting import PLD_ACCOUNTING
@@ -248,7 +247,7 @@ def _kov(epsilon0: sympy.Expr, delta0: sympy.Expr, count: int, eps: sympy.Expr) 
 
 
 def _pure(s: Pure, eps: sympy.Expr) -> list[DeltaCandidate]:
-    if as_expr(s.epsilon).free_symbols:
+    if exact_value(s.epsilon).free_symbols:
         return []
     if compare(eps, s.epsilon) in (0, 1):  # eps >= eps0: eps0-DP implies (eps, 0)-DP
         return [
@@ -263,7 +262,7 @@ def _pure(s: Pure, eps: sympy.Expr) -> list[DeltaCandidate]:
 
 
 def _approx(s: Approx, eps: sympy.Expr) -> list[DeltaCandidate]:
-    if as_expr(s.epsilon).free_symbols or as_expr(s.delta).free_symbols:
+    if exact_value(s.epsilon).free_symbols or exact_value(s.delta).free_symbols:
         return []
     return _approx_point(s.step.event, s.epsilon, s.delta, eps)
 
@@ -304,7 +303,7 @@ def _optimal(s: cur.OptimalComposition, eps: sympy.Expr) -> list[DeltaCandidate]
 
 
 def _zcdp(s: Concentrated, eps: sympy.Expr) -> list[DeltaCandidate]:
-    r = as_expr(s.rho)
+    r = exact_value(s.rho)
     if r.free_symbols:
         return []
     if r == 0:
@@ -397,7 +396,7 @@ def _renyi(s: cur.RenyiCurve, eps: sympy.Expr) -> list[DeltaCandidate]:
 
 
 def _gdp(s: GaussianDP, eps: sympy.Expr) -> list[DeltaCandidate]:
-    if as_expr(s.mu).free_symbols:
+    if exact_value(s.mu).free_symbols:
         return []
     if admit(prim.GAUSSIAN_ANALYTIC, s.step.event, {"epsilon": eps}) is None:
         return []

@@ -14,7 +14,8 @@ from typing import Any, Protocol
 from dpaudit.accountant.statements import Step, show
 from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
-from dpaudit.theorems.base import Check
+from dpaudit.exact_numbers import is_sympy_object
+from dpaudit.theorems.base import Check, Condition, ConditionSide
 
 __all__ = [
     "Derived",
@@ -99,7 +100,7 @@ def _chains(checks: tuple[Check, ...]) -> list[tuple[Any, Check]]:
             shown, prev = out[-1]
             cond, last = c.condition, prev.condition
             if (
-                isinstance(shown, sympy.core.relational.Relational)
+                _is_comparison(shown)
                 and last.rel_op in ("<", "<=")
                 and cond.rel_op in ("<", "<=")
                 and last.rhs == cond.lhs
@@ -112,21 +113,37 @@ def _chains(checks: tuple[Check, ...]) -> list[tuple[Any, Check]]:
     return out
 
 
+def _is_comparison(shown: Any) -> bool:
+    """A single comparison: a condition as a card writes it, or a sympy relation."""
+    return isinstance(shown, Condition) or (
+        is_sympy_object(shown) and isinstance(shown, sympy.core.relational.Relational)
+    )
+
+
+def _latex(value: Any) -> str:
+    """LaTeX of a condition or a side of one, as written or as sympy (sympy prints both)."""
+    if isinstance(value, Condition):
+        value = value.relation()
+    elif isinstance(value, ConditionSide):
+        value = value.to_sympy()
+    return str(sympy.latex(value))
+
+
 def _condition_text(shown: Any, latex: bool = False) -> str:
     if isinstance(shown, tuple):
         a, op1, x, op2, b = shown
         if latex:
             ops = {"<": "<", "<=": r"\le"}
-            return f"{sympy.latex(a)} {ops[op1]} {sympy.latex(x)} {ops[op2]} {sympy.latex(b)}"
+            return f"{_latex(a)} {ops[op1]} {_latex(x)} {ops[op2]} {_latex(b)}"
         return f"{a} {op1} {x} {op2} {b}"
-    return sympy.latex(shown) if latex else str(shown)
+    return _latex(shown) if latex else str(shown)
 
 
 def assumption_lines(step: Step, latex: bool = False) -> list[str]:
     """One line for the verified conditions, one per conditional one."""
-    domain = step.theorem.domain or ()
+    domain = step.theorem.domain
     if step.checks is None:
-        if not domain:
+        if domain is None or not domain:
             return []
         listed = ", ".join(_condition_text(c, latex) for c in domain)
         return [

@@ -18,8 +18,16 @@ from typing import TYPE_CHECKING, Any
 from dpaudit.accountant.domains import admit
 from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
-from dpaudit.expressions import as_expr
-from dpaudit.numeric import EvaluationError, endpoints, exact, float_down, float_up, interval
+from dpaudit.exact_numbers import ExactNumber, is_sympy_object, rational
+from dpaudit.numeric import (
+    EvaluationError,
+    endpoints,
+    exact,
+    exact_value,
+    float_down,
+    float_up,
+    interval,
+)
 from dpaudit.theorems import primitives as prim
 from dpaudit.theorems import zcdp
 from dpaudit.theorems.base import Check, Theorem
@@ -47,10 +55,13 @@ _SHOWN_NODES = 24
 _SIMPLIFIED_NODES = 80
 
 
-def exact_zero() -> sympy.Expr:
-    """Exact 0, the default of a statement's numbers (a field's default factory, so that
-    defining the statement classes does not import sympy)."""
-    return sympy.Integer(0)
+def exact_zero() -> Any:
+    """Exact 0 (an :class:`~dpaudit.exact_numbers.ExactNumber`): the default of a statement's
+    numbers, and the delta of a pure-DP candidate."""
+    return _ZERO
+
+
+_ZERO = rational(0)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -62,7 +73,7 @@ def upper_float(expr: sympy.Expr) -> float:
 
 def show(expr: Any) -> str:
     """An exact value as text, with a decimal approximation when it is not an integer."""
-    expr = as_expr(expr)
+    expr = exact_value(expr)
     try:
         return _show(expr)
     except TypeError:  # unhashable: not cached
@@ -94,15 +105,17 @@ def _show(expr: sympy.Expr) -> str:
     return text if text == short else f"{text} ~ {short}"
 
 
-def _larger_than(expr: sympy.Expr, limit: int) -> bool:
+def _larger_than(expr: Any, limit: int) -> bool:
     """Whether the expression tree has more than ``limit`` nodes (cheaper than printing it)."""
+    if isinstance(expr, ExactNumber):
+        return expr.size() > limit
     return any(n >= limit for n, _ in enumerate(sympy.preorder_traversal(expr)))
 
 
 def compare(a: sympy.Expr, b: sympy.Expr) -> int | None:
     """-1, 0 or 1 as exact ``a`` is below, equal to or above ``b``; None if undecided
     (symbolic, or too close to separate with interval arithmetic)."""
-    a, b = as_expr(a), as_expr(b)
+    a, b = exact_value(a), exact_value(b)
     if a == b:
         return 0
     if a.free_symbols or b.free_symbols:
@@ -114,7 +127,7 @@ def compare(a: sympy.Expr, b: sympy.Expr) -> int | None:
         if diff.is_positive:
             return 1
         return None
-    if a is sympy.oo or b is sympy.oo:
+    if (is_sympy_object(a) and a is sympy.oo) or (is_sympy_object(b) and b is sympy.oo):
         return None if a == b else (1 if a is sympy.oo else -1)
     try:
         lo, hi = endpoints(interval(a - b))
@@ -241,7 +254,7 @@ class Pure(Statement):
         return [
             Candidate(
                 self.epsilon,
-                sympy.Integer(0),
+                exact_zero(),
                 self.step,
                 self.epsilon if self.exact_profile else None,
             )
@@ -262,7 +275,7 @@ class Approx(Statement):
         order = compare(self.delta, delta)
         if order in (-1, 0):
             return [Candidate(self.epsilon, self.delta, self.step)]
-        if order is None and (as_expr(delta).free_symbols or self.delta.free_symbols):
+        if order is None and (exact_value(delta).free_symbols or self.delta.free_symbols):
             return [conditional(self.epsilon, self.delta, delta, self.step)]
         return []
 

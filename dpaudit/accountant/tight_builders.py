@@ -30,8 +30,7 @@ from dpaudit.accountant.statements import (
 )
 from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
-from dpaudit.expressions import as_expr
-from dpaudit.numeric import mp_digits
+from dpaudit.numeric import exact_value, mp_digits
 from dpaudit.theorems import advanced, optimal, rdp
 from dpaudit.theorems.accounting import PLD_ACCOUNTING, PLD_PAIRS
 from dpaudit.theorems.base import Theorem
@@ -277,7 +276,7 @@ def _advanced_approx(
         return []
     out: list[Statement] = []
     for s in of_currency(inner, Approx):
-        slack = as_expr(budget - k * s.delta)
+        slack = exact_value(budget - k * s.delta)
         if compare(slack, 0) != 1:
             continue
         checks = admit(

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 from enum import Enum
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from dpaudit.deferred_imports import sympy
+from dpaudit.exact_numbers import ExactNumber, is_sympy_object
 from dpaudit.expressions import as_expr
 from dpaudit.numeric import EvaluationError, decide_relation, exact, interval
 from dpaudit.numeric import endpoints as _endpoints
@@ -48,7 +50,11 @@ def as_relation(value: Any) -> Relation:
 
 
 def _truth(relational: Any) -> bool | None:
-    """Decide a sympy relational exactly when possible: True, False or None (undecided)."""
+    """Decide a sympy relational exactly when possible: True, False or None (undecided).
+    A ``bool`` (an exact number's comparison, already decided) is its own truth; None stays
+    undecided."""
+    if relational is None or isinstance(relational, bool):
+        return relational
     rel = as_expr(relational)
     if rel is sympy.true:
         return True
@@ -62,6 +68,25 @@ def _truth(relational: Any) -> bool | None:
         if rel.rel_op in ("<", "<=", ">", ">=", "=="):
             return decide_relation(rel.rel_op, lo, hi)
     return None
+
+
+def _relation(value: Any, op: str, bound: Any) -> Any:
+    """``value op bound``: a sympy relational for a sympy value; for an exact number the
+    decision itself (True, False, or None when interval arithmetic cannot separate them)."""
+    if isinstance(value, ExactNumber):
+        try:
+            return bool(_OPERATORS[op](value, bound))
+        except TypeError:
+            return None
+    return _OPERATORS[op](value, bound)
+
+
+_OPERATORS = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
 
 
 def _interval_text(low: Any, high: Any, low_open: bool, high_open: bool, integer: bool) -> str:
@@ -113,9 +138,9 @@ def parameter(
         raise ValueError(f"{owner}: {name} must be {range_text}, got {value!r} ({err})") from None
     checks = []
     if low is not None:
-        checks.append(expr > low if low_open else expr >= low)
+        checks.append(_relation(expr, ">" if low_open else ">=", low))
     if high is not None:
-        checks.append(expr < high if high_open else expr <= high)
+        checks.append(_relation(expr, "<" if high_open else "<=", high))
     for check in checks:
         if _truth(check) is False:
             raise ValueError(f"{owner}: {name} must be {range_text}, got {value!r}")
@@ -138,12 +163,12 @@ def _format_value(value: Any) -> str:
         return value.expression()
     if isinstance(value, Relation):
         return repr(value.value)
-    if isinstance(value, sympy.Basic):
-        if isinstance(value, sympy.Rational) and not value.is_Integer:
+    if isinstance(value, ExactNumber) or is_sympy_object(value):
+        if value.is_Rational and not value.is_Integer:
             q = int(value.q)
             if q & (q - 1) == 0 and q >= 2**20:
                 as_float = float(value)
-                if sympy.Rational(*as_float.as_integer_ratio()) == value:
+                if Fraction(as_float) == Fraction(int(value.p), q):
                     return repr(as_float)  # the float the user gave, shown as Python shows it
             # show exact decimals as decimals, other rationals as fractions
             q = int(value.q)
@@ -210,7 +235,7 @@ class Event:
         for field in dataclasses.fields(self):
             spec = field.metadata.get("range")
             value = getattr(self, field.name)
-            if spec is None or not isinstance(value, sympy.Basic) or not value.free_symbols:
+            if spec is None or not is_sympy_object(value) or not value.free_symbols:
                 continue
             low, high, low_open, high_open, _integer = spec
             if low is not None:
@@ -221,7 +246,7 @@ class Event:
             found.extend(child.constraints())
         unique: list[sympy.Basic] = []
         for c in found:
-            if c not in unique and c is not sympy.true:
+            if c not in unique and c is not True and not (is_sympy_object(c) and c is sympy.true):
                 unique.append(c)
         return tuple(unique)
 
@@ -231,7 +256,7 @@ class Event:
         symbols: set[sympy.Symbol] = set()
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
-            if isinstance(value, sympy.Basic):
+            if is_sympy_object(value):
                 symbols |= value.free_symbols
         for child in self.children():
             symbols |= child.free_symbols

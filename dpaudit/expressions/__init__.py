@@ -42,7 +42,13 @@ Modules by role: :mod:`~dpaudit.expressions.tokens` (the tokenizer and :data:`LI
 
 from __future__ import annotations
 
-from dpaudit.expressions.convert import as_expr, parse, parse_expression, parse_relation
+from dpaudit.expressions.convert import (
+    as_expr,
+    names_in,
+    parse,
+    parse_expression,
+    parse_relation,
+)
 from dpaudit.expressions.grammar import FUNCTIONS
 from dpaudit.expressions.tokens import LIMITS, ExpressionError, check_text, shorten
 
@@ -52,6 +58,7 @@ __all__ = [
     "ExpressionError",
     "as_expr",
     "check_text",
+    "names_in",
     "parse",
     "parse_expression",
     "parse_relation",

@@ -4,14 +4,16 @@ one safe converter of any value to sympy."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from dpaudit.deferred_imports import sympy
-from dpaudit.expressions.grammar import _Parser
+from dpaudit.exact_numbers import ExactNumber, is_sympy_object
+from dpaudit.expressions.grammar import _CONSTANTS, _Parser, _symbolic
 from dpaudit.expressions.tokens import ExpressionError, _short, _tokenize
 
-__all__ = ["as_expr", "parse", "parse_expression", "parse_relation"]
+__all__ = ["as_expr", "names_in", "parse", "parse_expression", "parse_relation"]
 
 
 def parse(
@@ -53,6 +55,23 @@ def parse(
     return _Parser(text, tokens, symbols, make_symbol, dict(callables or {})).parse()
 
 
+def names_in(text: str, *, primes: bool = False) -> frozenset[str]:
+    """The parameter names ``text`` mentions (names that are neither called as functions nor
+    constants), read by the restricted tokenizer without building anything.
+
+    Raises:
+        ExpressionError: for text the tokenizer refuses.
+    """
+    tokens = _tokenize(text, primes)
+    return frozenset(
+        tok.text
+        for tok, after in itertools.pairwise(tokens)
+        if tok.kind == "name"
+        and tok.text not in _CONSTANTS
+        and not (after.kind == "op" and after.text == "(")
+    )
+
+
 def _plain_symbol(name: str) -> sympy.Symbol:
     return sympy.Symbol(name)
 
@@ -79,7 +98,9 @@ def parse_expression(
         ExpressionError: if the text is not a numeric expression.
     """
     value = parse(text, symbols=symbols, primes=primes)
-    if not isinstance(value, sympy.Expr):
+    if not isinstance(value, ExactNumber) and not (
+        is_sympy_object(value) and isinstance(value, sympy.Expr)
+    ):
         raise ExpressionError(
             f"{name} must be a numeric expression such as 'exp(epsilon) - 1', got {_short(text)!r}"
         )
@@ -124,11 +145,13 @@ def as_expr(value: Any, name: str = "value") -> Any:
         ExpressionError: for a string the parser refuses.
         ValueError: for an object of another type (the message names it).
     """
-    if isinstance(value, sympy.Basic):
+    if is_sympy_object(value):
         return value
+    if isinstance(value, ExactNumber):
+        return value.to_sympy()
     if isinstance(value, str):
         try:
-            return parse(value, symbols=True)
+            return _symbolic(parse(value, symbols=True))
         except ExpressionError as err:
             raise ExpressionError(f"{name}: {err}") from None
     if isinstance(value, (list, tuple)):

@@ -5,9 +5,18 @@ names (functions, constants, relations) a text may use."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from fractions import Fraction
 from typing import Any
 
 from dpaudit.deferred_imports import sympy
+from dpaudit.exact_numbers import (
+    FUNCTION_HEADS,
+    ExactNumber,
+    apply,
+    constant,
+    is_sympy_object,
+    rational,
+)
 from dpaudit.expressions.tokens import LIMITS, ExpressionError, _bits, _log2, _short, _Token
 
 __all__ = ["FUNCTIONS"]
@@ -102,8 +111,10 @@ class _Parser:
                 f"expression nested too deeply: more than {LIMITS['depth']} levels, the limit"
             )
 
-    def number(self, value: Any, tok: _Token, what: str) -> sympy.Basic:
-        if isinstance(value, sympy.Expr):
+    def number(self, value: Any, tok: _Token, what: str) -> Any:
+        if isinstance(value, ExactNumber) or (
+            is_sympy_object(value) and isinstance(value, sympy.Expr)
+        ):
             return value
         raise self.fail(f"{what} needs numbers or parameters, got {_describe(value)}", tok)
 
@@ -127,7 +138,7 @@ class _Parser:
             right = self.sum()
             a = self.number(left, first_tok, f"comparison {op.text!r}")
             b = self.number(right, right_tok, f"comparison {op.text!r}")
-            rels.append(getattr(sympy, _RELATIONS[op.text])(a, b))
+            rels.append(getattr(sympy, _RELATIONS[op.text])(_symbolic(a), _symbolic(b)))
             left, first_tok = right, right_tok
         self.depth -= 1
         if not rels:
@@ -147,7 +158,7 @@ class _Parser:
             term = self.number(self.product(), tok, f"{op!r}")
             terms.append(term if op == "+" else _neg(term))
         self.check_size(terms)
-        return sympy.Add(*terms)
+        return _combine(terms, "add")
 
     def product(self) -> Any:
         first = self.tok
@@ -163,16 +174,20 @@ class _Parser:
             if op.text == "/":
                 if factor.is_zero:
                     raise self.fail("division by zero", op)
-                factor = sympy.Pow(factor, -1)
+                factor = _power(factor, rational(-1))
             factors.append(factor)
         self.check_size(factors)
-        return sympy.Mul(*factors)
+        return _combine(factors, "mul")
 
     def check_magnitude(self, value: sympy.Basic, what: str, tok: Any = None) -> None:
         """Refuse a numeric value whose magnitude exceeds 10**LIMITS["magnitude"] (estimated
         with 15-digit floating point, which represents any exponent), before a function or
         a power makes sympy compute with it exactly."""
-        if not isinstance(value, sympy.Expr) or value.free_symbols or value.is_Rational:
+        if isinstance(value, ExactNumber):
+            if value.is_Rational:
+                return
+            value = value.to_sympy()  # a closed form: sized by sympy's evaluation
+        if not is_sympy_object(value) or value.free_symbols or value.is_Rational:
             return
         try:
             approx = sympy.Abs(value).evalf(15)
@@ -189,7 +204,7 @@ class _Parser:
             )
 
     def check_size(self, operands: list[sympy.Basic]) -> None:
-        bits = sum(_bits(x) for x in operands if isinstance(x, sympy.Rational))
+        bits = sum(_bits(x) for x in operands if _is_rational(x))
         if bits > LIMITS["bits"]:
             raise self.fail(
                 f"exact number too large: about {bits} bits, the limit is {LIMITS['bits']}"
@@ -218,7 +233,7 @@ class _Parser:
         exponent = self.number(self.unary(), tok, "'**'")
         self.depth -= 1
         base = self.number(base, first, "'**'")
-        if isinstance(base, sympy.Rational) and isinstance(exponent, sympy.Rational):
+        if _is_rational(base) and _is_rational(exponent):
             bits = abs(int(exponent.p)) * max(_log2(base.p), _log2(base.q))
             if bits > LIMITS["bits"] and base not in (0, 1, -1):
                 raise self.fail(
@@ -231,10 +246,10 @@ class _Parser:
                 raise self.fail("division by zero (0 to a negative power)", op)
         self.check_magnitude(base, "'**'", op)
         self.check_magnitude(exponent, "'**'", op)
-        if isinstance(exponent, sympy.Rational) and abs(exponent) > LIMITS["bits"]:
+        if _is_rational(exponent) and abs(exponent) > LIMITS["bits"]:
             # (2*x)**n expands to 2**n * x**n: size the numeric coefficient's power first
-            coeff, _ = base.as_coeff_Mul() if isinstance(base, sympy.Expr) else (1, base)
-            if isinstance(coeff, sympy.Rational) and coeff not in (0, 1, -1):
+            coeff, _ = _symbolic(base).as_coeff_Mul()
+            if _is_rational(coeff) and coeff not in (0, 1, -1):
                 bits = abs(int(exponent.p)) * max(_log2(coeff.p), _log2(coeff.q))
                 if bits > LIMITS["bits"]:
                     raise self.fail(
@@ -242,7 +257,7 @@ class _Parser:
                         f" would need about {bits} bits, the limit is {LIMITS['bits']}",
                         op,
                     )
-        return sympy.Pow(base, exponent)
+        return _power(base, exponent)
 
     def primary(self) -> Any:
         tok = self.tok
@@ -286,8 +301,10 @@ class _Parser:
     def name(self, tok: _Token) -> Any:
         word = tok.text
         if word in _CONSTANTS:
-            constant = _CONSTANTS[word]
-            return getattr(sympy, constant) if isinstance(constant, str) else constant
+            value = _CONSTANTS[word]
+            if value in ("E", "pi"):
+                return constant(value)
+            return getattr(sympy, value) if isinstance(value, str) else value
         if self.symbols is True or (self.symbols and word in self.symbols):
             if isinstance(self.symbols, Mapping):
                 return self.symbols[word]
@@ -337,7 +354,6 @@ class _Parser:
                 raise self.fail(f"{name}: {err}", name_tok) from None
         if name in FUNCTIONS:
             func_name, (lo, hi) = FUNCTIONS[name]
-            func = getattr(sympy, func_name)
             if kwargs:
                 raise self.fail(f"{name} takes no keyword arguments", name_tok)
             if len(args) < lo or (hi is not None and len(args) > hi):
@@ -355,24 +371,72 @@ class _Parser:
                             name_tok,
                         )
             try:
-                return func(*values)
+                return _call(func_name, values)
             except (TypeError, ValueError, ArithmeticError) as err:
                 raise self.fail(f"{name}: {err}", name_tok) from None
         known = sorted(set(FUNCTIONS) | set(self.callables))
         raise self.fail(f"unknown function {_short(name)!r} (known: {', '.join(known)})", name_tok)
 
 
-def _neg(value: sympy.Basic) -> sympy.Basic:
+# ---- building values: exact numbers while every operand is one, sympy otherwise ----------
+
+
+def _symbolic(value: Any) -> Any:
+    """``value`` as a sympy object (exact numbers converted)."""
+    return value.to_sympy() if isinstance(value, ExactNumber) else value
+
+
+def _is_rational(value: Any) -> bool:
+    if isinstance(value, ExactNumber):
+        return value.is_Rational
+    return is_sympy_object(value) and bool(value.is_Rational)
+
+
+def _combine(values: list[Any], head: str) -> Any:
+    """The sum or product of ``values``: an exact number when all are, else one sympy
+    ``Add``/``Mul`` call (linear in the number of terms)."""
+    if all(isinstance(v, ExactNumber) for v in values):
+        total = values[0]
+        for v in values[1:]:
+            total = total + v if head == "add" else total * v
+        return total
+    parts = [_symbolic(v) for v in values]
+    return sympy.Add(*parts) if head == "add" else sympy.Mul(*parts)
+
+
+def _power(base: Any, exponent: Any) -> Any:
+    if isinstance(base, ExactNumber) and isinstance(exponent, ExactNumber):
+        fraction = exponent.as_fraction()
+        return base ** (fraction if fraction is not None else exponent)
+    return sympy.Pow(_symbolic(base), _symbolic(exponent))
+
+
+def _neg(value: Any) -> Any:
+    if isinstance(value, ExactNumber):
+        return -value
     return sympy.Mul(sympy.Integer(-1), value)
+
+
+def _call(name: str, values: list[Any]) -> Any:
+    """The parser's function ``name`` applied to ``values`` (exact numbers when all are)."""
+    if all(isinstance(v, ExactNumber) for v in values):
+        if name == "sqrt":
+            return values[0] ** Fraction(1, 2)
+        # log(x, b) is left to sympy, whose rule extracts powers of the base (log(8, 2) = 3)
+        if name in FUNCTION_HEADS and FUNCTION_HEADS[name] in (None, len(values)):
+            return apply(name, *values)
+    return getattr(sympy, name)(*[_symbolic(v) for v in values])
 
 
 def _describe(value: Any) -> str:
     if isinstance(value, str):
         return f"the string {_short(value)!r}"
-    if isinstance(value, (bool, sympy.logic.boolalg.BooleanAtom)):
+    if isinstance(value, bool) or (
+        is_sympy_object(value) and isinstance(value, sympy.logic.boolalg.BooleanAtom)
+    ):
         return f"the boolean {value}"
     if isinstance(value, (list, tuple)):
         return "a list"
-    if isinstance(value, sympy.Basic):
+    if is_sympy_object(value):
         return f"the relation {_short(str(value))}"
     return f"a {type(value).__name__}"

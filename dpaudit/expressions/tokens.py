@@ -10,7 +10,7 @@ import dataclasses
 from fractions import Fraction
 from typing import Any
 
-from dpaudit.deferred_imports import sympy
+from dpaudit.exact_numbers import rational
 
 __all__ = ["LIMITS", "ExpressionError", "check_text", "shorten"]
 
@@ -65,7 +65,7 @@ def _log2(n: Any) -> int:
     return max(int(abs(int(n))).bit_length() - 1, 0)
 
 
-def _bits(q: sympy.Rational) -> int:
+def _bits(q: Any) -> int:
     return int(q.p).bit_length() + int(q.q).bit_length()
 
 
@@ -214,7 +214,5 @@ def _number(text: str, i: int, tokens: list[_Token]) -> int:
         )
     mantissa = Fraction(int(int_part + frac_part or "0"), 10 ** len(frac_part))
     value = mantissa * Fraction(10) ** exponent
-    tokens.append(
-        _Token("num", text[start:j], start, sympy.Rational(value.numerator, value.denominator))
-    )
+    tokens.append(_Token("num", text[start:j], start, rational(value)))
     return j

@@ -49,7 +49,13 @@ from dpaudit.numeric.rounding import (
     sys_float_max,
     to_float,
 )
-from dpaudit.numeric.values import EvaluationError, exact, from_float, is_exact_number
+from dpaudit.numeric.values import (
+    EvaluationError,
+    exact,
+    exact_value,
+    from_float,
+    is_exact_number,
+)
 
 __all__ = [
     "MAX_PRECISION",
@@ -63,6 +69,7 @@ __all__ = [
     "exact",
     "exact_max",
     "exact_min",
+    "exact_value",
     "float_down",
     "float_up",
     "from_float",

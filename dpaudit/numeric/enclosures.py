@@ -15,7 +15,7 @@ from typing import Any
 import mpmath
 
 from dpaudit.deferred_imports import sympy
-from dpaudit.numeric.exact_numbers import ExactNumber, decide_relation, install_enclosure
+from dpaudit.exact_numbers import ExactNumber, decide_relation, install_enclosure
 from dpaudit.numeric.precision import PRECISION_LOCK
 from dpaudit.numeric.values import EvaluationError, exact
 

@@ -12,8 +12,8 @@ from typing import Any, Literal
 import mpmath
 
 from dpaudit.deferred_imports import sympy
+from dpaudit.exact_numbers import ExactNumber, is_sympy_object
 from dpaudit.numeric.enclosures import _precision_ladder, endpoints, interval
-from dpaudit.numeric.exact_numbers import ExactNumber, is_sympy_object
 from dpaudit.numeric.values import EvaluationError
 
 Direction = Literal["up", "down"]

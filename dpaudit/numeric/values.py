@@ -14,8 +14,8 @@ from numbers import Integral, Rational
 from typing import Any
 
 from dpaudit.deferred_imports import sympy
+from dpaudit.exact_numbers import ExactNumber, is_sympy_object, rational
 from dpaudit.expressions import ExpressionError, as_expr, parse_expression
-from dpaudit.numeric.exact_numbers import ExactNumber, is_sympy_object
 
 
 class EvaluationError(ArithmeticError):
@@ -79,15 +79,14 @@ def exact(value: Any, name: str = "value") -> sympy.Expr:
             raise ValueError(f"{name} must be a real number, got {value!r}")
         return expr
     if isinstance(value, Integral):
-        return sympy.Integer(int(value))
+        return rational(int(value))
     if isinstance(value, (Fraction, Rational)):
-        return sympy.Rational(value.numerator, value.denominator)
+        return rational(Fraction(int(value.numerator), int(value.denominator)))
     if isinstance(value, float) or type(value).__name__.startswith("float"):
         f = float(value)
         if not math.isfinite(f):
             raise ValueError(f"{name} must be a finite real number, got {value!r}")
-        num, den = f.as_integer_ratio()
-        return sympy.Rational(num, den)
+        return rational(Fraction(f))
     if isinstance(value, str):
         # the restricted parser (never Fraction(text): "1e999999999" would hang it)
         try:
@@ -101,6 +100,13 @@ def exact(value: Any, name: str = "value") -> sympy.Expr:
     if hasattr(value, "item") and callable(value.item):  # numpy scalars
         return exact(value.item(), name)
     raise ValueError(f"{name} must be a real number, got {_describe(value)}")
+
+
+def exact_value(value: Any) -> Any:
+    """``value`` as an exact value for computing with it: an
+    :class:`~dpaudit.exact_numbers.ExactNumber` stays one (no sympy needed); anything else
+    becomes sympy through :func:`~dpaudit.expressions.as_expr` (symbols, relations, text)."""
+    return value if isinstance(value, ExactNumber) else as_expr(value)
 
 
 def is_exact_number(expr: sympy.Expr) -> bool:

@@ -26,8 +26,8 @@ from dpaudit.teaching.formulas import (
     values_json,
 )
 from dpaudit.teaching.render import latex_escape
+from dpaudit.theorems import examples
 from dpaudit.theorems.base import THEOREMS, Theorem
-from dpaudit.theorems.examples import EXAMPLES
 
 __all__ = [
     "CardView",
@@ -107,7 +107,7 @@ class CardView:
                 "to an event"
             )
             return "\n".join(lines)
-        values = ", ".join(f"{k} = {value_text(v)}" for k, v in EXAMPLES[c.key].items())
+        values = ", ".join(f"{k} = {value_text(v)}" for k, v in examples.EXAMPLES[c.key].items())
         lines.append(f"   example:     at {values}")
         lines += [f"                {line}" for line in self.example.lines()]
         return "\n".join(lines)
@@ -128,7 +128,7 @@ class CardView:
         }
         if self.example is not None:
             out["example"] = {
-                "values": values_json(EXAMPLES[c.key]),
+                "values": values_json(examples.EXAMPLES[c.key]),
                 **{k: v for k, v in self.example.to_dict().items() if k != "values"},
                 "kind": "the card's bound at these values, rounded up",
             }
@@ -180,5 +180,5 @@ def explain_card(name: str | Theorem) -> CardView:
         UnknownTheoremError: for an unknown name.
     """
     card = name if isinstance(name, Theorem) else find_card(name)
-    example = instantiate(card, EXAMPLES[card.key]) if card.bound else None
+    example = instantiate(card, examples.EXAMPLES[card.key]) if card.bound else None
     return CardView(card, example)

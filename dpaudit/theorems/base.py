@@ -48,8 +48,9 @@ from pathlib import Path
 from typing import Any
 
 from dpaudit.deferred_imports import sympy
-from dpaudit.expressions import as_expr, parse_expression
-from dpaudit.numeric import EvaluationError, endpoints, float_up, interval
+from dpaudit.exact_numbers import ExactNumber, is_sympy_object
+from dpaudit.expressions import as_expr, names_in, parse_expression
+from dpaudit.numeric import EvaluationError, endpoints, exact, float_up, interval
 from dpaudit.numeric import decide_relation as _decide
 
 __all__ = [
@@ -105,6 +106,53 @@ def _parse(condition: str) -> tuple[sympy.Basic, ...]:
     ops = parts[1::2]
     return tuple(
         sympy.Rel(a, b, op, evaluate=False) for a, op, b in zip(sides, ops, sides[1:], strict=False)
+    )
+
+
+class ConditionSide(str):
+    """One side of a domain condition, as the card writes it (``"delta'"``, ``"700*b"``)."""
+
+    __slots__ = ()
+
+    @property
+    def is_Symbol(self) -> bool:
+        """Whether the side is a bare parameter name."""
+        return bool(_NAME.fullmatch(self))
+
+    def to_sympy(self) -> Any:
+        return _parse_side(self)
+
+
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*'*")
+
+
+@dataclasses.dataclass(frozen=True)
+class Condition:
+    """One comparison of a card's domain as the card writes it, ``lhs rel_op rhs``: what a
+    check at numbers reports, decided without sympy.  Printed as sympy prints the same
+    relation (a test compares them for every card); :meth:`relation` is that relation."""
+
+    lhs: ConditionSide
+    rel_op: str
+    rhs: ConditionSide
+
+    def __str__(self) -> str:
+        return f"{self.lhs} {self.rel_op} {self.rhs}"
+
+    def relation(self) -> Any:
+        """The condition as an unevaluated sympy relation (as :func:`conditions` builds it)."""
+        return sympy.Rel(self.lhs.to_sympy(), self.rhs.to_sympy(), self.rel_op, evaluate=False)
+
+    def _sympy_(self) -> Any:
+        return self.relation()
+
+
+def _written(condition: str) -> tuple[Condition, ...]:
+    """A condition string's comparisons as written (a chain gives one per operator)."""
+    parts = _split(condition)
+    return tuple(
+        Condition(ConditionSide(a), op, ConditionSide(b))
+        for a, op, b in zip(parts[0::2], parts[1::2], parts[2::2], strict=False)
     )
 
 
@@ -174,6 +222,13 @@ class Conditions(Sequence[Any]):
         """Whether the relations exist (parsed by a first read)."""
         return self._value is not None
 
+    def written(self) -> tuple[Condition, ...] | None:
+        """The comparisons as the card writes them, without parsing (None when an item was
+        given as a sympy relation)."""
+        if not all(isinstance(part, str) for part in self._parts):
+            return None
+        return tuple(c for part in self._parts for c in _written(part))
+
     def relations(self) -> tuple[Any, ...]:
         """The conditions as a tuple of sympy relations (parsed on the first call)."""
         value = self._value
@@ -227,6 +282,12 @@ class Check:
     instance: Any
     status: str
     how: str
+
+    @property
+    def relation(self) -> Any:
+        """The condition as a sympy relation (a check at numbers holds it as written)."""
+        condition = self.condition
+        return condition.relation() if isinstance(condition, Condition) else condition
 
     @property
     def numeric(self) -> bool:
@@ -408,8 +469,14 @@ class Theorem:
         Raises:
             ValueError: when ``params`` binds some but not all symbols of a condition.
         """
+        if self.domain is None:
+            return ()
+        numbers = _numbers(params)
+        written = self.domain.written() if isinstance(self.domain, Conditions) else None
+        if numbers is not None and written is not None:
+            return _check_numbers(self.key, written, tuple(sorted(numbers.items())))
         values = tuple(sorted((str(k), as_expr(v)) for k, v in params.items()))
-        return _check(self.key, tuple(self.domain or ()), values, tuple(known))
+        return _check(self.key, tuple(self.domain), values, tuple(known))
 
     def __str__(self) -> str:
         return f"{self.name} ({self.citation})"
@@ -546,6 +613,84 @@ def _value_text(mapping: Mapping[sympy.Symbol, sympy.Expr], symbols: Iterable[An
             parts.append(f"{sym} ~ {float_up(v):.6g}")
         except (EvaluationError, ValueError, TypeError):
             parts.append(f"{sym} = {v}")
+    return ", ".join(parts)
+
+
+def _numbers(params: Mapping[str, Any]) -> dict[str, ExactNumber] | None:
+    """The parameters as exact numbers, or None when one is a sympy object (symbolic, or
+    given as sympy: the sympy path decides those)."""
+    out = {}
+    for name, value in params.items():
+        if is_sympy_object(value):
+            return None
+        try:
+            number = exact(value, str(name))
+        except (ValueError, TypeError):
+            return None
+        if not isinstance(number, ExactNumber):
+            return None
+        out[str(name)] = number
+    return out
+
+
+def _decided(lhs: ExactNumber, op: str, rhs: ExactNumber) -> bool | None:
+    """``lhs op rhs`` decided exactly (rationals) or by interval arithmetic with the
+    precision raised as needed; None when no precision separates the sides."""
+    try:
+        return bool(
+            {"<": lhs < rhs, "<=": lhs <= rhs}[op]
+            if op in ("<", "<=")
+            else {">": lhs > rhs, ">=": lhs >= rhs}[op]
+        )
+    except TypeError:
+        return None
+
+
+@functools.lru_cache(maxsize=8192)
+def _check_numbers(
+    key: str, written: tuple[Condition, ...], values: tuple[tuple[str, ExactNumber], ...]
+) -> tuple[Check, ...]:
+    """:func:`_check` for parameters that are all numbers, without sympy: each side of a
+    condition is read by the restricted parser with the card's names bound to the values."""
+    mapping = dict(values)
+    out = []
+    for cond in written:
+        names = names_in(cond.lhs, primes=True) | names_in(cond.rhs, primes=True)
+        bound = names & mapping.keys()
+        if not bound:
+            continue
+        missing = names - bound
+        if missing:
+            raise ValueError(
+                f"theorem {key!r} is applied without a value for "
+                f"{', '.join(sorted(missing))} in its domain condition {cond}"
+            )
+        at = _number_text(mapping, names)
+        env = {name: mapping[name] for name in names}
+        lhs, rhs = (
+            parse_expression(side, symbols=env, primes=True, name="a domain condition's side")
+            for side in (cond.lhs, cond.rhs)
+        )
+        decided = _decided(lhs, cond.rel_op, rhs)
+        if decided is None:
+            out.append(Check(cond, None, "unverified", f"not decided by interval arithmetic: {at}"))
+        else:
+            out.append(Check(cond, decided, "verified" if decided else "refuted", f"checked: {at}"))
+    return tuple(out)
+
+
+def _number_text(mapping: Mapping[str, ExactNumber], names: Iterable[str]) -> str:
+    """``"b = 1, delta ~ 0.1"``: the values of ``names``, exact when short."""
+    parts = []
+    for name in sorted(names):
+        v = mapping[name]
+        if v.is_Integer or (v.is_Rational and v.q < 10**7):
+            parts.append(f"{name} = {v}")
+            continue
+        try:
+            parts.append(f"{name} ~ {float_up(v):.6g}")
+        except (EvaluationError, ValueError, TypeError):
+            parts.append(f"{name} = {v}")
     return ", ".join(parts)
 
 

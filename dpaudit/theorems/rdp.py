@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 
 from dpaudit.deferred_imports import sympy
 from dpaudit.expressions import as_expr
 from dpaudit.numeric import exact, exact_max, exact_min, float_up
+from dpaudit.numeric import functions as fn
 from dpaudit.theorems.base import Bound, Theorem, register
 
 __all__ = [
@@ -107,8 +109,8 @@ def laplace_rdp(order: sympy.Expr, scale: sympy.Expr, sensitivity: sympy.Expr = 
     """
     a = _order(order)
     lam = exact(scale, "scale") / exact(sensitivity, "sensitivity")
-    return sympy.log(
-        a / (2 * a - 1) * sympy.exp((a - 1) / lam) + (a - 1) / (2 * a - 1) * sympy.exp(-a / lam)
+    return fn.log(
+        a / (2 * a - 1) * fn.exp((a - 1) / lam) + (a - 1) / (2 * a - 1) * fn.exp(-a / lam)
     ) / (a - 1)
 
 
@@ -143,9 +145,9 @@ def randomized_response_rdp(order: sympy.Expr, truth_probability: sympy.Expr) ->
     """
     a = _order(order)
     pp = exact(truth_probability, "truth_probability")
-    if not pp.free_symbols and not (sympy.Rational(1, 2) <= pp < 1):
+    if not pp.free_symbols and not (Fraction(1, 2) <= pp < 1):
         raise ValueError(f"truth_probability must be in [1/2, 1), got {pp}")
-    return sympy.log(pp**a * (1 - pp) ** (1 - a) + (1 - pp) ** a * pp ** (1 - a)) / (a - 1)
+    return fn.log(pp**a * (1 - pp) ** (1 - a) + (1 - pp) ** a * pp ** (1 - a)) / (a - 1)
 
 
 RDP_PURE = register(

@@ -1,4 +1,4 @@
-"""Exact numbers without sympy (``dpaudit.numeric.exact_numbers``): the same values as sympy's,
+"""Exact numbers without sympy (``dpaudit.exact_numbers``): the same values as sympy's,
 enclosed rigorously, compared soundly, and built without importing sympy."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpaudit.exact_numbers import ExactNumber, apply, constant, rational
 from dpaudit.numeric import endpoints, exact, float_down, float_up, interval
-from dpaudit.numeric.exact_numbers import ExactNumber, apply, constant, rational
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -140,7 +140,7 @@ def test_building_and_enclosing_imports_no_sympy():
         "import sys\n"
         "from fractions import Fraction\n"
         "from dpaudit.numeric import float_up\n"
-        "from dpaudit.numeric.exact_numbers import apply, rational\n"
+        "from dpaudit.exact_numbers import apply, rational\n"
         "x = (rational(2) ** Fraction(1, 2)) * apply('log', 5) + apply('erfc', 3)\n"
         "print(float_up(x) > 2, x > 2, 'sympy' in sys.modules)\n"
     )

@@ -195,7 +195,11 @@ class ExactNumber:
 
     def __float__(self) -> float:
         if self._head == "rational":
-            return float(self._args[0])
+            value: Fraction = self._args[0]
+            try:
+                return float(value)
+            except OverflowError:  # beyond the float range: as sympy, an infinity
+                return math.inf if value > 0 else -math.inf
         ends = _ENCLOSURE[0](self)
         if ends is None:
             raise ValueError(f"cannot evaluate {self}")
@@ -234,8 +238,8 @@ class ExactNumber:
             return self._head == other._head and self._args == other._args
         if isinstance(other, (Integral, _RationalABC)) and not isinstance(other, bool):
             return self._head == "rational" and self._args[0] == other
-        if isinstance(other, float):
-            return self._head == "rational" and self._args[0] == Fraction(other)
+        if isinstance(other, float):  # Fraction compares with floats exactly (inf, nan too)
+            return self._head == "rational" and bool(self._args[0] == other)
         if is_sympy_object(other):
             return bool(self.to_sympy() == other)
         return NotImplemented
@@ -255,6 +259,12 @@ class ExactNumber:
         return value
 
     def _compare(self, other: Any, op: str) -> Any:
+        if isinstance(other, float):  # a float is an exact binary number: compare exactly
+            if math.isnan(other):
+                return False
+            if math.isinf(other):
+                return (other > 0) == (op in ("<", "<="))
+            other = Fraction(other)
         rhs = _coerce(other)
         if rhs is None:
             return NotImplemented

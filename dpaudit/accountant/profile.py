@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from fractions import Fraction
 from typing import Any
 
 from dpaudit.accountant import currencies as cur
@@ -51,7 +52,9 @@ from dpaudit.accountant.statements import (
 )
 from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
+from dpaudit.exact_numbers import is_sympy_object, rational
 from dpaudit.numeric import EvaluationError, exact, exact_value, float_down, float_up
+from dpaudit.numeric import functions as fn
 from dpaudit.theorems import optimal, rdp, zcdp
 from dpaudit.theorems import primitives as prim
 from dpaudit.theorems.accounting import PLD_ACCOUNTING
@@ -168,7 +171,14 @@ def check_epsilon(epsilon: Any) -> sympy.Expr:
     if epsilon is None:
         raise ValueError("epsilon must be a number >= 0, got None")
     e = exact(epsilon, "epsilon")
-    if e.free_symbols or not e.is_real or not e >= 0:
+    if is_sympy_object(e):
+        admissible = not e.free_symbols and bool(e.is_real) and bool(e >= 0)
+    else:  # an exact number: decided by interval arithmetic (undecidable or undefined: no)
+        try:
+            admissible = e >= 0
+        except TypeError:
+            admissible = False
+    if not admissible:
         raise ValueError(f"epsilon must be a number >= 0, got {epsilon!r}")
     return e
 
@@ -310,7 +320,7 @@ def _zcdp(s: Concentrated, eps: sympy.Expr) -> list[DeltaCandidate]:
         return [DeltaCandidate(s.step.theorem, 0.0, 0.0, "rho = 0: the two laws are equal")]
     out: list[DeltaCandidate] = []
     if compare(eps, r) == 1:  # Bun-Steinke Prop 1.3 solved for delta (eps > rho)
-        value = sympy.exp(-((eps - r) ** 2) / (4 * r))
+        value = fn.exp(-((eps - r) ** 2) / (4 * r))
         out.append(
             DeltaCandidate(
                 zcdp.ZCDP_TO_APPROX,
@@ -325,11 +335,11 @@ def _zcdp(s: Concentrated, eps: sympy.Expr) -> list[DeltaCandidate]:
     rf, ef = float(r), float(eps)
     a = _best_order(lambda x: (x - 1) * (x * rf - ef) + x * np.log1p(-1 / x) - np.log(x - 1))
     if a is not None:
-        a_q = sympy.Rational(a).limit_denominator(1000)
+        a_q = rational(Fraction(a).limit_denominator(1000))
         if a_q > 1:
             # (1 - 1/a)^a as exp(a log(1 - 1/a)): sympy would factor a rational power
-            log_value = (a_q - 1) * (a_q * r - eps) + a_q * sympy.log(1 - 1 / a_q)
-            value = sympy.exp(log_value) / (a_q - 1)
+            log_value = (a_q - 1) * (a_q * r - eps) + a_q * fn.log(1 - 1 / a_q)
+            value = fn.exp(log_value) / (a_q - 1)
             out.append(
                 DeltaCandidate(
                     zcdp.ZCDP_TO_APPROX_OPTIMAL,
@@ -376,11 +386,11 @@ def _renyi(s: cur.RenyiCurve, eps: sympy.Expr) -> list[DeltaCandidate]:
         return []
     order = int(s.orders[int(np.nanargmin(np.where(np.isfinite(log_d), log_d, np.inf)))])
     tau = (s.tau_upper or s.exact_tau)(order)
-    if tau in (sympy.oo, sympy.zoo, sympy.nan):
+    if is_sympy_object(tau) and tau in (sympy.oo, sympy.zoo, sympy.nan):
         return []
-    alpha = sympy.Integer(order)
+    alpha = rational(order)
     # BBGHS20 Thm 21 solved for delta; increasing in tau, so tau rounded up is sound
-    value = sympy.exp((alpha - 1) * (tau - eps)) * ((alpha - 1) / alpha) ** (alpha - 1) / alpha
+    value = fn.exp((alpha - 1) * (tau - eps)) * ((alpha - 1) / alpha) ** (alpha - 1) / alpha
     up = float_up(value)
     if up < 1 and admit(rdp.RDP_CONVERSION, s.step.event, {"alpha": alpha}) is None:
         return []

@@ -364,16 +364,15 @@ class GaussianDP(Statement):
 
 
 @functools.cache
-def _settled() -> sympy.Rational:
-    return sympy.Rational(1, 10**9)
+def _settled() -> ExactNumber:
+    return rational(1) / 10**9
 
 
 #: ``SETTLED``: a candidate whose certified band ``[epsilon_lower, epsilon]`` is narrower than
 #: this (relative) is the exact epsilon for every purpose: no costly currency can improve it by
-#: more.  Exactly 10^-9, made on first access (PEP 562 ``__getattr__``) so that importing this
-#: module does not import sympy.
+#: more.  Exactly 10^-9 (an exact number, no sympy).
 if TYPE_CHECKING:
-    SETTLED: sympy.Rational
+    SETTLED: ExactNumber
 else:
 
     def __getattr__(name: str) -> Any:

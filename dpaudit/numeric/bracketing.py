@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from dpaudit.deferred_imports import sympy
+from dpaudit.exact_numbers import ExactNumber, is_sympy_object, rational
 from dpaudit.numeric.enclosures import endpoints, interval
 from dpaudit.numeric.values import EvaluationError, exact
 
 
 def bracket_decreasing(
     expr: Any,
-    symbol: sympy.Symbol,
+    symbol: sympy.Symbol | None,
     target: Any,
     *,
     rel_tol: Any = "1e-12",
     max_steps: int = 400,
     guess: float | None = None,
-) -> tuple[sympy.Rational, sympy.Rational]:
+) -> tuple[ExactNumber, ExactNumber]:
     """Rigorously bracket where a decreasing function of ``symbol >= 0`` crosses ``target``.
 
     For a function f decreasing on [0, oo), returns exact rationals ``(lower, upper)`` with
@@ -27,8 +29,11 @@ def bracket_decreasing(
     sound upper bound, ``lower`` a certified lower bound for that profile.
 
     Args:
-        expr: f as a sympy expression in ``symbol`` (closed otherwise).
-        symbol: the variable.
+        expr: f as a sympy expression in ``symbol`` (closed otherwise), or f itself: a
+            callable taking an exact rational x >= 0 and returning the exact value f(x)
+            (written with :mod:`dpaudit.numeric.functions`, it needs no sympy for plain
+            numbers).
+        symbol: the variable of a sympy ``expr`` (None for a callable).
         target: the level (exact conversion).
         rel_tol: stop when ``upper - lower <= rel_tol * upper``.
         max_steps: a cap on the bisection and doubling steps.
@@ -37,16 +42,17 @@ def bracket_decreasing(
             with two rigorous evaluations, and bisection is the fallback.
 
     Returns:
-        ``(lower, upper)`` as sympy Rationals.
+        ``(lower, upper)`` as exact rationals (:class:`~dpaudit.exact_numbers.ExactNumber`).
 
     Raises:
         EvaluationError: if no point with f <= target is found below 2**max_steps.
     """
     target = exact(target, "target")
     rel_tol = exact(rel_tol, "rel_tol")
+    value_at = _evaluator(expr, symbol)
 
-    def below(x: sympy.Rational) -> bool | None:
-        lo, hi = endpoints(interval(expr, {symbol: x}))
+    def below(x: ExactNumber) -> bool | None:
+        lo, hi = endpoints(value_at(x))
         t_lo, t_hi = endpoints(interval(target))
         if hi <= t_lo:
             return True
@@ -54,7 +60,7 @@ def bracket_decreasing(
             return False
         return None
 
-    zero = sympy.Integer(0)
+    zero = rational(0)
     if below(zero) is True:
         return zero, zero
     if guess is not None and guess > 0:
@@ -64,7 +70,7 @@ def bracket_decreasing(
         lo_try = g * (1 - rel_tol / 4)
         if below(hi_try) is True and below(lo_try) is False:
             return lo_try, hi_try
-    lower, upper = zero, sympy.Integer(1)
+    lower, upper = zero, rational(1)
     steps = 0
     while (state := below(upper)) is not True:
         # only a point certified above the target may become the lower end: where the
@@ -88,3 +94,12 @@ def bracket_decreasing(
             break
         steps += 1
     return lower, upper
+
+
+def _evaluator(expr: Any, symbol: Any) -> Callable[[ExactNumber], Any]:
+    """``x -> interval enclosing f(x)`` for f a callable or a sympy expression in ``symbol``."""
+    if callable(expr) and not is_sympy_object(expr):
+        return lambda x: interval(expr(x))
+    if symbol is None:
+        raise TypeError("bracket_decreasing: a sympy expression needs its symbol")
+    return lambda x: interval(expr, {symbol: x})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dpaudit.deferred_imports import sympy
 from dpaudit.numeric import bracket_decreasing, exact, mp_digits
+from dpaudit.numeric import functions as fn
 from dpaudit.theorems.base import Bound, Theorem, register
 
 LAPLACE = register(
@@ -108,8 +109,8 @@ def gdp_delta(mu_: sympy.Expr, epsilon: sympy.Expr) -> sympy.Expr:
     mu_ = exact(mu_, "mu")
     e = exact(epsilon, "epsilon")
     return (
-        sympy.erfc(-(mu_ / 2 - e / mu_) / sympy.sqrt(2)) / 2
-        - sympy.exp(e) * sympy.erfc((mu_ / 2 + e / mu_) / sympy.sqrt(2)) / 2
+        fn.erfc(-(mu_ / 2 - e / mu_) / fn.sqrt(2)) / 2
+        - fn.exp(e) * fn.erfc((mu_ / 2 + e / mu_) / fn.sqrt(2)) / 2
     )
 
 
@@ -127,8 +128,9 @@ def gdp_epsilon(
         guess = _gdp_epsilon_guess(float(mu_), float(delta_))
     except (ZeroDivisionError, OverflowError, ValueError):  # mu beyond floats or mpmath's erfc
         guess = None
-    x = sympy.Symbol("x", nonnegative=True)
-    return bracket_decreasing(gdp_delta(mu_, x), x, delta_, rel_tol=rel_tol, guess=guess)
+    return bracket_decreasing(
+        lambda eps: gdp_delta(mu_, eps), None, delta_, rel_tol=rel_tol, guess=guess
+    )
 
 
 def _gdp_epsilon_guess(mu_: float, delta_: float) -> float | None:

@@ -26,19 +26,21 @@ from dpaudit.accountant.rules import Children, best_candidate, of_currency, regi
 from dpaudit.accountant.statements import Approx, Pure, Statement, Step, show
 from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
+from dpaudit.exact_numbers import rational
+from dpaudit.numeric import functions as fn
 from dpaudit.theorems import amplification as amp
 from dpaudit.theorems.base import Theorem
 
 
 @functools.cache
 def _budget_shares() -> tuple[sympy.Expr, ...]:
-    return (sympy.Integer(1), sympy.Rational(1, 2))
+    return (rational(1), rational(1) / 2)
 
 
 #: ``BUDGET_SHARES``: fractions of a sampled node's delta budget at which its (eps, delta)
 #: statements are derived: all of it (a lone node) and half of it (so that a k-fold
-#: composition above keeps half of its budget as the slack of advanced composition).  Made on
-#: first access (PEP 562 ``__getattr__``) so that importing this module does not import sympy.
+#: composition above keeps half of its budget as the slack of advanced composition).  Exact
+#: numbers (no sympy), made on first access (PEP 562 ``__getattr__``).
 if TYPE_CHECKING:
     BUDGET_SHARES: tuple[sympy.Expr, ...]
     Amplify = Callable[[sympy.Expr, sympy.Expr], tuple[sympy.Expr, sympy.Expr]]
@@ -65,7 +67,7 @@ def _amplified(
     candidates at the budget's shares divided by gamma = ``ratio``."""
     out: list[Statement] = []
     for p in of_currency(inner, Pure)[:1]:
-        e, _ = amplify(p.epsilon, sympy.Integer(0))
+        e, _ = amplify(p.epsilon, rational(0))
         formula = f"eps = log(1 + {ratio_text}(e^eps_0 - 1)), {ratio_text} = {show(ratio)}"
         out.append(
             Pure(
@@ -76,7 +78,7 @@ def _amplified(
         if e.free_symbols:
             # log(1 + x) <= x: a looser bound in a form the verifier factors (gamma times a
             # function of eps alone), kept beside the exact one as an (eps, 0) statement
-            x = ratio * (sympy.exp(p.epsilon) - 1)
+            x = ratio * (fn.exp(p.epsilon) - 1)
             out.append(
                 Approx(
                     Step(
@@ -88,7 +90,7 @@ def _amplified(
                         checks=checks,
                     ),
                     epsilon=x,
-                    delta=sympy.Integer(0),
+                    delta=rational(0),
                 )
             )
     if out:

@@ -10,8 +10,11 @@ guarantee, e.g. the Gaussian step of BST14's noisy SGD.
 
 from __future__ import annotations
 
+from typing import Any
+
 from dpaudit.deferred_imports import sympy
 from dpaudit.numeric import exact, exact_max, exact_min
+from dpaudit.numeric import functions as fn
 from dpaudit.theorems.base import Bound, Theorem, register
 
 __all__ = [
@@ -71,7 +74,7 @@ def poisson_amplification(
     p = exact(probability, "probability")
     if not p.free_symbols and not (0 < p <= 1):
         raise ValueError(f"probability must be in (0, 1], got {p}")
-    return sympy.log(1 + p * (sympy.exp(e) - 1)), p * d
+    return fn.log(1 + p * (fn.exp(e) - 1)), p * d
 
 
 WITHOUT_REPLACEMENT_AMPLIFICATION = register(
@@ -123,7 +126,7 @@ def without_replacement_amplification(
     if not (mm.free_symbols or nn.free_symbols) and mm > nn:
         raise ValueError(f"sample_size must be <= population_size, got {mm} > {nn}")
     g = mm / nn
-    return sympy.log(1 + g * (sympy.exp(e) - 1)), g * d
+    return fn.log(1 + g * (fn.exp(e) - 1)), g * d
 
 
 WITH_REPLACEMENT_AMPLIFICATION = register(
@@ -190,13 +193,13 @@ def with_replacement_amplification(
     if not isinstance(sample_size, int) or sample_size < 1:
         raise ValueError(f"sample_size must be an integer >= 1, got {sample_size!r}")
     _, nn = _sizes(sample_size, population_size)
-    eps_out = sympy.log(1 + (1 - (1 - 1 / nn) ** sample_size) * (sympy.exp(e) - 1))
-    total = sympy.Integer(0)
+    eps_out = fn.log(1 + (1 - (1 - 1 / nn) ** sample_size) * (fn.exp(e) - 1))
+    total: Any = fn.Rational(0)
     for k_ in range(1, sample_size + 1):
-        group_delta = d0 * sympy.Add(*[sympy.exp(i * e0) for i in range(k_)])
+        group_delta = d0 * sum((fn.exp(i * e0) for i in range(k_)), fn.Rational(0))
         profile = group_delta + (1 - group_delta) * exact_max(
-            0, sympy.exp(k_ * e0) - sympy.exp(e)
-        ) / (1 + sympy.exp(k_ * e0))
-        weight = sympy.binomial(sample_size, k_) * nn ** (-k_) * (1 - 1 / nn) ** (sample_size - k_)
+            0, fn.exp(k_ * e0) - fn.exp(e)
+        ) / (1 + fn.exp(k_ * e0))
+        weight = fn.binomial(sample_size, k_) * nn ** (-k_) * (1 - 1 / nn) ** (sample_size - k_)
         total += weight * exact_min(1, profile)
     return eps_out, total

@@ -87,6 +87,9 @@ def _show(expr: sympy.Expr) -> str:
     if expr.is_Integer:
         return str(expr)
     large = not expr.is_Rational and not expr.free_symbols and _larger_than(expr, _SHOWN_NODES)
+    # a closed form made without sympy is shown by its value, as a large one (printing it as
+    # sympy does would import sympy)
+    large = large or (isinstance(expr, ExactNumber) and not expr.is_Rational)
     if not large:
         text = _format_value(expr) if expr.is_Rational else str(expr)
         if expr.free_symbols:

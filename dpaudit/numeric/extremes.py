@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from dpaudit.deferred_imports import sympy
+from dpaudit.exact_numbers import ExactNumber, apply, is_sympy_object
 from dpaudit.numeric.enclosures import decide_relation, endpoints, interval
 from dpaudit.numeric.values import exact
 
@@ -21,22 +22,25 @@ def exact_min(*values: Any) -> sympy.Expr:
     ladder resolves) -- the same value either way.  Arguments with free symbols are passed to
     ``sympy.Min`` unchanged.
     """
-    return _extreme(values, "<", sympy.Min)
+    return _extreme(values, "<", "Min")
 
 
 def exact_max(*values: Any) -> sympy.Expr:
     """The largest of exact values, ordered by rigorous interval arithmetic (see
     :func:`exact_min`)."""
-    return _extreme(values, ">", sympy.Max)
+    return _extreme(values, ">", "Max")
 
 
-def _extreme(values: tuple[Any, ...], op: str, combine: Any) -> sympy.Expr:
+def _extreme(values: tuple[Any, ...], op: str, combine: str) -> sympy.Expr:
+    """``combine`` ("Min" or "Max") names the function of arguments left unordered: sympy's
+    for sympy values, an :class:`~dpaudit.exact_numbers.ExactNumber` node for exact numbers
+    (no sympy needed)."""
     if not values:
         raise ValueError("exact_min/exact_max need at least one value, got none")
-    vals = [v if isinstance(v, sympy.Basic) else exact(v, "value") for v in values]
+    vals = [v if is_sympy_object(v) else exact(v, "value") for v in values]
     if any(v.free_symbols for v in vals):
-        return combine(*vals)
-    infinite = [v for v in vals if v in (sympy.oo, -sympy.oo)]
+        return getattr(sympy, combine)(*vals)
+    infinite = [v for v in vals if is_sympy_object(v) and v in (sympy.oo, -sympy.oo)]
     if infinite:  # ordered without arithmetic: +-oo against anything finite
         best = sympy.oo if op == ">" else -sympy.oo
         if best in infinite:
@@ -60,4 +64,6 @@ def _extreme(values: tuple[Any, ...], op: str, combine: Any) -> sympy.Expr:
         kept = survivors if beaten else [*survivors, v]
     if len(kept) == 1:
         return kept[0]
-    return combine(*kept, evaluate=False)
+    if all(isinstance(k, ExactNumber) for k in kept):
+        return apply(combine, *kept)
+    return getattr(sympy, combine)(*kept, evaluate=False)

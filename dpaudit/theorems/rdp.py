@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 from dpaudit.deferred_imports import sympy
+from dpaudit.exact_numbers import is_sympy_object
 from dpaudit.expressions import as_expr
 from dpaudit.numeric import exact, exact_max, exact_min, float_up
 from dpaudit.numeric import functions as fn
@@ -477,16 +478,20 @@ def rdp_to_approx(
     best: tuple[float, sympy.Expr, sympy.Expr] | None = None
     for a_raw, t_raw in zip(orders, taus, strict=True):
         a = _order(a_raw)
-        t = exact(t_raw, "tau") if not isinstance(t_raw, sympy.Float) else t_raw
-        improved = t + sympy.log((a - 1) / a) - (sympy.log(d) + sympy.log(a)) / (a - 1)
-        mironov = t + sympy.log(1 / d) / (a - 1)
+        floating = is_sympy_object(t_raw) and isinstance(t_raw, sympy.Float)
+        t = exact(t_raw, "tau") if not floating else t_raw
+        improved = t + fn.log((a - 1) / a) - (fn.log(d) + fn.log(a)) / (a - 1)
+        mironov = t + fn.log(1 / d) / (a - 1)
         for cand in (improved, mironov):
-            value = float(cand.evalf(30)) if cand.has(sympy.Float) else float_up(cand)
+            if is_sympy_object(cand) and cand.has(sympy.Float):
+                value = float(cand.evalf(30))
+            else:
+                value = float_up(cand)
             if best is None or value < best[0]:
                 best = (value, cand, a)
     if best is None:  # unreachable: orders is non-empty
         raise ValueError("no order given")
-    return exact_max(best[1], sympy.Integer(0)), best[2]
+    return exact_max(best[1], fn.Rational(0)), best[2]
 
 
 def choose_order(orders: Sequence[int], taus: Sequence[float], delta_: sympy.Expr) -> int:
@@ -503,7 +508,7 @@ def choose_order(orders: Sequence[int], taus: Sequence[float], delta_: sympy.Exp
 
     a = np.asarray(orders, dtype=float)
     t = np.asarray([float(x) for x in taus])
-    log_d = float(sympy.log(exact(delta_, "delta")).evalf(20))
+    log_d = float(fn.log(exact(delta_, "delta")))  # only a choice: the nearest float
     improved = t + np.log((a - 1) / a) - (log_d + np.log(a)) / (a - 1)
     mironov = t - log_d / (a - 1)
     return int(orders[int(np.argmin(np.minimum(improved, mironov)))])

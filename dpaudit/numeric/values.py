@@ -104,9 +104,14 @@ def exact(value: Any, name: str = "value") -> sympy.Expr:
 
 def exact_value(value: Any) -> Any:
     """``value`` as an exact value for computing with it: an
-    :class:`~dpaudit.exact_numbers.ExactNumber` stays one (no sympy needed); anything else
-    becomes sympy through :func:`~dpaudit.expressions.as_expr` (symbols, relations, text)."""
-    return value if isinstance(value, ExactNumber) else as_expr(value)
+    :class:`~dpaudit.exact_numbers.ExactNumber` stays one and an ``int`` or ``Fraction``
+    becomes one (no sympy needed); anything else becomes sympy through
+    :func:`~dpaudit.expressions.as_expr` (symbols, relations, text)."""
+    if isinstance(value, ExactNumber):
+        return value
+    if isinstance(value, (int, Fraction)) and not isinstance(value, bool):
+        return rational(value)
+    return as_expr(value)
 
 
 def is_exact_number(expr: sympy.Expr) -> bool:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from dpaudit.deferred_imports import sympy
 from dpaudit.numeric import exact, exact_min
+from dpaudit.numeric import functions as fn
 from dpaudit.theorems.base import Bound, Theorem, register
 
 __all__ = [
@@ -79,7 +80,7 @@ def advanced_composition(
     s = _check_slack(delta_slack)
     if not n.free_symbols and n < 1:
         raise ValueError(f"count must be >= 1, got {n}")
-    eps_total = sympy.sqrt(2 * n * sympy.log(1 / s)) * e + n * e * (sympy.exp(e) - 1)
+    eps_total = fn.sqrt(2 * n * fn.log(1 / s)) * e + n * e * (fn.exp(e) - 1)
     return eps_total, n * d + s
 
 

@@ -124,9 +124,10 @@ def test_the_guard_sees_scipy_when_it_is_imported():
     assert _under(imported("-c", "import scipy.fft"), "scipy")
 
 
-#: Cards whose bound a fast path reads because it *computes* with the formula (the zCDP
-#: optimal conversion evaluates its card's expression at the chosen order: one formula).
-COMPUTES_WITH_CARD = {"zcdp_to_approx_cks20"}
+#: Cards whose bound a fast path reads because it *computes* with the formula: none (the zCDP
+#: optimal conversion's formula is a function, ``zcdp._cks20_epsilon``, that the card calls
+#: with a symbolic order and the conversion at the chosen one).
+COMPUTES_WITH_CARD: set[str] = set()
 
 BUILT_AFTER = """
 import contextlib, io, json, sys
@@ -188,3 +189,24 @@ def test_the_guard_sees_numpy_when_a_pld_is_built():
         "-m", "dpaudit", "account", "SelfComposed(Laplace(10), 100)", "--delta", "1e-6"
     )
     assert "numpy" in names and "dpaudit.pld.fft" in names
+
+
+#: The Gaussian fast paths that answer without sympy: the analytic Gaussian profile
+#: (``gdp_delta``, bisected through a callable by ``bracket_decreasing``), the GDP, zCDP and
+#: RDP conversions, subsampling and advanced composition on exact numbers, and the PLD.
+GAUSSIAN_SYMPY_FREE_PATHS = [
+    ["account", "Gaussian(sigma=3)", "--epsilon", "1"],
+    ["account", "Gaussian(sigma=3)", "--epsilon", "1", "--json"],
+    ["account", "SelfComposed(Gaussian(1.1), 100)", "--delta", "1e-5"],
+    ["account", "SelfComposed(Gaussian(1.1), 100)", "--delta", "1e-5", "--json"],
+    ["account", "SelfComposed(PoissonSampled(Gaussian(1.1), 0.01), 1000)", "--delta", "1e-5"],
+]
+
+
+@pytest.mark.parametrize("argv", GAUSSIAN_SYMPY_FREE_PATHS, ids=lambda a: " ".join(a))
+def test_gaussian_account_imports_no_sympy(argv):
+    """Each command runs the accountant on exact numbers and never imports sympy (the control
+    ``test_the_guard_sees_sympy_when_a_symbolic_event_is_accounted`` shows the guard works)."""
+    names = imported("-m", "dpaudit", *argv)
+    assert not _under(names, "sympy"), _under(names, "sympy")[:5]
+    assert "dpaudit.accountant.core" in names and "dpaudit.exact_numbers" in names

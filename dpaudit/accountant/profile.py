@@ -52,7 +52,7 @@ from dpaudit.accountant.statements import (
 )
 from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
-from dpaudit.exact_numbers import is_sympy_object, rational
+from dpaudit.exact_numbers import ExactNumber, is_sympy_object, rational
 from dpaudit.numeric import EvaluationError, exact, exact_value, float_down, float_up
 from dpaudit.numeric import functions as fn
 from dpaudit.theorems import optimal, rdp, zcdp
@@ -171,13 +171,13 @@ def check_epsilon(epsilon: Any) -> sympy.Expr:
     if epsilon is None:
         raise ValueError("epsilon must be a number >= 0, got None")
     e = exact(epsilon, "epsilon")
-    if is_sympy_object(e):
-        admissible = not e.free_symbols and bool(e.is_real) and bool(e >= 0)
-    else:  # an exact number: decided by interval arithmetic (undecidable or undefined: no)
-        try:
-            admissible = e >= 0
-        except TypeError:
-            admissible = False
+    try:  # an exact number: decided by interval arithmetic, without sympy
+        admissible = not is_sympy_object(e) and e >= 0
+    except TypeError:  # undecided by intervals (0 written as log(2) - log(2)): sympy decides
+        admissible = False
+    if not admissible:
+        s = e.to_sympy() if isinstance(e, ExactNumber) else e
+        admissible = not s.free_symbols and s.is_real is True and bool(s >= 0)
     if not admissible:
         raise ValueError(f"epsilon must be a number >= 0, got {epsilon!r}")
     return e

@@ -197,9 +197,9 @@ def with_replacement_amplification(
     total: Any = fn.Rational(0)
     for k_ in range(1, sample_size + 1):
         group_delta = d0 * sum((fn.exp(i * e0) for i in range(k_)), fn.Rational(0))
-        profile = group_delta + (1 - group_delta) * exact_max(
-            0, fn.exp(k_ * e0) - fn.exp(e)
-        ) / (1 + fn.exp(k_ * e0))
+        profile = group_delta + (1 - group_delta) * exact_max(0, fn.exp(k_ * e0) - fn.exp(e)) / (
+            1 + fn.exp(k_ * e0)
+        )
         weight = fn.binomial(sample_size, k_) * nn ** (-k_) * (1 - 1 / nn) ** (sample_size - k_)
         total += weight * exact_min(1, profile)
     return eps_out, total

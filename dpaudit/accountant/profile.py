@@ -268,7 +268,7 @@ def _pure(s: Pure, eps: sympy.Expr) -> list[DeltaCandidate]:
                 f"({show(s.epsilon)}, 0)-DP and eps = {show(eps)} >= {show(s.epsilon)}",
             )
         ]
-    return _approx_point(s.step.event, s.epsilon, sympy.Integer(0), eps)
+    return _approx_point(s.step.event, s.epsilon, rational(0), eps)
 
 
 def _approx(s: Approx, eps: sympy.Expr) -> list[DeltaCandidate]:

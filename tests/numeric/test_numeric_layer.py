@@ -104,6 +104,31 @@ def test_bracket_decreasing_brackets_the_crossing():
     assert float(upper - lower) < 1e-10
 
 
+def test_bracket_decreasing_of_a_callable_matches_the_symbolic_route():
+    """f given as a callable of an exact x (numeric.functions: no sympy for plain numbers)
+    brackets the same crossing as its sympy expression, and the Gaussian profile's epsilon
+    (gdp_epsilon, a callable) lies within the symbolic route's bracket of gdp_delta."""
+    from dpaudit.exact_numbers import ExactNumber
+    from dpaudit.numeric import functions as fn
+    from dpaudit.theorems import primitives as prim
+
+    target = Fraction(1, 10**6)
+    lower, upper = bracket_decreasing(lambda x: fn.exp(-x), None, target)
+    assert isinstance(upper, ExactNumber)
+    assert float_down(lower) <= math.log(10**6) <= float_up(upper)
+    assert float(upper - lower) < 1e-10
+    x = sympy.Symbol("x", nonnegative=True)
+    mu, delta = Fraction(10, 11), Fraction(1, 10**5)
+    s_lo, s_hi = bracket_decreasing(prim.gdp_delta(mu, x), x, delta)
+    c_lo, c_hi = prim.gdp_epsilon(mu, delta)
+    assert max(float_down(s_lo), float_down(c_lo)) <= min(float_up(s_hi), float_up(c_hi))
+    # broken input: an increasing function never falls below the target
+    with pytest.raises(EvaluationError):
+        bracket_decreasing(lambda x: x + 1, None, target, max_steps=20)
+    with pytest.raises(TypeError):
+        bracket_decreasing(sympy.exp(-x), None, target)
+
+
 @pytest.mark.parametrize("x", ["5", "70", "7074", "1000000", "-3", "1/1000"])
 def test_erfc_enclosure_is_relatively_tight_and_sound_in_the_tails(x: str) -> None:
     """The interval of erfc(x) is narrow relative to the value even where erfc is 1e-2130 or

@@ -200,6 +200,13 @@ GAUSSIAN_SYMPY_FREE_PATHS = [
     ["account", "SelfComposed(Gaussian(1.1), 100)", "--delta", "1e-5"],
     ["account", "SelfComposed(Gaussian(1.1), 100)", "--delta", "1e-5", "--json"],
     ["account", "SelfComposed(PoissonSampled(Gaussian(1.1), 0.01), 1000)", "--delta", "1e-5"],
+    [
+        "account",
+        "SelfComposed(PoissonSampled(Gaussian(1.1), 0.01), 1000)",
+        "--delta",
+        "1e-5",
+        "--json",
+    ],
 ]
 
 

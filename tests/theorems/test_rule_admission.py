@@ -38,7 +38,7 @@ from dpaudit.events.stability import (
     UniformlyStable,
 )
 from dpaudit.theorems import cover, stability
-from dpaudit.theorems.base import THEOREMS, Condition
+from dpaudit.theorems.base import THEOREMS
 
 R = sympy.Rational
 lam, dlt, T, e0, s0, k = sympy.symbols("lambda delta T epsilon sigma k", positive=True)
@@ -132,12 +132,6 @@ def _nodes(event: ev.Event):
         yield from _nodes(child)
 
 
-def _relation(condition):
-    """A check's condition as a sympy relation (checks at numbers keep the card's
-    :class:`~dpaudit.theorems.base.Condition` as written)."""
-    return condition.relation() if isinstance(condition, Condition) else condition
-
-
 @pytest.mark.parametrize(("event", "delta"), _representatives(), ids=lambda x: str(x)[:40])
 def test_every_step_carries_its_domain_checks(event: ev.Event, delta: sympy.Expr) -> None:
     steps = _all_steps(event, delta)
@@ -145,7 +139,7 @@ def test_every_step_carries_its_domain_checks(event: ev.Event, delta: sympy.Expr
     unchecked = {s.theorem.key for s in steps if s.checks is None and s.theorem.domain}
     assert not unchecked, f"steps applying a card without checking its domain: {unchecked}"
     for s in steps:
-        bound = {str(x) for c in s.checks or () for x in _relation(c.condition).free_symbols}
+        bound = {str(x) for c in s.checks or () for x in c.condition.free_symbols}
         stated = {str(x) for c in s.theorem.domain for x in c.free_symbols}
         assert bound <= stated
         assert all(c.status in ("verified", "unverified") for c in s.checks or ())

@@ -146,6 +146,11 @@ class Condition:
     def _sympy_(self) -> Any:
         return self.relation()
 
+    @property
+    def free_symbols(self) -> Any:
+        """The relation's symbols (sympy's: reading them imports sympy)."""
+        return self.relation().free_symbols
+
 
 def _written(condition: str) -> tuple[Condition, ...]:
     """A condition string's comparisons as written (a chain gives one per operator)."""

@@ -109,6 +109,9 @@ def test_folding_keeps_exact_values_exact():
     assert apply("binomial", 10, 3) == 120 and apply("factorial", 5) == 120
     assert apply("floor", Fraction(7, 2)) == 3 and apply("ceiling", Fraction(7, 2)) == 4
     assert (rational(2) ** Fraction(1, 2)) ** 2 == 2
+    x, y = apply("exp", 2), apply("log", 3)
+    assert x - x == 0 and not (x - x) and (2 * x + y) - (x + y) - x == 0  # like terms collected
+    assert (x + x).to_sympy() == 2 * sympy.exp(2)
 
 
 def test_floats_never_enter_and_errors_name_the_problem():

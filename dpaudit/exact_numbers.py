@@ -474,9 +474,7 @@ def _add(a: ExactNumber, b: ExactNumber) -> ExactNumber:
             else:
                 coefficient, core = _split_coefficient(t)
                 cores[core] = cores.get(core, Fraction(0)) + coefficient
-    terms = [
-        core if c == 1 else _mul(rational(c), core) for core, c in cores.items() if c != 0
-    ]
+    terms = [core if c == 1 else _mul(rational(c), core) for core, c in cores.items() if c != 0]
     if total != 0:
         terms.insert(0, rational(total))
     if not terms:
@@ -489,6 +487,12 @@ def _add(a: ExactNumber, b: ExactNumber) -> ExactNumber:
 def _mul(a: ExactNumber, b: ExactNumber) -> ExactNumber:
     if a._head == "rational" and b._head == "rational":
         return rational(a._args[0] * b._args[0])
+    for c, other in ((a, b), (b, a)):  # a number times a sum is distributed, as in sympy
+        if c._head == "rational" and other._head == "add":
+            total = _ZERO
+            for term in other._args:
+                total = _add(total, _mul(c, term))
+            return total
     factors: list[ExactNumber] = []
     coefficient = Fraction(1)
     for x in (a, b):

@@ -451,19 +451,34 @@ def _negate(x: ExactNumber) -> ExactNumber:
     return _mul(rational(-1), x)
 
 
+def _split_coefficient(term: ExactNumber) -> tuple[Fraction, ExactNumber]:
+    """``term`` as ``coefficient * core`` (the rational factor of a product, else 1)."""
+    if term._head == "mul" and term._args[0]._head == "rational":
+        rest = term._args[1:]
+        core = rest[0] if len(rest) == 1 else ExactNumber("mul", rest)
+        return term._args[0]._args[0], core
+    return Fraction(1), term
+
+
 def _add(a: ExactNumber, b: ExactNumber) -> ExactNumber:
+    """The sum, with rational terms folded and equal terms collected (``x - x`` is 0, as
+    sympy's sum would make it, so truth values and zero tests see the exact zero)."""
     if a._head == "rational" and b._head == "rational":
         return rational(a._args[0] + b._args[0])
-    terms: list[ExactNumber] = []
+    cores: dict[ExactNumber, Fraction] = {}
     total = Fraction(0)
     for x in (a, b):
         for t in x._args if x._head == "add" else (x,):
             if t._head == "rational":
                 total += t._args[0]
             else:
-                terms.append(t)
+                coefficient, core = _split_coefficient(t)
+                cores[core] = cores.get(core, Fraction(0)) + coefficient
+    terms = [core if c == 1 else _mul(rational(c), core) for core, c in cores.items() if c != 0]
     if total != 0:
         terms.insert(0, rational(total))
+    if not terms:
+        return _ZERO
     if len(terms) == 1:
         return terms[0]
     return ExactNumber("add", tuple(terms))
@@ -472,6 +487,12 @@ def _add(a: ExactNumber, b: ExactNumber) -> ExactNumber:
 def _mul(a: ExactNumber, b: ExactNumber) -> ExactNumber:
     if a._head == "rational" and b._head == "rational":
         return rational(a._args[0] * b._args[0])
+    for c, other in ((a, b), (b, a)):  # a number times a sum is distributed, as in sympy
+        if c._head == "rational" and other._head == "add":
+            total = _ZERO
+            for term in other._args:
+                total = _add(total, _mul(c, term))
+            return total
     factors: list[ExactNumber] = []
     coefficient = Fraction(1)
     for x in (a, b):

@@ -53,8 +53,11 @@ class Guarantee:
 
     Attributes:
         event: the event accounted.
-        epsilon: an exact upper bound on epsilon (a sympy expression; symbolic if the event
-            is).
+        epsilon: an exact upper bound on epsilon: a
+            :class:`~dpaudit.exact_numbers.ExactNumber` when it is a plain number computed
+            without sympy, else a sympy expression (symbolic if the event is);
+            ``dpaudit.expressions.as_expr`` gives the sympy form of either, and sympy converts
+            an exact number by itself (``sympy.simplify(g.epsilon)``).
         delta: the delta the guarantee is stated at (exact).
         derivation: the step that concluded it, with its premises (the whole proof tree).
         candidates: every candidate compared at the top, the chosen one included.

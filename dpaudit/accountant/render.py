@@ -15,7 +15,8 @@ from dpaudit.accountant.statements import Step, show
 from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
 from dpaudit.exact_numbers import is_sympy_object
-from dpaudit.theorems.base import Check, Condition, ConditionSide
+from dpaudit.theorems.base import Check
+from dpaudit.theorems.conditions import Condition, ConditionSide
 
 __all__ = [
     "Derived",

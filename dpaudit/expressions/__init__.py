@@ -2,9 +2,11 @@
 
 No user text is ever evaluated as Python.  Every string that names a number, a parameter
 expression, a relation, a domain end or an event goes through :func:`parse` here: a
-hand-written tokenizer and a recursive-descent (precedence-climbing) parser that builds sympy
-objects directly from their classes (``sympy.Add``, ``sympy.Mul``, ``sympy.Pow``,
-``sympy.Rational``, ``sympy.Symbol``, the function classes).  Python's ``eval``, ``exec``,
+hand-written tokenizer and a recursive-descent (precedence-climbing) parser that builds values
+directly: exact numbers (:class:`dpaudit.exact_numbers.ExactNumber`) while every operand is a
+number, so that plain numbers need no sympy, and sympy objects from their classes
+(``sympy.Add``, ``sympy.Mul``, ``sympy.Pow``, ``sympy.Symbol``, the function classes) once a
+symbol is involved.  Python's ``eval``, ``exec``,
 ``compile``, ``ast`` and ``sympy.sympify``/``parse_expr`` of a string are never used.
 
 Grammar (EBNF; whitespace between tokens is ignored)::

@@ -1,8 +1,9 @@
 """Exact numbers, rigorous interval evaluation and directed rounding.
 
-This is layer 1 of dpaudit.  Privacy parameters live inside the toolkit as *exact* sympy
-expressions (integers, rationals and closed forms such as ``log(3)/2``); a float never
-appears inside an exact value.  Values are evaluated with mpmath interval arithmetic, the
+This is layer 1 of dpaudit.  Privacy parameters live inside the toolkit as *exact* values:
+plain numbers as :class:`~dpaudit.exact_numbers.ExactNumber` (integers, rationals and closed
+forms such as ``log(3)/2``, without sympy), symbolic parameters as sympy expressions; a float
+never appears inside an exact value.  Values are evaluated with mpmath interval arithmetic, the
 working precision being raised until the enclosing interval is narrow enough, and become a
 Python ``float`` only at the edge, rounded in an explicit direction: *up* for every epsilon or
 delta the accountant reports, *down* for every lower bound the auditor reports.
@@ -16,7 +17,10 @@ How a float enters:
 
 The layer's modules, by role:
 
-- :mod:`~dpaudit.numeric.values`: exact values (:func:`exact`, :func:`from_float`);
+- :mod:`~dpaudit.numeric.values`: exact values (:func:`exact`, :func:`exact_value`,
+  :func:`from_float`);
+- :mod:`~dpaudit.numeric.functions`: ``exp``, ``log``, ``erfc``, ... on exact values of either
+  kind (the theorems' formulas are written with them once);
 - :mod:`~dpaudit.numeric.enclosures`: rigorous interval evaluation (:func:`interval`,
   :func:`endpoints`, :func:`decide_relation`);
 - :mod:`~dpaudit.numeric.extremes`: :func:`exact_min` and :func:`exact_max`;

@@ -179,7 +179,7 @@ def _expected_exclusion(r: Any) -> bool:
     for delta = 0 (every failing condition is ``0 < delta...`` on a delta of the card), which
     every pure-DP query produces and a reader learns nothing from."""
     for c in r.checks:
-        cond = c.condition
+        cond = c.relation
         if c.status != "refuted" or not isinstance(cond, sympy.core.relational.Relational):
             return False
         small, big = (

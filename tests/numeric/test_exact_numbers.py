@@ -109,6 +109,9 @@ def test_folding_keeps_exact_values_exact():
     assert apply("binomial", 10, 3) == 120 and apply("factorial", 5) == 120
     assert apply("floor", Fraction(7, 2)) == 3 and apply("ceiling", Fraction(7, 2)) == 4
     assert (rational(2) ** Fraction(1, 2)) ** 2 == 2
+    x, y = apply("exp", 2), apply("log", 3)
+    assert x - x == 0 and not (x - x) and (2 * x + y) - (x + y) - x == 0  # like terms collected
+    assert (x + x).to_sympy() == 2 * sympy.exp(2)
 
 
 def test_floats_never_enter_and_errors_name_the_problem():
@@ -149,3 +152,52 @@ def test_building_and_enclosing_imports_no_sympy():
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["True", "True", "False"]
+
+
+@st.composite
+def number_texts(draw: st.DrawFn, depth: int = 3) -> str:
+    """Numeric text of the restricted grammar: decimals, fractions, + - * / **, functions."""
+    if depth == 0 or draw(st.booleans()):
+        kind = draw(st.sampled_from(["int", "decimal", "exp", "const"]))
+        if kind == "int":
+            return str(draw(st.integers(0, 1000)))
+        if kind == "decimal":
+            return f"{draw(st.integers(0, 999))}.{draw(st.integers(0, 999)):03d}"
+        if kind == "exp":
+            return f"{draw(st.integers(1, 9))}e{draw(st.integers(-8, 8))}"
+        return draw(st.sampled_from(["E", "pi"]))
+    a = draw(number_texts(depth - 1))
+    op = draw(st.sampled_from(["+", "-", "*", "/", "**", "fn", "neg"]))
+    if op == "fn":
+        name = draw(st.sampled_from(["exp", "log", "sqrt", "erfc", "Abs", "floor", "ceiling"]))
+        if name in ("log", "sqrt"):
+            a = f"exp({a})"  # a positive argument
+        if name == "exp":
+            a = f"Min({a}, 50)"
+        return f"{name}({a})"
+    if op == "neg":
+        return f"-({a})"
+    if op == "**":
+        return f"({a})**{draw(st.integers(0, 3))}"
+    b = draw(number_texts(depth - 1))
+    if op == "/":
+        b = f"(1 + Abs({b}))"  # never zero
+    return f"({a}) {op} ({b})"
+
+
+@settings(max_examples=200, deadline=None)
+@given(number_texts())
+def test_parsed_numbers_are_the_values_sympy_reads(text):
+    """The restricted parser's exact number for numeric text is the value sympy reads from the
+    same text (sympify with rationals, used here only as a test oracle): equal to 40 digits,
+    and inside its own rigorous enclosure."""
+    from dpaudit.expressions import parse_expression
+
+    value = parse_expression(text, symbols=False)
+    assert isinstance(value, ExactNumber)
+    oracle = sympy.sympify(text, rational=True)
+    with mpmath.workdps(50):
+        want = mpmath.mpf(sympy.N(oracle, 50))
+        lo, hi = endpoints(interval(value))
+        pad = abs(want) * mpmath.mpf(10) ** -40 + mpmath.mpf(10) ** -300
+        assert lo - pad <= want <= hi + pad, (text, lo, hi, want)

@@ -34,7 +34,7 @@ from unittest import mock
 import pytest
 import sympy
 
-import dpaudit.theorems.base as base
+import dpaudit.theorems.conditions as conditions_module
 from dpaudit.theorems import cover, examples
 from dpaudit.theorems.base import THEOREMS, Bound, Conditions, Theorem, conditions
 
@@ -106,7 +106,7 @@ def test_a_malformed_condition_is_refused_when_the_card_is_made():
 def test_threads_reading_a_fresh_domain_parse_it_once():
     domain = Conditions("0 < q <= 1", "sigma > 0")
     calls: list[str] = []
-    parse = base._parse.__wrapped__
+    parse = conditions_module._parse.__wrapped__
 
     def counting(condition: str):
         calls.append(condition)
@@ -120,7 +120,7 @@ def test_threads_reading_a_fresh_domain_parse_it_once():
         barrier.wait()
         seen.append(domain.relations())
 
-    with mock.patch.object(base, "_parse", counting):
+    with mock.patch.object(conditions_module, "_parse", counting):
         threads = [threading.Thread(target=read) for _ in range(8)]
         for t in threads:
             t.start()

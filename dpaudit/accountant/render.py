@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from dpaudit.accountant.statements import Step, show
 from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
-from dpaudit.exact_numbers import is_sympy_object
+from dpaudit.exact_numbers import ExactNumber, is_sympy_object
 from dpaudit.theorems.base import Check
 from dpaudit.theorems.conditions import Condition, ConditionSide
 
@@ -122,10 +122,11 @@ def _is_comparison(shown: Any) -> bool:
 
 
 def _latex(value: Any) -> str:
-    """LaTeX of a condition or a side of one, as written or as sympy (sympy prints both)."""
+    """LaTeX of a value, a condition or a side of one, as written or as sympy (sympy prints
+    them all: an exact number through its sympy form, not as the text of an object)."""
     if isinstance(value, Condition):
         value = value.relation()
-    elif isinstance(value, ConditionSide):
+    elif isinstance(value, (ConditionSide, ExactNumber)):
         value = value.to_sympy()
     return str(sympy.latex(value))
 
@@ -202,10 +203,10 @@ def _tex(text: str) -> str:
 
 def render_latex(g: Derived) -> str:
     """The derivation as nested ``itemize`` lists, each step with its theorem's formula."""
-    eps = sympy.latex(g.epsilon)
+    eps = _latex(g.epsilon)
     out = [
         r"\begin{itemize}",
-        rf"\item \texttt{{{_tex(str(g.event))}}} is $({eps}, {sympy.latex(g.delta)})$-DP"
+        rf"\item \texttt{{{_tex(str(g.event))}}} is $({eps}, {_latex(g.delta)})$-DP"
         r" (upper bound)",
     ]
     _latex_step(g.derivation, out)
@@ -286,7 +287,7 @@ def render_math(g: Derived) -> str:
     """The guarantee as one LaTeX math string (a notebook's ``_repr_latex_``, which MathJax
     renders): the event, epsilon and delta (rounded up when numeric)."""
     if g.symbolic or g.epsilon_upper is None or g.delta_upper is None:
-        eps, dlt = sympy.latex(g.epsilon), sympy.latex(g.delta)
+        eps, dlt = _latex(g.epsilon), _latex(g.delta)
     else:  # the floats that leave the toolkit: rounded up
         eps, dlt = f"{g.epsilon_upper:.10g}", f"{g.delta_upper:.3g}"
     event = _tex(str(g.event))

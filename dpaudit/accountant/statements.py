@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from dpaudit.accountant.domains import admit
 from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
-from dpaudit.exact_numbers import ExactNumber, is_sympy_object, rational
+from dpaudit.exact_numbers import ExactNumber, is_sympy_object, native_text, rational
 from dpaudit.numeric import (
     EvaluationError,
     endpoints,
@@ -87,9 +87,12 @@ def _show(expr: sympy.Expr) -> str:
     if expr.is_Integer:
         return str(expr)
     large = not expr.is_Rational and not expr.free_symbols and _larger_than(expr, _SHOWN_NODES)
-    # a closed form made without sympy is shown by its value, as a large one (printing it as
-    # sympy does would import sympy)
-    large = large or (isinstance(expr, ExactNumber) and not expr.is_Rational)
+    # a closed form made without sympy is shown by its value, as a large one, unless it is
+    # printed as sympy prints it without sympy (native_text; printing through sympy would
+    # import it)
+    large = large or (
+        isinstance(expr, ExactNumber) and not expr.is_Rational and native_text(expr) is None
+    )
     if not large:
         text = _format_value(expr) if expr.is_Rational else str(expr)
         if expr.free_symbols:

@@ -201,3 +201,54 @@ def test_parsed_numbers_are_the_values_sympy_reads(text):
         lo, hi = endpoints(interval(value))
         pad = abs(want) * mpmath.mpf(10) ** -40 + mpmath.mpf(10) ** -300
         assert lo - pad <= want <= hi + pad, (text, lo, hi, want)
+
+
+_COEFFICIENTS = [Fraction(c) for c in ("1", "-1", "2", "1/10", "-3/4", "7/3", "100/11")]
+
+
+def _scaled_root(c: Fraction, a: int, b: int) -> tuple[ExactNumber, object]:
+    """c sqrt(a/b) as an exact number (as the accountant builds it) and as sympy."""
+    from dpaudit.numeric import functions as fn
+
+    return rational(c) * fn.sqrt(rational(Fraction(a, b))), sympy.Rational(
+        c.numerator, c.denominator
+    ) * sympy.sqrt(sympy.Rational(a, b))
+
+
+def test_native_text_is_sympys_str_on_small_square_roots():
+    """native_text (sympy's str without sympy) equals str of the same sympy value for every
+    c sqrt(a/b) with 1 <= a, b <= 20 and seven coefficients c (2,800 values), and refuses a
+    form it is not known for (a sum)."""
+    from dpaudit.exact_numbers import native_text
+
+    checked = 0
+    for a in range(1, 21):
+        for b in range(1, 21):
+            for c in _COEFFICIENTS:
+                ours, theirs = _scaled_root(c, a, b)
+                text = native_text(ours) if isinstance(ours, ExactNumber) else None
+                if ours.is_Rational:  # a rational square: folded, printed as a fraction
+                    assert str(ours) == str(theirs)
+                    continue
+                assert text == str(theirs), (c, a, b)
+                checked += 1
+    assert checked > 2000
+    assert native_text(rational(1) + apply("log", rational(2))) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 2**15 - 1),
+    st.integers(1, 2**15 - 1),
+    st.sampled_from(_COEFFICIENTS),
+)
+def test_native_text_is_sympys_str_up_to_its_bound(a: int, b: int, c: Fraction) -> None:
+    """The same comparison at random below the bound where sympy's trial division (to 2**15)
+    takes out every square factor; beyond it native_text declines (prints through sympy)."""
+    from dpaudit.exact_numbers import native_text
+
+    ours, theirs = _scaled_root(c, a, b)
+    if not ours.is_Rational:
+        assert native_text(ours) == str(theirs) == str(ours)
+    big, _ = _scaled_root(c, 2**15 + 1, 1)
+    assert native_text(big) is None

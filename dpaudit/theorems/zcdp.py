@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from dpaudit.deferred_imports import sympy
 from dpaudit.numeric import endpoints, exact, interval, minimize_bounded
+from dpaudit.numeric import functions as fn
 from dpaudit.theorems.base import Bound, Theorem, register
 
 
@@ -53,7 +54,7 @@ ZCDP_COMPOSITION = register(
 
 def zcdp_composition(rhos: Sequence[sympy.Expr]) -> sympy.Expr:
     """sum rho_i (Bun and Steinke 2016, Lemma 1.7)."""
-    return sympy.Add(*rhos)
+    return fn.Add(*rhos)
 
 
 ZCDP_TO_APPROX = register(

@@ -80,11 +80,19 @@ def test_account_imports_no_scipy_signal_nor_plotting(argv):
     assert "dpaudit.accountant.core" in names  # the command did run the accountant
 
 
-def test_pure_dp_account_imports_no_sympy():
-    """``account "Laplace(1)"``: plain numbers are exact numbers (``dpaudit.exact_numbers``),
-    the card's domain is checked as written, the derivation printed, all without sympy
-    (~0.3 s of a ~0.45 s command; issue 19, part 4)."""
-    names = imported("-m", "dpaudit", "account", "Laplace(1)")
+#: Commands that answer without importing sympy: plain numbers are exact numbers
+#: (``dpaudit.exact_numbers``), the cards' domains are checked as written, the derivation
+#: printed, all without sympy (~0.3 s of a ~0.45 s command; issue 19, part 4).
+SYMPY_FREE_PATHS = [
+    ["account", "Laplace(1)"],
+    ["account", "Composed([Laplace(1), Laplace(2)])"],
+]
+
+
+@pytest.mark.parametrize("argv", SYMPY_FREE_PATHS, ids=lambda a: " ".join(a))
+def test_account_imports_no_sympy(argv):
+    """The command runs the accountant on exact numbers and never imports sympy."""
+    names = imported("-m", "dpaudit", *argv)
     assert not _under(names, "sympy"), _under(names, "sympy")[:5]
     assert "dpaudit.accountant.core" in names and "dpaudit.exact_numbers" in names
 

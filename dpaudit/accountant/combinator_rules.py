@@ -32,6 +32,7 @@ from dpaudit.accountant.statements import (
     show,
 )
 from dpaudit.deferred_imports import sympy
+from dpaudit.numeric import functions as fn
 from dpaudit.theorems import composition as comp
 from dpaudit.theorems import zcdp
 
@@ -173,7 +174,7 @@ def _self_composed(
     basic = admit(comp.BASIC_COMPOSITION, event, {"k": k})
     if basic is not None and pures:
         p = pures[0]
-        eps, _ = comp.self_composition(p.epsilon, sympy.Integer(0), k)
+        eps, _ = comp.self_composition(p.epsilon, 0, k)
         out.append(
             Pure(
                 Step(
@@ -229,7 +230,7 @@ def _self_composed(
     checks = admit(comp.GDP_COMPOSITION, event, {"k": k}) if gdps else None
     if gdps and checks is not None:
         g = gdps[0]
-        mu = sympy.sqrt(k) * g.mu
+        mu = fn.sqrt(k) * g.mu
         out.append(
             GaussianDP(
                 Step(

@@ -30,6 +30,7 @@ from dpaudit.accountant.statements import (
     show,
 )
 from dpaudit.deferred_imports import sympy
+from dpaudit.exact_numbers import is_sympy_object
 from dpaudit.events.base import Event
 from dpaudit.numeric import EvaluationError, exact_value, float_down, float_up, from_float
 from dpaudit.theorems import advanced, optimal, rdp
@@ -86,8 +87,8 @@ class LossDistribution(Statement):
         if found is None:
             return []
         lo, hi, h = found
-        upper = sympy.Rational(max(hi, 0.0))
-        lower = sympy.Rational(lo) if self.tight and self.exact_profile and lo > 0 else None
+        upper = from_float(max(hi, 0.0))
+        lower = from_float(lo) if self.tight and self.exact_profile and lo > 0 else None
         step = Step(
             PLD_ACCOUNTING,
             self.step.event,
@@ -185,7 +186,7 @@ class OptimalComposition(Statement):
         try:
             bounds = optimal.optimal_epsilon_bounds(self.epsilon0, self.delta0, self.count, delta)
             if bounds is not None:
-                eps, eps_low = sympy.Rational(bounds[1]), sympy.Rational(bounds[0])
+                eps, eps_low = from_float(bounds[1]), from_float(bounds[0])
                 how = f"eps_g in [{bounds[0]:.12g}, {bounds[1]:.12g}] (interval-verified)"
             else:
                 eps = eps_low = optimal.optimal_epsilon(
@@ -267,7 +268,8 @@ class RenyiCurve(Statement):
         if checks is None:
             return []
         tau = (self.tau_upper or self.exact_tau)(order)
-        if tau in (sympy.oo, sympy.zoo, sympy.nan):  # no finite divergence: no (eps, delta)
+        # no finite divergence: no (eps, delta)
+        if is_sympy_object(tau) and tau in (sympy.oo, sympy.zoo, sympy.nan):
             return []
         eps, _ = rdp.rdp_to_approx([order], [tau], delta)
         step = Step(

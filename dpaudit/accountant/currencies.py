@@ -30,8 +30,8 @@ from dpaudit.accountant.statements import (
     show,
 )
 from dpaudit.deferred_imports import sympy
-from dpaudit.exact_numbers import is_sympy_object
 from dpaudit.events.base import Event
+from dpaudit.exact_numbers import is_sympy_object
 from dpaudit.numeric import EvaluationError, exact_value, float_down, float_up, from_float
 from dpaudit.theorems import advanced, optimal, rdp
 from dpaudit.theorems import bounded_range as br

@@ -20,6 +20,7 @@ __all__ = [
     "heterogeneous_advanced_composition",
 ]
 
+
 def _drv10_epsilon(eps: Any, k: Any, dslack: Any) -> Any:
     """sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1): the epsilon of k-fold adaptive
     composition (Dwork, Rothblum, Vadhan 2010, Theorem III.3), on exact numbers or sympy (the

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from dpaudit.accountant.domains import admit
@@ -364,16 +365,15 @@ class GaussianDP(Statement):
 
 
 @functools.cache
-def _settled() -> sympy.Rational:
-    return sympy.Rational(1, 10**9)
+def _settled() -> Any:
+    return rational(Fraction(1, 10**9))
 
 
 #: ``SETTLED``: a candidate whose certified band ``[epsilon_lower, epsilon]`` is narrower than
 #: this (relative) is the exact epsilon for every purpose: no costly currency can improve it by
-#: more.  Exactly 10^-9, made on first access (PEP 562 ``__getattr__``) so that importing this
-#: module does not import sympy.
+#: more.  Exactly 10^-9 (an exact number), made on first access (PEP 562 ``__getattr__``).
 if TYPE_CHECKING:
-    SETTLED: sympy.Rational
+    SETTLED: ExactNumber
 else:
 
     def __getattr__(name: str) -> Any:

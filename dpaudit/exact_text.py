@@ -8,7 +8,7 @@ module reproduces it on a small class of values: sums of rational multiples of p
 at most one each of
 
 * ``sqrt(n)`` (n a square-free integer > 1),
-* ``exp(r)`` (r rational, not 0 or 1),
+* ``exp(r)`` (r rational, not 0; ``exp(1)`` is sympy's ``E``),
 * ``log(r)`` or ``sqrt(log(r))`` (r a positive rational; the root only for r > 1),
 
 which is what the zCDP, advanced-composition and RDP conversions of plain numbers give
@@ -109,9 +109,11 @@ def _normalize(x: Any) -> Poly:
         return {(("log", r),): Fraction(1)}
     if head == "exp":
         r = _fraction(args[0])
-        if r is None or r in (0, 1):
-            raise _UnsupportedError("exp of a non-rational, or E")
-        return {(("exp", r),): Fraction(1)}
+        if r is None or r == 0:
+            raise _UnsupportedError("exp of a non-rational")
+        return {(("exp", r),): Fraction(1)}  # exp(1) is sympy's E, printed "E"
+    if head == "E":
+        return {(("exp", Fraction(1)),): Fraction(1)}
     raise _UnsupportedError(head)
 
 
@@ -172,6 +174,8 @@ def _atom_text(atom: Atom) -> str:
         return f"sqrt({value})"
     if kind == "sqrtlog":
         return f"sqrt(log({value}))"
+    if kind == "exp" and value == 1:
+        return "E"
     return f"{kind}({value})"
 
 
@@ -185,46 +189,61 @@ def _term_text(mono: tuple[Atom, ...], c: Fraction) -> str:
     return text + (f"/{c.denominator}" if c.denominator != 1 else "")
 
 
-def _value(mono: tuple[Atom, ...], c: Fraction) -> Any:
-    import mpmath
+def _context() -> Any:
+    """A private mpmath context at 160 bits (the global precision is left alone: it changes
+    only under dpaudit.numeric's lock).  Made once; its precision is never changed again."""
+    ctx = _CONTEXT.get("ctx")
+    if ctx is None:
+        import mpmath
 
-    value = mpmath.mpf(c.numerator) / c.denominator
+        ctx = mpmath.MPContext()
+        ctx.prec = 160
+        ctx = _CONTEXT.setdefault("ctx", ctx)
+    return ctx
+
+
+_CONTEXT: dict[str, Any] = {}
+
+
+def _value(mono: tuple[Atom, ...], c: Fraction) -> Any:
+    ctx = _context()
+    value = ctx.mpf(c.numerator) / c.denominator
     for kind, v in mono:
         if kind == "sqrt":
-            value *= mpmath.sqrt(v)
+            value *= ctx.sqrt(v)
         else:
-            arg = mpmath.mpf(v.numerator) / v.denominator
+            arg = ctx.mpf(v.numerator) / v.denominator
             if kind == "exp":
-                value *= mpmath.exp(arg)
+                value *= ctx.exp(arg)
             elif kind == "log":
-                value *= mpmath.log(arg)
+                value *= ctx.log(arg)
             else:
-                value *= mpmath.sqrt(mpmath.log(arg))
+                value *= ctx.sqrt(ctx.log(arg))
     return value
 
 
 def _print_sum(poly: Poly) -> str:
-    import mpmath
-
     terms = list(poly.items())
     if len(terms) == 1:
         return _term_text(*terms[0])
     if len(terms) == 2:
+        if ((("exp", Fraction(1)),), Fraction(1)) in terms:
+            raise _UnsupportedError("E alone in a sum of two: sympy's special case")
         number = [t for t in terms if t[0] == ()]
         other = [t for t in terms if t[0] != ()]
         # sympy's special case: a positive number and a negative multiple of one factor
         if number and number[0][1] > 0 and other[0][1] < 0 and len(other[0][0]) == 1:
             return _join([number[0], other[0]])
-    with mpmath.workdps(40):
-        values = [_value(m, c) for m, c in terms]
-        scale = max(abs(v) for v in values)
-        if not scale < 1e300:  # sympy's doubles would overflow: not ordered here
-            raise _UnsupportedError("a term beyond the float range")
-        ordered = sorted(range(len(terms)), key=lambda i: values[i])
-        for i, j in itertools.pairwise(ordered):
-            gap, size = values[j] - values[i], max(abs(values[i]), abs(values[j]))
-            if gap <= size * mpmath.mpf(_SEPARATION.numerator) / _SEPARATION.denominator:
-                raise _UnsupportedError("two terms too close to order as sympy does")
+    ctx = _context()
+    values = [_value(m, c) for m, c in terms]
+    if not 1e-300 < min(abs(v) for v in values) <= max(abs(v) for v in values) < 1e300:
+        raise _UnsupportedError("a term beyond the float range (sympy's doubles)")
+    ordered = sorted(range(len(terms)), key=lambda i: values[i])
+    separation = ctx.mpf(_SEPARATION.numerator) / _SEPARATION.denominator
+    for i, j in itertools.pairwise(ordered):
+        gap, size = values[j] - values[i], max(abs(values[i]), abs(values[j]))
+        if gap <= size * separation:
+            raise _UnsupportedError("two terms too close to order as sympy does")
     return _join([terms[i] for i in ordered])
 
 

@@ -90,6 +90,15 @@ SYMPY_FREE_PATHS = [
     # conversions printed by dpaudit.exact_text (sympy's text, without sympy)
     ["account", "SelfComposed(Laplace(10), 100)", "--delta", "1e-6"],
     ["account", "SelfComposed(RandomizedResponse(0.75), 10)", "--delta", "1e-6"],
+    # group privacy and parallel composition; heterogeneous parts composed, with exp(1)
+    # (sympy's E) in the advanced-composition text
+    ["account", "Group(Parallel([Laplace(1), PureDP(0.3)]), 2)", "--delta", "1e-6"],
+    [
+        "account",
+        "SelfComposed(Composed([Laplace(1), RandomizedResponse(1)]), 10)",
+        "--delta",
+        "1e-5",
+    ],
 ]
 
 

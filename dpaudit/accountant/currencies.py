@@ -332,7 +332,7 @@ class BoundedRangeComposition(Statement):
         if found is None or not math.isfinite(found[1]):
             return []
         lo, hi = found
-        eps = sympy.Rational(hi)
+        eps = from_float(hi)
         step = Step(
             br.BR_ADAPTIVE_COMPOSITION,
             self.step.event,
@@ -347,7 +347,7 @@ class BoundedRangeComposition(Statement):
             ),
             checks=checks,
         )
-        return [Candidate(eps, delta, step, sympy.Rational(lo) if lo > 0 else None)]
+        return [Candidate(eps, delta, step, from_float(lo) if lo > 0 else None)]
 
 
 _PLD_MEMO: collections.OrderedDict[tuple[Any, ...], Any] = collections.OrderedDict()

@@ -1,6 +1,7 @@
 """Advanced composition: Dwork, Rothblum, Vadhan 2010 and Kairouz, Oh, Viswanath 2015.
 
-Each function computes one bound exactly (sympy) and is the only place its formula lives.
+Each function computes one bound exactly (an exact number for plain numbers, sympy
+otherwise) and is the only place its formula lives.
 """
 
 from __future__ import annotations

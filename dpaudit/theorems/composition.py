@@ -1,7 +1,8 @@
 """Composition, parallel composition, post-processing and group privacy.
 
-Every function here computes one bound exactly (sympy) and is the only place its formula
-lives; the :class:`~dpaudit.theorems.base.Theorem` cards cite them.
+Every function here computes one bound exactly (an exact number for plain numbers, sympy
+otherwise) and is the only place its formula lives; the :class:`~dpaudit.theorems.base.Theorem`
+cards cite them.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 A mechanism is (alpha, tau)-RDP when the Renyi divergence of order alpha between its output
 laws on neighbouring datasets is at most tau.  Each function computes one RDP curve value
-exactly (sympy) or the conversion to (eps, delta)-DP; it is the only place its formula lives.
+exactly (an exact number for plain numbers, sympy otherwise) or the conversion to
+(eps, delta)-DP; it is the only place its formula lives.
 """
 
 from __future__ import annotations

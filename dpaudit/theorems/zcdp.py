@@ -151,7 +151,7 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
     rf, log_inv_d = float(r), float(fn.log(1 / d))
 
     def objective(log_gap: float) -> float:
-        # the same formula in floats: it only chooses the order, value(order) is exact
+        # the same formula in floats: it only chooses the order, _cks20_epsilon at it is exact
         order = 1 + math.exp(log_gap)
         return order * rf + (log_inv_d + order * math.log1p(-1 / order) - math.log(order - 1)) / (
             order - 1

@@ -36,6 +36,7 @@ from numbers import Rational as _RationalABC
 from typing import Any
 
 from dpaudit.deferred_imports import sympy
+from dpaudit.exact_text import sympy_text
 
 __all__ = [
     "FUNCTION_HEADS",
@@ -224,7 +225,9 @@ class ExactNumber:
     def __str__(self) -> str:
         if self._head == "rational":
             return str(self._args[0])
-        return str(self.to_sympy())
+        # sympy's str of the same value, without sympy where dpaudit.exact_text can
+        text = sympy_text(self)
+        return text if text is not None else str(self.to_sympy())
 
     def __repr__(self) -> str:
         return str(self)

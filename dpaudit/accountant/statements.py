@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from dpaudit.accountant.domains import admit
@@ -28,6 +29,7 @@ from dpaudit.numeric import (
     float_up,
     interval,
 )
+from dpaudit.numeric import functions as fn
 from dpaudit.theorems import primitives as prim
 from dpaudit.theorems import zcdp
 from dpaudit.theorems.base import Check, Theorem
@@ -71,9 +73,15 @@ def upper_float(expr: sympy.Expr) -> float:
     return float_up(expr)
 
 
+def _exact_any(value: Any) -> Any:
+    """``value`` as an exact value: a plain number (int, Fraction) as an exact number (no
+    sympy), anything else as :func:`~dpaudit.numeric.exact_value` gives it."""
+    return exact(value) if fn.is_plain_number(value) else exact_value(value)
+
+
 def show(expr: Any) -> str:
     """An exact value as text, with a decimal approximation when it is not an integer."""
-    expr = exact_value(expr)
+    expr = _exact_any(expr)
     try:
         return _show(expr)
     except TypeError:  # unhashable: not cached
@@ -115,7 +123,7 @@ def _larger_than(expr: Any, limit: int) -> bool:
 def compare(a: sympy.Expr, b: sympy.Expr) -> int | None:
     """-1, 0 or 1 as exact ``a`` is below, equal to or above ``b``; None if undecided
     (symbolic, or too close to separate with interval arithmetic)."""
-    a, b = exact_value(a), exact_value(b)
+    a, b = _exact_any(a), _exact_any(b)
     if a == b:
         return 0
     if a.free_symbols or b.free_symbols:
@@ -275,7 +283,7 @@ class Approx(Statement):
         order = compare(self.delta, delta)
         if order in (-1, 0):
             return [Candidate(self.epsilon, self.delta, self.step)]
-        if order is None and (exact_value(delta).free_symbols or self.delta.free_symbols):
+        if order is None and (_exact_any(delta).free_symbols or self.delta.free_symbols):
             return [conditional(self.epsilon, self.delta, delta, self.step)]
         return []
 
@@ -364,16 +372,15 @@ class GaussianDP(Statement):
 
 
 @functools.cache
-def _settled() -> sympy.Rational:
-    return sympy.Rational(1, 10**9)
+def _settled() -> Any:
+    return rational(Fraction(1, 10**9))
 
 
 #: ``SETTLED``: a candidate whose certified band ``[epsilon_lower, epsilon]`` is narrower than
 #: this (relative) is the exact epsilon for every purpose: no costly currency can improve it by
-#: more.  Exactly 10^-9, made on first access (PEP 562 ``__getattr__``) so that importing this
-#: module does not import sympy.
+#: more.  Exactly 10^-9 (an exact number), made on first access (PEP 562 ``__getattr__``).
 if TYPE_CHECKING:
-    SETTLED: sympy.Rational
+    SETTLED: ExactNumber
 else:
 
     def __getattr__(name: str) -> Any:

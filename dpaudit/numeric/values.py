@@ -114,9 +114,9 @@ def is_exact_number(expr: sympy.Expr) -> bool:
     return not expr.free_symbols and not expr.atoms(sympy.Float)
 
 
-def from_float(x: float) -> sympy.Expr:
-    """The exact value of a float as a sympy number: finite floats exactly (``Rational``),
-    +-inf as +-oo.
+def from_float(x: float) -> Any:
+    """The exact value of a float: finite floats exactly (an
+    :class:`~dpaudit.exact_numbers.ExactNumber` rational), +-inf as sympy's +-oo.
 
     Use this, never ``sympy.Rational(x)`` on a computed float: sympy maps
     ``Rational(float("inf"))`` to **0**, which turned an infinite upper bound into a zero
@@ -130,4 +130,4 @@ def from_float(x: float) -> sympy.Expr:
         raise ValueError("cannot bound nan: a computation lost its value")
     if math.isinf(x):
         return sympy.oo if x > 0 else -sympy.oo
-    return sympy.Rational(x)
+    return rational(Fraction(x))

@@ -6,9 +6,11 @@ Each function computes one bound exactly and is the only place its formula lives
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from dpaudit.deferred_imports import sympy
 from dpaudit.numeric import endpoints, exact, interval, minimize_bounded
+from dpaudit.numeric import functions as fn
 from dpaudit.theorems.base import Bound, Theorem, register
 
 
@@ -53,7 +55,7 @@ ZCDP_COMPOSITION = register(
 
 def zcdp_composition(rhos: Sequence[sympy.Expr]) -> sympy.Expr:
     """sum rho_i (Bun and Steinke 2016, Lemma 1.7)."""
-    return sympy.Add(*rhos)
+    return fn.Add(*rhos)
 
 
 ZCDP_TO_APPROX = register(
@@ -83,7 +85,16 @@ def zcdp_to_approx(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
     if not d.free_symbols and not (0 < d < 1):
         raise ValueError(f"zCDP conversion: delta must be in (0, 1), got {d}")
     r = exact(rho_, "rho")
-    return r + 2 * sympy.sqrt(r * sympy.log(1 / d))
+    return r + 2 * fn.sqrt(r * fn.log(1 / d))
+
+
+def _cks20_epsilon(alpha: Any, rho_: Any, delta_: Any) -> Any:
+    """alpha rho + (log(1/delta) + alpha log(1 - 1/alpha) - log(alpha - 1))/(alpha - 1): the
+    epsilon of rho-zCDP at delta through order alpha (Canonne, Kamath, Steinke 2020,
+    Corollary 13), on exact numbers or sympy (the card shows it at a symbol alpha)."""
+    return alpha * rho_ + (
+        fn.log(1 / delta_) + alpha * fn.log(1 - 1 / alpha) - fn.log(alpha - 1)
+    ) / (alpha - 1)
 
 
 ZCDP_TO_APPROX_OPTIMAL = register(
@@ -98,15 +109,7 @@ ZCDP_TO_APPROX_OPTIMAL = register(
         ),
         bound=Bound.over_positive(
             "rho delta",
-            lambda rho, delta: {
-                "epsilon": sympy.Symbol("alpha") * rho
-                + (
-                    sympy.log(1 / delta)
-                    + sympy.Symbol("alpha") * sympy.log(1 - 1 / sympy.Symbol("alpha"))
-                    - sympy.log(sympy.Symbol("alpha") - 1)
-                )
-                / (sympy.Symbol("alpha") - 1)
-            },
+            lambda rho, delta: {"epsilon": _cks20_epsilon(sympy.Symbol("alpha"), rho, delta)},
         ),
         domain=("rho >= 0", "0 < delta < 1"),
         latex=(
@@ -143,39 +146,32 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
     if not r > 0:
         raise ValueError(f"rho must be > 0, got {r}")
 
-    def value(order: sympy.Expr) -> sympy.Expr:
-        # the card's formula (one formula), at the order chosen below
-        return ZCDP_TO_APPROX_OPTIMAL.bound["epsilon"].xreplace(
-            {
-                sympy.Symbol("alpha"): order,
-                sympy.Symbol("rho", positive=True): r,
-                sympy.Symbol("delta", positive=True): d,
-            }
-        )
-
     import math
 
-    rf, log_inv_d = float(r), float(sympy.log(1 / d).evalf(20))
+    rf, log_inv_d = float(r), float(fn.log(1 / d))
 
     def objective(log_gap: float) -> float:
-        # the same formula in floats: it only chooses the order, value(order) is exact
+        # the same formula in floats: it only chooses the order, _cks20_epsilon at it is exact
         order = 1 + math.exp(log_gap)
         return order * rf + (log_inv_d + order * math.log1p(-1 / order) - math.log(order - 1)) / (
             order - 1
         )
 
     best = 1 + math.exp(minimize_bounded(objective, -12.0, 12.0, xatol=1e-9))
-    order = sympy.Rational(round(best * 10**6), 10**6)
+    order = fn.Rational(round(best * 10**6), 10**6)
     if order <= 1:
-        order = sympy.Rational(101, 100)
-    eps = value(order)
+        order = fn.Rational(101, 100)
+    # the card's formula (one formula), at the order chosen above
+    eps = _cks20_epsilon(order, r, d)
     # For delta near 1 the formula goes negative (e.g. -8.52 for rho = 9/2 at delta
     # 1 - 1e-12).  (eps, delta)-DP implies (eps', delta)-DP for every eps' >= eps, so the
     # guarantee stated is (max(eps, 0), delta): epsilon is never negative.  The sign is
     # decided rigorously (interval arithmetic), not by a float.
     lo, hi = endpoints(interval(eps))
     if hi < 0:
-        return sympy.Integer(0)
+        return fn.Rational(0)
     if lo >= 0:
         return eps
+    if fn.is_plain_number(eps):
+        return fn.Max(0, eps)
     return sympy.Max(sympy.Integer(0), eps, evaluate=False)

@@ -36,6 +36,7 @@ from numbers import Rational as _RationalABC
 from typing import Any
 
 from dpaudit.deferred_imports import sympy
+from dpaudit.exact_text import sympy_text
 
 __all__ = [
     "FUNCTION_HEADS",
@@ -224,7 +225,8 @@ class ExactNumber:
     def __str__(self) -> str:
         if self._head == "rational":
             return str(self._args[0])
-        text = native_text(self)
+        # sympy's str of the same value, without sympy where dpaudit.exact_text can
+        text = sympy_text(self)
         return text if text is not None else str(self.to_sympy())
 
     def __repr__(self) -> str:
@@ -351,56 +353,6 @@ class ExactNumber:
     def __mod__(self, other: Any) -> Any:
         rhs = _coerce(other)
         return NotImplemented if rhs is None else self - rhs * apply("floor", self / rhs)
-
-
-#: sympy factors an integer by trial division up to 2**15 when it takes its square root, so
-#: below this bound it extracts every square factor: :func:`native_text` matches it there.
-_NATIVE_SQRT_LIMIT = 2**15
-
-
-def native_text(x: ExactNumber) -> str | None:
-    """sympy's ``str`` of ``x`` computed without sympy, for the forms it is known for; None
-    for any other form (print through sympy, or show a rounded value).
-
-    The forms: ``c * r**(1/2)`` with rationals ``c`` and ``r > 0`` whose numerator and
-    denominator are below 2**15 (``sqrt(k) mu_0`` of a GDP composition).  sympy writes
-    ``sqrt(a/b) = sqrt(a b)/b`` with every square factor of ``a b`` taken out, so the value is
-    ``k sqrt(m)`` with ``m`` square-free, printed ``sqrt(m)``, ``k*sqrt(m)``, ``sqrt(m)/q`` or
-    ``p*sqrt(m)/q`` with the sign in front (tests/numeric/test_exact_numbers.py compares with
-    sympy's ``str`` exhaustively on small numbers and at random up to the bound).
-    """
-    head, args = x._head, x._args
-    coefficient = Fraction(1)
-    if head == "mul" and len(args) == 2 and args[0]._head == "rational":
-        coefficient, x = args[0]._args[0], args[1]
-    if x._head != "pow" or x._args[0]._head != "rational" or x._args[1]._head != "rational":
-        return None
-    radicand: Fraction = x._args[0]._args[0]
-    if x._args[1]._args[0] != Fraction(1, 2) or radicand <= 0:
-        return None
-    if radicand.numerator >= _NATIVE_SQRT_LIMIT or radicand.denominator >= _NATIVE_SQRT_LIMIT:
-        return None
-    root, free = _square_part(radicand.numerator * radicand.denominator)
-    if free == 1:  # a rational square (not built: powers of rational squares are folded)
-        return None
-    k = coefficient * root / radicand.denominator
-    p, q = abs(k.numerator), k.denominator
-    text = f"sqrt({free})" if p == 1 else f"{p}*sqrt({free})"
-    return ("-" if k < 0 else "") + text + (f"/{q}" if q != 1 else "")
-
-
-def _square_part(n: int) -> tuple[int, int]:
-    """``(s, m)`` with ``n = s**2 m`` and ``m`` square-free (trial division; n < 2**30)."""
-    root, free, factor = 1, 1, 2
-    while factor * factor <= n:
-        while n % (factor * factor) == 0:
-            n //= factor * factor
-            root *= factor
-        if n % factor == 0:
-            n //= factor
-            free *= factor
-        factor += 1
-    return root, free * n
 
 
 def decide_relation(op: str, lo: Any, hi: Any) -> bool | None:

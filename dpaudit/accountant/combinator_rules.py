@@ -29,6 +29,7 @@ from dpaudit.accountant.statements import (
     Statement,
     Step,
     compare,
+    exact_zero,
     show,
 )
 from dpaudit.deferred_imports import sympy
@@ -174,7 +175,7 @@ def _self_composed(
     basic = admit(comp.BASIC_COMPOSITION, event, {"k": k})
     if basic is not None and pures:
         p = pures[0]
-        eps, _ = comp.self_composition(p.epsilon, sympy.Integer(0), k)
+        eps, _ = comp.self_composition(p.epsilon, 0, k)
         out.append(
             Pure(
                 Step(
@@ -264,7 +265,7 @@ def _parallel(event: ev.Parallel, children: Children, budget: sympy.Expr | None)
     pures = _all_have(children, Pure)
     if pures is not None:
         eps, _ = comp.parallel_composition(
-            [p.epsilon for p in pures], [sympy.Integer(0)] * len(pures), relation, partition
+            [p.epsilon for p in pures], [exact_zero()] * len(pures), relation, partition
         )
         out.append(
             Pure(
@@ -302,7 +303,7 @@ def _parallel(event: ev.Parallel, children: Children, budget: sympy.Expr | None)
     concs = _all_have(children, Concentrated)
     if concs is not None:
         rho, _ = comp.parallel_composition(
-            [c.rho for c in concs], [sympy.Integer(0)] * len(concs), relation, partition
+            [c.rho for c in concs], [exact_zero()] * len(concs), relation, partition
         )
         out.append(
             Concentrated(
@@ -356,11 +357,11 @@ def _group_candidate(
     for _ in range(GROUP_BUDGET_ROUNDS):
         if cand is None:
             break
-        needed = budget / (k * sympy.exp((k - 1) * cand.epsilon))
+        needed = budget / (k * fn.exp((k - 1) * cand.epsilon))
         if compare(cand.delta, needed) in (-1, 0):
             return cand
         # aim 10% below: eps0 grows only logarithmically as delta0 shrinks, so this settles
-        inner_delta = needed * sympy.Rational(9, 10)
+        inner_delta = needed * fn.Rational(9, 10)
         cand = best_candidate(inner, inner_delta)
     return cand or best_candidate(inner, None)
 
@@ -376,7 +377,7 @@ def _group(event: ev.Group, children: Children, budget: sympy.Expr | None) -> li
     pures = of_currency(inner, Pure)
     if pures:
         p = pures[0]
-        eps, _ = comp.group_approx(p.epsilon, sympy.Integer(0), k)
+        eps, _ = comp.group_approx(p.epsilon, 0, k)
         out.append(
             Pure(
                 Step(

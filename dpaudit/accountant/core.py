@@ -187,7 +187,7 @@ class Accountant:
             raise ValueError(f"no result proves a guarantee for {event} at delta = {target}{why}")
         g = _choose(event, candidates, target)
         if skipped:
-            from dpaudit.accountant.statements import SETTLED  # made from sympy on first access
+            from dpaudit.accountant.statements import SETTLED
 
             why = (
                 f"not computed: {', '.join(sorted(set(skipped)))} (this bound is exact: its "

@@ -32,7 +32,15 @@ from dpaudit.accountant.statements import (
 from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
 from dpaudit.exact_numbers import is_sympy_object
-from dpaudit.numeric import EvaluationError, exact_value, float_down, float_up, from_float
+from dpaudit.numeric import (
+    EvaluationError,
+    exact,
+    exact_value,
+    float_down,
+    float_up,
+    from_float,
+)
+from dpaudit.numeric import functions as fn
 from dpaudit.theorems import advanced, optimal, rdp
 from dpaudit.theorems import bounded_range as br
 from dpaudit.theorems.accounting import PLD_ACCOUNTING
@@ -48,7 +56,7 @@ def _number(value: Any) -> float | None:
     """A finite float for a numeric exact value; None for a symbolic one or one beyond the
     float range (10**400 became inf, and ``int(inf)`` in a PLD builder an OverflowError):
     the float-based constructions then do not apply, the exact theorems still do."""
-    expr = exact_value(value)
+    expr = exact(value) if fn.is_plain_number(value) else exact_value(value)
     if expr.free_symbols:
         return None
     try:
@@ -186,7 +194,7 @@ class OptimalComposition(Statement):
         try:
             bounds = optimal.optimal_epsilon_bounds(self.epsilon0, self.delta0, self.count, delta)
             if bounds is not None:
-                eps, eps_low = sympy.Rational(bounds[1]), sympy.Rational(bounds[0])
+                eps, eps_low = from_float(bounds[1]), from_float(bounds[0])
                 how = f"eps_g in [{bounds[0]:.12g}, {bounds[1]:.12g}] (interval-verified)"
             else:
                 eps = eps_low = optimal.optimal_epsilon(
@@ -268,8 +276,8 @@ class RenyiCurve(Statement):
         if checks is None:
             return []
         tau = (self.tau_upper or self.exact_tau)(order)
+        # no finite divergence: no (eps, delta)
         if is_sympy_object(tau) and tau in (sympy.oo, sympy.zoo, sympy.nan):
-            # no finite divergence: no (eps, delta)
             return []
         eps, _ = rdp.rdp_to_approx([order], [tau], delta)
         step = Step(
@@ -324,7 +332,7 @@ class BoundedRangeComposition(Statement):
         if found is None or not math.isfinite(found[1]):
             return []
         lo, hi = found
-        eps = sympy.Rational(hi)
+        eps = from_float(hi)
         step = Step(
             br.BR_ADAPTIVE_COMPOSITION,
             self.step.event,
@@ -339,7 +347,7 @@ class BoundedRangeComposition(Statement):
             ),
             checks=checks,
         )
-        return [Candidate(eps, delta, step, sympy.Rational(lo) if lo > 0 else None)]
+        return [Candidate(eps, delta, step, from_float(lo) if lo > 0 else None)]
 
 
 _PLD_MEMO: collections.OrderedDict[tuple[Any, ...], Any] = collections.OrderedDict()

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from dpaudit.accountant.domains import admit
 from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
-from dpaudit.exact_numbers import ExactNumber, is_sympy_object, native_text, rational
+from dpaudit.exact_numbers import ExactNumber, is_sympy_object, rational
+from dpaudit.exact_text import sympy_text
 from dpaudit.numeric import (
     EvaluationError,
     endpoints,
@@ -28,6 +30,7 @@ from dpaudit.numeric import (
     float_up,
     interval,
 )
+from dpaudit.numeric import functions as fn
 from dpaudit.theorems import primitives as prim
 from dpaudit.theorems import zcdp
 from dpaudit.theorems.base import Check, Theorem
@@ -71,9 +74,15 @@ def upper_float(expr: sympy.Expr) -> float:
     return float_up(expr)
 
 
+def _exact_any(value: Any) -> Any:
+    """``value`` as an exact value: a plain number (int, Fraction) as an exact number (no
+    sympy), anything else as :func:`~dpaudit.numeric.exact_value` gives it."""
+    return exact(value) if fn.is_plain_number(value) else exact_value(value)
+
+
 def show(expr: Any) -> str:
     """An exact value as text, with a decimal approximation when it is not an integer."""
-    expr = exact_value(expr)
+    expr = _exact_any(expr)
     try:
         return _show(expr)
     except TypeError:  # unhashable: not cached
@@ -87,11 +96,10 @@ def _show(expr: sympy.Expr) -> str:
     if expr.is_Integer:
         return str(expr)
     large = not expr.is_Rational and not expr.free_symbols and _larger_than(expr, _SHOWN_NODES)
-    # a closed form made without sympy is shown by its value, as a large one, unless it is
-    # printed as sympy prints it without sympy (native_text; printing through sympy would
-    # import it)
+    # an exact number that only sympy would print (dpaudit.exact_text declines it) is shown by
+    # its rounded value, as a large one: printing it would import sympy (issue 19, part 4)
     large = large or (
-        isinstance(expr, ExactNumber) and not expr.is_Rational and native_text(expr) is None
+        isinstance(expr, ExactNumber) and not expr.is_Rational and sympy_text(expr) is None
     )
     if not large:
         text = _format_value(expr) if expr.is_Rational else str(expr)
@@ -121,7 +129,7 @@ def _larger_than(expr: Any, limit: int) -> bool:
 def compare(a: sympy.Expr, b: sympy.Expr) -> int | None:
     """-1, 0 or 1 as exact ``a`` is below, equal to or above ``b``; None if undecided
     (symbolic, or too close to separate with interval arithmetic)."""
-    a, b = exact_value(a), exact_value(b)
+    a, b = _exact_any(a), _exact_any(b)
     if a == b:
         return 0
     if a.free_symbols or b.free_symbols:
@@ -281,7 +289,7 @@ class Approx(Statement):
         order = compare(self.delta, delta)
         if order in (-1, 0):
             return [Candidate(self.epsilon, self.delta, self.step)]
-        if order is None and (exact_value(delta).free_symbols or self.delta.free_symbols):
+        if order is None and (_exact_any(delta).free_symbols or self.delta.free_symbols):
             return [conditional(self.epsilon, self.delta, delta, self.step)]
         return []
 
@@ -370,13 +378,13 @@ class GaussianDP(Statement):
 
 
 @functools.cache
-def _settled() -> ExactNumber:
-    return rational(1) / 10**9
+def _settled() -> Any:
+    return rational(Fraction(1, 10**9))
 
 
 #: ``SETTLED``: a candidate whose certified band ``[epsilon_lower, epsilon]`` is narrower than
 #: this (relative) is the exact epsilon for every purpose: no costly currency can improve it by
-#: more.  Exactly 10^-9 (an exact number, no sympy).
+#: more.  Exactly 10^-9 (an exact number), made on first access (PEP 562 ``__getattr__``).
 if TYPE_CHECKING:
     SETTLED: ExactNumber
 else:

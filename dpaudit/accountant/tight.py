@@ -55,6 +55,7 @@ from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
 from dpaudit.exact_numbers import ExactNumber
 from dpaudit.numeric import EvaluationError, float_up, from_float, mp_digits
+from dpaudit.numeric import functions as fn
 from dpaudit.theorems import bounded_range as br
 from dpaudit.theorems import rdp
 from dpaudit.theorems.accounting import PLD_ACCOUNTING, PLD_PAIRS
@@ -169,7 +170,7 @@ def _leaf_renyi(event: Event, children: Children, budget: sympy.Expr | None) -> 
         def tau(a: int) -> sympy.Expr:
             return rdp.gaussian_rdp(a, event.sigma, event.sensitivity)
     elif isinstance(event, ev.RandomizedResponse) and event.categories == 2:
-        truth = sympy.exp(event.epsilon) / (1 + sympy.exp(event.epsilon))
+        truth = fn.exp(event.epsilon) / (1 + fn.exp(event.epsilon))
         card, params = rdp.RDP_RANDOMIZED_RESPONSE, {"p": truth}
 
         def tau(a: int) -> sympy.Expr:
@@ -224,9 +225,9 @@ def _curve_floats(tau: Callable[[Any], sympy.Expr]) -> tuple[float, ...]:
     if isinstance(first, ExactNumber):  # numeric parameters: the exact values, in floats
         return tuple(float(tau(a)) for a in LEAF_ORDERS)
     order = sympy.Symbol("alpha", positive=True)
-    fn = sympy.lambdify(order, tau(order), "mpmath")
+    curve = sympy.lambdify(order, tau(order), "mpmath")
     with mp_digits(30):
-        return tuple(float(fn(mpmath.mpf(a))) for a in LEAF_ORDERS)
+        return tuple(float(curve(mpmath.mpf(a))) for a in LEAF_ORDERS)
 
 
 #: Orders of the RDP curve of a Gaussian sampled without replacement (WBK19's bound sums

@@ -26,6 +26,7 @@ from dpaudit.accountant.statements import (
     Statement,
     Step,
     compare,
+    exact_zero,
     show,
 )
 from dpaudit.deferred_imports import sympy
@@ -341,7 +342,7 @@ def _homogeneous_pure(event: Event, inner: Any, k: int) -> list[Statement]:
                         checks=checks,
                     ),
                     epsilon0=p.epsilon,
-                    delta0=sympy.Integer(0),
+                    delta0=exact_zero(),
                     count=k,
                 )
             )
@@ -358,7 +359,7 @@ def _homogeneous_pure(event: Event, inner: Any, k: int) -> list[Statement]:
                         checks=checks,
                     ),
                     epsilon0=p.epsilon,
-                    delta0=sympy.Integer(0),
+                    delta0=exact_zero(),
                     count=k,
                 )
             )

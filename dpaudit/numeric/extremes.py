@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from dpaudit.deferred_imports import sympy
-from dpaudit.exact_numbers import ExactNumber, apply, is_sympy_object
+from dpaudit.exact_numbers import apply, is_exact_number_value, is_sympy_object
 from dpaudit.numeric.enclosures import decide_relation, endpoints, interval
 from dpaudit.numeric.values import exact
 
@@ -20,7 +20,8 @@ def exact_min(*values: Any) -> sympy.Expr:
     of their differences; the result is one of the arguments (exactly), or an unevaluated
     ``Min`` of the arguments no enclosure could order (equal, or closer than the precision
     ladder resolves) -- the same value either way.  Arguments with free symbols are passed to
-    ``sympy.Min`` unchanged.
+    ``sympy.Min`` unchanged.  Arguments that are all plain numbers (ints, fractions,
+    :class:`~dpaudit.exact_numbers.ExactNumber`) give an exact number, without sympy.
     """
     return _extreme(values, "<", "Min")
 
@@ -31,22 +32,27 @@ def exact_max(*values: Any) -> sympy.Expr:
     return _extreme(values, ">", "Max")
 
 
-def _extreme(values: tuple[Any, ...], op: str, combine: str) -> sympy.Expr:
-    """``combine`` ("Min" or "Max") names the function of arguments left unordered: sympy's
-    for sympy values, an :class:`~dpaudit.exact_numbers.ExactNumber` node for exact numbers
-    (no sympy needed)."""
+def _extreme(values: tuple[Any, ...], op: str, name: str) -> sympy.Expr:
     if not values:
         raise ValueError("exact_min/exact_max need at least one value, got none")
-    vals = [v if is_sympy_object(v) else exact(v, "value") for v in values]
+    vals = [
+        v if is_sympy_object(v) or is_exact_number_value(v) else exact(v, "value") for v in values
+    ]
+
+    def combine(*args: Any, evaluate: bool = True) -> Any:
+        if all(is_exact_number_value(a) for a in args):
+            return apply(name, *args)  # folds rationals only; otherwise an unevaluated node
+        return getattr(sympy, name)(*args, evaluate=evaluate)
+
     if any(v.free_symbols for v in vals):
-        return getattr(sympy, combine)(*vals)
+        return combine(*vals)
     infinite = [v for v in vals if is_sympy_object(v) and v in (sympy.oo, -sympy.oo)]
     if infinite:  # ordered without arithmetic: +-oo against anything finite
         best = sympy.oo if op == ">" else -sympy.oo
         if best in infinite:
             return best
         finite = [v for v in vals if v not in infinite]
-        return _extreme(tuple(finite), op, combine) if finite else infinite[0]
+        return _extreme(tuple(finite), op, name) if finite else infinite[0]
     kept: list[sympy.Expr] = []
     for v in vals:
         if any(v == k for k in kept):
@@ -64,6 +70,4 @@ def _extreme(values: tuple[Any, ...], op: str, combine: str) -> sympy.Expr:
         kept = survivors if beaten else [*survivors, v]
     if len(kept) == 1:
         return kept[0]
-    if all(isinstance(k, ExactNumber) for k in kept):
-        return apply(combine, *kept)
-    return getattr(sympy, combine)(*kept, evaluate=False)
+    return combine(*kept, evaluate=False)

@@ -19,6 +19,7 @@ from dpaudit.exact_numbers import ExactNumber, apply, constant, rational
 
 __all__ = [
     "Abs",
+    "Add",
     "E",
     "Max",
     "Min",
@@ -107,6 +108,17 @@ def Min(*args: Any) -> Any:
 
 def Max(*args: Any) -> Any:
     return _call("Max", *args)
+
+
+def Add(*terms: Any) -> Any:
+    """The sum of ``terms`` (0 for none): an exact number when every term is a plain number,
+    else ``sympy.Add`` (one flattening pass, not a chain of binary additions)."""
+    if all(is_plain_number(t) for t in terms):
+        total: Any = rational(0)
+        for t in terms:
+            total = total + t
+        return total
+    return sympy.Add(*terms)
 
 
 def sqrt(x: Any) -> Any:

@@ -104,14 +104,9 @@ def exact(value: Any, name: str = "value") -> sympy.Expr:
 
 def exact_value(value: Any) -> Any:
     """``value`` as an exact value for computing with it: an
-    :class:`~dpaudit.exact_numbers.ExactNumber` stays one and an ``int`` or ``Fraction``
-    becomes one (no sympy needed); anything else becomes sympy through
-    :func:`~dpaudit.expressions.as_expr` (symbols, relations, text)."""
-    if isinstance(value, ExactNumber):
-        return value
-    if isinstance(value, (int, Fraction)) and not isinstance(value, bool):
-        return rational(value)
-    return as_expr(value)
+    :class:`~dpaudit.exact_numbers.ExactNumber` stays one (no sympy needed); anything else
+    becomes sympy through :func:`~dpaudit.expressions.as_expr` (symbols, relations, text)."""
+    return value if isinstance(value, ExactNumber) else as_expr(value)
 
 
 def is_exact_number(expr: sympy.Expr) -> bool:
@@ -121,8 +116,7 @@ def is_exact_number(expr: sympy.Expr) -> bool:
 
 def from_float(x: float) -> Any:
     """The exact value of a float: finite floats exactly (an
-    :class:`~dpaudit.exact_numbers.ExactNumber` rational, no sympy needed), +-inf as sympy's
-    +-oo.
+    :class:`~dpaudit.exact_numbers.ExactNumber` rational), +-inf as sympy's +-oo.
 
     Use this, never ``sympy.Rational(x)`` on a computed float: sympy maps
     ``Rational(float("inf"))`` to **0**, which turned an infinite upper bound into a zero

@@ -33,8 +33,7 @@ from typing import Any
 
 import mpmath
 
-from dpaudit.expressions import as_expr
-from dpaudit.numeric import endpoints, iv_precision, mpf_to_float
+from dpaudit.numeric import endpoints, exact_value, iv_precision, mpf_to_float
 
 __all__ = ["binomial_delta_bounds", "binomial_epsilon_bounds"]
 
@@ -57,7 +56,8 @@ def _precision(count: Any, epsilon0: Any) -> int:
 
 
 def _enclose(value: Any, name: str) -> Any:
-    """An interval holding ``value`` (a float, int, Fraction or exact sympy number)."""
+    """An interval holding ``value`` (a float, int, Fraction, exact number or exact sympy
+    number)."""
     from fractions import Fraction
 
     if isinstance(value, bool):
@@ -68,7 +68,7 @@ def _enclose(value: Any, name: str) -> Any:
         return _iv.mpf(value)
     if isinstance(value, Fraction):
         return _iv.mpf(value.numerator) / value.denominator
-    expr = as_expr(value)
+    expr = exact_value(value)  # an exact number stays one (no sympy)
     if expr.free_symbols:
         raise ValueError(f"{name} must be numeric, got {value!r}")
     if expr.is_Rational:

@@ -1,11 +1,13 @@
 """Advanced composition: Dwork, Rothblum, Vadhan 2010 and Kairouz, Oh, Viswanath 2015.
 
-Each function computes one bound exactly (sympy) and is the only place its formula lives.
+Each function computes one bound exactly (an exact number for plain numbers, sympy
+otherwise) and is the only place its formula lives.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from dpaudit.deferred_imports import sympy
 from dpaudit.numeric import exact, exact_min
@@ -18,6 +20,14 @@ __all__ = [
     "advanced_composition",
     "heterogeneous_advanced_composition",
 ]
+
+
+def _drv10_epsilon(eps: Any, k: Any, dslack: Any) -> Any:
+    """sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1): the epsilon of k-fold adaptive
+    composition (Dwork, Rothblum, Vadhan 2010, Theorem III.3), on exact numbers or sympy (the
+    card shows it at symbols)."""
+    return fn.sqrt(2 * k * fn.log(1 / dslack)) * eps + k * eps * (fn.exp(eps) - 1)
+
 
 ADVANCED_COMPOSITION = register(
     Theorem(
@@ -35,8 +45,7 @@ ADVANCED_COMPOSITION = register(
         bound=Bound.over_positive(
             "epsilon delta delta' k",
             lambda eps, delta, dslack, k: {
-                "epsilon": sympy.sqrt(2 * k * sympy.log(1 / dslack)) * eps
-                + k * eps * (sympy.exp(eps) - 1),
+                "epsilon": _drv10_epsilon(eps, k, dslack),
                 "delta": k * delta + dslack,
             },
         ),
@@ -80,8 +89,7 @@ def advanced_composition(
     s = _check_slack(delta_slack)
     if not n.free_symbols and n < 1:
         raise ValueError(f"count must be >= 1, got {n}")
-    eps_total = fn.sqrt(2 * n * fn.log(1 / s)) * e + n * e * (fn.exp(e) - 1)
-    return eps_total, n * d + s
+    return _drv10_epsilon(e, n, s), n * d + s
 
 
 def _kov_bound() -> dict[str, sympy.Expr]:

@@ -1,7 +1,8 @@
 """Composition, parallel composition, post-processing and group privacy.
 
-Every function here computes one bound exactly (sympy) and is the only place its formula
-lives; the :class:`~dpaudit.theorems.base.Theorem` cards cite them.
+Every function here computes one bound exactly (an exact number for plain numbers, sympy
+otherwise) and is the only place its formula lives; the :class:`~dpaudit.theorems.base.Theorem`
+cards cite them.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Relation
 from dpaudit.numeric import exact_max
+from dpaudit.numeric import functions as fn
 from dpaudit.theorems.base import Bound, Theorem, register
 
 
@@ -42,8 +44,7 @@ def basic_composition(
 
     Privacy: Dwork and Roth 2014, Theorem 3.16 (adaptive, any neighbouring relation).
     """
-    total_delta = sympy.Add(*deltas) if deltas else sympy.Integer(0)
-    return sympy.Add(*epsilons), total_delta
+    return fn.Add(*epsilons), fn.Add(*(deltas or ()))
 
 
 def self_composition(
@@ -159,7 +160,7 @@ def group_approx(
 
     Privacy: Vadhan 2017, Lemma 2.2 (pure case: Dwork and Roth 2014, Theorem 2.2).
     """
-    return size * epsilon, size * sympy.exp((size - 1) * epsilon) * delta_
+    return size * epsilon, size * fn.exp((size - 1) * epsilon) * delta_
 
 
 def group_zcdp(rho_: sympy.Expr, size: sympy.Expr) -> sympy.Expr:
@@ -183,7 +184,7 @@ GDP_COMPOSITION = register(
 
 def gdp_composition(mus: Sequence[sympy.Expr]) -> sympy.Expr:
     """sqrt(sum mu_i^2) (Dong, Roth, Su 2022, Corollary 3.3)."""
-    return sympy.sqrt(sympy.Add(*[m**2 for m in mus]))
+    return fn.sqrt(fn.Add(*[m**2 for m in mus]))
 
 
 def gdp_group(mu_: sympy.Expr, size: sympy.Expr) -> sympy.Expr:

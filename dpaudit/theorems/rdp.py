@@ -2,7 +2,8 @@
 
 A mechanism is (alpha, tau)-RDP when the Renyi divergence of order alpha between its output
 laws on neighbouring datasets is at most tau.  Each function computes one RDP curve value
-exactly (sympy) or the conversion to (eps, delta)-DP; it is the only place its formula lives.
+exactly (an exact number for plain numbers, sympy otherwise) or the conversion to
+(eps, delta)-DP; it is the only place its formula lives.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
+from typing import Any
 
 from dpaudit.deferred_imports import sympy
 from dpaudit.exact_numbers import is_sympy_object
@@ -185,7 +187,7 @@ def pure_rdp(order: sympy.Expr, epsilon: sympy.Expr) -> sympy.Expr:
     a post-processing of binary randomized response with parameter eps (KOV15, Theorem 2.1).
     """
     e = exact(epsilon, "epsilon")
-    rr = randomized_response_rdp(order, sympy.exp(e) / (1 + sympy.exp(e)))
+    rr = randomized_response_rdp(order, fn.exp(e) / (1 + fn.exp(e)))
     return exact_min(e, rr)
 
 
@@ -432,6 +434,13 @@ RDP_COMPOSITION = register(
 )
 
 
+def _bbgg20_epsilon(tau: Any, alpha: Any, delta_: Any) -> Any:
+    """tau + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1): the epsilon at delta of
+    an (alpha, tau)-RDP mechanism (Balle, Barthe, Gaboardi, Hsu, Sato 2020, Theorem 21), on
+    exact numbers or sympy (the card shows it at symbols)."""
+    return tau + fn.log((alpha - 1) / alpha) - (fn.log(delta_) + fn.log(alpha)) / (alpha - 1)
+
+
 RDP_CONVERSION = register(
     Theorem(
         key="rdp_to_approx_bbgg20",
@@ -441,11 +450,7 @@ RDP_CONVERSION = register(
         statement="M is (tau + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1), delta)-DP",
         bound=Bound.over_positive(
             "tau alpha delta",
-            lambda tau, alpha, delta: {
-                "epsilon": tau
-                + sympy.log((alpha - 1) / alpha)
-                - (sympy.log(delta) + sympy.log(alpha)) / (alpha - 1)
-            },
+            lambda tau, alpha, delta: {"epsilon": _bbgg20_epsilon(tau, alpha, delta)},
         ),
         domain=("alpha > 1", "0 < delta < 1"),
         latex=(
@@ -478,20 +483,18 @@ def rdp_to_approx(
     best: tuple[float, sympy.Expr, sympy.Expr] | None = None
     for a_raw, t_raw in zip(orders, taus, strict=True):
         a = _order(a_raw)
-        floating = is_sympy_object(t_raw) and isinstance(t_raw, sympy.Float)
-        t = exact(t_raw, "tau") if not floating else t_raw
-        improved = t + fn.log((a - 1) / a) - (fn.log(d) + fn.log(a)) / (a - 1)
+        is_float = is_sympy_object(t_raw) and isinstance(t_raw, sympy.Float)
+        t = t_raw if is_float else exact(t_raw, "tau")
+        improved = _bbgg20_epsilon(t, a, d)
         mironov = t + fn.log(1 / d) / (a - 1)
         for cand in (improved, mironov):
-            if is_sympy_object(cand) and cand.has(sympy.Float):
-                value = float(cand.evalf(30))
-            else:
-                value = float_up(cand)
+            has_float = is_sympy_object(cand) and cand.has(sympy.Float)
+            value = float(cand.evalf(30)) if has_float else float_up(cand)
             if best is None or value < best[0]:
                 best = (value, cand, a)
     if best is None:  # unreachable: orders is non-empty
         raise ValueError("no order given")
-    return exact_max(best[1], fn.Rational(0)), best[2]
+    return exact_max(best[1], 0), best[2]
 
 
 def choose_order(orders: Sequence[int], taus: Sequence[float], delta_: sympy.Expr) -> int:
@@ -508,7 +511,7 @@ def choose_order(orders: Sequence[int], taus: Sequence[float], delta_: sympy.Exp
 
     a = np.asarray(orders, dtype=float)
     t = np.asarray([float(x) for x in taus])
-    log_d = float(fn.log(exact(delta_, "delta")))  # only a choice: the nearest float
+    log_d = float(fn.log(exact(delta_, "delta")))
     improved = t + np.log((a - 1) / a) - (log_d + np.log(a)) / (a - 1)
     mironov = t - log_d / (a - 1)
     return int(orders[int(np.argmin(np.minimum(improved, mironov)))])

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from dpaudit.deferred_imports import sympy
-from dpaudit.exact_numbers import is_sympy_object
 from dpaudit.numeric import endpoints, exact, interval, minimize_bounded
 from dpaudit.numeric import functions as fn
 from dpaudit.theorems.base import Bound, Theorem, register
@@ -56,7 +55,7 @@ ZCDP_COMPOSITION = register(
 
 def zcdp_composition(rhos: Sequence[sympy.Expr]) -> sympy.Expr:
     """sum rho_i (Bun and Steinke 2016, Lemma 1.7)."""
-    return sympy.Add(*rhos)
+    return fn.Add(*rhos)
 
 
 ZCDP_TO_APPROX = register(
@@ -89,6 +88,15 @@ def zcdp_to_approx(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
     return r + 2 * fn.sqrt(r * fn.log(1 / d))
 
 
+def _cks20_epsilon(alpha: Any, rho_: Any, delta_: Any) -> Any:
+    """alpha rho + (log(1/delta) + alpha log(1 - 1/alpha) - log(alpha - 1))/(alpha - 1): the
+    epsilon of rho-zCDP at delta through order alpha (Canonne, Kamath, Steinke 2020,
+    Corollary 13), on exact numbers or sympy (the card shows it at a symbol alpha)."""
+    return alpha * rho_ + (
+        fn.log(1 / delta_) + alpha * fn.log(1 - 1 / alpha) - fn.log(alpha - 1)
+    ) / (alpha - 1)
+
+
 ZCDP_TO_APPROX_OPTIMAL = register(
     Theorem(
         key="zcdp_to_approx_cks20",
@@ -110,14 +118,6 @@ ZCDP_TO_APPROX_OPTIMAL = register(
         ),
     )
 )
-
-
-def _cks20_epsilon(alpha: Any, rho_: Any, delta_: Any) -> Any:
-    """CKS20 Corollary 13's epsilon at the order ``alpha``: alpha rho + (log(1/delta)
-    + alpha log(1 - 1/alpha) - log(alpha - 1))/(alpha - 1) (exact numbers or sympy)."""
-    return alpha * rho_ + (
-        fn.log(1 / delta_) + alpha * fn.log(1 - 1 / alpha) - fn.log(alpha - 1)
-    ) / (alpha - 1)
 
 
 def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
@@ -151,7 +151,7 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
     rf, log_inv_d = float(r), float(fn.log(1 / d))
 
     def objective(log_gap: float) -> float:
-        # the same formula in floats: it only chooses the order, value(order) is exact
+        # the same formula in floats: it only chooses the order, _cks20_epsilon at it is exact
         order = 1 + math.exp(log_gap)
         return order * rf + (log_inv_d + order * math.log1p(-1 / order) - math.log(order - 1)) / (
             order - 1
@@ -161,7 +161,8 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
     order = fn.Rational(round(best * 10**6), 10**6)
     if order <= 1:
         order = fn.Rational(101, 100)
-    eps = _cks20_epsilon(order, r, d)  # the card's formula at the chosen order
+    # the card's formula (one formula), at the order chosen above
+    eps = _cks20_epsilon(order, r, d)
     # For delta near 1 the formula goes negative (e.g. -8.52 for rho = 9/2 at delta
     # 1 - 1e-12).  (eps, delta)-DP implies (eps', delta)-DP for every eps' >= eps, so the
     # guarantee stated is (max(eps, 0), delta): epsilon is never negative.  The sign is
@@ -171,6 +172,6 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
         return fn.Rational(0)
     if lo >= 0:
         return eps
-    if is_sympy_object(eps):
-        return sympy.Max(sympy.Integer(0), eps, evaluate=False)
-    return fn.Max(0, eps)
+    if fn.is_plain_number(eps):
+        return fn.Max(0, eps)
+    return sympy.Max(sympy.Integer(0), eps, evaluate=False)

@@ -139,7 +139,7 @@ def test_every_step_carries_its_domain_checks(event: ev.Event, delta: sympy.Expr
     unchecked = {s.theorem.key for s in steps if s.checks is None and s.theorem.domain}
     assert not unchecked, f"steps applying a card without checking its domain: {unchecked}"
     for s in steps:
-        bound = {str(x) for c in s.checks or () for x in c.condition.free_symbols}
+        bound = {str(x) for c in s.checks or () for x in c.relation.free_symbols}
         stated = {str(x) for c in s.theorem.domain for x in c.free_symbols}
         assert bound <= stated
         assert all(c.status in ("verified", "unverified") for c in s.checks or ())

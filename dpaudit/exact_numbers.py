@@ -624,7 +624,16 @@ def _fold_factorial(args: list[ExactNumber]) -> ExactNumber | None:
     return rational(math.factorial(n)) if 0 <= n <= _FOLD_INTEGER_LIMIT else None
 
 
+def _fold_gamma(args: list[ExactNumber]) -> ExactNumber | None:
+    values = _fractions(args)
+    if values is None or values[0].denominator != 1:
+        return None
+    n = int(values[0])
+    return rational(math.factorial(n - 1)) if 1 <= n <= _FOLD_INTEGER_LIMIT else None
+
+
 _FOLD: dict[str, Callable[[list[ExactNumber]], ExactNumber | None]] = {
+    "gamma": _fold_gamma,
     "exp": _fold_exp,
     "log": _fold_log,
     "Abs": _fold_rational(abs),

@@ -152,8 +152,21 @@ def parameter(
         raise ValueError(f"{owner}: {name} must be {range_text}, got {value!r}")
     for check in checks:
         if _truth(check) is not True:
-            raise ValueError(f"{owner}: {name} must be {range_text}, got {value!r}")
+            raise ValueError(
+                f"{owner}: {name} must be {range_text}, got {value!r}{_undecided(expr)}"
+            )
     return expr
+
+
+def _undecided(expr: Any) -> str:
+    """Why an exact number could not be placed in a range, for the error message."""
+    if not isinstance(expr, ExactNumber) or expr.is_Rational:
+        return ""
+    try:
+        interval(expr)
+    except EvaluationError as err:
+        return f" (not evaluated by interval arithmetic: {err})"
+    return " (interval arithmetic cannot place it in the range)"
 
 
 def _format_value(value: Any) -> str:

@@ -81,6 +81,7 @@ def _monotone(fn_name: str, increasing: bool, span: tuple[int, int]) -> Callable
 
 _iv_erf = _monotone("erf", increasing=True, span=(-1, 1))
 _iv_erfc = _monotone("erfc", increasing=False, span=(0, 2))
+_iv_tanh = _monotone("tanh", increasing=True, span=(-1, 1))
 
 
 def _iv_pow(base: Any, exponent: Any, env: Mapping[sympy.Symbol, Any]) -> Any:
@@ -90,6 +91,8 @@ def _iv_pow(base: Any, exponent: Any, env: Mapping[sympy.Symbol, Any]) -> Any:
             return base**n
         return mpmath.iv.mpf(1) / base ** (-n)
     if exponent.is_Rational and exponent.q == 2 and abs(exponent.p) == 1:
+        if endpoints(base)[0] < 0:
+            raise EvaluationError("square root of a possibly negative value")
         root = mpmath.iv.sqrt(base)
         return root if exponent.p == 1 else mpmath.iv.mpf(1) / root
     e = _iv_eval(exponent, env)
@@ -171,6 +174,8 @@ _IV_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "log": _iv_log,
     "erf": lambda x: _iv_erf(x),
     "erfc": lambda x: _iv_erfc(x),
+    "tanh": lambda x: _iv_tanh(x),
+    "gamma": lambda x: mpmath.iv.gamma(x),  # mpmath's interval gamma ([-inf, inf] at poles)
     "Abs": _iv_abs,
     "Min": lambda *xs: _iv_min(list(xs)),
     "Max": lambda *xs: _iv_max(list(xs)),
@@ -220,6 +225,8 @@ def _iv_eval(expr: sympy.Expr, env: Mapping[sympy.Symbol, Any]) -> Any:
         return _iv_erfc(_iv_eval(expr.args[0], env))
     if isinstance(expr, sympy.Abs):
         return _iv_abs(_iv_eval(expr.args[0], env))
+    if isinstance(expr, (sympy.tanh, sympy.gamma)):
+        return _IV_FUNCTIONS[type(expr).__name__](_iv_eval(expr.args[0], env))
     if isinstance(expr, sympy.Min):
         return _iv_min([_iv_eval(a, env) for a in expr.args])
     if isinstance(expr, sympy.Max):

@@ -201,3 +201,35 @@ def test_parsed_numbers_are_the_values_sympy_reads(text):
         lo, hi = endpoints(interval(value))
         pad = abs(want) * mpmath.mpf(10) ** -40 + mpmath.mpf(10) ** -300
         assert lo - pad <= want <= hi + pad, (text, lo, hi, want)
+
+
+@pytest.mark.parametrize(
+    ("text", "scale"),
+    [("Laplace(gamma(3))", 2), ("Laplace(tanh(1))", None), ("Laplace(gamma(1/2))", None)],
+)
+def test_event_parameters_given_as_closed_forms_are_placed_by_intervals(text, scale):
+    """gamma and tanh of numbers are exact numbers the intervals evaluate (gamma(3) is folded
+    to 2, as sympy does), so positive values are accepted as scales."""
+    from dpaudit.parse import parse_event
+
+    event = parse_event(text)
+    if scale is not None:
+        assert event.scale == scale
+    assert float_down(event.scale) > 0
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("Laplace(sqrt(-1))", "not evaluated by interval arithmetic: square root"),
+        ("Laplace(gamma(0))", "interval arithmetic cannot place it"),
+        ("Laplace(tanh(-1))", "scale must be in"),
+    ],
+)
+def test_event_parameters_outside_or_unplaceable_are_refused_with_the_reason(text, reason):
+    from dpaudit.expressions import ExpressionError
+    from dpaudit.parse import parse_event
+
+    with pytest.raises(ExpressionError, match="scale must be in") as err:
+        parse_event(text)
+    assert reason in str(err.value)

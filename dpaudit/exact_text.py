@@ -40,7 +40,7 @@ Poly = dict[tuple[Atom, ...], Fraction]
 
 #: The order of the factors of a product in sympy's printing (Integer base of sqrt(n) first,
 #: then the functions exp and log, by Function.class_key).
-_ATOM_ORDER = {"sqrt": 0, "exp": 1, "log": 2, "sqrtlog": 2}
+_ATOM_ORDER = {"sqrt": 0, "exp": 1, "log": 2, "sqrtlog": 2, "logsum": 3}
 
 #: Terms whose values differ by less than this (relative to the larger) are not ordered here:
 #: sympy orders them by double-precision products (a few units in the last place off), which
@@ -100,6 +100,8 @@ def _normalize(x: Any) -> Poly:
         return _sqrt(args)
     if head == "log":
         r = _fraction(args[0])
+        if r is None and args[0].head == "add":
+            return _log_of_sum(args[0])
         if r is None or r <= 0:
             raise _UnsupportedError("log of a non-rational")
         if r == 1:
@@ -117,8 +119,30 @@ def _normalize(x: Any) -> Poly:
     raise _UnsupportedError(head)
 
 
+def _log_of_sum(arg: Any) -> Poly:
+    """``log(S)`` of a positive sum S of the class (the amplified epsilon
+    ``log(1 + q (e^eps - 1))`` is ``log(E/10 + 9/10)``): sympy keeps it as it is and prints the
+    sum inside.  Only as a term of its own (``c*log(S)``): a product or a sum with other terms
+    is left to sympy."""
+    inner = _normalize(arg)
+    if len(inner) < 2 or any(k == "logsum" for mono in inner for k, _ in mono):
+        raise _UnsupportedError("log of a sum that sympy may rewrite")
+    if _total(inner) <= 0:
+        raise _UnsupportedError("log of a non-positive sum")
+    return {(("logsum", tuple(sorted(inner.items()))),): Fraction(1)}
+
+
+def _total(poly: Poly) -> Any:
+    total = _context().mpf(0)
+    for mono, c in poly.items():
+        total += _value(mono, c)
+    return total
+
+
 def _merge(a: tuple[Atom, ...], b: tuple[Atom, ...]) -> tuple[Atom, ...]:
     atoms = [*a, *b]
+    if any(k == "logsum" for k, _ in atoms) and len(atoms) > 1:
+        raise _UnsupportedError("log of a sum times another factor")
     kinds = [_ATOM_ORDER[k] for k, _ in atoms]
     if len(set(kinds)) != len(kinds):  # sympy combines these (sqrt(2)*sqrt(3) = sqrt(6), ...)
         raise _UnsupportedError("two factors of one kind")
@@ -174,6 +198,8 @@ def _atom_text(atom: Atom) -> str:
         return f"sqrt({value})"
     if kind == "sqrtlog":
         return f"sqrt(log({value}))"
+    if kind == "logsum":
+        return f"log({_print_sum(dict(value))})"
     if kind == "exp" and value == 1:
         return "E"
     return f"{kind}({value})"
@@ -211,6 +237,8 @@ def _value(mono: tuple[Atom, ...], c: Fraction) -> Any:
     for kind, v in mono:
         if kind == "sqrt":
             value *= ctx.sqrt(v)
+        elif kind == "logsum":
+            value *= ctx.log(_total(dict(v)))
         else:
             arg = ctx.mpf(v.numerator) / v.denominator
             if kind == "exp":
@@ -226,6 +254,8 @@ def _print_sum(poly: Poly) -> str:
     terms = list(poly.items())
     if len(terms) == 1:
         return _term_text(*terms[0])
+    if any(k == "logsum" for mono, _ in terms for k, _ in mono):
+        raise _UnsupportedError("log of a sum beside other terms")
     if len(terms) == 2:
         if ((("exp", Fraction(1)),), Fraction(1)) in terms:
             raise _UnsupportedError("E alone in a sum of two: sympy's special case")

@@ -19,18 +19,20 @@ from dpaudit.theorems import amplification, zcdp
 
 closed = zcdp.zcdp_to_approx(rational(1) / 2, rational(1) / 100000)  # exact_text prints it
 amplified, _ = amplification.poisson_amplification(1, 0, rational(1) / 10)  # log(E/10 + 9/10)
+declined = amplified + 1  # a log of a sum beside another term: exact_text declines it
 print(show(closed))
 print(show(amplified))
-print(f"~{upper_float(amplified):.6g}")
+print(show(declined))
+print(f"~{upper_float(declined):.6g}")
 print("sympy" in sys.modules)
 """
 
 
 def test_show_prints_closed_forms_or_rounded_values_without_sympy():
-    """In a fresh interpreter: the zCDP epsilon 1/2 + 2 sqrt(log(10^5)/2) is shown as sympy
-    prints it, the amplified epsilon log(1 + (e - 1)/10) by its value rounded up, and sympy is
-    never imported (broken input: a show() that printed the latter through sympy fails the
-    last assertion)."""
+    """In a fresh interpreter: the zCDP epsilon 1/2 + 2 sqrt(log(10^5)/2) and the amplified
+    epsilon log(1 + (e - 1)/10) are shown as sympy prints them, a form the native printer
+    declines (1 + that log) by its value rounded up, and sympy is never imported (broken
+    input: a show() that printed the last through sympy fails the last assertion)."""
     out = subprocess.run(
         [sys.executable, "-c", SCRIPT],
         capture_output=True,
@@ -40,7 +42,8 @@ def test_show_prints_closed_forms_or_rounded_values_without_sympy():
         timeout=120,
     )
     assert out.returncode == 0, out.stderr[-2000:]
-    closed, amplified, rounded, imported = out.stdout.split("\n")[:4]
+    closed, amplified, declined, rounded, imported = out.stdout.split("\n")[:5]
     assert closed == "1/2 + sqrt(2)*sqrt(log(100000)) ~ 5.29853"
-    assert amplified == rounded == "~0.158565"
+    assert amplified == "log(E/10 + 9/10) ~ 0.158565"
+    assert declined == rounded == "~1.15857"
     assert imported == "False"

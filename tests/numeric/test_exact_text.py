@@ -167,3 +167,21 @@ def test_a_wrong_rule_is_caught():
     assert text == str(value.to_sympy())
     reordered = " + ".join(reversed(text.split(" + ")))
     assert reordered != str(value.to_sympy())
+
+
+@settings(max_examples=60, derandomize=True)
+@given(
+    probability,
+    st.fractions(min_value=Fraction(1, 100), max_value=50, max_denominator=100),
+    st.sampled_from([Fraction(1), Fraction(2), Fraction(100), Fraction(1, 2), Fraction(7, 3)]),
+)
+def test_amplified_epsilon_log_of_a_sum(q, epsilon, count):
+    """c * log(1 + q (e^eps - 1)), the amplified epsilon (and its k-fold sum), prints as
+    sympy prints it (``100*log(E/10 + 9/10)``)."""
+    value = count * fn.log(1 + exact(q) * (fn.exp(exact(epsilon)) - 1))
+    assert same_as_sympy(value) is not None
+
+
+def test_a_log_of_a_sum_beside_other_terms_is_left_to_sympy():
+    s = fn.log(1 + exact(Fraction(1, 10)) * (fn.exp(1) - 1))
+    assert sympy_text(s + 1) is None and sympy_text(s * fn.sqrt(2)) is None

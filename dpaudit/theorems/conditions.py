@@ -302,7 +302,9 @@ def _implied(rel: Any, known: tuple[Any, ...]) -> Any:
     return None
 
 
-def _value_text(mapping: Mapping[sympy.Symbol, sympy.Expr], symbols: Iterable[Any]) -> str:
+def _value_text(mapping: Mapping[Any, Any], symbols: Iterable[Any]) -> str:
+    """``"b = 1, delta ~ 0.1"``: the values of ``symbols`` (sympy symbols or names), exact
+    when short."""
     parts = []
     for sym in sorted(symbols, key=str):
         v = mapping[sym]
@@ -365,7 +367,7 @@ def _check_numbers(
                 f"theorem {key!r} is applied without a value for "
                 f"{', '.join(sorted(missing))} in its domain condition {cond}"
             )
-        at = _number_text(mapping, names)
+        at = _value_text(mapping, names)
         env = {name: mapping[name] for name in names}
         lhs, rhs = (
             parse_expression(side, symbols=env, primes=True, name="a domain condition's side")
@@ -377,21 +379,6 @@ def _check_numbers(
         else:
             out.append(Check(cond, decided, "verified" if decided else "refuted", f"checked: {at}"))
     return tuple(out)
-
-
-def _number_text(mapping: Mapping[str, ExactNumber], names: Iterable[str]) -> str:
-    """``"b = 1, delta ~ 0.1"``: the values of ``names``, exact when short."""
-    parts = []
-    for name in sorted(names):
-        v = mapping[name]
-        if v.is_Integer or (v.is_Rational and v.q < 10**7):
-            parts.append(f"{name} = {v}")
-            continue
-        try:
-            parts.append(f"{name} ~ {float_up(v):.6g}")
-        except (EvaluationError, ValueError, TypeError):
-            parts.append(f"{name} = {v}")
-    return ", ".join(parts)
 
 
 @functools.lru_cache(maxsize=8192)

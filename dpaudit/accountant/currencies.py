@@ -34,13 +34,11 @@ from dpaudit.events.base import Event
 from dpaudit.exact_numbers import is_sympy_object
 from dpaudit.numeric import (
     EvaluationError,
-    exact,
     exact_value,
     float_down,
     float_up,
     from_float,
 )
-from dpaudit.numeric import functions as fn
 from dpaudit.theorems import advanced, optimal, rdp
 from dpaudit.theorems import bounded_range as br
 from dpaudit.theorems.accounting import PLD_ACCOUNTING
@@ -56,7 +54,7 @@ def _number(value: Any) -> float | None:
     """A finite float for a numeric exact value; None for a symbolic one or one beyond the
     float range (10**400 became inf, and ``int(inf)`` in a PLD builder an OverflowError):
     the float-based constructions then do not apply, the exact theorems still do."""
-    expr = exact(value) if fn.is_plain_number(value) else exact_value(value)
+    expr = exact_value(value)
     if expr.free_symbols:
         return None
     try:

@@ -30,7 +30,6 @@ from dpaudit.numeric import (
     float_up,
     interval,
 )
-from dpaudit.numeric import functions as fn
 from dpaudit.theorems import primitives as prim
 from dpaudit.theorems import zcdp
 from dpaudit.theorems.base import Check, Theorem
@@ -74,15 +73,9 @@ def upper_float(expr: sympy.Expr) -> float:
     return float_up(expr)
 
 
-def _exact_any(value: Any) -> Any:
-    """``value`` as an exact value: a plain number (int, Fraction) as an exact number (no
-    sympy), anything else as :func:`~dpaudit.numeric.exact_value` gives it."""
-    return exact(value) if fn.is_plain_number(value) else exact_value(value)
-
-
 def show(expr: Any) -> str:
     """An exact value as text, with a decimal approximation when it is not an integer."""
-    expr = _exact_any(expr)
+    expr = exact_value(expr)
     try:
         return _show(expr)
     except TypeError:  # unhashable: not cached
@@ -129,7 +122,7 @@ def _larger_than(expr: Any, limit: int) -> bool:
 def compare(a: sympy.Expr, b: sympy.Expr) -> int | None:
     """-1, 0 or 1 as exact ``a`` is below, equal to or above ``b``; None if undecided
     (symbolic, or too close to separate with interval arithmetic)."""
-    a, b = _exact_any(a), _exact_any(b)
+    a, b = exact_value(a), exact_value(b)
     if a == b:
         return 0
     if a.free_symbols or b.free_symbols:
@@ -289,7 +282,7 @@ class Approx(Statement):
         order = compare(self.delta, delta)
         if order in (-1, 0):
             return [Candidate(self.epsilon, self.delta, self.step)]
-        if order is None and (_exact_any(delta).free_symbols or self.delta.free_symbols):
+        if order is None and (exact_value(delta).free_symbols or self.delta.free_symbols):
             return [conditional(self.epsilon, self.delta, delta, self.step)]
         return []
 

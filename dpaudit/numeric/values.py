@@ -16,6 +16,7 @@ from typing import Any
 from dpaudit.deferred_imports import sympy
 from dpaudit.exact_numbers import ExactNumber, is_sympy_object, rational
 from dpaudit.expressions import ExpressionError, as_expr, parse_expression
+from dpaudit.numeric.functions import is_plain_number
 
 
 class EvaluationError(ArithmeticError):
@@ -104,9 +105,12 @@ def exact(value: Any, name: str = "value") -> sympy.Expr:
 
 def exact_value(value: Any) -> Any:
     """``value`` as an exact value for computing with it: an
-    :class:`~dpaudit.exact_numbers.ExactNumber` stays one (no sympy needed); anything else
-    becomes sympy through :func:`~dpaudit.expressions.as_expr` (symbols, relations, text)."""
-    return value if isinstance(value, ExactNumber) else as_expr(value)
+    :class:`~dpaudit.exact_numbers.ExactNumber` stays one and a plain ``int`` or ``Fraction``
+    becomes one (no sympy needed); anything else becomes sympy through
+    :func:`~dpaudit.expressions.as_expr` (symbols, relations, text)."""
+    if isinstance(value, ExactNumber):
+        return value
+    return exact(value) if is_plain_number(value) else as_expr(value)
 
 
 def is_exact_number(expr: sympy.Expr) -> bool:

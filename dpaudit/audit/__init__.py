@@ -18,26 +18,58 @@ Public API:
     tradeoff_curve(mechanism, d0, d1, *, samples, confidence=0.95, seed=None, thresholds=None)
 """
 
-from dpaudit.audit.exact import check_sampler, exact_audit, exact_epsilon
-from dpaudit.audit.frames import over_frame, over_records
-from dpaudit.audit.monte_carlo import audit
-from dpaudit.audit.one_run import (
-    OneRunAuditResult,
-    audit_one_run,
-    one_run_curve,
-    one_run_epsilon_lower,
-    one_run_p_value,
-    one_run_theory,
-)
-from dpaudit.audit.pairs import NeighbouringPair, query_pairs
-from dpaudit.audit.records import RecordsAuditResult, audit_records
-from dpaudit.audit.result import AuditResult
-from dpaudit.audit.statistical_limit import (
-    samples_needed,
-    statistical_limit,
-    threshold_probabilities,
-)
-from dpaudit.audit.tradeoff import TradeoffCurve, tradeoff_curve
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dpaudit.audit.certifiable import (
+        samples_needed,
+        statistical_limit,
+        threshold_probabilities,
+    )
+    from dpaudit.audit.exact import check_sampler, exact_audit, exact_epsilon
+    from dpaudit.audit.frames import over_frame, over_records
+    from dpaudit.audit.monte_carlo import audit
+    from dpaudit.audit.one_run import (
+        OneRunAuditResult,
+        audit_one_run,
+        one_run_curve,
+        one_run_epsilon_lower,
+        one_run_p_value,
+        one_run_theory,
+    )
+    from dpaudit.audit.pairs import NeighbouringPair, query_pairs
+    from dpaudit.audit.records import RecordsAuditResult, audit_records
+    from dpaudit.audit.result import AuditResult
+    from dpaudit.audit.tradeoff import TradeoffCurve, tradeoff_curve
+
+#: Where each public name lives.  The submodules are imported on first use, so that reading
+#: one small module (limits, options, the record domain, as ``dpaudit audit --help`` does) does
+#: not import SciPy with the whole auditor.
+_LAZY = {
+    "AuditResult": "dpaudit.audit.result",
+    "NeighbouringPair": "dpaudit.audit.pairs",
+    "OneRunAuditResult": "dpaudit.audit.one_run",
+    "RecordsAuditResult": "dpaudit.audit.records",
+    "TradeoffCurve": "dpaudit.audit.tradeoff",
+    "audit": "dpaudit.audit.monte_carlo",
+    "audit_one_run": "dpaudit.audit.one_run",
+    "audit_records": "dpaudit.audit.records",
+    "check_sampler": "dpaudit.audit.exact",
+    "exact_audit": "dpaudit.audit.exact",
+    "exact_epsilon": "dpaudit.audit.exact",
+    "one_run_curve": "dpaudit.audit.one_run",
+    "one_run_epsilon_lower": "dpaudit.audit.one_run",
+    "one_run_p_value": "dpaudit.audit.one_run",
+    "one_run_theory": "dpaudit.audit.one_run",
+    "over_frame": "dpaudit.audit.frames",
+    "over_records": "dpaudit.audit.frames",
+    "query_pairs": "dpaudit.audit.pairs",
+    "samples_needed": "dpaudit.audit.certifiable",
+    "statistical_limit": "dpaudit.audit.certifiable",
+    "threshold_probabilities": "dpaudit.audit.certifiable",
+    "tradeoff_curve": "dpaudit.audit.tradeoff",
+}
 
 __all__ = [
     "AuditResult",
@@ -63,3 +95,15 @@ __all__ = [
     "threshold_probabilities",
     "tradeoff_curve",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -40,12 +40,16 @@ __all__ = [
     "MAX_CATEGORIES",
     "MAX_COLUMNS",
     "MAX_RECORDS_TEXT",
+    "RELATIONS",
     "Column",
     "RecordDomain",
     "check_domain",
     "parse_records",
 ]
 
+#: The neighbouring relations between datasets of records: replace one record by another,
+#: or add/remove one record.
+RELATIONS = ("replace-one", "add-remove")
 #: Most columns a record domain may have.
 MAX_COLUMNS = 1_000
 #: Most values of one categorical column.

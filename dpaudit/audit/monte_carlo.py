@@ -11,6 +11,10 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.audit.certifiable import (
+    counted_frequencies,
+    statistical_limit,
+)
 from dpaudit.audit.estimators import (
     bound_level,
     clopper_pearson,
@@ -49,10 +53,6 @@ from dpaudit.audit.runner import (
     seed_sequence,
 )
 from dpaudit.audit.selection import FAMILIES, Candidate, search_events
-from dpaudit.audit.statistical_limit import (
-    counted_frequencies,
-    statistical_limit,
-)
 from dpaudit.audit.streaming import (
     ThresholdSketch,
     held_samples,

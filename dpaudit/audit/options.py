@@ -26,7 +26,7 @@ __all__ = [
 #: Default share of the samples used for selection (``selection_fraction=None``).  With
 #: ``delta > 0`` the share shrinks for large audits, to :data:`APPROX_SELECTION_FLOOR` (or
 #: :data:`APPROX_SELECTION_SAMPLES` samples, if more): every sample moved to certification
-#: raises the statistical limit (:mod:`dpaudit.audit.statistical_limit`), but the best event
+#: raises the statistical limit (:mod:`dpaudit.audit.certifiable`), but the best event
 #: is a tail threshold whose rarer side has tens of hits in the selection samples only if
 #: they are a large share. Gaussian sigma 1 at delta 1e-5, 10^8 samples a side, 9 seeds:
 #: median certified 4.029 with a share of 0.05, 4.116 with 0.1, 4.137 with 0.2 (the one-event

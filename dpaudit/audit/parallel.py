@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.audit.certifiable import threshold_frequencies
 from dpaudit.audit.events import Feature, ThresholdEvent
 from dpaudit.audit.pairs import NeighbouringPair
 from dpaudit.audit.runner import Pilot, Runner
@@ -42,7 +43,6 @@ from dpaudit.audit.selection import (
     search_part,
     search_parts,
 )
-from dpaudit.audit.statistical_limit import threshold_frequencies
 from dpaudit.audit.streaming import (
     PART_COST,
     Proposal,

@@ -14,6 +14,14 @@ and finds mechanisms whose results the audit's seed does not fix:
 Such an audit is still a valid audit of the code (its bound holds at its confidence), but it
 is not reproducible from its seed, and worker processes that share a global state could
 repeat each other's draws; the result says so (``reproducible=False`` and a warning).
+
+The evidence is always the outputs: two runs with one seed that disagree (and, for outputs
+that could agree by chance, two longer runs).  The global states only *name* the cause of a
+disagreement.  They are process-wide, so another thread of the calling process (a Dask
+scheduler or comm thread in the same process, a user's own thread) may advance them while the
+probe runs; a changed state alone is therefore not taken as evidence.  A mechanism that
+advances a global state without its outputs depending on it (shuffling before a sum) is
+reproducible, and is reported so.
 """
 
 from __future__ import annotations
@@ -136,20 +144,22 @@ def probe(mechanism: Any, dataset: Any, seed: np.random.SeedSequence) -> Probe:
             f"got vector outputs of {schema.width} coordinates"
         )
     outputs = to_array(first, schema)
+    try:
+        again = to_array(second, schema)
+    except ValueError:
+        again = None
+    reproducible = (
+        again is not None
+        and _same(outputs, again)
+        and (not _low_entropy(outputs) or _repeats(mechanism, dataset, seed, schema))
+    )
     warnings = []
-    if numpy_changed:
-        warnings.append(GLOBAL_NUMPY)
-    if python_changed:
-        warnings.append(GLOBAL_PYTHON)
-    if not warnings:
-        try:
-            again = to_array(second, schema)
-        except ValueError:
-            again = None
-        if (
-            again is None
-            or not _same(outputs, again)
-            or (_low_entropy(outputs) and not _repeats(mechanism, dataset, seed, schema))
-        ):
+    if not reproducible:
+        # the global states name the cause; they are not the evidence (see the module's text)
+        if numpy_changed:
+            warnings.append(GLOBAL_NUMPY)
+        if python_changed:
+            warnings.append(GLOBAL_PYTHON)
+        if not warnings:
             warnings.append(UNSEEDED)
     return Probe(schema, outputs, tuple(warnings))

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.domain import RecordDomain, as_records, check_domain
+from dpaudit.audit.domain import RELATIONS, RecordDomain, as_records, check_domain
 from dpaudit.audit.errors import MechanismError
 from dpaudit.audit.estimators import bound_level, predicted_bounds
 from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES, MAX_WORKERS, worker_limit
@@ -63,8 +63,6 @@ __all__ = [
     "audit_records",
 ]
 
-#: The neighbouring relations: replace one record by another, or add/remove one record.
-RELATIONS = ("replace-one", "add-remove")
 #: Largest dataset size ``sizes`` may ask for.
 MAX_DATASET_SIZE = 100_000
 #: Search samples per dataset of each candidate pair: ``samples // 8``, clipped to these.

@@ -54,7 +54,7 @@ class AuditResult:
         epsilon_limit: the estimated statistical limit of this audit: the most one threshold
             event on the certified event's feature certifies at the audit's certification
             samples, tests and confidence when counts equal their expectations
-            (:mod:`dpaudit.audit.statistical_limit`), with the expectations estimated from the
+            (:mod:`dpaudit.audit.certifiable`), with the expectations estimated from the
             selection samples' frequencies. An *estimate*, not a bound; None when unknown. The
             tails' frequencies come from few selection hits and the best of many thresholds is
             kept, so it can exceed the mechanism's true epsilon (Gaussian sigma 1, delta 1e-5,

@@ -21,12 +21,9 @@ import json
 import sys
 from typing import Any
 
-from dpaudit.audit import audit as run_audit
-from dpaudit.audit import audit_records, exact_audit, query_pairs
-from dpaudit.audit.domain import parse_records
+from dpaudit.audit.domain import RELATIONS
 from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES
 from dpaudit.audit.options import ARITHMETICS, CERTIFICATIONS
-from dpaudit.audit.records import RELATIONS
 from dpaudit.cli.exit_codes import dumps
 from dpaudit.plugins import load_object
 
@@ -182,6 +179,9 @@ def _run_records(args: argparse.Namespace, fn: Any, epsilon: float, delta: float
             f"--records must not be combined with {', '.join(given)} (it searches the "
             "datasets itself), got both"
         )
+    from dpaudit.audit import audit_records
+    from dpaudit.audit.domain import parse_records
+
     domain = parse_records(args.records)
     return audit_records(
         fn,
@@ -204,6 +204,11 @@ def _run_records(args: argparse.Namespace, fn: Any, epsilon: float, delta: float
 
 def run(args: argparse.Namespace) -> int:
     """Run ``dpaudit audit``; exit status 1 on a violation."""
+    # the auditor (SciPy) is imported here, not at start-up: ``dpaudit audit --help`` and
+    # argument errors answer at once
+    from dpaudit.audit import audit as run_audit
+    from dpaudit.audit import exact_audit, query_pairs
+
     mechanism = _load(args.target)
     epsilon = args.epsilon if args.epsilon is not None else getattr(mechanism, "epsilon", None)
     if epsilon is None:

@@ -1,4 +1,4 @@
-"""The statistical limit (dpaudit.audit.statistical_limit): closed forms, an mpmath oracle,
+"""The statistical limit (dpaudit.audit.certifiable): closed forms, an mpmath oracle,
 monotonicity, the inverse, and the limit an audit prints."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpaudit.audit import audit, samples_needed, statistical_limit, threshold_probabilities
-from dpaudit.audit.statistical_limit import empirical_limit, threshold_frequencies
+from dpaudit.audit.certifiable import empirical_limit, threshold_frequencies
 
 #: A short Gaussian threshold family (sigma 1, shift 1) around the tail that matters.
 T, P_NUM, P_DEN = threshold_probabilities("gaussian", thresholds=np.linspace(2.0, 6.0, 81))

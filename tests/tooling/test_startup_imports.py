@@ -66,6 +66,15 @@ def test_help_imports_no_numerics():
         assert not _under(names, heavy), f"dpaudit --help imports {_under(names, heavy)[:3]}"
 
 
+@pytest.mark.parametrize("command", ["audit", "learn"])
+def test_subcommand_help_imports_no_scipy_nor_sympy(command):
+    """``dpaudit audit --help`` took about a second: the command's module imported the whole
+    auditor (``scipy.stats``) to read four constants."""
+    names = imported("-m", "dpaudit", command, "--help")
+    for heavy in ("sympy", "scipy", *HEAVY):
+        assert not _under(names, heavy), f"dpaudit {command} --help imports {heavy}"
+
+
 @pytest.mark.parametrize(
     "argv",
     [

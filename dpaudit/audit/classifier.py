@@ -21,7 +21,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["BinnedRatioScore", "LogisticScore", "fit_binned_ratio", "fit_logistic"]
+from dpaudit.audit.events import sorted_quantiles
+
+__all__ = [
+    "BinnedRatioScore",
+    "LogisticScore",
+    "fit_binned_ratio",
+    "fit_binned_ratio_scored",
+    "fit_logistic",
+]
 
 #: At most this many rows per dataset are used to fit a model (fitting cost, not soundness).
 MAX_TRAINING_ROWS = 5_000
@@ -196,8 +204,17 @@ def fit_binned_ratio(x0: np.ndarray, x1: np.ndarray) -> BinnedRatioScore:
     Returns:
         The fitted score (counts smoothed by 1/2 so empty bins stay finite).
     """
+    return fit_binned_ratio_scored(x0, x1)[0]
+
+
+def fit_binned_ratio_scored(
+    x0: np.ndarray, x1: np.ndarray
+) -> tuple[BinnedRatioScore, np.ndarray, np.ndarray]:
+    """:func:`fit_binned_ratio` and the fitted score's values on ``x0`` and ``x1`` (the
+    same numbers as ``score.values``, from the bins the fit computed anyway)."""
     a, b = _as_2d(x0), _as_2d(x1)
     edges_all, ratios_all = [], []
+    total_a, total_b = np.zeros(len(a)), np.zeros(len(b))
     for j in range(a.shape[1]):
         va, vb = a[:, j], b[:, j]
         pooled = np.concatenate([va, vb])
@@ -209,10 +226,16 @@ def fit_binned_ratio(x0: np.ndarray, x1: np.ndarray) -> BinnedRatioScore:
         if few and len(distinct) <= RATIO_BINS:
             edges = distinct
         else:
-            edges = np.unique(np.quantile(finite, np.linspace(0, 1, RATIO_BINS + 1)[1:-1]))
-        ca = np.bincount(_bin(va, edges), minlength=len(edges) + 2)
-        cb = np.bincount(_bin(vb, edges), minlength=len(edges) + 2)
+            # np.quantile's partition at 2 x 39 indices cost 3-6 ms per 10^5 values (NumPy
+            # 2.4); one sort and the same interpolation cost a tenth (same numbers)
+            q = np.linspace(0, 1, RATIO_BINS + 1)[1:-1]
+            edges = np.unique(sorted_quantiles(np.sort(finite), q))
+        bins_a, bins_b = _bin(va, edges), _bin(vb, edges)
+        ca = np.bincount(bins_a, minlength=len(edges) + 2)
+        cb = np.bincount(bins_b, minlength=len(edges) + 2)
         ratios = np.log((ca + 0.5) / (cb + 0.5)) + np.log(len(vb) / len(va))
         edges_all.append(tuple(edges.tolist()))
         ratios_all.append(tuple(ratios.tolist()))
-    return BinnedRatioScore(tuple(edges_all), tuple(ratios_all))
+        total_a += np.asarray(ratios_all[-1])[bins_a]  # as BinnedRatioScore.values sums them
+        total_b += np.asarray(ratios_all[-1])[bins_b]
+    return BinnedRatioScore(tuple(edges_all), tuple(ratios_all)), total_a, total_b

@@ -450,7 +450,7 @@ def _limits(
     tests: int,
     method: str = "clopper-pearson",
 ) -> tuple[float | None, str]:
-    """Estimated statistical limits (:mod:`dpaudit.audit.statistical_limit`) of the best
+    """Estimated statistical limits (:mod:`dpaudit.audit.certifiable`) of the best
     feature's threshold events, from the selection frequencies: at the certification samples,
     and restated at :data:`LIMIT_FACTORS` times them."""
     if frequencies is None:

@@ -19,7 +19,7 @@ be pickled for, or imported by, the workers); any other failure of an engine bec
 :class:`~dpaudit.audit.errors.EngineError`, one line naming the engine and the batch.
 
 Engines: in-process (``workers=1``), a local process pool (``workers>1``; it counts up to
-:data:`MAX_CHUNK` consecutive batches per task, sends a counting phase's sketches once per
+:func:`guided_groups` of consecutive batches per task, sends a counting phase's sketches once per
 worker, and its workers can draw a held sample themselves: :class:`Pilot`), or any executor
 offering ``submit(fn, *args) -> future`` with ``future.result()`` (a
 ``concurrent.futures.Executor``). A Dask ``distributed.Client`` or scheduler address is
@@ -29,6 +29,7 @@ wrapped in :class:`dpaudit.audit.distributed.DaskExecutor` (retries, one task pe
 from __future__ import annotations
 
 import math
+import multiprocessing
 import pickle
 import sys
 import threading
@@ -37,7 +38,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -66,13 +67,13 @@ DEFAULT_BATCH_SIZE = 100_000
 IN_FLIGHT = 4
 #: Workers assumed behind an external executor (Dask, ...) when sizing that window.
 EXTERNAL_WORKERS = 16
-#: The runner's own pool counts consecutive batches of one dataset in one task, at most this
-#: many, and at least :data:`TASKS_PER_WORKER` tasks per worker when there are enough
-#: batches: fewer round trips to the parent (a millisecond-scale batch of a vectorised
-#: mechanism otherwise waits on the parent's queue threads); a phase's last groups go one
-#: batch a task, so the workers finish together. Sums do not depend on the grouping.
-MAX_CHUNK = 8
-TASKS_PER_WORKER = 12
+#: The runner's own pool counts consecutive batches of one dataset in one task, in groups
+#: that shrink as the phase advances (:func:`guided_groups`): a group is the batches left
+#: divided by this many times the workers, at least one.  Each task costs a round trip to the
+#: parent (about half a millisecond of a worker's time on this machine, against 2-4 ms for a
+#: batch of a vectorised mechanism), so large early groups save most of them, and the last
+#: groups of one batch let the workers finish together.  Sums do not depend on the grouping.
+GUIDED_SHARE = 2
 #: Audits drawing at least this many samples in total show a progress bar (when on a terminal).
 PROGRESS_THRESHOLD = 2_000_000
 
@@ -180,6 +181,24 @@ _HELD_LOCK = threading.Lock()
 _ONCE: dict[str, Any] = {}
 
 
+def guided_groups(counts: Sequence[int], workers: int) -> list[tuple[int, int, int]]:
+    """Consecutive groups ``(task, start, stop)`` of each task's batches, in order: for
+    ``workers`` >= 1, each group takes the batches left in the phase (over all tasks) divided
+    by :data:`GUIDED_SHARE` x ``workers``, at least one, and not past its task's end (guided
+    self-scheduling, as OpenMP's ``schedule(guided)``); for 0 workers, a batch a group."""
+    groups = []
+    left = sum(counts)
+    for task, count in enumerate(counts):
+        start = 0
+        while start < count:
+            size = max(1, left // (GUIDED_SHARE * workers)) if workers else 1
+            stop = min(count, start + size)
+            groups.append((task, start, stop))
+            left -= stop - start
+            start = stop
+    return groups
+
+
 class _Once:
     """A task argument sent to the own pool's workers as bytes pickled once, and rebuilt
     once per worker process: the sketches of a ten-dimensional selection pickle to 1.4 MB,
@@ -227,15 +246,28 @@ class Pilot:
         """The outputs per dataset (the batches concatenated), the same arrays as
         :meth:`Runner.sample` gives; drawn once per process, which keeps the last pilot only
         (until its next counting task: memory stays flat)."""
+        return self.hold()
+
+    def hold(self, first: Any = None) -> tuple[np.ndarray, ...]:
+        """:meth:`outputs`, kept in this process; ``first``: the first dataset's first
+        batch as the mechanism returned it, when drawn already (it is not drawn again)."""
         with _HELD_LOCK:  # threads of one process wait for one draw
             held = _HELD.get(self.token)
             if held is None:
                 _HELD.clear()
                 held = tuple(
                     np.concatenate(
-                        [to_array(draw(self.mechanism, d, n, s), self.schema) for n, s in batches]
+                        [
+                            to_array(
+                                first
+                                if first is not None and (i, b) == (0, 0)
+                                else draw(self.mechanism, d, n, s),
+                                self.schema,
+                            )
+                            for b, (n, s) in enumerate(batches)
+                        ]
                     )
-                    for d, batches in self.draws
+                    for i, (d, batches) in enumerate(self.draws)
                 )
                 _HELD[self.token] = held
         return held
@@ -285,6 +317,8 @@ class Runner:
     progress: bool = False
     total: int = 0
     schema: OutputSchema | None = None
+    _own: ProcessPoolExecutor | DaskExecutor | None = field(default=None, init=False, repr=False)
+    _pool_wanted: bool = field(default=False, init=False, repr=False)
 
     @property
     def output_schema(self) -> OutputSchema:
@@ -300,23 +334,29 @@ class Runner:
     @property
     def pooled(self) -> bool:
         """Whether batches run in the runner's own local process pool (``workers > 1``)."""
-        return isinstance(self._own, ProcessPoolExecutor)
+        return self._pool_wanted
 
     @property
     def parts_in_engine(self) -> bool:
         """Whether the selection's proposal and search run part by part on the engine, each
         task drawing the pilot itself (:class:`Pilot`): the own pool and Dask; otherwise this
         process holds the pilot and searches it."""
-        return isinstance(self._own, (ProcessPoolExecutor, DaskExecutor))
+        return self._pool_wanted or isinstance(self._own, DaskExecutor)
+
+    def _engine(self) -> Any:
+        """The engine batches run on (None: this process); the own pool starts here, on first
+        use: its workers are forked at once by no-op tasks (about 20 ms to fork and start)."""
+        if self._pool_wanted and self._own is None:
+            pool = ProcessPoolExecutor(max_workers=self.workers, initializer=start_worker)
+            for _ in range(self.workers):
+                pool.submit(int)
+            self._own = pool
+        return self._own if self._own is not None else self.executor
 
     def __enter__(self) -> Runner:
-        self._own: ProcessPoolExecutor | DaskExecutor | None = None
-        if self.executor is None and self.workers > 1:
-            self._own = ProcessPoolExecutor(max_workers=self.workers, initializer=start_worker)
-            # workers started now by no-op tasks, while this process draws its first batch
-            for _ in range(self.workers):  # (forking and starting them takes about 20 ms)
-                self._own.submit(int)
-        elif is_dask_target(self.executor):  # a distributed.Client or a scheduler address
+        self._own = None
+        self._pool_wanted = self.executor is None and self.workers > 1
+        if is_dask_target(self.executor):  # a distributed.Client or a scheduler address
             self._own = DaskExecutor(self.executor)
         engine = self._own if self._own is not None else self.executor
         if isinstance(engine, DaskExecutor):  # fail before sampling if workers cannot import
@@ -341,7 +381,13 @@ class Runner:
 
     def __exit__(self, *exc: object) -> None:
         self._bar.close()
+        with _HELD_LOCK:  # a pilot this process drew for its workers (see :meth:`pilot`)
+            _HELD.clear()
         if self._own is not None:
+            # Waits for the workers to exit (a few milliseconds).  Not waiting races, on
+            # Python 3.11, with the interpreter's exit: concurrent.futures then wakes a
+            # manager thread whose pipe is closing ("OSError: Bad file descriptor" on stderr
+            # when a script or `dpaudit audit` ends right after the audit).
             self._own.shutdown()
 
     def _batches(
@@ -367,7 +413,7 @@ class Runner:
             MechanismError: as the jobs raise it, or when the workers cannot receive them.
             EngineError: if the engine fails.
         """
-        engine = self._own if self._own is not None else self.executor
+        engine = self._engine()
         if engine is None:
             results = []
             for job, size in zip(jobs, sizes, strict=True):
@@ -403,8 +449,7 @@ class Runner:
             A future for :meth:`result`.
         """
         if self.pooled:
-            assert isinstance(self._own, ProcessPoolExecutor)
-            return self._own.submit(fn, *args)
+            return self._engine().submit(fn, *args)
         side = ThreadPoolExecutor(1)
         try:
             return side.submit(fn, *args)
@@ -431,17 +476,35 @@ class Runner:
 
         Fixes the output schema first when no batch has fixed it yet: the parent then draws
         the first batch of the first dataset, as :meth:`sample` would.
+
+        When the own pool has not started yet and starts by forking (Linux), this process
+        draws the pilot itself before the pool starts: the forked workers find it in memory
+        (:data:`_HELD`) instead of each drawing it again, and their tasks start at once
+        (about 10 ms of a one-dimensional two-worker audit's critical path).  Elsewhere
+        (started pool, spawn or forkserver, Dask) every worker draws it, as it would anyway.
         """
+        first = None
         if self.schema is None:
             dataset, n, key = draws[0]
             size, seed = self._batches(n, key)[0]
-            self.schema = infer_schema(draw(self.mechanism, dataset, size, seed))
-        return Pilot(
+            first = draw(self.mechanism, dataset, size, seed)
+            self.schema = infer_schema(first)
+        pilot = Pilot(
             uuid.uuid4().hex,
             self.mechanism,
             self.schema,
             tuple((d, tuple(self._batches(n, key))) for d, n, key in draws),
         )
+        inherit = (
+            self._pool_wanted and self._own is None and multiprocessing.get_start_method() == "fork"
+        )
+        if inherit:
+            pilot.hold(first)  # in this process, inherited by the workers forked next
+        self._engine()
+        if inherit:  # the workers have their copies: this process need not keep it
+            with _HELD_LOCK:
+                _HELD.clear()
+        return pilot
 
     def _reduce(
         self,
@@ -455,7 +518,7 @@ class Runner:
         results per owner as they arrive, with at most :data:`IN_FLIGHT` jobs per worker
         submitted at once, so memory stays flat in the number of batches. Sums of integer
         counts do not depend on the order."""
-        engine = self._own if self._own is not None else self.executor
+        engine = self._engine()
         totals: list[list[np.ndarray] | None] = [None] * n_owners
 
         def add(part: list[np.ndarray], size: int, owner: int) -> None:
@@ -469,7 +532,9 @@ class Runner:
             for job, size, owner in zip(jobs, sizes, owners, strict=True):
                 add(fn(*job), size, owner)
             return totals
-        window = IN_FLIGHT * (self.workers if self._own is not None else EXTERNAL_WORKERS)
+        window = IN_FLIGHT * (
+            self.workers if self._own is not None or self.pooled else EXTERNAL_WORKERS
+        )
         pending: deque[tuple[Any, int, int]] = deque()
         try:
             for job, size, owner in zip(jobs, sizes, owners, strict=True):
@@ -488,12 +553,6 @@ class Runner:
                 raise
             raise failure from err
         return totals
-
-    def _chunk(self, batches: int) -> int:
-        """Batches per counting task (:data:`MAX_CHUNK`): one unless the own pool counts."""
-        if not self.pooled:
-            return 1
-        return max(1, min(MAX_CHUNK, batches // (TASKS_PER_WORKER * self.workers)))
 
     def tally(
         self,
@@ -530,22 +589,19 @@ class Runner:
         # unpickle it once each
         shared: Any = _Once(tuple(sketches)) if self.pooled else tuple(sketches)
         planned = [self._batches(n, key, skip) for _, n, key in tasks]
-        chunk = self._chunk(sum(len(b) for b in planned))
-        fn: Callable[..., list[np.ndarray]] = _tally_task if chunk == 1 else _tally_chunk
+        groups = guided_groups([len(b) for b in planned], self.workers if self.pooled else 0)
         jobs: list[tuple[Any, ...]] = []
         sizes, owners = [], []
-        for t, ((dataset, _, _), batches) in enumerate(zip(tasks, planned, strict=True)):
-            groups = [batches[c : c + chunk] for c in range(0, len(batches), chunk)]
-            if chunk > 1 and t == len(tasks) - 1:  # last groups: a batch a task (see MAX_CHUNK)
-                groups[-self.workers :] = [[b] for g in groups[-self.workers :] for b in g]
-            for group in groups:
-                if chunk == 1:
-                    (size, seed) = group[0]
-                    jobs.append((self.mechanism, dataset, size, seed, self.schema, shared))
-                else:
-                    jobs.append((self.mechanism, dataset, tuple(group), self.schema, shared))
-                sizes.append(sum(size for size, _ in group))
-                owners.append(t)
+        for t, start, stop in groups:
+            dataset, group = tasks[t][0], planned[t][start:stop]
+            if self.pooled:
+                jobs.append((self.mechanism, dataset, tuple(group), self.schema, shared))
+            else:
+                ((size, seed),) = group
+                jobs.append((self.mechanism, dataset, size, seed, self.schema, shared))
+            sizes.append(sum(size for size, _ in group))
+            owners.append(t)
+        fn: Callable[..., list[np.ndarray]] = _tally_chunk if self.pooled else _tally_task
         totals = self._reduce(fn, jobs, sizes, owners, len(tasks))
         if any(t is None for t in totals):
             raise RuntimeError("tally(): a task has no batch left after skipping")
@@ -564,6 +620,8 @@ class Runner:
         """
         batches = self._batches(n, key)
         parts = []
+        if self.pooled:  # the pool's workers start while this process draws the first batch
+            self._engine()
         if self.schema is None:
             size, seed = batches.pop(0)
             raw = draw(self.mechanism, dataset, size, seed)

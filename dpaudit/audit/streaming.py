@@ -49,7 +49,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from dpaudit.audit.classifier import fit_binned_ratio, fit_logistic
+from dpaudit.audit.classifier import fit_binned_ratio_scored, fit_logistic
 from dpaudit.audit.events import (
     Feature,
     Identity,
@@ -274,9 +274,15 @@ class EventSketch:
 
 
 def _threshold_sketch(
-    feature: Feature, x0: np.ndarray, x1: np.ndarray, family: str
+    feature: Feature,
+    x0: np.ndarray,
+    x1: np.ndarray,
+    family: str,
+    values: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> ThresholdSketch | None:
-    v0, v1 = feature.values(x0), feature.values(x1)
+    """The threshold sketch of ``feature`` over the pilot; ``values``: the feature's values
+    on ``x0`` and ``x1`` when known already."""
+    v0, v1 = values if values is not None else (feature.values(x0), feature.values(x1))
     s0, s1 = np.sort(v0[~np.isnan(v0)]), np.sort(v1[~np.isnan(v1)])
     if len(s0) == 0 or len(s1) == 0:
         return None
@@ -363,7 +369,8 @@ def _part_sketches(
     elif part == "logistic":
         found = [_threshold_sketch(fit_logistic(x0, x1, rng), x0, x1, "classifier")]
     elif part == "binned":
-        found = [_threshold_sketch(fit_binned_ratio(x0, x1), x0, x1, "classifier")]
+        score, v0, v1 = fit_binned_ratio_scored(x0, x1)
+        found = [_threshold_sketch(score, x0, x1, "classifier", (v0, v1))]
     else:  # "others": families without a sketch choose their events on the pilot
         found = [
             c

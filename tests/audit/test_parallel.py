@@ -223,16 +223,87 @@ def test_a_worker_draws_the_pilot_the_parent_would_and_drops_it_when_counting():
 
 
 def test_grouped_counting_tasks_count_what_single_batches_count():
-    """The own pool groups batches (runner.MAX_CHUNK): the same sums as one process."""
+    """The own pool groups batches (runner.guided_groups): the same sums as one process."""
     events = EventCounts(tuple(ThresholdEvent(Identity(), t, True) for t in (-1.0, 0.0, 2.0)))
     tasks = [(0.0, 9_350, (1, 0, 0)), (1.0, 9_350, (1, 0, 1))]  # 93 batches each, one short
     totals = []
-    for workers in (1, 2):
+    for workers in (1, 2, 3):
         with Runner(mech.ShiftedLaplace(1.0), np.random.SeedSequence(4), 100, workers) as run:
             run.sample(0.0, 100, (9,))  # fixes the schema
-            assert run._chunk(2 * 93) == (1 if workers == 1 else 7)
             totals.append([t[0].tolist() for t in run.tally(tasks, [events], skip=1)])
-    assert totals[0] == totals[1]
+    assert totals[0] == totals[1] == totals[2]
+
+
+@pytest.mark.parametrize("counts", [[23, 23], [77, 77], [1], [5, 0, 3], [200]])
+@pytest.mark.parametrize("workers", [0, 1, 2, 8])
+def test_guided_groups_cover_every_batch_once_and_shrink(counts, workers):
+    groups = runner.guided_groups(counts, workers)
+    for task, count in enumerate(counts):  # consecutive, in order, every batch once
+        mine = [(a, b) for t, a, b in groups if t == task]
+        assert [a for a, _ in mine] == ([0] + [b for _, b in mine[:-1]] if mine else [])
+        assert (mine[-1][1] if mine else 0) == count
+    sizes = [b - a for _, a, b in groups]
+    assert all(size >= 1 for size in sizes)
+    if workers == 0:
+        assert set(sizes) == {1}
+    elif sum(counts) >= 2 * runner.GUIDED_SHARE * workers:
+        assert sizes[-1] == 1 and len(groups) < sum(counts)  # fewer round trips, a fine end
+
+
+def test_guided_groups_of_a_two_worker_phase():
+    # 23 + 23 selection batches of a 10^7 audit: 15 tasks, not 46
+    sizes = [b - a for _, a, b in runner.guided_groups([23, 23], 2)]
+    assert sizes == [11, 8, 4, 5, 4, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1]
+
+
+def test_forked_workers_inherit_the_pilot_the_parent_drew(monkeypatch):
+    """With the fork start method, the parent draws the pilot before its pool starts and the
+    workers use that copy (they draw nothing); the proposals are those of one process."""
+    if multiprocessing.get_start_method() != "fork":
+        pytest.skip("the pilot is inherited only by forked workers")
+    calls = []
+    real = runner.draw
+
+    def counted(*args, **kwargs):
+        calls.append(multiprocessing.current_process().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "draw", counted)
+    keys = ((1, 0, 0), (1, 0, 1))
+    with Runner(mech.ShiftedLaplace(1.0), np.random.SeedSequence(8), 100, 2) as run:
+        pilot = run.pilot([(0.0, 500, keys[0]), (1.0, 500, keys[1])])
+        assert runner._HELD == {}  # dropped by the parent once the workers have it
+        x0, x1 = run.result(run.submit(_pilot_outputs, pilot))
+        drawn_here = len(calls)
+    assert drawn_here == 10  # 5 batches per dataset, the first one once (it fixed the schema)
+    with Runner(mech.ShiftedLaplace(1.0), np.random.SeedSequence(8), 100, 1) as run:
+        assert np.array_equal(x0, run.sample(0.0, 500, keys[0]))
+        assert np.array_equal(x1, run.sample(1.0, 500, keys[1]))
+
+
+def _pilot_outputs(pilot):
+    """Worker task: the pilot's outputs, and that the worker drew none of them."""
+    held = dict(runner._HELD)
+    assert pilot.token in held, "the worker drew the pilot again"
+    return pilot.outputs()
+
+
+def test_a_script_ending_right_after_a_pooled_audit_prints_nothing():
+    """An audit with its own pool waits for its workers to exit: a script that ends right
+    after it writes nothing to stderr (not waiting raced with the interpreter's exit on
+    Python 3.11: 'OSError: Bad file descriptor' from concurrent.futures)."""
+    import subprocess
+    import sys
+
+    code = (
+        "from dpaudit.audit import audit\n"
+        "from mechanisms.catalogue import LaplaceCount\n"
+        "m = LaplaceCount(1.0)\n"
+        "audit(m, pairs=m.pairs, epsilon=1.0, samples=200_000, seed=1, workers=2)\n"
+    )
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert done.returncode == 0 and done.stderr == "", done.stderr[-500:]
 
 
 def test_a_pool_that_fails_during_the_proposal_is_shut_down(small_pilot):

@@ -66,6 +66,15 @@ def test_help_imports_no_numerics():
         assert not _under(names, heavy), f"dpaudit --help imports {_under(names, heavy)[:3]}"
 
 
+def test_the_auditor_imports_no_scipy_stats_until_a_joint_test_runs():
+    """``scipy.stats`` (about 0.4 s and 45 MB, which every forked worker's start copies the
+    page tables of) is imported by the joint exact test when it first runs, not with the
+    auditor: an audit at delta 0 never needs it."""
+    names = imported("-c", "import dpaudit.audit.monte_carlo, dpaudit.audit.records")
+    assert "dpaudit.audit.joint" in names  # the module is there, its scipy.stats is not
+    assert not _under(names, "scipy.stats"), _under(names, "scipy.stats")[:3]
+
+
 @pytest.mark.parametrize("command", ["audit", "learn"])
 def test_subcommand_help_imports_no_scipy_nor_sympy(command):
     """``dpaudit audit --help`` took about a second: the command's module imported the whole

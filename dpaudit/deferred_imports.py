@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import importlib
 import threading
+from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["DeferredModule", "is_loaded", "sympy"]
+__all__ = ["DeferredModule", "is_loaded", "lazy_attributes", "sympy"]
 
 
 class DeferredModule:
@@ -55,6 +56,24 @@ class DeferredModule:
     def __repr__(self) -> str:
         state = "imported" if self._module is not None else "not imported yet"
         return f"<deferred module {self._name!r} ({state})>"
+
+
+def lazy_attributes(namespace: dict[str, Any], where: dict[str, str]) -> Callable[[str], Any]:
+    """A package's module-level ``__getattr__`` (PEP 562) for names imported on first use:
+    ``where`` maps each name to its module; the first read imports that module and keeps the
+    value in ``namespace`` (the package's ``globals()``), so later reads are plain lookups.
+
+    A submodule must not be named like one of the names: importing it would put the module
+    in the name's place (``tests/tooling/test_lazy_exports.py`` checks the packages)."""
+
+    def attribute(name: str) -> Any:
+        if name in where:
+            value = getattr(importlib.import_module(where[name]), name)
+            namespace[name] = value
+            return value
+        raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}")
+
+    return attribute
 
 
 def is_loaded(module: Any) -> bool:

@@ -1,7 +1,6 @@
 """The accountant (layer 4): event trees in, guarantees with derivations out."""
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dpaudit.accountant.core import (
     Accountant,
@@ -21,6 +20,7 @@ from dpaudit.accountant.statements import (
     Statement,
     Step,
 )
+from dpaudit.deferred_imports import lazy_attributes
 
 __all__ = [
     "RULES",
@@ -62,9 +62,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(globals(), _LAZY)

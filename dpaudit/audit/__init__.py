@@ -18,8 +18,9 @@ Public API:
     tradeoff_curve(mechanism, d0, d1, *, samples, confidence=0.95, seed=None, thresholds=None)
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dpaudit.deferred_imports import lazy_attributes
 
 if TYPE_CHECKING:
     from dpaudit.audit.certifiable import (
@@ -97,12 +98,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(globals(), _LAZY)
 
 
 def __dir__() -> list[str]:

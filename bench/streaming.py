@@ -273,9 +273,9 @@ def _table(cells: list[dict[str, Any]]) -> None:
 def profile(batches: int = 50) -> None:
     """Where a streamed one-dimensional audit's time goes, per sample, in one process: the
     mechanism's draws, each selection sketch's tally, and certification's count."""
+    from dpaudit.audit.batches import EventCounts
     from dpaudit.audit.estimators import predicted_bounds
     from dpaudit.audit.outputs import OutputSchema
-    from dpaudit.audit.runner import EventCounts
     from dpaudit.audit.streaming import propose_sketches
     from mechanisms.catalogue import LaplaceCount
 

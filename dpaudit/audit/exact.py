@@ -24,11 +24,11 @@ from typing import Any
 import mpmath
 import numpy as np
 
+from dpaudit.audit.batches import draw
 from dpaudit.audit.events import OutcomeSetEvent
 from dpaudit.audit.outputs import OutputSchema, to_array
 from dpaudit.audit.pairs import NeighbouringPair, resolve_pairs
 from dpaudit.audit.result import AuditResult
-from dpaudit.audit.runner import draw
 from dpaudit.audit.validation import check_confidence, check_delta, check_epsilon
 from dpaudit.numeric import mp_precision, mpf_to_float
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.audit.batches import EventCounts, seed_sequence
 from dpaudit.audit.certifiable import (
     counted_frequencies,
     statistical_limit,
@@ -45,13 +46,7 @@ from dpaudit.audit.parallel import (
 )
 from dpaudit.audit.probe import Probe, probe
 from dpaudit.audit.result import AuditResult
-from dpaudit.audit.runner import (
-    DEFAULT_BATCH_SIZE,
-    PROGRESS_THRESHOLD,
-    EventCounts,
-    Runner,
-    seed_sequence,
-)
+from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, PROGRESS_THRESHOLD, Runner
 from dpaudit.audit.selection import FAMILIES, Candidate, search_events
 from dpaudit.audit.streaming import (
     ThresholdSketch,

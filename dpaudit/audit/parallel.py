@@ -31,10 +31,11 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.audit.batches import Pilot
 from dpaudit.audit.certifiable import threshold_frequencies
 from dpaudit.audit.events import Feature, ThresholdEvent
 from dpaudit.audit.pairs import NeighbouringPair
-from dpaudit.audit.runner import Pilot, Runner
+from dpaudit.audit.runner import Runner
 from dpaudit.audit.selection import (
     Candidate,
     Scorer,

@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.audit.batches import draw
 from dpaudit.audit.limits import MAX_OUTPUT_DIMENSION
 from dpaudit.audit.outputs import OutputSchema, infer_schema, to_array
-from dpaudit.audit.runner import draw
 
 __all__ = ["PROBE_SAMPLES", "Probe", "probe"]
 

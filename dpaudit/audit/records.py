@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.audit.batches import seed_sequence
 from dpaudit.audit.domain import RELATIONS, RecordDomain, as_records, check_domain
 from dpaudit.audit.errors import MechanismError
 from dpaudit.audit.estimators import bound_level, predicted_bounds
@@ -48,7 +49,7 @@ from dpaudit.audit.monte_carlo import _check_size, audit
 from dpaudit.audit.options import check_certification, resolve_families
 from dpaudit.audit.probe import probe
 from dpaudit.audit.result import AuditResult
-from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, Runner, seed_sequence
+from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, Runner
 from dpaudit.audit.selection import FAMILIES, search_events
 from dpaudit.audit.streaming import held_samples
 from dpaudit.audit.validation import check as _check

@@ -23,10 +23,11 @@ from _audit_mechanisms import (  # tests/audit is on sys.path
 )
 
 from dpaudit.audit import audit
+from dpaudit.audit.batches import draw, seed_sequence
 from dpaudit.audit.errors import MechanismError
 from dpaudit.audit.limits import MAX_OUTPUT_DIMENSION, MAX_SAMPLES, worker_limit
 from dpaudit.audit.probe import GLOBAL_NUMPY, GLOBAL_PYTHON, PROBE_SAMPLES, UNSEEDED
-from dpaudit.audit.runner import Runner, draw, seed_sequence
+from dpaudit.audit.runner import Runner
 from dpaudit.cli import main
 
 

@@ -13,7 +13,8 @@ import _audit_mechanisms as mech
 import numpy as np
 import pytest
 
-from dpaudit.audit import audit, runner, streaming
+from dpaudit.audit import audit, batches, runner, streaming
+from dpaudit.audit.batches import EventCounts
 from dpaudit.audit.errors import MechanismError
 from dpaudit.audit.estimators import predicted_bounds
 from dpaudit.audit.events import (
@@ -25,7 +26,7 @@ from dpaudit.audit.events import (
     count_hits,
 )
 from dpaudit.audit.float_bits import class_keys
-from dpaudit.audit.runner import EventCounts, Runner
+from dpaudit.audit.runner import Runner
 from dpaudit.audit.selection import (
     FAMILIES,
     SEARCH_PARTS,
@@ -218,8 +219,8 @@ def test_a_worker_draws_the_pilot_the_parent_would_and_drops_it_when_counting():
         assert pilot.outputs() is held  # drawn once per process
         np.testing.assert_array_equal(held[0], run.sample(0.0, 450, (0, 0, 0)))
         np.testing.assert_array_equal(held[1], run.sample(1.0, 450, (0, 0, 1)))
-        runner._tally_task(pilot.mechanism, 0.0, 10, root, pilot.schema, [])
-        assert runner._HELD == {}
+        batches._tally_task(pilot.mechanism, 0.0, 10, root, pilot.schema, [])
+        assert batches._HELD == {}
 
 
 def test_grouped_counting_tasks_count_what_single_batches_count():
@@ -262,17 +263,18 @@ def test_forked_workers_inherit_the_pilot_the_parent_drew(monkeypatch):
     if multiprocessing.get_start_method() != "fork":
         pytest.skip("the pilot is inherited only by forked workers")
     calls = []
-    real = runner.draw
+    real = batches.draw
 
     def counted(*args, **kwargs):
         calls.append(multiprocessing.current_process().name)
         return real(*args, **kwargs)
 
+    monkeypatch.setattr(batches, "draw", counted)
     monkeypatch.setattr(runner, "draw", counted)
     keys = ((1, 0, 0), (1, 0, 1))
     with Runner(mech.ShiftedLaplace(1.0), np.random.SeedSequence(8), 100, 2) as run:
         pilot = run.pilot([(0.0, 500, keys[0]), (1.0, 500, keys[1])])
-        assert runner._HELD == {}  # dropped by the parent once the workers have it
+        assert batches._HELD == {}  # dropped by the parent once the workers have it
         x0, x1 = run.result(run.submit(_pilot_outputs, pilot))
         drawn_here = len(calls)
     assert drawn_here == 10  # 5 batches per dataset, the first one once (it fixed the schema)
@@ -283,7 +285,7 @@ def test_forked_workers_inherit_the_pilot_the_parent_drew(monkeypatch):
 
 def _pilot_outputs(pilot):
     """Worker task: the pilot's outputs, and that the worker drew none of them."""
-    held = dict(runner._HELD)
+    held = dict(batches._HELD)
     assert pilot.token in held, "the worker drew the pilot again"
     return pilot.outputs()
 
@@ -329,13 +331,13 @@ def test_sketches_sent_to_the_pool_are_rebuilt_once_per_process():
     import pickle
 
     value = (np.arange(5.0), "sketch")
-    once = runner._Once(value)
+    once = batches._Once(value)
     first, second = (pickle.loads(pickle.dumps(once)) for _ in range(2))
     assert first is second and first[1] == "sketch"
     np.testing.assert_array_equal(first[0], value[0])
-    other = pickle.loads(pickle.dumps(runner._Once(("next",))))
+    other = pickle.loads(pickle.dumps(batches._Once(("next",))))
     assert other == ("next",)
-    assert len(runner._ONCE) == 1  # the last value only
+    assert len(batches._ONCE) == 1  # the last value only
 
 
 @pytest.mark.parametrize("kind", ["scalar", "vector"])

@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpaudit.audit import audit, streaming
+from dpaudit.audit.batches import EventCounts
 from dpaudit.audit.events import Identity, OutcomeSetEvent, ThresholdEvent
 from dpaudit.audit.outputs import OutputSchema
-from dpaudit.audit.runner import EventCounts
 from dpaudit.audit.streaming import OutcomeSketch, ThresholdSketch, held_samples
 from mechanisms.catalogue import RandomizedResponse
 

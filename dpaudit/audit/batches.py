@@ -1,0 +1,206 @@
+"""Batches of an audit: their position seeds, how one is drawn, and the tasks a worker runs
+on them (:mod:`dpaudit.audit.runner` schedules them).
+
+* :func:`seed_sequence` -- a batch's seeds from its *position* (phase, pair, dataset, batch
+  index) below the audit's root seed, never from the worker that runs it;
+* :func:`draw` -- ``n`` raw outputs of a mechanism, through its ``batch`` when offered;
+* :func:`_sample_task`, :func:`_tally_task`, :func:`_tally_chunk` -- what a worker runs: a
+  batch drawn and returned, or drawn and tallied by sketches (:class:`EventCounts` counts
+  fixed events), only the small integer tallies travelling back;
+* :class:`Pilot` -- held selection samples described by their batches, so that a worker
+  draws them itself (or inherits the parent's draw when forked) instead of receiving them;
+* :class:`_Once` -- a task argument pickled once and rebuilt once per worker process.
+
+A worker process keeps at most one pilot (:data:`_HELD`) and one rebuilt value
+(:data:`_ONCE`), so its memory stays flat over an audit's tasks.
+"""
+
+from __future__ import annotations
+
+import pickle
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpaudit.audit.errors import MechanismError
+from dpaudit.audit.events import count_hits
+from dpaudit.audit.outputs import OutputSchema, to_array
+
+__all__ = ["EventCounts", "Pilot", "draw", "seed_sequence"]
+
+
+def seed_sequence(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
+    """The seed sequence at position ``key`` below ``root`` (same key, same seeds, always)."""
+    return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, *key))
+
+
+def draw(
+    mechanism: Callable[..., Any], dataset: Any, n: int, seed: np.random.SeedSequence
+) -> Sequence[Any] | np.ndarray:
+    """Draw ``n`` raw outputs, through ``mechanism.batch`` when offered.
+
+    Args:
+        mechanism: ``mechanism(dataset, rng)``, optionally with ``.batch(dataset, n, rng)``.
+        dataset: the input dataset.
+        n: number of outputs.
+        seed: seed of this batch.
+
+    Returns:
+        The raw outputs.
+
+    Raises:
+        MechanismError: (a ValueError) if the mechanism raises, or ``batch`` returns a number
+            of outputs other than ``n``.
+    """
+    rng = np.random.default_rng(seed)
+    batch = getattr(mechanism, "batch", None)
+    try:
+        if callable(batch):
+            out = batch(dataset, n, rng)
+            count = len(out)
+        else:
+            return [mechanism(dataset, rng) for _ in range(n)]
+    except MechanismError:
+        raise
+    except Exception as err:
+        what = "mechanism.batch(dataset, n, rng)" if callable(batch) else "the mechanism"
+        raise MechanismError(
+            f"{what} raised {type(err).__name__}: {' '.join(str(err).split())[:500]}"
+        ) from err
+    if count != n:
+        raise MechanismError(f"mechanism.batch(dataset, n={n}, rng) returned {count} outputs")
+    return out
+
+
+def _sample_task(
+    mechanism: Any, dataset: Any, n: int, seed: np.random.SeedSequence, schema: OutputSchema
+) -> np.ndarray:
+    return to_array(draw(mechanism, dataset, n, seed), schema)
+
+
+@dataclass(frozen=True)
+class EventCounts:
+    """A sketch (:mod:`dpaudit.audit.streaming`) counting the hits of fixed events: what
+    certification tallies per batch."""
+
+    events: tuple[Any, ...]
+
+    def tally(self, outputs: np.ndarray) -> np.ndarray:
+        """Hits of each event among ``outputs``."""
+        return count_hits(self.events, outputs)
+
+
+def _tally_task(
+    mechanism: Any,
+    dataset: Any,
+    n: int,
+    seed: np.random.SeedSequence,
+    schema: OutputSchema,
+    sketches: Sequence[Any],
+) -> list[np.ndarray]:
+    with _HELD_LOCK:
+        _HELD.clear()  # a pilot held for the proposal (:class:`Pilot`) is not needed any more
+    x = to_array(draw(mechanism, dataset, n, seed), schema)
+    return [np.asarray(s.tally(x), dtype=np.int64) for s in sketches]
+
+
+def _tally_chunk(
+    mechanism: Any,
+    dataset: Any,
+    batches: Sequence[tuple[int, np.random.SeedSequence]],
+    schema: OutputSchema,
+    sketches: Sequence[Any],
+) -> list[np.ndarray]:
+    """:func:`_tally_task` over consecutive batches, summed (the runner's own pool)."""
+    total: list[np.ndarray] | None = None
+    for n, seed in batches:
+        part = _tally_task(mechanism, dataset, n, seed, schema, sketches)
+        total = part if total is None else [a + b for a, b in zip(total, part, strict=True)]
+    assert total is not None  # a chunk has at least one batch
+    return total
+
+
+#: The pilot this process drew last (:meth:`Pilot.outputs`), by token: at most one.
+_HELD: dict[str, tuple[np.ndarray, ...]] = {}
+#: Guards :data:`_HELD`: a Dask worker may run tasks in threads, and one draw serves them all.
+_HELD_LOCK = threading.Lock()
+#: The value this worker process rebuilt last from a :class:`_Once`, by token: at most one.
+_ONCE: dict[str, Any] = {}
+
+
+class _Once:
+    """A task argument sent to the own pool's workers as bytes pickled once, and rebuilt
+    once per worker process: the sketches of a ten-dimensional selection pickle to 1.4 MB,
+    which cost 3 ms to pickle and 6 ms to unpickle for every batch otherwise. A worker
+    receives the value itself (not this wrapper)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        self.token = uuid.uuid4().hex
+        self._payload: bytes | None = None
+
+    def __reduce__(self) -> tuple[Any, tuple[str, bytes]]:
+        if self._payload is None:  # the pool's feeder thread pickles the tasks, one by one
+            self._payload = pickle.dumps(self.value, protocol=pickle.HIGHEST_PROTOCOL)
+        return _rebuilt, (self.token, self._payload)
+
+
+def _rebuilt(token: str, payload: bytes) -> Any:
+    if token not in _ONCE:
+        _ONCE.clear()
+        _ONCE[token] = pickle.loads(payload)
+    return _ONCE[token]
+
+
+@dataclass(frozen=True)
+class Pilot:
+    """Position-seeded batches held in memory for a proposal, described so that a worker
+    process can draw them itself (:meth:`outputs`) instead of receiving them: drawing a
+    vectorised mechanism's pilot costs about what pickling it does, and every worker draws
+    at once, where pickles queue through the parent.
+
+    Attributes:
+        token: unique to the audit and the pilot (the key of a worker's copy).
+        mechanism: the mechanism under audit.
+        schema: the audit's output schema.
+        draws: per dataset, the dataset and its batches ``(size, seed)`` in order.
+    """
+
+    token: str
+    mechanism: Any
+    schema: OutputSchema
+    draws: tuple[tuple[Any, tuple[tuple[int, np.random.SeedSequence], ...]], ...]
+
+    def outputs(self) -> tuple[np.ndarray, ...]:
+        """The outputs per dataset (the batches concatenated), the same arrays as
+        :meth:`Runner.sample` gives; drawn once per process, which keeps the last pilot only
+        (until its next counting task: memory stays flat)."""
+        return self.hold()
+
+    def hold(self, first: Any = None) -> tuple[np.ndarray, ...]:
+        """:meth:`outputs`, kept in this process; ``first``: the first dataset's first
+        batch as the mechanism returned it, when drawn already (it is not drawn again)."""
+        with _HELD_LOCK:  # threads of one process wait for one draw
+            held = _HELD.get(self.token)
+            if held is None:
+                _HELD.clear()
+                held = tuple(
+                    np.concatenate(
+                        [
+                            to_array(
+                                first
+                                if first is not None and (i, b) == (0, 0)
+                                else draw(self.mechanism, d, n, s),
+                                self.schema,
+                            )
+                            for b, (n, s) in enumerate(batches)
+                        ]
+                    )
+                    for i, (d, batches) in enumerate(self.draws)
+                )
+                _HELD[self.token] = held
+        return held

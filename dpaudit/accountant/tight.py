@@ -223,7 +223,7 @@ def _curve_floats(tau: Callable[[Any], sympy.Expr]) -> tuple[float, ...]:
 
     first = tau(LEAF_ORDERS[0])
     if isinstance(first, ExactNumber):  # numeric parameters: the exact values, in floats
-        return tuple(float(tau(a)) for a in LEAF_ORDERS)
+        return (float(first), *(float(tau(a)) for a in LEAF_ORDERS[1:]))
     order = sympy.Symbol("alpha", positive=True)
     curve = sympy.lambdify(order, tau(order), "mpmath")
     with mp_digits(30):

@@ -9,11 +9,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-
 from dpaudit.learning_curves.compute import CurvePoint, CurveSet
 
 __all__ = ["curve_plot", "learner_page", "verdict", "write_pages"]
@@ -36,8 +31,11 @@ def curve_plot(curves: CurveSet, path: Path) -> None:
     """Two rows (datasets) of two panels: error against n, error against epsilon; a point
     is the mean over the seeds, its bar the 95% t-interval; the dotted grey line is the
     error of always answering the majority class."""
+    from matplotlib.figure import Figure  # outside pyplot: no backend is switched
+
     rows = len(curves.datasets)
-    fig, axes = plt.subplots(rows, 2, figsize=(11, 3.6 * rows), squeeze=False)
+    fig = Figure(figsize=(11, 3.6 * rows))
+    axes = fig.subplots(rows, 2, squeeze=False)
     for r, (dataset, _) in enumerate(curves.datasets):
         for c, axis in enumerate(("n", "epsilon")):
             ax = axes[r][c]
@@ -90,7 +88,6 @@ def curve_plot(curves: CurveSet, path: Path) -> None:
     fig.suptitle(f"{curves.learner} ({curves.privacy}; {curves.seeds} seeds, 95% t-intervals)")
     fig.tight_layout(rect=(0, 0.07 if rows > 1 else 0.12, 1, 0.97))
     fig.savefig(path, **_SAVE)
-    plt.close(fig)
 
 
 def _fixed_n(curves: CurveSet, dataset: str) -> int:

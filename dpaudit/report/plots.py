@@ -1,4 +1,4 @@
-"""The two plots of a report (matplotlib, Agg backend, PNG without timestamps).
+"""The two plots of a report (matplotlib, PNG without timestamps).
 
 * the privacy curve delta(eps): the accountant's upper bound (and its certified lower bound
   where the chosen method is exact), with the points the audit certifies under the true
@@ -16,11 +16,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-
 __all__ = ["DELTA_FLOOR", "growth_plot", "one_run_plot", "privacy_curve_plot"]
 
 #: delta = 0 is drawn at this height on the log axis (labelled as such).
@@ -28,10 +23,18 @@ DELTA_FLOOR = 1e-14
 _SAVE = {"format": "png", "dpi": 96, "metadata": {"Software": None}}
 
 
+def _figure(width: float, height: float) -> Any:
+    """A matplotlib Figure outside pyplot: importing or plotting switches no backend (a
+    notebook keeps its own) and no figure is left registered; matplotlib is imported here,
+    not with the reports."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height))
+
+
 def _finish(fig: Any, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, **_SAVE)
-    plt.close(fig)
 
 
 def privacy_curve_plot(report: dict[str, Any], path: Path) -> bool:
@@ -50,7 +53,8 @@ def privacy_curve_plot(report: dict[str, Any], path: Path) -> bool:
     if not curve and not certified:
         return False
     t = report["target"]
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig = _figure(6.4, 4.2)
+    ax = fig.subplots()
     if curve:
         ups = sorted((p["epsilon_upper"], max(p["delta"], DELTA_FLOOR)) for p in curve)
         ax.step(
@@ -119,7 +123,8 @@ def growth_plot(report: dict[str, Any], path: Path) -> bool:
     if not growth:
         return False
     t = report["target"]
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    fig = _figure(6.4, 3.6)
+    ax = fig.subplots()
     xs = [p["samples"] for p in growth]
     ys = [p["epsilon_lower"] for p in growth]
     ax.plot(
@@ -164,7 +169,8 @@ def one_run_plot(report: dict[str, Any], path: Path) -> bool:
     t = report["target"]
     conf = f"{audit.get('confidence', 0):.0%}"
     r = sum(audit["guesses"])
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9.6, 3.9))
+    fig = _figure(9.6, 3.9)
+    left, right = fig.subplots(1, 2)
     counts, theory = audit["count_curve"], audit["theory_curve"]
     # one vertical range for both panels, the measured point and the claim inside it
     top = 1.08 * max(

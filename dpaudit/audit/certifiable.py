@@ -39,7 +39,8 @@ from dpaudit.audit.estimators import (
     SELECTION_SHRINKAGE,
     _wilson,
     bound_level,
-    clopper_pearson,
+    clopper_pearson_lower,
+    clopper_pearson_upper,
     epsilon_lower_bound,
 )
 from dpaudit.audit.joint import approximate_joint_bounds, joint_epsilon_lower, joint_slope
@@ -149,8 +150,8 @@ def _limit_values(
     values = np.full(len(p_num), -np.inf)
     top = np.argsort(-approx, kind="stable")[:REFINED]
     top = top[np.isfinite(approx[top])] if np.isfinite(approx[top]).any() else top
-    lower, _ = clopper_pearson(p_num[top] * samples, samples, level)
-    _, upper = clopper_pearson(p_den[top] * samples, samples, level)
+    lower = clopper_pearson_lower(p_num[top] * samples, samples, level)
+    upper = clopper_pearson_upper(p_den[top] * samples, samples, level)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = (lower - delta) / upper
         values[top] = np.where(ratio > 0, np.log(np.where(ratio > 0, ratio, 1.0)), -np.inf)
@@ -228,8 +229,8 @@ def statistical_limit(
             eps, i, float(p_num[i]), float(p_den[i]), int(samples), float(delta), confidence, tests
         )
     # the certified formula itself (rounded down, float safety margins) at the best event
-    lower, _ = clopper_pearson(p_num[i] * samples, int(samples), level)
-    _, upper = clopper_pearson(p_den[i] * samples, int(samples), level)
+    lower = clopper_pearson_lower(p_num[i] * samples, int(samples), level)
+    upper = clopper_pearson_upper(p_den[i] * samples, int(samples), level)
     eps = epsilon_lower_bound(float(lower), float(upper), float(delta))
     return StatisticalLimit(
         eps, i, float(p_num[i]), float(p_den[i]), int(samples), float(delta), confidence, tests

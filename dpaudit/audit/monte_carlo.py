@@ -18,7 +18,8 @@ from dpaudit.audit.certifiable import (
 )
 from dpaudit.audit.estimators import (
     bound_level,
-    clopper_pearson,
+    clopper_pearson_lower,
+    clopper_pearson_upper,
     epsilon_lower_bound,
     point_estimate,
     predicted_bounds,
@@ -367,15 +368,18 @@ def audit(
             chosen = runner.result(restated)
 
     certified = []
-    # every chosen event's two counts bounded in one call (the bisection's cost is per call)
+    # every chosen event's counts bounded in one call per side (the bisection's cost is per
+    # call): the numerator's lower bounds and the denominator's upper bounds
     counts = [
         (int(hits[cand.numerator][j]), int(hits[1 - cand.numerator][j]))
         for j, cand in enumerate(chosen)
     ]
-    lowers, uppers = clopper_pearson(np.array(counts, dtype=float), n_cert, level)
+    table = np.array(counts, dtype=float)
+    lowers = clopper_pearson_lower(table[:, 0], n_cert, level)
+    uppers = clopper_pearson_upper(table[:, 1], n_cert, level)
     for j, cand in enumerate(chosen):
         k_num, k_den = counts[j]
-        p_num_lower, p_den_upper = lowers[j, 0], uppers[j, 1]
+        p_num_lower, p_den_upper = lowers[j], uppers[j]
         if certification == "joint":
             # one test at alpha / tests; its slope fixed by the selection samples' prediction
             bound = joint_epsilon_lower(

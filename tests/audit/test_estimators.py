@@ -14,6 +14,8 @@ from scipy.stats import beta
 from dpaudit.audit.estimators import (
     bound_level,
     clopper_pearson,
+    clopper_pearson_lower,
+    clopper_pearson_upper,
     epsilon_lower_bound,
     point_estimate,
     predicted_bounds,
@@ -212,3 +214,20 @@ def test_a_wrong_guess_is_checked_and_not_used() -> None:
     right = _bisect_log_p(pred, k < size)
     assert np.array_equal(_bisect_log_p(pred, k < size, guess=np.array([1e-9, 0.9])), right)
     assert np.array_equal(_bisect_log_p(pred, k < size, guess=right * (1 + 1e-12)), right)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 10**6), min_size=1, max_size=8),
+    st.integers(10**6, 10**12),
+    st.sampled_from([1e-12, 1e-6, 0.0125, 0.025, 0.49]),
+)
+def test_one_sided_bounds_are_the_two_sides_of_clopper_pearson(hits, n, level):
+    """The certification and the statistical limit compute only the side they use: the same
+    numbers as :func:`clopper_pearson`'s, bit for bit (scalars and arrays)."""
+    k = np.array(hits, dtype=float)
+    lower, upper = clopper_pearson(k, n, level)
+    assert np.array_equal(clopper_pearson_lower(k, n, level), lower)
+    assert np.array_equal(clopper_pearson_upper(k, n, level), upper)
+    assert float(clopper_pearson_lower(hits[0], n, level)) == lower[0]
+    assert float(clopper_pearson_upper(hits[0], n, level)) == upper[0]

@@ -44,6 +44,7 @@ CELLS = (
 
 _CHILD = """
 import json, sys, time
+import scipy.stats  # imported on first use by the joint test: imports are not timed
 from dpaudit.audit import audit
 from mechanisms.catalogue import GaussianSum, LaplaceCount
 kind, n, workers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

@@ -4,12 +4,12 @@ on them (:mod:`dpaudit.audit.runner` schedules them).
 * :func:`seed_sequence` -- a batch's seeds from its *position* (phase, pair, dataset, batch
   index) below the audit's root seed, never from the worker that runs it;
 * :func:`draw` -- ``n`` raw outputs of a mechanism, through its ``batch`` when offered;
-* :func:`_sample_task`, :func:`_tally_task`, :func:`_tally_chunk` -- what a worker runs: a
+* :func:`sample_task`, :func:`tally_task`, :func:`tally_chunk` -- what a worker runs: a
   batch drawn and returned, or drawn and tallied by sketches (:class:`EventCounts` counts
   fixed events), only the small integer tallies travelling back;
 * :class:`Pilot` -- held selection samples described by their batches, so that a worker
   draws them itself (or inherits the parent's draw when forked) instead of receiving them;
-* :class:`_Once` -- a task argument pickled once and rebuilt once per worker process.
+* :class:`SentOnce` -- a task argument pickled once and rebuilt once per worker process.
 
 A worker process keeps at most one pilot (:data:`_HELD`) and one rebuilt value
 (:data:`_ONCE`), so its memory stays flat over an audit's tasks.
@@ -30,7 +30,17 @@ from dpaudit.audit.errors import MechanismError
 from dpaudit.audit.events import count_hits
 from dpaudit.audit.outputs import OutputSchema, to_array
 
-__all__ = ["EventCounts", "Pilot", "draw", "seed_sequence"]
+__all__ = [
+    "EventCounts",
+    "Pilot",
+    "SentOnce",
+    "draw",
+    "release_pilot",
+    "sample_task",
+    "seed_sequence",
+    "tally_chunk",
+    "tally_task",
+]
 
 
 def seed_sequence(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
@@ -76,9 +86,10 @@ def draw(
     return out
 
 
-def _sample_task(
+def sample_task(
     mechanism: Any, dataset: Any, n: int, seed: np.random.SeedSequence, schema: OutputSchema
 ) -> np.ndarray:
+    """Worker task: one batch of outputs, as an array in the audit's schema."""
     return to_array(draw(mechanism, dataset, n, seed), schema)
 
 
@@ -94,7 +105,7 @@ class EventCounts:
         return count_hits(self.events, outputs)
 
 
-def _tally_task(
+def tally_task(
     mechanism: Any,
     dataset: Any,
     n: int,
@@ -102,23 +113,23 @@ def _tally_task(
     schema: OutputSchema,
     sketches: Sequence[Any],
 ) -> list[np.ndarray]:
-    with _HELD_LOCK:
-        _HELD.clear()  # a pilot held for the proposal (:class:`Pilot`) is not needed any more
+    """Worker task: draw one batch and return each sketch's tally of it (int64 arrays)."""
+    release_pilot()  # a pilot held for the proposal is not needed any more
     x = to_array(draw(mechanism, dataset, n, seed), schema)
     return [np.asarray(s.tally(x), dtype=np.int64) for s in sketches]
 
 
-def _tally_chunk(
+def tally_chunk(
     mechanism: Any,
     dataset: Any,
     batches: Sequence[tuple[int, np.random.SeedSequence]],
     schema: OutputSchema,
     sketches: Sequence[Any],
 ) -> list[np.ndarray]:
-    """:func:`_tally_task` over consecutive batches, summed (the runner's own pool)."""
+    """:func:`tally_task` over consecutive batches, summed (the runner's own pool)."""
     total: list[np.ndarray] | None = None
     for n, seed in batches:
-        part = _tally_task(mechanism, dataset, n, seed, schema, sketches)
+        part = tally_task(mechanism, dataset, n, seed, schema, sketches)
         total = part if total is None else [a + b for a, b in zip(total, part, strict=True)]
     assert total is not None  # a chunk has at least one batch
     return total
@@ -128,11 +139,17 @@ def _tally_chunk(
 _HELD: dict[str, tuple[np.ndarray, ...]] = {}
 #: Guards :data:`_HELD`: a Dask worker may run tasks in threads, and one draw serves them all.
 _HELD_LOCK = threading.Lock()
-#: The value this worker process rebuilt last from a :class:`_Once`, by token: at most one.
+#: The value this worker process rebuilt last from a :class:`SentOnce`, by token: at most one.
 _ONCE: dict[str, Any] = {}
 
 
-class _Once:
+def release_pilot() -> None:
+    """Drop the pilot this process holds (:meth:`Pilot.hold`), if any."""
+    with _HELD_LOCK:
+        _HELD.clear()
+
+
+class SentOnce:
     """A task argument sent to the own pool's workers as bytes pickled once, and rebuilt
     once per worker process: the sketches of a ten-dimensional selection pickle to 1.4 MB,
     which cost 3 ms to pickle and 6 ms to unpickle for every batch otherwise. A worker

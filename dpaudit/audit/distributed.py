@@ -203,7 +203,7 @@ class DaskExecutor:
             fn: the task body (the runner's sampling or counting function).
             *args: its arguments; the batch's ``SeedSequence`` travels with the task, and its
                 position (``spawn_key``) names the task, e.g.
-                ``dpaudit-_tally_task-1.0.1.7-<audit token>-<n>``.
+                ``dpaudit-tally_task-1.0.1.7-<audit token>-<n>``.
 
         Returns:
             A ``distributed.Future`` whose ``result()`` is the batch's result.

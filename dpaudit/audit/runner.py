@@ -46,16 +46,15 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from dpaudit.audit.batches import (
-    _HELD,
-    _HELD_LOCK,
     EventCounts,
     Pilot,
-    _Once,
-    _sample_task,
-    _tally_chunk,
-    _tally_task,
+    SentOnce,
     draw,
+    release_pilot,
+    sample_task,
     seed_sequence,
+    tally_chunk,
+    tally_task,
 )
 from dpaudit.audit.distributed import DaskExecutor, is_dask_target
 from dpaudit.audit.errors import EngineError, MechanismError
@@ -176,7 +175,7 @@ class Runner:
 
     def _engine(self) -> Any:
         """The engine batches run on (None: this process); the own pool starts here, on first
-        use: its workers are forked at once by no-op tasks (about 20 ms to fork and start)."""
+        use: its workers are forked at once by no-op tasks (5-20 ms to fork and start them)."""
         if self._pool_wanted and self._own is None:
             pool = ProcessPoolExecutor(max_workers=self.workers, initializer=start_worker)
             for _ in range(self.workers):
@@ -212,8 +211,7 @@ class Runner:
 
     def __exit__(self, *exc: object) -> None:
         self._bar.close()
-        with _HELD_LOCK:  # a pilot this process drew for its workers (see :meth:`pilot`)
-            _HELD.clear()
+        release_pilot()  # a pilot this process drew for its workers (see :meth:`pilot`)
         if self._own is not None:
             # Waits for the workers to exit (a few milliseconds).  Not waiting races, on
             # Python 3.11, with the interpreter's exit: concurrent.futures then wakes a
@@ -310,8 +308,9 @@ class Runner:
 
         When the own pool has not started yet and starts by forking (Linux), this process
         draws the pilot itself before the pool starts: the forked workers find it in memory
-        (:data:`_HELD`) instead of each drawing it again, and their tasks start at once
-        (about 10 ms of a one-dimensional two-worker audit's critical path).  Elsewhere
+        (:meth:`~dpaudit.audit.batches.Pilot.hold`) instead of each drawing it again, and
+        their tasks start at once (about 10 ms of a one-dimensional two-worker audit's
+        critical path).  Elsewhere
         (started pool, spawn or forkserver, Dask) every worker draws it, as it would anyway.
         """
         first = None
@@ -333,8 +332,7 @@ class Runner:
             pilot.hold(first)  # in this process, inherited by the workers forked next
         self._engine()
         if inherit:  # the workers have their copies: this process need not keep it
-            with _HELD_LOCK:
-                _HELD.clear()
+            release_pilot()
         return pilot
 
     def _reduce(
@@ -345,7 +343,7 @@ class Runner:
         owners: list[int],
         n_owners: int,
     ) -> list[list[np.ndarray] | None]:
-        """Run ``fn`` (:func:`_tally_task` or :func:`_tally_chunk`) on every job and sum the
+        """Run ``fn`` (:func:`tally_task` or :func:`tally_chunk`) on every job and sum the
         results per owner as they arrive, with at most :data:`IN_FLIGHT` jobs per worker
         submitted at once, so memory stays flat in the number of batches. Sums of integer
         counts do not depend on the order."""
@@ -418,7 +416,7 @@ class Runner:
             )
         # one object: a Dask executor sends it to the cluster once; the own pool's workers
         # unpickle it once each
-        shared: Any = _Once(tuple(sketches)) if self.pooled else tuple(sketches)
+        shared: Any = SentOnce(tuple(sketches)) if self.pooled else tuple(sketches)
         planned = [self._batches(n, key, skip) for _, n, key in tasks]
         groups = guided_groups([len(b) for b in planned], self.workers if self.pooled else 0)
         jobs: list[tuple[Any, ...]] = []
@@ -432,7 +430,7 @@ class Runner:
                 jobs.append((self.mechanism, dataset, size, seed, self.schema, shared))
             sizes.append(sum(size for size, _ in group))
             owners.append(t)
-        fn: Callable[..., list[np.ndarray]] = _tally_chunk if self.pooled else _tally_task
+        fn: Callable[..., list[np.ndarray]] = tally_chunk if self.pooled else tally_task
         totals = self._reduce(fn, jobs, sizes, owners, len(tasks))
         if any(t is None for t in totals):
             raise RuntimeError("tally(): a task has no batch left after skipping")
@@ -460,5 +458,5 @@ class Runner:
             parts.append(to_array(raw, self.schema))
             self._bar.update(size)
         jobs = [(self.mechanism, dataset, size, seed, self.schema) for size, seed in batches]
-        parts += self.run(_sample_task, jobs, [s for s, _ in batches])
+        parts += self.run(sample_task, jobs, [s for s, _ in batches])
         return np.concatenate(parts)

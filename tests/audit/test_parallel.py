@@ -219,7 +219,7 @@ def test_a_worker_draws_the_pilot_the_parent_would_and_drops_it_when_counting():
         assert pilot.outputs() is held  # drawn once per process
         np.testing.assert_array_equal(held[0], run.sample(0.0, 450, (0, 0, 0)))
         np.testing.assert_array_equal(held[1], run.sample(1.0, 450, (0, 0, 1)))
-        batches._tally_task(pilot.mechanism, 0.0, 10, root, pilot.schema, [])
+        batches.tally_task(pilot.mechanism, 0.0, 10, root, pilot.schema, [])
         assert batches._HELD == {}
 
 
@@ -331,11 +331,11 @@ def test_sketches_sent_to_the_pool_are_rebuilt_once_per_process():
     import pickle
 
     value = (np.arange(5.0), "sketch")
-    once = batches._Once(value)
+    once = batches.SentOnce(value)
     first, second = (pickle.loads(pickle.dumps(once)) for _ in range(2))
     assert first is second and first[1] == "sketch"
     np.testing.assert_array_equal(first[0], value[0])
-    other = pickle.loads(pickle.dumps(batches._Once(("next",))))
+    other = pickle.loads(pickle.dumps(batches.SentOnce(("next",))))
     assert other == ("next",)
     assert len(batches._ONCE) == 1  # the last value only
 

@@ -30,6 +30,7 @@ from dpaudit.audit.outputs import OutputSchema, to_array
 from dpaudit.audit.pairs import NeighbouringPair, resolve_pairs
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.validation import check_confidence, check_delta, check_epsilon
+from dpaudit.deferred_imports import scipy_stats
 from dpaudit.numeric import mp_precision, mpf_to_float
 
 __all__ = ["SamplerCheck", "check_sampler", "exact_audit", "exact_epsilon"]
@@ -246,7 +247,5 @@ def check_sampler(
     f_obs = np.array(list(obs.values()), dtype=float)
     f_exp = np.array(list(exp.values()), dtype=float)
     f_exp *= f_obs.sum() / f_exp.sum()
-    from scipy.stats import chisquare  # here: scipy.stats takes seconds to import
-
-    p_value = 1.0 if len(f_obs) < 2 else float(chisquare(f_obs, f_exp).pvalue)
+    p_value = 1.0 if len(f_obs) < 2 else float(scipy_stats.chisquare(f_obs, f_exp).pvalue)
     return SamplerCheck(p_value, p_value >= 1 - confidence, samples, obs, exp)

@@ -52,7 +52,6 @@ Measured gain over the Clopper-Pearson rectangle: see bench/approx_dp_limit.md.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 from scipy.special import ndtri
@@ -62,6 +61,7 @@ from dpaudit.audit.estimators import (
     _wilson,
     clopper_pearson,
 )
+from dpaudit.deferred_imports import scipy_stats
 
 __all__ = [
     "JOINT_GAMMA_SHARE",
@@ -71,14 +71,6 @@ __all__ = [
     "joint_slope",
     "predicted_joint_bounds",
 ]
-
-
-def _binom() -> Any:
-    """``scipy.stats.binom``, imported on first use: ``scipy.stats`` costs about 0.4 s to
-    import, and audits at delta 0 never need it."""
-    from scipy.stats import binom
-
-    return binom
 
 
 #: Share of a test's error probability spent on the confidence set of the nuisance ``p1``
@@ -200,17 +192,18 @@ def _row_masses(
     """What :func:`_region_probability` needs of ``K1`` at each ``p1[i]``: the mass of each
     run of rows (a row per ``p1``; :func:`_blocks`'s runs ``starts``) and the mass outside
     the rows (one per ``p1``)."""
+    binom = scipy_stats.binom
     q = p1[:, None]
     if _by_row(k0_min, starts):  # few rows: the probability of each row
         k1 = np.arange(lo, lo + len(k0_min))
-        mass = np.add.reduceat(_binom().pmf(k1[None, :], n, q), starts, axis=1)
+        mass = np.add.reduceat(binom.pmf(k1[None, :], n, q), starts, axis=1)
     else:  # many rows: the probability of each run, from distribution functions at its ends
         edges = np.r_[lo + starts - 1, lo + len(k0_min) - 1]  # run i is (edges[i], edges[i+1]]
-        cdf, sf = _binom().cdf(edges[None, :], n, q), _binom().sf(edges[None, :], n, q)
+        cdf, sf = binom.cdf(edges[None, :], n, q), binom.sf(edges[None, :], n, q)
         upper_half = edges[None, :-1] >= n * q  # the smaller tail: no cancellation near 1
         mass = np.where(upper_half, sf[:, :-1] - sf[:, 1:], cdf[:, 1:] - cdf[:, :-1])
         mass = np.maximum(mass, 0.0)
-    outside = _binom().cdf(lo - 1, n, p1) + _binom().sf(lo + len(k0_min) - 1, n, p1)
+    outside = binom.cdf(lo - 1, n, p1) + binom.sf(lo + len(k0_min) - 1, n, p1)
     return mass, outside
 
 
@@ -225,7 +218,7 @@ def _bounded_sum(
     """:func:`_region_probability` from ``K1``'s masses (:func:`_row_masses`): each run's
     mass times ``P[K0 >= its first row's k0_min]`` at ``p0``, plus the mass outside, inflated
     by the tails' allowances."""
-    tail0 = _binom().sf(k0_min[starts][None, :] - 1, n, p0[:, None])
+    tail0 = scipy_stats.binom.sf(k0_min[starts][None, :] - 1, n, p0[:, None])
     inside = np.sum(mass * tail0, axis=1)
     return (inside + outside) * (1 + TAIL_ALLOWANCE) + _runs_slack(k0_min, starts)
 
@@ -265,8 +258,8 @@ class _Test:
         self.lo_p, self.hi_p = float(lower), float(upper)
         self.n, self.delta, self.gamma = n, delta, gamma
         # rows of k1 that carry all but TRUNCATION of the mass at every p1 of the set
-        self.k_lo = int(max(0, _binom().ppf(TRUNCATION, n, self.lo_p) - 1))
-        k_hi = int(min(n, _binom().isf(TRUNCATION, n, self.hi_p) + 1))
+        self.k_lo = int(max(0, scipy_stats.binom.ppf(TRUNCATION, n, self.lo_p) - 1))
+        k_hi = int(min(n, scipy_stats.binom.isf(TRUNCATION, n, self.hi_p) + 1))
         self.rows = _k0_rows(self.k_lo, k_hi, t, n, delta, slope)
         span = float(min(self.rows[-1], n) - self.rows[0]) if len(self.rows) else 0.0
         self.step = max(BLOCK_SD * math.sqrt(k0 + 1.0), span / MAX_BLOCKS)

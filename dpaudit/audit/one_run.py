@@ -54,6 +54,7 @@ from dpaudit.audit.result import AuditResult, _down
 from dpaudit.audit.validation import check as _check
 from dpaudit.audit.validation import check_confidence, check_delta, check_epsilon
 from dpaudit.audit.validation import is_int as _is_int
+from dpaudit.deferred_imports import scipy_stats
 from dpaudit.numeric import mp_precision, mpf_to_float
 
 __all__ = [
@@ -111,11 +112,9 @@ def _window_max(r: int, v: int, q: float) -> float:
     is at most the window down to ``lo`` plus ``P[Bin < lo]`` and i is at least
     ``v - lo + 1``, which bounds their ratio.
     """
-    from scipy.stats import binom  # here: scipy.stats costs a second at import time
-
     sd = math.sqrt(r * q * (1.0 - q))
     lo = min(v - 1, max(0, math.floor(r * q - _WINDOW_SDS * sd) - 1))
-    pmf = binom.pmf(np.arange(v - 1, lo - 1, -1), r, q)
+    pmf = scipy_stats.binom.pmf(np.arange(v - 1, lo - 1, -1), r, q)
     windows = np.cumsum(pmf) * (1.0 + CDF_ALLOWANCE) + TAIL_FLOOR
     alpha = float(np.max(windows / np.arange(1, len(windows) + 1)))
     if lo > 0:
@@ -301,15 +300,13 @@ def one_run_theory(
     level = _check_level(delta, confidence, tests)
     if r == 0:
         return 0.0
-    from scipy.stats import binom  # here: scipy.stats costs a second at import time
-
     q = _accuracy(float(epsilon))
     if statistic == "median":
-        return _certify(int(m), int(r), int(binom.median(r, q)), float(delta), level)
+        return _certify(int(m), int(r), int(scipy_stats.binom.median(r, q)), float(delta), level)
     sd = math.sqrt(r * q * (1 - q))
     counts = np.arange(max(0, math.floor(r * q - 12 * sd)), min(r, math.ceil(r * q + 12 * sd)) + 1)
     bounds = np.array([_certify(int(m), int(r), int(v), float(delta), level) for v in counts])
-    return float(np.dot(binom.pmf(counts, r, q), bounds))
+    return float(np.dot(scipy_stats.binom.pmf(counts, r, q), bounds))
 
 
 def default_guesses(m: int) -> tuple[tuple[int, int], ...]:

@@ -91,16 +91,12 @@ def _show(expr: sympy.Expr) -> str:
     large = not expr.is_Rational and not expr.free_symbols and _larger_than(expr, _SHOWN_NODES)
     # an exact number that only sympy would print (dpaudit.exact_text declines it) is shown by
     # its rounded value, as a large one: printing it would import sympy (issue 19, part 4)
-    printed = sympy_text(expr) if isinstance(expr, ExactNumber) and not expr.is_Rational else None
-    large = large or (isinstance(expr, ExactNumber) and not expr.is_Rational and printed is None)
+    printed = None
+    if isinstance(expr, ExactNumber) and not expr.is_Rational:
+        printed = sympy_text(expr)
+        large = large or printed is None
     if not large:
-        text = (
-            _format_value(expr)
-            if expr.is_Rational
-            else printed
-            if printed is not None
-            else str(expr)
-        )
+        text = _format_value(expr) if expr.is_Rational else printed or str(expr)
         if expr.free_symbols:
             return text
     try:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import pickle
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -206,18 +206,18 @@ class Pilot:
             if held is None:
                 _HELD.clear()
                 held = tuple(
-                    np.concatenate(
-                        [
-                            to_array(
-                                first
-                                if first is not None and (i, b) == (0, 0)
-                                else draw(self.mechanism, d, n, s),
-                                self.schema,
-                            )
-                            for b, (n, s) in enumerate(batches)
-                        ]
-                    )
-                    for i, (d, batches) in enumerate(self.draws)
+                    np.concatenate([to_array(raw, self.schema) for raw in self._raw(i, first)])
+                    for i in range(len(self.draws))
                 )
                 _HELD[self.token] = held
         return held
+
+    def _raw(self, i: int, first: Any) -> Iterator[Any]:
+        """The raw outputs of dataset ``i``'s batches, in order (``first`` in place of the
+        first dataset's first batch, when given)."""
+        dataset, batches = self.draws[i]
+        for b, (n, seed) in enumerate(batches):
+            if first is not None and (i, b) == (0, 0):
+                yield first
+            else:
+                yield draw(self.mechanism, dataset, n, seed)

@@ -310,8 +310,8 @@ class Runner:
         draws the pilot itself before the pool starts: the forked workers find it in memory
         (:meth:`~dpaudit.audit.batches.Pilot.hold`) instead of each drawing it again, and
         their tasks start at once (about 10 ms of a one-dimensional two-worker audit's
-        critical path).  Elsewhere
-        (started pool, spawn or forkserver, Dask) every worker draws it, as it would anyway.
+        critical path).  Elsewhere (started pool, spawn or forkserver, Dask) every worker
+        draws it, as it would anyway.
         """
         first = None
         if self.schema is None:

@@ -346,11 +346,18 @@ class NonFiniteEvent:
     """The output (or column ``column`` of it) is NaN, +inf, -inf, or any of them
     (``kind`` in :data:`NON_FINITE`): a plain event for a mechanism whose NaN or infinite
     outputs tell the datasets apart (a clamp that passes NaN through), which a threshold
-    never contains and a learned score would only describe obscurely."""
+    never contains and a learned score would only describe obscurely.
+
+    In a structured output a NaN column may stand for a value that is not there: ``absent``
+    lists columns that must be 0 (the output is None, the mechanism raised) and ``present``
+    a count column that must be at least 1 (the key holding the value is there), so that
+    "the value of the key 'a' is NaN" means just that."""
 
     kind: str
     column: int | None = None
     name: str = "the output"
+    absent: tuple[int, ...] = ()
+    present: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in NON_FINITE:
@@ -358,16 +365,21 @@ class NonFiniteEvent:
 
     def contains(self, outputs: np.ndarray) -> np.ndarray:
         """Boolean membership of each output."""
-        v = np.asarray(outputs, dtype=float)
-        if self.column is not None:
-            v = v[:, self.column]
+        rows = np.asarray(outputs, dtype=float)
+        v = rows if self.column is None else rows[:, self.column]
         if self.kind == "nan":
-            return np.isnan(v)
-        if self.kind == "+inf":
-            return v == np.inf
-        if self.kind == "-inf":
-            return v == -np.inf
-        return ~np.isfinite(v)
+            hit = np.isnan(v)
+        elif self.kind == "+inf":
+            hit = v == np.inf
+        elif self.kind == "-inf":
+            hit = v == -np.inf
+        else:
+            hit = ~np.isfinite(v)
+        for j in self.absent:
+            hit &= rows[:, j] == 0
+        if self.present is not None:
+            hit &= rows[:, self.present] >= 1
+        return hit
 
     def describe(self) -> str:
         what = {"nan": "NaN", "+inf": "+inf", "-inf": "-inf", "non-finite": "NaN or infinite"}

@@ -56,6 +56,9 @@ ACCEPTED_OUTPUTS = (
     "tuple, frozenset, ...)"
 )
 
+#: Outputs of the first batch whose labels a structured layout counts (with the probe's).
+LABELLED_OUTPUTS = 4096
+
 Kind = Literal["scalar", "vector", "categorical", "structured"]
 
 
@@ -177,7 +180,9 @@ def infer_schema(
         if arr is not None:
             per = "empty arrays" if arr.ndim == 2 else f"arrays of shape {arr.shape[1:]}"
             raise MechanismError(f"mechanism outputs must be {ACCEPTED_OUTPUTS}; got {per}")
-    values = [plain(v)[0] for v in (raw if isinstance(raw, list) else list(raw))] + extra
+    listed = [plain(v)[0] for v in (raw if isinstance(raw, list) else list(raw))]
+    values = listed + extra
+    labelled = listed[:LABELLED_OUTPUTS] + extra
     returned = [v for v in values if not isinstance(v, Raised)]
     kinds = {category(v) for v in returned}
     arr = _numeric(returned) if returned and kinds <= {"number", "entries"} else None
@@ -193,13 +198,13 @@ def infer_schema(
             return OutputSchema("scalar", precision=precision)
         return OutputSchema("vector", int(arr.shape[1]), precision=precision)
     if arr is not None:
-        layout = infer_layout(values, 1 if arr.ndim == 1 else int(arr.shape[1]), True)
+        layout = infer_layout(values, 1 if arr.ndim == 1 else int(arr.shape[1]), True, labelled)
         return OutputSchema("structured", layout.width, precision, layout)
     if (kinds <= {"atom", "none", "number"} and "atom" in kinds) or kinds <= {"none"}:
         to_array(values, OutputSchema("categorical"))  # refuses identity-only outputs
         return OutputSchema("categorical")
     precision = _value_precision(returned, tag)
-    layout = infer_layout(values, 1 if "number" in kinds else 0, raised)
+    layout = infer_layout(values, 1 if "number" in kinds else 0, raised, labelled)
     return OutputSchema("structured", layout.width, precision, layout)
 
 

@@ -289,8 +289,23 @@ def non_finite_events(x0: np.ndarray, x1: np.ndarray, schema: OutputSchema) -> l
         if np.isfinite(v0).all() and np.isfinite(v1).all():
             continue
         name = "the output" if j is None else schema.column_name(j)
-        events += [NonFiniteEvent(kind, j, name) for kind in NON_FINITE]
+        absent, present = _guards(schema, j)
+        events += [NonFiniteEvent(kind, j, name, absent, present) for kind in NON_FINITE]
     return events
+
+
+def _guards(schema: OutputSchema, column: int | None) -> tuple[tuple[int, ...], int | None]:
+    """For a number column of a structured output, the columns that must be 0 (None, raised)
+    and the count column that must be >= 1 for a NaN there to be a released NaN
+    (:class:`~dpaudit.audit.events.NonFiniteEvent`)."""
+    layout = schema.layout
+    if layout is None or column is None:
+        return (), None
+    absent = tuple(c for c in (layout.none_column, layout.raised_column) if c is not None)
+    for count, values in layout.label_columns():
+        if column in values:
+            return absent, count
+    return absent, None
 
 
 def _best_non_finite(

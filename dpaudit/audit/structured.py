@@ -276,23 +276,20 @@ def _record(record: Sequence[Any]) -> Entry:
 
 
 def _frame_entries(frame: Any) -> list[Entry]:
-    numeric = [c for c in frame.columns if frame[c].dtype.kind in "biuf"]
-    others = [c for c in frame.columns if c not in numeric]
-    default_index = type(frame.index).__name__ == "RangeIndex"
-    values = frame[numeric].to_numpy(dtype=float) if numeric else np.empty((len(frame), 0))
-    names = frame[others].itertuples(index=False, name=None) if others else None
-    fields = tuple(str(c) for c in numeric)
-    out: list[Entry] = []
-    for i, (index_label, row) in enumerate(zip(frame.index, values, strict=True)):
-        if not default_index:
-            label: Hashable = _canonical(index_label)
-        elif names is not None:
-            group = tuple(_canonical(v) for v in next(names))
-            label = group[0] if len(group) == 1 else group
-        else:
-            label = i
-        out.append((("row", label), tuple(row.tolist()), fields))
-    return out
+    kinds = [t.kind for t in frame.dtypes]
+    numeric = [i for i, k in enumerate(kinds) if k in "biuf"]
+    others = [i for i, k in enumerate(kinds) if k not in "biuf"]
+    cells = frame.to_numpy(dtype=object)
+    fields = tuple(str(frame.columns[i]) for i in numeric)
+    if type(frame.index).__name__ != "RangeIndex":
+        labels: list[Hashable] = [_canonical(v) for v in frame.index]
+    elif others:
+        groups = [tuple(_canonical(v) for v in row) for row in cells[:, others].tolist()]
+        labels = [g[0] if len(g) == 1 else g for g in groups]
+    else:
+        labels = list(range(len(frame)))
+    values = cells[:, numeric].astype(float).tolist() if numeric else [[]] * len(frame)
+    return [(("row", label), tuple(row), fields) for label, row in zip(labels, values, strict=True)]
 
 
 def entries(value: Any) -> list[Entry]:
@@ -355,10 +352,23 @@ class Layout:
     buckets: int = 0
     raised: tuple[str, ...] | None = None
     _index: dict[tuple[str, Hashable], int] = field(init=False, repr=False, compare=False)
+    _keys: dict[Hashable, tuple[int, int]] = field(init=False, repr=False, compare=False)
+    _buckets: range = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "_buckets", self._bucket_range())
         object.__setattr__(
             self, "_index", {(lab.kind, lab.value): i for i, lab in enumerate(self.labels)}
+        )
+        # a dict's str or int keys, straight to their columns (the common case, no entries())
+        object.__setattr__(
+            self,
+            "_keys",
+            {
+                lab.value: (count, values[0] if values else -1)
+                for lab, (count, values) in zip(self.labels, self.label_columns(), strict=True)
+                if lab.kind == "key" and type(lab.value) in (str, int)
+            },
         )
 
     # column positions
@@ -384,9 +394,12 @@ class Layout:
     @property
     def bucket_columns(self) -> list[int]:
         """The count columns of the hash buckets."""
+        return list(self._buckets)
+
+    def _bucket_range(self) -> range:
         start = self.core + int(self.nullable) + int(self.mapped)
         start += sum(1 + len(label.fields) for label in self.labels)
-        return list(range(start, start + self.buckets))
+        return range(start, start + self.buckets)
 
     @property
     def raised_column(self) -> int | None:
@@ -575,6 +588,8 @@ class Layout:
             return
         if not self.mapped:
             raise _changed(f"a {type(value).__name__}")
+        if type(value) is dict and self._fill_plain_dict(row, value):
+            return
         found = entries(value) if kind == "entries" else [(("output", _canonical(value)), (), ())]
         row[self.length_column] = len(found)
         for label, numbers, _ in found:
@@ -586,6 +601,28 @@ class Layout:
             if row[count] == 0:
                 row[cols[: len(numbers)]] = numbers[: len(cols)]
             row[count] += 1
+
+    def _fill_plain_dict(self, row: np.ndarray, value: dict) -> bool:
+        """Fill ``row`` from a dict of str or int keys and float or int values (the common
+        case, about five times faster than :func:`entries`); False, with ``row`` untouched,
+        for any other dict."""
+        plain = (str, int, float, np.float64, np.float32, np.float16, np.int64)
+        for k, v in value.items():
+            if type(k) not in (str, int) or type(v) not in plain or type(v) is bool:
+                return False
+        keys, buckets = self._keys, self._buckets
+        for k, v in value.items():
+            at = keys.get(k)
+            if at is None:
+                label = ("key", k)
+                row[buckets[_bucket(_encode(label), self.buckets)]] += 1
+                continue
+            count, first = at
+            if row[count] == 0 and first >= 0:
+                row[first] = v
+            row[count] += 1
+        row[self.length_column] = len(value)
+        return True
 
 
 def _changed(what: str) -> MechanismError:
@@ -605,11 +642,14 @@ def _vec(xs: Sequence[float]) -> str:
     return "(" + ", ".join(_num(float(x)) for x in xs) + ")"
 
 
-def infer_layout(values: Sequence[Any], core: int, raised: bool) -> Layout:
+def infer_layout(
+    values: Sequence[Any], core: int, raised: bool, labelled: Sequence[Any] | None = None
+) -> Layout:
     """The layout of a batch of structured outputs (and the probe's).
 
     Args:
         values: the outputs (raised ones included).
+        labelled: the outputs whose labels are counted (default: ``values``).
         core: columns of the number or vector an output may be itself (0: none).
         raised: whether exceptions are outputs (a column for their type).
 
@@ -624,11 +664,9 @@ def infer_layout(values: Sequence[Any], core: int, raised: bool) -> Layout:
     mapped = bool(kinds["entries"] or kinds["atom"])
     frequency: Counter[bytes] = Counter()
     seen: dict[bytes, Label] = {}
-    types: set[str] = set()
-    for value in values:
+    types = {v.type_name for v in values if isinstance(v, Raised)}
+    for value in values if labelled is None else labelled:
         kind = category(value)
-        if kind == "raised":
-            types.add(value.type_name)
         if kind not in ("entries", "atom"):
             continue
         found = entries(value) if kind == "entries" else [(("output", _canonical(value)), (), ())]

@@ -4,8 +4,9 @@ objects are audited through their structure (keys, length, missingness) and thei
 Neighbouring datasets differ by one added record of group "c". Each audit: 4,000 samples per
 dataset (1,000 for pandas objects; 25% selection), confidence 0.95 (alpha 0.05), seed 0. A
 leak of the structure is a zero-count witness (an output one dataset never produces):
-certified about ln(3000 / 4.4) = 6.5 (5.1 for pandas), far above the claim 1. The correct mechanisms are exactly 1-DP (discrete Laplace noise
-on a fixed key set), so they are flagged with probability at most 0.05; here, at seed 0, not.
+certified about ln(3000 / 4.4) = 6.5 (5.1 for pandas), far above the claim 1. The correct
+mechanisms are exactly 1-DP (discrete Laplace noise on a fixed key set), so they are flagged
+with probability at most 0.05; here, at seed 0, not.
 """
 
 from __future__ import annotations

@@ -70,6 +70,8 @@ MAX_PROBE_DRAWS = 512
 #: structured outputs (at most :data:`STRUCTURE_PROBE_TOTAL` over all datasets).
 STRUCTURE_PROBE_SAMPLES = 32
 STRUCTURE_PROBE_TOTAL = 256
+#: Further datasets probed for reproducibility when the first one's outputs are too constant.
+MORE_DATASETS = 3
 #: Attempts of each reset experiment (another thread may draw between a reset and a run).
 RESET_ATTEMPTS = 2
 
@@ -198,6 +200,40 @@ def _structure_draws(
     return out
 
 
+def _reproducibility(
+    mechanism: Any,
+    dataset: Any,
+    seed: np.random.SeedSequence,
+    first: Any,
+    second: Any,
+    max_draws: int,
+) -> tuple[bool | None, list[str]]:
+    """Whether runs with one seed agree (``first`` and ``second``, then longer runs while
+    the outputs seen leave the chance agreement above :data:`CHANCE_AGREEMENT`), and the
+    warnings: the cause of a disagreement, or that the probe could not tell."""
+    history = _fingerprints(first)
+    drawn, step, n = PROBE_SAMPLES, 0, PROBE_SAMPLES
+    agree, seed_at = history == _fingerprints(second), seed
+    while agree:
+        p_equal = _collision_estimate(history)
+        if p_equal**drawn <= CHANCE_AGREEMENT:
+            return True, []
+        if drawn >= max_draws:
+            share = max(Counter(history).values()) / len(history)
+            what = f"the most frequent output made {share:.0%} of them"
+            return None, [COULD_NOT_TELL.format(draws=drawn, what=what)]
+        step += 1
+        n = min(drawn, max_draws - drawn)
+        seed_at = _child(seed, 1, step)
+        a = _fingerprints(draw(mechanism, dataset, n, seed_at))
+        b = _fingerprints(draw(mechanism, dataset, n, seed_at))
+        agree = a == b
+        history += a
+        drawn += n
+    needed = _needed(_collision_estimate(history), max_draws)
+    return False, _cause(mechanism, dataset, max(n, needed), seed_at)
+
+
 def probe(
     mechanism: Any,
     dataset: Any,
@@ -244,33 +280,15 @@ def probe(
         extra += _structure_draws(mechanism, [dataset, *also], seed)
         schema = infer_schema(first, also=extra, raised=raised)
     outputs = to_array(first, schema)
-    warnings: list[str] = []
-    reproducible: bool | None = True
-    history = _fingerprints(first)
-    drawn, step, n = PROBE_SAMPLES, 0, PROBE_SAMPLES
-    agree, seed_at = history == _fingerprints(second), seed
-    while agree:
-        p_equal = _collision_estimate(history)
-        if p_equal**drawn <= CHANCE_AGREEMENT:
+    # reproducibility: on the first dataset, then the others while the outputs are too
+    # constant to tell (a mechanism that always raises on an empty dataset)
+    reproducible, warnings = _reproducibility(mechanism, dataset, seed, first, second, max_draws)
+    for k, other in enumerate(also[:MORE_DATASETS]):
+        if reproducible is not None:
             break
-        if drawn >= max_draws:
-            reproducible = None
-            share = max(Counter(history).values()) / len(history)
-            what = f"the most frequent output made {share:.0%} of them"
-            warnings.append(COULD_NOT_TELL.format(draws=drawn, what=what))
-            break
-        step += 1
-        n = min(drawn, max_draws - drawn)
-        seed_at = _child(seed, 1, step)
-        a = _fingerprints(draw(mechanism, dataset, n, seed_at))
-        b = _fingerprints(draw(mechanism, dataset, n, seed_at))
-        agree = a == b
-        history += a
-        drawn += n
-    if not agree:
-        reproducible = False
-        needed = _needed(_collision_estimate(history), max_draws)
-        warnings += _cause(mechanism, dataset, max(n, needed), seed_at)
+        again = _child(seed, 4, k)
+        runs = [draw(mechanism, other, PROBE_SAMPLES, again) for _ in range(2)]
+        reproducible, warnings = _reproducibility(mechanism, other, again, *runs, max_draws)
     if raised and all(isinstance(v, Raised) for v in [*list(first), *extra]):
         warnings.append(
             f"the mechanism raised on every probe run ({next(iter(first))!r}): with "

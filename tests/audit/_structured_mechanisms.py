@@ -67,3 +67,28 @@ def series_histogram(data: Any, rng: np.random.Generator) -> Any:
 def group_by_pairs(data: Any, rng: np.random.Generator) -> list[tuple[str, int]]:
     """The GROUP BY as a list of (group, noisy count) records (pipeline-dp's shape)."""
     return list(uncensored_group_by(data, rng).items())
+
+
+class RaisesOnEmpty:
+    """A noisy count that raises ValueError on an empty dataset (as pipeline-dp's "col must
+    be non-empty"): the exception tells an observer the data is empty."""
+
+    def __call__(self, data: Any, rng: np.random.Generator) -> float:
+        if len(data) == 0:
+            raise ValueError(f"data must be non-empty (noise {rng.random()})")
+        return float(len(data) + discrete_laplace(rng))
+
+    def batch(self, data: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+        if len(data) == 0:
+            raise ValueError("data must be non-empty")
+        return len(data) + discrete_laplace(rng, n).astype(float)
+
+
+class RaisesAtRandom:
+    """The same count, raising RuntimeError with probability 0.3 whatever the data (its
+    message holds a random number): exceptions that tell nothing; exactly EPSILON-DP."""
+
+    def __call__(self, data: Any, rng: np.random.Generator) -> float:
+        if rng.random() < 0.3:
+            raise RuntimeError(f"flaky backend {rng.random():.6f}")
+        return float(len(data) + discrete_laplace(rng))

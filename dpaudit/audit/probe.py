@@ -72,6 +72,8 @@ STRUCTURE_PROBE_SAMPLES = 32
 STRUCTURE_PROBE_TOTAL = 256
 #: Further datasets probed for reproducibility when the first one's outputs are too constant.
 MORE_DATASETS = 3
+#: Draws that estimate how often outputs repeat before the reset experiments are sized.
+ESTIMATE_DRAWS = 64
 #: Attempts of each reset experiment (another thread may draw between a reset and a run).
 RESET_ATTEMPTS = 2
 
@@ -140,13 +142,14 @@ def _collision_estimate(prints: Sequence[bytes]) -> float:
 
 
 def _needed(p_equal: float, cap: int) -> int:
-    """Draws per run after which two unseeded runs agree by chance with probability at most
-    :data:`CHANCE_AGREEMENT` (``cap`` if more are needed)."""
+    """Draws per run after which two runs that do not depend on the state under test agree
+    by chance with probability at most :data:`CHANCE_AGREEMENT` squared (a cause is named
+    on firmer evidence than a disagreement needs; ``cap`` if more are needed)."""
     if p_equal <= 0:
         return 1
     if p_equal >= 1:
         return cap
-    return min(cap, math.ceil(math.log(CHANCE_AGREEMENT) / math.log(p_equal)))
+    return min(cap, math.ceil(2 * math.log(CHANCE_AGREEMENT) / math.log(p_equal)))
 
 
 def _child(seed: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
@@ -230,6 +233,8 @@ def _reproducibility(
         agree = a == b
         history += a
         drawn += n
+    if len(history) < ESTIMATE_DRAWS:  # too few draws to size the experiments on
+        history += _fingerprints(draw(mechanism, dataset, ESTIMATE_DRAWS, _child(seed, 5)))
     needed = _needed(_collision_estimate(history), max_draws)
     return False, _cause(mechanism, dataset, max(n, needed), seed_at)
 

@@ -184,6 +184,10 @@ def distinct_texts(values: Sequence[float], digits: int = 4) -> list[str]:
     17) that keep distinct values distinct, so that an interval's ends are told apart (near
     2^52, ``.4g`` prints ``[4.504e+15, 4.504e+15]``)."""
     distinct = len(set(values))
+    if len({f"{v:.{digits}g}" for v in values}) < distinct and all(
+        float(v).is_integer() and abs(v) < 2.0**63 for v in values
+    ):  # large integers (near 2^52 every double is one): exactly
+        return [str(int(v)) for v in values]
     for p in range(digits, 18):
         texts = [f"{v:.{p}g}" for v in values]
         if len(set(texts)) == distinct:

@@ -276,10 +276,10 @@ def _record(record: Sequence[Any]) -> Entry:
 
 
 def _frame_entries(frame: Any) -> list[Entry]:
-    kinds = [t.kind for t in frame.dtypes]
-    numeric = [i for i, k in enumerate(kinds) if k in "biuf"]
-    others = [i for i, k in enumerate(kinds) if k not in "biuf"]
-    cells = frame.to_numpy(dtype=object)
+    cells = frame.to_numpy(dtype=object)  # one conversion (frame.dtypes builds a Series)
+    columns = cells.T.tolist()
+    numeric = [i for i, col in enumerate(columns) if all(_number(v) is not None for v in col)]
+    others = [i for i in range(len(columns)) if i not in numeric]
     fields = tuple(str(frame.columns[i]) for i in numeric)
     if type(frame.index).__name__ != "RangeIndex":
         labels: list[Hashable] = [_canonical(v) for v in frame.index]

@@ -114,8 +114,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--arithmetic",
         choices=ARITHMETICS,
         default=None,
-        help="what the claim is about: 'float' (the code as it runs in doubles: also search "
-        "events over the outputs' bit patterns) or 'real' (real arithmetic: leave them out); "
+        help="what the claim is about: 'float' (the code as it runs, in floats of the outputs' "
+        "precision, float64/32/16 or bfloat16: also search events over the outputs' bit "
+        "patterns in that format) or 'real' (real arithmetic: leave them out); "
         "default: OBJECT.arithmetic, else float (docs/floating-point.md)",
     )
     p.add_argument(

@@ -292,8 +292,8 @@ def probe(
         if reproducible is not None:
             break
         again = _child(seed, 4, k)
-        runs = [draw(mechanism, other, PROBE_SAMPLES, again) for _ in range(2)]
-        reproducible, warnings = _reproducibility(mechanism, other, again, *runs, max_draws)
+        one, two = (draw(mechanism, other, PROBE_SAMPLES, again) for _ in range(2))
+        reproducible, warnings = _reproducibility(mechanism, other, again, one, two, max_draws)
     if raised and all(isinstance(v, Raised) for v in [*list(first), *extra]):
         warnings.append(
             f"the mechanism raised on every probe run ({next(iter(first))!r}): with "

@@ -171,10 +171,11 @@ class ThresholdEvent:
 
 
 def show_number(x: float) -> str:
-    """A threshold in words: an integer exactly (``4503599627370497``, where ``.6g`` would
-    print ``4.5036e+15`` for several neighbouring doubles), else six significant digits."""
+    """A threshold in words: six significant digits, or a large integer exactly
+    (``4503599627370497``, where ``.6g`` would print ``4.5036e+15`` for several neighbouring
+    doubles)."""
     x = float(x)
-    if x.is_integer() and abs(x) < 2.0**63:
+    if x.is_integer() and 1e6 <= abs(x) < 2.0**63:
         return str(int(x))
     return f"{x:.6g}"
 

@@ -275,13 +275,13 @@ class ClassKey:
         return f"{where} with {feature} trailing zero bits"
 
     def describe(self) -> str:
-        """The partition in words, naming the format read (e.g. ``"binade and last
-        significand bit, of the float32"``)."""
+        """The partition in words, naming the format read unless it is the double (e.g.
+        ``"binade and last 1 significand bit, of the float32"``; doubles read as before)."""
         if self.kind == "low-bits":
             what = f"binade and last {self.k} significand bit{'s' if self.k > 1 else ''}"
         else:
             what = "binade and lattice (trailing zero bits of the significand)"
-        return f"{what}, of the {self.fmt}"
+        return what if self.fmt == "float64" else f"{what}, of the {self.fmt}"
 
 
 def class_keys(fmt: str = "float64") -> tuple[ClassKey, ...]:

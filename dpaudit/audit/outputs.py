@@ -184,8 +184,8 @@ def infer_schema(
     values = listed + extra
     labelled = listed[:LABELLED_OUTPUTS] + extra
     returned = [v for v in values if not isinstance(v, Raised)]
-    kinds = {category(v) for v in returned}
-    arr = _numeric(returned) if returned and kinds <= {"number", "entries"} else None
+    kinds = {_kind(v) for v in returned}
+    arr = _numeric(returned) if returned and kinds <= {"number", "entries", "atom"} else None
     if arr is not None and arr.ndim == 2 and arr.shape[1] == 0:
         raise MechanismError(f"mechanism outputs must be {ACCEPTED_OUTPUTS}; got empty arrays")
     if arr is not None and arr.ndim > 2:
@@ -298,6 +298,26 @@ def _structured_array(raw: Any, layout: Layout) -> np.ndarray:
                 out[:, values] = np.nan
         return out
     return layout.convert([plain(v)[0] for v in raw])
+
+
+def _kind(value: Any) -> str:
+    """:func:`~dpaudit.audit.structured.category`, except that a list or tuple of discrete
+    values (integers, strings) counts as an ``"atom"``: ragged sequences of them are
+    categorical outcomes, compared exactly, as before structured outputs (their outcomes
+    repeat; a variable-length sequence of real numbers, which never repeats, is read as
+    structured)."""
+    kind = category(value)
+    if kind == "entries" and isinstance(value, (list, tuple)) and all(_discrete(v) for v in value):
+        return "atom"
+    return kind
+
+
+def _discrete(value: Any) -> bool:
+    if isinstance(value, (str, bytes)):
+        return True
+    if isinstance(value, (bool, int, np.integer)):
+        return True
+    return isinstance(value, (float, np.floating)) and float(value).is_integer()
 
 
 def _value_precision(values: Sequence[Any], tag: str | None) -> str:

@@ -459,14 +459,16 @@ class Layout:
         if above:
             k = max(0, math.ceil(threshold))
             if j == self.length_column:
-                return f"the output has at least {k} entries"
+                return f"the output has at least {_entries(k)}"
             if k <= 0:
                 return ""
             what = self._counted(j)
             return f"{what} is present" if k == 1 else f"{what} appears at least {k} times"
         k = math.floor(threshold)
         if j == self.length_column:
-            return f"the output has at most {k} entries" if k >= 0 else ""
+            if k == 0:
+                return "the output has no entries"
+            return f"the output has at most {_entries(k)}" if k > 0 else ""
         what = self._counted(j)
         if k < 0:
             return ""
@@ -623,6 +625,10 @@ class Layout:
             row[count] += 1
         row[self.length_column] = len(value)
         return True
+
+
+def _entries(k: int) -> str:
+    return "1 entry" if k == 1 else f"{k} entries"
 
 
 def _changed(what: str) -> MechanismError:

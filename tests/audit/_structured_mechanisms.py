@@ -40,8 +40,10 @@ def fixed_key_histogram(data: Any, rng: np.random.Generator) -> dict[str, int]:
 
 
 def noisy_values_per_record(data: Any, rng: np.random.Generator) -> list[float]:
-    """One noisy value per record: the length is the dataset's size."""
-    return [float(x + discrete_laplace(rng)) for x in data]
+    """One value per record plus Laplace noise (real numbers: a variable-length sequence
+    that never repeats; ragged sequences of integers stay categorical): the length is the
+    dataset's size."""
+    return [float(x + rng.laplace()) for x in data]
 
 
 def none_when_empty(data: Any, rng: np.random.Generator) -> int | None:

@@ -148,3 +148,13 @@ def test_streamed_selection_of_structured_outputs_matches_across_workers(monkeyp
     assert one.violation and one.selection_samples == 1_500
     assert (one.event, one.hits_d0, one.hits_d1) == (two.event, two.hits_d0, two.hits_d1)
     _reads_in_output_terms(one.event)
+
+
+def test_ragged_sequences_of_integers_stay_categorical() -> None:
+    """Their outcomes repeat and are compared exactly, as before structured outputs (a
+    committed report, 004--theorem-3.5, audits such tuples); ragged real numbers, which never
+    repeat, are read as variable-length sequences."""
+    assert infer_schema([(1, 2), (3,)], also=[(0,)]).kind == "categorical"
+    assert infer_schema([[1, 2], [3]]).kind == "categorical"
+    assert infer_schema([(1, 2), (3, 4)], also=[(5, 6)]).kind == "vector"
+    assert infer_schema([[1.5, 2.25], [3.5]]).kind == "structured"

@@ -27,6 +27,8 @@ from _structured_mechanisms import (  # tests/audit is on sys.path
     series_histogram,
     uncensored_group_by,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpaudit.audit import audit
 from dpaudit.audit.outputs import infer_schema, to_array
@@ -158,3 +160,32 @@ def test_ragged_sequences_of_integers_stay_categorical() -> None:
     assert infer_schema([[1, 2], [3]]).kind == "categorical"
     assert infer_schema([(1, 2), (3, 4)], also=[(5, 6)]).kind == "vector"
     assert infer_schema([[1.5, 2.25], [3.5]]).kind == "structured"
+
+
+_KEYS = st.sampled_from(["a", "b", "c", "d", "e", 1, 2, (3, "x")])
+_VALUES = st.one_of(st.floats(allow_nan=False, width=64), st.integers(-(2**40), 2**40), st.none())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seen=st.lists(st.dictionaries(_KEYS, _VALUES, max_size=4), min_size=1, max_size=4),
+    output=st.dictionaries(_KEYS, _VALUES, max_size=6),
+)
+def test_every_entry_is_counted_once_and_named_values_are_kept(
+    seen: list[dict[Any, Any]], output: dict[Any, Any]
+) -> None:
+    """Property: whatever keys the layout names, converting a dict counts each of its
+    entries once (in its key's count column or in one bucket), the length column is its
+    size, and the value of a named key is the value given (None: NaN)."""
+    layout = infer_layout(seen, 0, False)
+    row = layout.convert([output])[0]
+    counts = [row[c] for c, _ in layout.label_columns()] + [row[b] for b in layout.bucket_columns]
+    assert sum(counts) == len(output) == row[layout.length_column]
+    for label, (count, values) in zip(layout.labels, layout.label_columns(), strict=True):
+        if label.value in output and values:
+            given_value = output[label.value]
+            expected = np.nan if given_value is None else float(given_value)
+            np.testing.assert_equal(row[values[0]], expected)
+        elif label.value not in output:
+            assert row[count] == 0
+    assert pickle.loads(pickle.dumps(layout)).convert([output]).tobytes() == row.tobytes()

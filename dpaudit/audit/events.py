@@ -36,8 +36,9 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from dpaudit.audit.float_bits import ClassKey
+from dpaudit.audit.layout import Layout
 from dpaudit.audit.outputs import OutputSchema, row_keys
-from dpaudit.audit.structured import Layout, Raised
+from dpaudit.audit.structured import Raised
 
 __all__ = [
     "Coordinate",

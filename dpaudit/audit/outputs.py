@@ -36,7 +36,8 @@ import numpy as np
 
 from dpaudit.audit.errors import MechanismError
 from dpaudit.audit.float_bits import FORMATS
-from dpaudit.audit.structured import Layout, Raised, category, infer_layout
+from dpaudit.audit.layout import Layout, infer_layout
+from dpaudit.audit.structured import Raised, category
 
 __all__ = [
     "ACCEPTED_OUTPUTS",

@@ -31,8 +31,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpaudit.audit import audit
+from dpaudit.audit.layout import Layout, infer_layout
 from dpaudit.audit.outputs import infer_schema, to_array
-from dpaudit.audit.structured import BUCKETS, Layout, infer_layout
+from dpaudit.audit.structured import BUCKETS
 
 D0, D1 = ["a", "a", "b"], ["a", "a", "b", "c"]
 SAMPLES = 4_000

@@ -43,13 +43,15 @@ the fixed-size test; the gain is the samples not drawn when the answer comes ear
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
 from scipy.special import betaln
 
+from dpaudit.audit.batches import EventCounts
 from dpaudit.audit.estimators import epsilon_lower_bound
 
 __all__ = [
@@ -58,6 +60,7 @@ __all__ = [
     "certify_sequentially",
     "mixture_lower",
     "mixture_upper",
+    "runner_counter",
     "schedule",
 ]
 
@@ -189,11 +192,34 @@ class SequentialOutcome:
     budget: int
     looks: int
     reason: str
+    confidence: float = 0.95
+    tests: int = 1
 
     @property
     def samples_saved(self) -> int:
         """Samples per dataset not drawn (budget - samples)."""
         return self.budget - self.samples
+
+    @property
+    def ends(self) -> tuple[float, float]:
+        """``(p_numerator_lower, p_denominator_upper)`` of the certifying event."""
+        return self.p_numerator_lower, self.p_denominator_upper
+
+    def hits_by_dataset(self, numerators: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The counts as ``(hits on d0, hits on d1)`` per test, given each test's numerator
+        dataset (0 or 1), the layout of the fixed-size certification."""
+        num, den = np.array(self.hits_numerator), np.array(self.hits_denominator)
+        first = np.array(numerators) == 0
+        return np.where(first, num, den), np.where(first, den, num)
+
+    def describe(self) -> str:
+        """One clause for the result's correction text."""
+        return (
+            f"sequential: Robbins' beta-binomial confidence sequences (anytime valid), each end "
+            f"at level {(1 - self.confidence) / (2 * self.tests):.3g}; stopped after "
+            f"{self.samples:,} of {self.budget:,} samples a side at look {self.looks} "
+            f"({self.reason})"
+        )
 
 
 def _certified(k_num: np.ndarray, k_den: np.ndarray, n: int, level: float, delta: float):
@@ -288,4 +314,26 @@ def certify_sequentially(
         budget=budget,
         looks=looks,
         reason=reason,
+        confidence=confidence,
+        tests=tests,
     )
+
+
+def runner_counter(
+    runner: Any, pair: Any, key: tuple[int, ...], events: Sequence[Any], numerators: Sequence[int]
+) -> Callable[[int, int], tuple[np.ndarray, np.ndarray]]:
+    """The ``count`` of :func:`certify_sequentially` for the Monte Carlo auditor: each look
+    tallies n fresh samples of ``pair.d0`` and ``pair.d1`` through ``runner.tally`` at seed
+    positions ``key + (dataset, look)`` (never the fixed-size certification's), and returns
+    each event's hits on its numerator and its denominator dataset."""
+    first = np.array(numerators) == 0
+
+    def count(look: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        counted = runner.tally(
+            [(pair.d0, n, (*key, 0, look)), (pair.d1, n, (*key, 1, look))],
+            [EventCounts(tuple(events))],
+        )
+        h0, h1 = np.asarray(counted[0][0]), np.asarray(counted[1][0])
+        return np.where(first, h0, h1), np.where(first, h1, h0)
+
+    return count

@@ -182,3 +182,30 @@ def test_with_delta_and_several_events():
     assert out.epsilon_lower == pytest.approx(expected, rel=1e-9)
     assert out.epsilon_lower <= expected
     assert len(out.hits_numerator) == 2 and out.looks >= 1
+
+
+def test_audit_hook_stops_early_and_keeps_its_guarantee():
+    """``audit(..., certification="sequential")``: Laplace with scale 0.5 (epsilon 2) claimed
+    1-DP is caught after a fraction of the certification budget (2 * 10^6 samples a side,
+    10% for selection), the same seed gives the same result, and the correct mechanism
+    (scale 1 claimed 1-DP) stops as futile or spends the budget without a violation; its
+    bound is at most the true epsilon 1."""
+    import _audit_mechanisms as mech
+
+    from dpaudit.audit import audit
+
+    kw = {"epsilon": 1.0, "samples": 2_000_000, "seed": 3, "certification": "sequential"}
+    leaky = audit(mech.ShiftedLaplace(0.5), 0.0, 1.0, **kw)
+    assert (
+        leaky.violation and "sequential" in leaky.correction and "(violation)" in leaky.correction
+    )
+    again = audit(mech.ShiftedLaplace(0.5), 0.0, 1.0, **kw)
+    assert again.epsilon_lower == leaky.epsilon_lower and again.samples_d0 == leaky.samples_d0
+    honest = audit(mech.ShiftedLaplace(1.0), 0.0, 1.0, **kw)
+    assert not honest.violation and honest.epsilon_lower <= 1.0
+    fixed = audit(mech.ShiftedLaplace(0.5), 0.0, 1.0, **(kw | {"certification": "auto"}))
+    assert fixed.violation and leaky.samples_d0 <= fixed.samples_d0 / 8
+    saved = fixed.samples_d0 - leaky.samples_d0
+    assert fixed.samples_drawn - leaky.samples_drawn == 2 * saved
+    with pytest.raises(ValueError, match="'auto', 'clopper-pearson', 'joint' or 'sequential'"):
+        audit(mech.ShiftedLaplace(1.0), 0.0, 1.0, **(kw | {"certification": "peeking"}))

@@ -87,7 +87,9 @@ def test_fdp_gaussian_curve_level_by_monte_carlo():
     """mu-GDP: the idealized trainer (score = bit + N(0, 1/mu^2)) at the mu the recursion
     certifies from c correct of k guesses at level tau; over MC_RUNS = 200,000 runs the
     frequency of W >= c stays below tau (4 standard errors of slack, so a failure is a
-    real excess, not noise)."""
+    real excess, not noise).  The idealized trainer is not the recursion's worst case, so
+    this check is coarse: it catches a mu inflated 2x (c = 7 at tau 1/2 then reaches 0.54);
+    the curve itself is checked against its closed form in the test above."""
     rng = np.random.default_rng(0)
     m, kp, km = 8, 4, 4
     for c, tau in [(8, 0.5), (8, 0.2), (7, 0.5)]:
@@ -100,6 +102,34 @@ def test_fdp_gaussian_curve_level_by_monte_carlo():
         w = ranked[:, :kp].sum(axis=1) + (~ranked[:, m - km :]).sum(axis=1)
         freq = float(np.mean(w >= c))
         assert freq - 4 * math.sqrt(tau * (1 - tau) / MC_RUNS) < tau, (c, tau, mu, freq)
+
+
+def test_g_inverse_against_the_curves_closed_forms():
+    """g_inv(y) is the least x with 1 - f(x) >= y, for f the mu-GDP curve (Phi(Phi^-1(1 - x)
+    - mu), mpmath at 40 digits) and f_{eps,delta}: never above it (sound), within 1e-8 of
+    it."""
+    import mpmath
+
+    mpmath.mp.dps = 40
+    for mu in (0.1, 0.5, 2.0, 6.0):
+        g_inv = g_inverse("gaussian", mu)
+        for y in (1e-12, 1e-5, 0.01, 0.3, 0.9, 0.999999):
+            exact = mpmath.ncdf(mpmath.sqrt(2) * mpmath.erfinv(2 * mpmath.mpf(y) - 1) - mu)
+            assert g_inv(y) <= exact and g_inv(y) == pytest.approx(float(exact), rel=1e-8)
+    for eps, delta in ((0.0, 0.0), (1.0, 0.0), (2.0, 0.01)):
+        g_inv = g_inverse("approx-dp", eps, delta)
+        for y in np.linspace(0, 1, 41):
+            # 1 - f(x) = min(1, delta + e^eps x, 1 - e^-eps (1 - delta - x)) on [0, 1]
+            xs = np.linspace(0, 1, 200_001)
+            g = np.minimum.reduce(
+                [
+                    np.ones_like(xs),
+                    delta + math.exp(eps) * xs,
+                    1 - math.exp(-eps) * (1 - delta - xs),
+                ]
+            )
+            least = xs[np.argmax(g >= y - 1e-12)]
+            assert g_inv(float(y)) <= least + 1e-12 and g_inv(float(y)) >= least - 1e-5
 
 
 @settings(max_examples=60, deadline=None)

@@ -31,6 +31,9 @@ clipped gradient), full batch (mu-GDP, Gaussian scores) and Poisson(0.2) batches
 is dpaudit's accountant on the same plan, Opacus's own RDP epsilon beside it.  Table 4: the
 theory curve of Steinke et al. (``one_run_theory(eps, m, r=m)``, the median bound an exactly
 eps-DP mechanism certifies with every canary guessed, one test), the ceiling of their method.
+Not reproduced: the papers' own idealized figures (only their abstracts could be read where
+this was written); the f-DP recursion is checked against exact enumeration instead
+(tests/audit/test_one_run_methods.py).
 """
 
 from __future__ import annotations

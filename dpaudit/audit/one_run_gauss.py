@@ -83,12 +83,13 @@ def gaussian_diagnostics(scores: np.ndarray, included: np.ndarray) -> dict[str, 
     Returns:
         ``{"normality_p": ..., "equal_variance_p": ...}``: D'Agostino and Pearson's test on
         the pooled residuals (each score minus its group's mean) and Levene's test of equal
-        variances of the two groups (NaN when a group has fewer than 8 scores).
+        variances of the two groups; empty when a group has fewer than 8 scores (no NaN, so
+        the result stays valid JSON).
     """
     x1 = np.asarray(scores[included], dtype=float)
     x0 = np.asarray(scores[~included], dtype=float)
     if len(x1) < 8 or len(x0) < 8:
-        return {"normality_p": math.nan, "equal_variance_p": math.nan}
+        return {}
     residuals = np.concatenate([x1 - x1.mean(), x0 - x0.mean()])
     normality = float(scipy_stats.normaltest(residuals).pvalue)
     variance = float(scipy_stats.levene(x1, x0).pvalue)

@@ -177,7 +177,9 @@ def test_gaussian_bound_edge_cases():
     assert gaussian_mu_lower(np.zeros(4), inc, 0.05) == 0.0  # constant scores
     assert gaussian_mu_lower(np.array([0.0, 1.0, 0.0, 1.0]), inc, 0.05) == 0.0  # wrong sign
     assert gaussian_mu_lower(np.arange(4.0), np.array([True, False, False, False]), 0.05) == 0.0
-    assert math.isnan(gaussian_diagnostics(np.arange(4.0), inc)["normality_p"])
+    assert gaussian_diagnostics(np.arange(4.0), inc) == {}  # too few scores: none, no NaN
+    small = audit_one_run(IdealizedGaussianTrainer(1.0), 10, epsilon=4.4, delta=DELTA, seed=0)
+    assert small.diagnostics == () and json.loads(small.to_json())["diagnostics"] == {}
 
 
 def test_default_grid_scales_with_m():

@@ -50,6 +50,7 @@ from dpaudit.audit.probe import MAX_PROBE_DRAWS, Probe, probe
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, PROGRESS_THRESHOLD, Runner
 from dpaudit.audit.selection import FAMILIES, Candidate, search_events
+from dpaudit.audit.sequential import certify_sequentially, runner_counter
 from dpaudit.audit.streaming import (
     ThresholdSketch,
     held_samples,
@@ -191,6 +192,11 @@ def audit(
             (Gaussian at delta 1e-5: median +0.08 to +0.13, bench/approx_dp_limit.md), costs about
             0.3-0.5 s more per audit, and its false-alarm rate on a mechanism exactly at its
             claim comes closer to ``1 - confidence`` (the rectangle's is well below it).
+            ``"sequential"`` (opt-in): certifies on growing batches of fresh samples with
+            anytime-valid confidence sequences and stops at the first batch that certifies a
+            violation, or once the rest of the budget cannot reach the claim
+            (:mod:`dpaudit.audit.sequential`); the same guarantee, fewer samples when the
+            answer is clear, a little less certified when the whole budget is spent.
         max_outcomes: largest number of distinct outcomes searched as outcome sets, >= 1.
         workers: local worker processes (the mechanism must then be picklable), in
             [1, worker_limit()] (the machine's CPUs, at least 2, at most 64).
@@ -391,14 +397,28 @@ def audit(
         # changes neither what they contain nor their order: done beside the counting too.
         observed = observed_of.get(index)
         restated = None if observed is None else runner.submit(restate, chosen, observed)
-        counted = runner.tally(
-            [
-                (pair.d0, n_cert, (_CERTIFICATION, index, 0)),
-                (pair.d1, n_cert, (_CERTIFICATION, index, 1)),
-            ],
-            [EventCounts(tuple(events))],
-        )
-        hits = (counted[0][0], counted[1][0])
+        sequential = None
+        if certification == "sequential":  # batches, stopped when the answer is known
+            numerators = [c.numerator for c in chosen]
+            sequential = certify_sequentially(
+                runner_counter(runner, pair, (_CERTIFICATION, index), events, numerators),
+                epsilon=float(epsilon),
+                delta=float(delta),
+                budget=n_cert,
+                confidence=confidence,
+                tests=tests,
+            )
+            hits, n_cert = sequential.hits_by_dataset(numerators), sequential.samples
+            total -= 2 * sequential.samples_saved
+        else:
+            counted = runner.tally(
+                [
+                    (pair.d0, n_cert, (_CERTIFICATION, index, 0)),
+                    (pair.d1, n_cert, (_CERTIFICATION, index, 1)),
+                ],
+                [EventCounts(tuple(events))],
+            )
+            hits = (counted[0][0], counted[1][0])
         epsilon_limit, limit_text = runner.result(limits)
         if restated is not None:
             chosen = runner.result(restated)
@@ -416,6 +436,10 @@ def audit(
     for j, cand in enumerate(chosen):
         k_num, k_den = counts[j]
         p_num_lower, p_den_upper = lowers[j], uppers[j]
+        if sequential is not None:  # its confidence-sequence bound, the one that stopped it
+            if j == sequential.event:
+                certified.append((sequential.epsilon_lower, j, *sequential.ends))
+            continue
         if certification == "joint":
             # one test at alpha / tests; its slope fixed by the selection samples' prediction
             bound = joint_epsilon_lower(
@@ -459,6 +483,8 @@ def audit(
                 " (Berger-Boos; p_numerator_lower and p_denominator_upper: Clopper-Pearson "
                 f"bounds at level {level:.3g}, for information)"
                 if certification == "joint"
+                else f"); {sequential.describe()}"
+                if sequential is not None
                 else f"); each one-sided Clopper-Pearson bound at level {level:.3g}"
             )
         ),

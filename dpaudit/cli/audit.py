@@ -125,8 +125,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="auto",
         help="how the chosen event is certified: 'auto' (default: 'joint' when --delta > 0, "
         "'clopper-pearson' when --delta is 0), 'joint' (one exact test of both counts: "
-        "certifies more at delta > 0) or 'clopper-pearson' (two one-sided exact binomial "
-        "bounds); docs/tradeoff.md",
+        "certifies more at delta > 0), 'clopper-pearson' (two one-sided exact binomial "
+        "bounds; docs/tradeoff.md) or 'sequential' (anytime-valid bounds on growing "
+        "batches, stopping as soon as a violation is certified or the budget cannot reach "
+        "the claim; docs/auditing.md)",
     )
     p.add_argument(
         "--on-error",

@@ -99,11 +99,70 @@ def writes_its_input(data: np.ndarray, rng: np.random.Generator) -> float:
     return float(data.sum()) + rng.laplace()
 
 
+class RaisesOnNonFinite(ClippedSum):
+    """The clamped sum of a library that validates its input: raises ValueError on a NaN or
+    infinite value (correct on every input it accepts: the clamp bounds the rest)."""
+
+    def total(self, data: np.ndarray) -> float:
+        if not np.isfinite(data).all():
+            raise ValueError("input contains NaN or infinity")
+        return super().total(data)
+
+
+class NeedsRecords(ClippedSum):
+    """The clamped sum of a library that refuses small datasets (PyDP's automatic bounds,
+    pipeline-dp's "col must be non-empty"): raises ValueError on fewer than ``fewest`` records."""
+
+    def __init__(self, low: float, high: float, scale: float, fewest: int) -> None:
+        super().__init__(low, high, scale)
+        self.fewest = fewest
+
+    def total(self, data: np.ndarray) -> float:
+        if len(data) < self.fewest:
+            raise ValueError(f"needs at least {self.fewest} records, got {len(data)}")
+        return super().total(data)
+
+
+def always_raises(data: np.ndarray, rng: np.random.Generator) -> float:
+    """Raises on every dataset."""
+    raise RuntimeError("not implemented for these inputs")
+
+
+class SizeScaledNoise:
+    """The sum of column 0 clamped to [0, 1] (NaN read as 0), with Laplace noise whose scale
+    is computed from the dataset size, ``2 / n``, as code calibrated for a mean would: under
+    replace-one its true epsilon on datasets of ``n`` records is ``n / 2`` (sensitivity 1)."""
+
+    def batch(self, data: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        total = float(np.clip(sanitised(data[:, 0]), 0.0, 1.0).sum())
+        return total + rng.laplace(0.0, 2.0 / max(1, len(data)), n)
+
+    def __call__(self, data: np.ndarray, rng: np.random.Generator) -> float:
+        return float(self.batch(data, 1, rng)[0])
+
+
+class CountingSum(ClippedSum):
+    """:class:`ClippedSum` counting the outputs it is asked for (in this process only)."""
+
+    def __init__(self, low: float, high: float, scale: float) -> None:
+        super().__init__(low, high, scale)
+        self.drawn = 0
+
+    def batch(self, data: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        self.drawn += n
+        return super().batch(data, n, rng)
+
+
 # Textbook float noise: these claims are about real arithmetic, so the auditor's
 # floating-point ('bits') family is left out (dpaudit.audit.audit, arithmetic).
 for _textbook in (
     ClippedSum,
     PassesNaN,
+    RaisesOnNonFinite,
+    NeedsRecords,
+    always_raises,
+    SizeScaledNoise,
+    CountingSum,
     ForgetsUpperClip,
     TwoColumnSum,
     NoisyHistogram,

@@ -49,6 +49,7 @@ __all__ = [
     "MAX_CATEGORIES",
     "MAX_COLUMNS",
     "MAX_RECORDS_TEXT",
+    "ON_ERROR",
     "RELATIONS",
     "Column",
     "RecordDomain",
@@ -59,6 +60,9 @@ __all__ = [
 #: The neighbouring relations between datasets of records: replace one record by another,
 #: or add/remove one record.
 RELATIONS = ("replace-one", "add-remove")
+#: What the record search does when the function raises on a candidate pair: refuse the
+#: pair and go on, abort, or (passed on to the final audit) treat the exception as an outcome.
+ON_ERROR = ("skip", "raise", "output")
 #: Most columns a record domain may have.
 MAX_COLUMNS = 1_000
 #: Most values of one categorical column.

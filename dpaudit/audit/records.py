@@ -51,7 +51,7 @@ import numpy as np
 
 from dpaudit.audit.batches import seed_sequence
 from dpaudit.audit.claims import Claim, ClaimValue
-from dpaudit.audit.domain import RELATIONS, RecordDomain, check_domain
+from dpaudit.audit.domain import ON_ERROR, RELATIONS, RecordDomain, check_domain
 from dpaudit.audit.errors import MechanismError
 from dpaudit.audit.estimators import bound_level
 from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES, MAX_WORKERS, worker_limit
@@ -89,9 +89,6 @@ MAX_STRUCTURED_EDGE = 72
 ROUNDS, PARENTS, CHILDREN = 4, 3, 4
 #: Share of the final audit's samples used to select its event (as in :func:`audit`).
 SELECTION_FRACTION = 0.25
-#: What to do when ``fn`` raises on a candidate: refuse it and go on, abort, or (passed on
-#: to the final audit) treat the exception as an outcome.
-ON_ERROR = ("skip", "raise", "output")
 #: Refused candidates listed in the result (all are counted).
 MAX_REFUSALS_LISTED = 20
 

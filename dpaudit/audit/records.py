@@ -44,7 +44,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -57,9 +57,17 @@ from dpaudit.audit.estimators import bound_level
 from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES, MAX_WORKERS, worker_limit
 from dpaudit.audit.monte_carlo import _check_size, audit
 from dpaudit.audit.options import check_certification, resolve_families
-from dpaudit.audit.probe import Probe, probe
-from dpaudit.audit.racing import SEARCH_FACTOR, Race, Refusal, plan
-from dpaudit.audit.record_pairs import CandidatePair, pair_key, perturb, rows, structured
+from dpaudit.audit.racing import SEARCH_FACTOR, Race, plan
+from dpaudit.audit.record_pairs import rows, structured
+from dpaudit.audit.record_search import (
+    CHILDREN,
+    PARENTS,
+    ROUNDS,
+    every_candidate_refused,
+    local_search,
+    probe_first,
+    unique_pairs,
+)
 from dpaudit.audit.records_result import RecordsAuditResult, edge_values_of_pair
 from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, Runner
 from dpaudit.audit.selection import FAMILIES
@@ -85,8 +93,6 @@ MAX_DATASET_SIZE = 100_000
 MAX_STRUCTURED = 48
 #: ... and with edge values.
 MAX_STRUCTURED_EDGE = 72
-#: Local search: rounds, best pairs perturbed per round, perturbations of each (at most).
-ROUNDS, PARENTS, CHILDREN = 4, 3, 4
 #: Share of the final audit's samples used to select its event (as in :func:`audit`).
 SELECTION_FRACTION = 0.25
 #: Refused candidates listed in the result (all are counted).
@@ -123,64 +129,6 @@ def _check_sizes(sizes: Any, relation: str) -> tuple[int, int]:
             "dataset with one more record must both fit)",
         )
     return smin, smax
-
-
-def _unique(
-    candidates: Iterator[CandidatePair], width: int, seen: set[tuple[bytes, bytes]]
-) -> Iterator[tuple[CandidatePair, tuple[np.ndarray, np.ndarray]]]:
-    """Each candidate with its datasets, the pairs already seen (in either order) left out."""
-    for candidate in candidates:
-        pair = candidate.datasets(width)
-        key = pair_key(*pair)
-        if key not in seen:
-            seen.add(key)
-            yield candidate, pair
-
-
-def _every_candidate_refused(refused: list[Refusal], count: int) -> MechanismError:
-    shown = "; ".join(str(r) for r in refused[:3])
-    return MechanismError(
-        f"fn raised on every candidate pair the search tried ({count}), e.g. {shown}: the "
-        "audit needs one pair of datasets fn runs on (check the domain and sizes; for code "
-        "whose inputs are validated upstream, pass edge_values=False)"
-    )
-
-
-def _probe_first(
-    fn: Any,
-    proposals: Iterator[tuple[CandidatePair, tuple[np.ndarray, np.ndarray]]],
-    limit: int,
-    seed: np.random.SeedSequence,
-    on_error: str,
-) -> tuple[Probe, tuple[CandidatePair, tuple[np.ndarray, np.ndarray]], list[Refusal]]:
-    """Probe ``fn`` on the first dataset of the first candidates, until one runs (at most
-    ``limit`` candidates): the probe's schema and memory estimate serve the whole search.
-
-    Returns:
-        The probe, the candidate it ran on, the candidates refused before it.
-
-    Raises:
-        MechanismError: with ``on_error="raise"`` when the first candidate raises; otherwise
-            when all of the first ``limit`` do (listing a few).
-    """
-    refused: list[Refusal] = []
-    failed: dict[bytes, MechanismError] = {}
-    for candidate, pair in proposals:
-        key = pair[0].tobytes() + str(pair[0].shape).encode()
-        try:
-            if key in failed:
-                raise failed[key]
-            return probe(fn, pair[0], seed), (candidate, pair), refused
-        except MechanismError as err:
-            if on_error == "raise":
-                raise MechanismError(
-                    f"{err} (on the dataset {rows(pair[0])})", raised=err.raised
-                ) from err
-            failed[key] = err
-            refused.append(Refusal.of(pair, "d0", err))
-        if len(refused) >= limit:
-            break
-    raise _every_candidate_refused(refused, len(refused))
 
 
 def _check_arguments(
@@ -344,7 +292,7 @@ def audit_records(
     width = checked.width
     seen: set[tuple[bytes, bytes]] = set()
     corner_rng = np.random.default_rng(seed_sequence(root, _CORNERS))
-    proposals = _unique(
+    proposals = unique_pairs(
         structured(checked, relation, (smin, smax), corner_rng, edge_values=edge_values),
         width,
         seen,
@@ -360,7 +308,7 @@ def audit_records(
         Runner(fn, seed_sequence(root, _SEARCH), batch_size, workers, executor) as runner,
         np.errstate(all="ignore"),
     ):
-        probed, first, probe_refused = _probe_first(
+        probed, first, probe_refused = probe_first(
             fn, proposals, race_plan.structured, seed_sequence(root, _PROBE), on_error
         )
         _check_size(probed, held, min(batch_size, samples), max_memory_bytes, samples)
@@ -388,15 +336,16 @@ def audit_records(
             if race.proposed >= race_plan.structured or out_of_time():
                 break
             race.enter(candidate, pair, n0)
-        _local_search(
-            race, checked, (smin, smax), race_plan.local, n0, seen, root, edge_values, out_of_time
+        moves = np.random.default_rng(seed_sequence(root, _MOVES))
+        local_search(
+            race, checked, (smin, smax), race_plan.local, n0, seen, moves, edge_values, out_of_time
         )
         if not race.entries:
-            raise _every_candidate_refused(race.refused, race.proposed)
+            raise every_candidate_refused(race.refused, race.proposed)
         stages = race.halve(race_plan, out_of_time)
     winner = race.winner()
     if winner is None:
-        raise _every_candidate_refused(race.refused, race.proposed)
+        raise every_candidate_refused(race.refused, race.proposed)
     return _final(
         fn,
         checked,
@@ -418,38 +367,6 @@ def audit_records(
         edge_values=edge_values,
         on_error=on_error,
     )
-
-
-def _local_search(
-    race: Race,
-    domain: RecordDomain,
-    sizes: tuple[int, int],
-    count: int,
-    n: int,
-    seen: set[tuple[bytes, bytes]],
-    root: np.random.SeedSequence,
-    edge_values: bool,
-    out_of_time: Callable[[], bool],
-) -> None:
-    """Enter up to ``count`` perturbations of the best first-stage pairs into the race, in
-    :data:`ROUNDS` rounds of :data:`PARENTS` parents each (fewer when the budget is small)."""
-    moves = np.random.default_rng(seed_sequence(root, _MOVES))
-    children = min(CHILDREN, math.ceil(count / (ROUNDS * PARENTS)))
-    made = 0
-    for round_ in range(1, ROUNDS + 1):
-        for parent in race.best(PARENTS, 0):
-            for _ in range(children):
-                if made >= count or out_of_time():
-                    return
-                child = perturb(
-                    parent.candidate, domain, sizes, moves, round_, edge_values=edge_values
-                )
-                pair = child.datasets(domain.width)
-                key = pair_key(*pair)
-                if key not in seen:
-                    seen.add(key)
-                    race.enter(child, pair, n)
-                    made += 1
 
 
 def _final(

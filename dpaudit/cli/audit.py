@@ -202,7 +202,7 @@ def _run_records(args: argparse.Namespace, fn: Any, epsilon: Any, delta: Any) ->
             "datasets itself), got both"
         )
     from dpaudit.audit import audit_records
-    from dpaudit.audit.domain import parse_records
+    from dpaudit.audit.records_text import parse_records
 
     domain = parse_records(args.records)
     return audit_records(
@@ -243,6 +243,12 @@ def _claim(args: argparse.Namespace, mechanism: Any) -> tuple[Any, Any]:
                 )
         delta = float(delta)
     return epsilon, delta
+
+
+def _passed_on_error(args: argparse.Namespace) -> dict[str, Any]:
+    """``on_error="output"`` for :func:`~dpaudit.audit.audit` when asked for (its default,
+    "raise", is not passed)."""
+    return {"on_error": "output"} if args.on_error == "output" else {}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -302,7 +308,7 @@ def run(args: argparse.Namespace) -> int:
             max_memory_bytes=args.max_memory,
             arithmetic=args.arithmetic,
             certification=args.certification,
-            **({"on_error": "output"} if args.on_error == "output" else {}),
+            **_passed_on_error(args),
         )
     return _show(result, args)
 

@@ -33,10 +33,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpaudit.audit import AuditResult, RecordsAuditResult, audit_records
-from dpaudit.audit.domain import check_domain, parse_records
+from dpaudit.audit.domain import check_domain
 from dpaudit.audit.errors import MechanismError
 from dpaudit.audit.record_pairs import perturb, structured
 from dpaudit.audit.records import RELATIONS
+from dpaudit.audit.records_text import parse_records
 
 ALPHA = 0.05
 SAMPLES = 100_000

@@ -53,6 +53,7 @@ __all__ = [
     "RacePlan",
     "Refusal",
     "plan",
+    "race_cost",
     "stage_counts",
 ]
 
@@ -100,7 +101,7 @@ class RacePlan:
         return min(self.cap, self.first_samples * ETA**stage)
 
 
-def _cost(pool: int, first: int, cap: int) -> int:
+def race_cost(pool: int, first: int, cap: int) -> int:
     """Samples a race of ``pool`` candidates draws (both datasets, every stage)."""
     return sum(2 * k * min(cap, first * ETA**j) for j, k in enumerate(stage_counts(pool)))
 
@@ -124,13 +125,13 @@ def plan(budget: int, structured: int, local: int, cap: int) -> RacePlan:
     wanted = structured + local
     pool = 1
     for size in range(wanted, 1, -1):
-        if _cost(size, min(MIN_STAGE_SAMPLES, cap), cap) <= budget:
+        if race_cost(size, min(MIN_STAGE_SAMPLES, cap), cap) <= budget:
             pool = size
             break
     low, high = 1, max(1, budget // 2)  # the cost grows with the first stage's samples
     while low < high:
         mid = (low + high + 1) // 2
-        if _cost(pool, mid, cap) <= budget:
+        if race_cost(pool, mid, cap) <= budget:
             low = mid
         else:
             high = mid - 1

@@ -345,10 +345,12 @@ class Race:
 
 
 def _one_sided(x0: Any, x1: Any) -> bool:
-    """Whether exactly one dataset raised, or the two raised different exceptions."""
-    if isinstance(x0, MechanismError) and isinstance(x1, MechanismError):
-        return x0.raised is None or x1.raised is None or x0.raised[0] != x1.raised[0]
-    return isinstance(x0, MechanismError) or isinstance(x1, MechanismError)
+    """Whether the exceptions ``fn`` raised (on one dataset, or different ones on the two)
+    tell the datasets apart. An output the auditor cannot handle is no exception of ``fn``:
+    never an outcome."""
+    raised = [x.raised for x in (x0, x1) if isinstance(x, MechanismError)]
+    types = [r[0] for r in raised if r is not None]
+    return len(types) == len(raised) and (len(types) == 1 or types[0] != types[1])
 
 
 def _missing_bound(

@@ -173,6 +173,36 @@ def test_on_error_output_is_passed_on_to_the_final_audit(monkeypatch: pytest.Mon
     assert [p.get("on_error") for p in passed] == ["output", None, None]
 
 
+def test_with_on_error_output_a_pair_only_one_dataset_raises_on_is_audited_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An exception only the empty dataset gives is an outcome that tells the datasets apart:
+    the search hands such a pair to the final audit (stopped here, before it runs: audit()'s
+    own on_error comes with the outputs work)."""
+    import dpaudit.audit.records as records
+
+    class ChosenError(Exception):
+        pass
+
+    def stop(fn: Any, d0: np.ndarray, d1: np.ndarray, **kwargs: Any) -> Any:
+        raise ChosenError(d0, d1, kwargs.get("on_error"))
+
+    monkeypatch.setattr(records, "audit", stop)
+    with pytest.raises(ChosenError) as chosen:
+        run(
+            fails_on_empty,
+            relation="add-remove",
+            sizes=(0, 2),
+            edge_values=False,
+            on_error="output",
+        )
+    d0, d1, on_error = chosen.value.args
+    assert min(len(d0), len(d1)) == 0 and on_error == "output"
+    with pytest.raises(ChosenError) as chosen:  # skipped, such pairs are refused
+        run(fails_on_empty, relation="add-remove", sizes=(0, 2), edge_values=False)
+    assert min(len(d) for d in chosen.value.args[:2]) >= 1
+
+
 @pytest.mark.xfail(strict=False, reason="needs audit(on_error)")
 def test_an_exception_only_the_empty_dataset_gives_is_a_finding_with_on_error_output() -> None:
     """With on_error="output" an exception is an outcome: the mean raising on no records

@@ -11,8 +11,11 @@ the final audit's samples.
 A candidate's score at a stage is how far the bound its best event would certify
 (:func:`dpaudit.audit.estimators.predicted_bounds` through the event search of
 :mod:`dpaudit.audit.selection`) exceeds the claim of its own pair (a claim may depend on the
-dataset: :mod:`dpaudit.audit.claims`). Candidates are compared only with candidates scored at
-the same stage (the prediction is pessimistic by an amount that depends on the samples).
+dataset: :mod:`dpaudit.audit.claims`); the event "the output is NaN" is scored beside the
+searched families (NaN compares false, so no threshold event holds it: a NaN record through a
+clamp that passes NaN would otherwise rank low). Candidates are compared only with candidates
+scored at the same stage (the prediction is pessimistic by an amount that depends on the
+samples).
 
 Seeds: the samples of candidate ``i`` at stage ``j`` on dataset ``side`` come from the
 position ``(j, i, side)`` below the search's seed, the models' randomness from ``(j, i)``
@@ -217,6 +220,7 @@ class Race:
         level: the per-bound level the final audit certifies at.
         on_error: ``"skip"``, ``"raise"`` or ``"output"``.
         drawn: samples drawn so far (both datasets; a refused dataset counts in full).
+        proposed: candidates proposed so far (refused ones included): the next one's index.
         entries: candidates scored (not refused), in proposal order.
         refused: the refused candidates, in order.
     """

@@ -217,8 +217,9 @@ def audit_records(
         sizes: ``(min, max)`` dataset sizes searched, inclusive (replace-one searches sizes
             >= 1; add-remove needs ``max >= min + 1``).
         samples: samples per dataset of the final audit (selection and certification), in
-            [10, MAX_SAMPLES]. The search draws at most ``2 * samples`` per dataset side, i.e.
-            twice the final audit's (:mod:`dpaudit.audit.racing`).
+            [10, MAX_SAMPLES]. The search draws at most ``4 * samples`` outputs in all (both
+            datasets of every candidate at every stage), twice the final audit's
+            ``2 * samples`` (:mod:`dpaudit.audit.racing`).
         confidence: confidence of the certified bound, in (0, 1).
         seed: int, ``SeedSequence`` or None (fresh entropy, recorded in the result).
         budget_seconds: wall-clock budget of the search (None: the whole planned search);

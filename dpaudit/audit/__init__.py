@@ -43,7 +43,8 @@ if TYPE_CHECKING:
     )
     from dpaudit.audit.one_run_audit import OneRunAuditResult, audit_one_run
     from dpaudit.audit.pairs import NeighbouringPair, query_pairs
-    from dpaudit.audit.records import RecordsAuditResult, audit_records
+    from dpaudit.audit.records import audit_records
+    from dpaudit.audit.records_result import RecordsAuditResult
     from dpaudit.audit.result import AuditResult
     from dpaudit.audit.tradeoff import TradeoffCurve, tradeoff_curve
 
@@ -54,7 +55,7 @@ _LAZY = {
     "AuditResult": "dpaudit.audit.result",
     "NeighbouringPair": "dpaudit.audit.pairs",
     "OneRunAuditResult": "dpaudit.audit.one_run_audit",
-    "RecordsAuditResult": "dpaudit.audit.records",
+    "RecordsAuditResult": "dpaudit.audit.records_result",
     "TradeoffCurve": "dpaudit.audit.tradeoff",
     "audit": "dpaudit.audit.monte_carlo",
     "audit_one_run": "dpaudit.audit.one_run_audit",

@@ -80,8 +80,9 @@ def draw(
         raise
     except Exception as err:
         what = "mechanism.batch(dataset, n, rng)" if callable(batch) else "the mechanism"
+        text = " ".join(str(err).split())[:500]
         raise MechanismError(
-            f"{what} raised {type(err).__name__}: {' '.join(str(err).split())[:500]}"
+            f"{what} raised {type(err).__name__}: {text}", raised=(type(err).__name__, text)
         ) from err
     if count != n:
         raise MechanismError(f"mechanism.batch(dataset, n={n}, rng) returned {count} outputs")

@@ -14,10 +14,10 @@ Run everything (each part measured, then one table written to bench/hunt.md)::
     python -m venv .nox-tool && .nox-tool/bin/pip install nox   # nox in its own venv
     .nox-tool/bin/nox -s hunt
 
-A part alone: ``nox -s hunt_main``; arguments after ``--`` go to ``bench/hunt.py`` (e.g.
-``nox -s hunt_main -- --reports`` regenerates that part's reproductions in reports/hunt/, and
-``nox -s hunt_main -- --pytest`` runs the adapters' tests in that environment).  ``nox -R``
-reuses the environments already built.
+A part alone: ``nox -s hunt_main``; arguments after ``--`` go to ``bench/hunt.py`` (``--only
+pipeline_dp_sum --samples 1000``), except ``nox -s hunt_main -- --pytest`` (that part's
+adapter tests, in its environment) and ``nox -s hunt_main -- --reports`` (that part's
+reproductions, reports/hunt/LIBRARY/).  ``nox -R`` reuses the environments already built.
 """
 
 from __future__ import annotations
@@ -31,9 +31,44 @@ CONSTRAINTS = "requirements/ci-constraints.txt"
 PYTHON = "3.11"
 
 
+#: The tests of each part's adapters (skipped in the default suite, where the libraries are
+#: absent), and the libraries whose reproductions (reports/hunt/LIBRARY/) each part writes.
+TESTS = {
+    "main": [
+        "tests/libraries/test_pydp.py",
+        "tests/libraries/test_pipeline_dp.py",
+        "tests/libraries/test_opacus.py",
+        "tests/libraries/test_hunt_reports.py",
+        "tests/tooling/test_bench_hunt.py",
+    ],
+    "smartnoise": ["tests/libraries/test_smartnoise.py", "tests/libraries/test_hunt_reports.py"],
+    "tmlt": ["tests/libraries/test_tmlt.py", "tests/libraries/test_hunt_reports.py"],
+}
+REPORTS = {"main": ["pipeline-dp", "opacus"], "smartnoise": ["smartnoise-sql"], "tmlt": []}
+
+
 def _part(session: nox.Session, part: str) -> None:
-    args = list(session.posargs) or ["--json", f".nox/hunt-{part}.json"]
-    session.run("python", "bench/hunt.py", "--part", part, *args)
+    """Run the part's panel rows (default), its tests (``-- --pytest [pytest args]``) or
+    regenerate its reproductions (``-- --reports``)."""
+    args = list(session.posargs)
+    if args[:1] == ["--pytest"]:
+        session.run("python", "-m", "pytest", "-n", "0", *TESTS[part], *args[1:])
+        return
+    if args[:1] == ["--reports"]:
+        for library in REPORTS[part]:
+            session.run(
+                "python",
+                "-m",
+                "dpaudit",
+                "report",
+                f"mechanisms.libraries.hunt_targets:{library.replace('-', '_')}",
+                "--out",
+                f"reports/hunt/{library}",
+                "--seed",
+                "2024",
+            )
+        return
+    session.run("python", "bench/hunt.py", "--part", part, *(args or ["--json", f".nox/hunt-{part}.json"]))
 
 
 @nox.session(python=PYTHON)

@@ -119,7 +119,9 @@ PARTS: dict[str, list[Entry]] = {
         Entry(_DPL, "diffprivlib_laplace_sum", 4_000, "float rounding leaks (known: bits)"),
         Entry(_DPL, "diffprivlib_geometric_count", 4_000),
         Entry(_DPL, "diffprivlib_histogram", 2_000),
-        Entry(_DPL, "diffprivlib_gaussian_nb", 800, "class presence released exactly"),
+        Entry(
+            _DPL, "diffprivlib_gaussian_nb", 600, "class presence released exactly", budget_seconds=60.0
+        ),
         Entry(_ODP, "opendp_integer_laplace_sum", 4_000),
         Entry(_ODP, "opendp_float_laplace_sum", 4_000),
         Entry(_PYDP, "pydp_bounded_sum", 4_000, needs=("edge values",)),

@@ -88,6 +88,7 @@ def _memoised_scale(compute: Callable[[Any], None]) -> Callable[[Any], None]:
         self.scale = cache[key]
 
     memo._dpaudit_memoised = True  # type: ignore[attr-defined]
+    memo.__wrapped__ = compute  # type: ignore[attr-defined]
     return memo
 
 
@@ -170,8 +171,8 @@ def _adapter(
 
 #: smartnoise-sql 1.0.10's cost of the queries below (reader.get_privacy_cost with epsilon 1
 #: and delta 1e-5, as it prints them; tests/libraries/test_smartnoise.py checks them).
-COUNT_COST = (1.0, 1.499994999998311e-05)
-SUM_COST = (1.0, 5.000000000032757e-06)
+COUNT_COST = (1.0, 1.4999949999983109e-05)
+SUM_COST = (1.0, 5.000000000032756e-06)
 
 smartnoise_count_by_key = _adapter(
     "count-by-key",

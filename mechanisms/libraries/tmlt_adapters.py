@@ -67,8 +67,9 @@ def _built(name: str) -> Any:
 
 
 def tmlt_claim(name: str) -> float:
-    """Tumult Core's own claim for adapter ``name``: ``privacy_function(1)`` as a float."""
-    return float(_built(name).privacy_function(1))
+    """Tumult Core's own claim for adapter ``name``: ``privacy_function(1)`` (an exact number)
+    as a float rounded up."""
+    return float(_built(name).privacy_function(1).to_float(round_up=True))
 
 
 def _count(data: np.ndarray, rng: np.random.Generator) -> float:

@@ -68,7 +68,9 @@ def _part(session: nox.Session, part: str) -> None:
                 "2024",
             )
         return
-    session.run("python", "bench/hunt.py", "--part", part, *(args or ["--json", f".nox/hunt-{part}.json"]))
+    session.run(
+        "python", "bench/hunt.py", "--part", part, *(args or ["--json", f".nox/hunt-{part}.json"])
+    )
 
 
 @nox.session(python=PYTHON)

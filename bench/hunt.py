@@ -38,7 +38,7 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -120,7 +120,11 @@ PARTS: dict[str, list[Entry]] = {
         Entry(_DPL, "diffprivlib_geometric_count", 4_000),
         Entry(_DPL, "diffprivlib_histogram", 2_000),
         Entry(
-            _DPL, "diffprivlib_gaussian_nb", 600, "class presence released exactly", budget_seconds=60.0
+            _DPL,
+            "diffprivlib_gaussian_nb",
+            600,
+            "class presence released exactly",
+            budget_seconds=60.0,
         ),
         Entry(_ODP, "opendp_integer_laplace_sum", 4_000),
         Entry(_ODP, "opendp_float_laplace_sum", 4_000),
@@ -389,9 +393,9 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
             cells = [lib, r.get("name", r["adapter"]), claim, target, what, "", "", "", ""]
             cells[8] = f"{r.get('seconds', 0):.1f}" if r.get("seconds") else ""
         else:
-            found = (
-                f"**yes**: {_short(r['pair'], 220)}" if r["violation"] else "no"
-            ) + ("" if r["reproducible"] else " (not seedable)")
+            found = (f"**yes**: {_short(r['pair'], 220)}" if r["violation"] else "no") + (
+                "" if r["reproducible"] else " (not seedable)"
+            )
             ratio = r["search_samples"] / r["final_samples"]
             cells = [
                 lib,

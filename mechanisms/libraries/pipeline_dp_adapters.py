@@ -178,8 +178,7 @@ pipeline_dp_variance = _adapter(
 pipeline_dp_count = _adapter(
     "count",
     _API.format(metric="Metrics.COUNT"),
-    "Number of records, one public partition, datasets of 0 to 8 records: 1-DP under "
-    "add/remove.",
+    "Number of records, one public partition, datasets of 0 to 8 records: 1-DP under add/remove.",
     [(0.0, 1.0)],
     (0, MAX_SIZE),
     _one_partition("COUNT"),

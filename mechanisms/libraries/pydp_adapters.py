@@ -120,8 +120,7 @@ def _adapter(
 pydp_bounded_sum = _adapter(
     "bounded-sum",
     'BoundedSum(epsilon=1, lower_bound=0, upper_bound=1, dtype="float").quick_result(x)',
-    "Sum of the records' values, clamped by PyDP to [0, 1], Laplace noise: 1-DP under "
-    "add/remove.",
+    "Sum of the records' values, clamped by PyDP to [0, 1], Laplace noise: 1-DP under add/remove.",
     [(-1.0, 2.0)],
     (0, MAX_SIZE),
     _bounded("BoundedSum", bounds=True),

@@ -176,7 +176,8 @@ SUM_COST = (1.0, 5.000000000032756e-06)
 
 smartnoise_count_by_key = _adapter(
     "count-by-key",
-    f'snsql.from_df(df, privacy=Privacy(epsilon=1, delta=1e-5), metadata=...).execute("{COUNT_BY_KEY}")',
+    "snsql.from_df(df, privacy=Privacy(epsilon=1, delta=1e-5), metadata=...)"
+    f'.execute("{COUNT_BY_KEY}")',
     "Count of rows per key (a row is a key in {0, 1, 2} and a value), groups censored below "
     "smartnoise's threshold (censor_dims, the default); the output is {key: noisy count}: "
     "(1, 1.5e-5)-DP under add/remove of a row (reader.get_privacy_cost).  Datasets of up to "
@@ -215,6 +216,5 @@ smartnoise_sum = _adapter(
 
 #: Every smartnoise-sql adapter, by name.
 ADAPTERS: dict[str, LibraryAdapter] = {
-    a.name: a
-    for a in (smartnoise_count_by_key, smartnoise_count_by_key_uncensored, smartnoise_sum)
+    a.name: a for a in (smartnoise_count_by_key, smartnoise_count_by_key_uncensored, smartnoise_sum)
 }

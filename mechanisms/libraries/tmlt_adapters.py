@@ -11,7 +11,8 @@ second a query, too slow for an audit's tens of thousands of runs):
 - ``AddGeometricNoise(alpha=1)`` on the number of records (absolute difference 1 under
   add/remove): ``privacy_function(1)`` = 1;
 - ``AddLaplaceNoise(NumpyFloatDomain(), scale=1)`` on the sum of the records' values clamped to
-  [0, 1] by the caller (``np.clip``, as the guide's clamping does): ``privacy_function(1)`` = 1;
+  [0, 1] by the caller (NaN-safe: what is audited is Tumult Core's noise, not the adapter's
+  clamp; Tumult Core's own clamping is a Spark transformation): ``privacy_function(1)`` = 1;
 - ``NoisyQuantile(PandasSeriesDomain(NumpyFloatDomain()), PureDP(), quantile=0.5, lower=0,
   upper=1, epsilon=1)`` on the records' values as a pandas Series, symmetric difference 1
   (add/remove): ``privacy_function(1)`` = 1.  Its input domain excludes NaN
@@ -77,7 +78,10 @@ def _count(data: np.ndarray, rng: np.random.Generator) -> float:
 
 
 def _laplace_sum(data: np.ndarray, rng: np.random.Generator) -> float:
-    return float(_built("laplace-sum")(np.float64(np.clip(data[:, 0], 0.0, 1.0).sum())))
+    # the caller's clamp, NaN-safe (np.clip passes NaN: that would audit this adapter's
+    # clamping, not Tumult Core's noise): NaN counts as 0, infinities as the nearer bound
+    values = np.nan_to_num(data[:, 0], nan=0.0, posinf=1.0, neginf=0.0)
+    return float(_built("laplace-sum")(np.float64(np.clip(values, 0.0, 1.0).sum())))
 
 
 def _median(data: np.ndarray, rng: np.random.Generator) -> float:

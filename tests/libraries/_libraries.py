@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-
 #: How to get each library of the real-library panel (bench/hunt.py): its nox session.
 HUNT = "run these tests in the panel's environment: `nox -s {session} -- --pytest` (noxfile.py)"
 

@@ -1,4 +1,5 @@
-"""pipeline-dp 0.3.1 audited as its README calls it (``mechanisms/libraries/pipeline_dp_adapters.py``).
+"""pipeline-dp 0.3.1 audited as its README calls it
+(``mechanisms/libraries/pipeline_dp_adapters.py``).
 
 pipeline-dp is no dependency of dpaudit: this module is skipped unless it imports (run it in
 the panel's environment, ``nox -s hunt_main -- --pytest``).  The deterministic tests show the

@@ -1,4 +1,5 @@
-"""PyDP (python-dp 1.1.5) audited as its README calls it (``mechanisms/libraries/pydp_adapters.py``).
+"""PyDP (python-dp 1.1.5) audited as its README calls it
+(``mechanisms/libraries/pydp_adapters.py``).
 
 python-dp is no dependency of dpaudit: this module is skipped unless it imports (run it in the
 panel's environment, ``nox -s hunt_main -- --pytest``).  Audits certify at confidence 0.95

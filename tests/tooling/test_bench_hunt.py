@@ -79,7 +79,9 @@ def test_a_missing_feature_and_a_missing_library_are_named() -> None:
     row = _row(1.0, "NaN through a clamp", ("edge values",))
     assert row["missing"] == ["edge values"]
     assert "(needs edge values: not on main yet)" in hunt.table([row])
-    absent = hunt.run_entry(hunt.Entry("mechanisms.libraries.tmlt_adapters", "tmlt_count", 10), set())
+    absent = hunt.run_entry(
+        hunt.Entry("mechanisms.libraries.tmlt_adapters", "tmlt_count", 10), set()
+    )
     assert absent["status"] in ("not installed", "error")
 
 
@@ -99,7 +101,12 @@ def test_every_panel_entry_names_an_adapter_of_its_module() -> None:
     for e in entries:
         path = pathlib.Path(*e.module.split(".")).with_suffix(".py")
         tree = ast.parse((_PATH.parents[1] / path).read_text())
-        names = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
-                 if isinstance(t, ast.Name)}
+        names = {
+            t.id
+            for n in tree.body
+            if isinstance(n, ast.Assign)
+            for t in n.targets
+            if isinstance(t, ast.Name)
+        }
         assert e.adapter in names, (e.module, e.adapter)
         assert set(e.needs) <= set(hunt.FEATURES)

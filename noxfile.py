@@ -32,7 +32,7 @@ PYTHON = "3.11"
 
 
 #: The tests of each part's adapters (skipped in the default suite, where the libraries are
-#: absent), and the libraries whose reproductions (reports/hunt/LIBRARY/) each part writes.
+#: absent).
 TESTS = {
     "main": [
         "tests/libraries/test_pydp.py",
@@ -44,7 +44,6 @@ TESTS = {
     "smartnoise": ["tests/libraries/test_smartnoise.py", "tests/libraries/test_hunt_reports.py"],
     "tmlt": ["tests/libraries/test_tmlt.py", "tests/libraries/test_hunt_reports.py"],
 }
-REPORTS = {"main": ["pipeline-dp", "opacus"], "smartnoise": ["smartnoise-sql"], "tmlt": []}
 
 
 def _part(session: nox.Session, part: str) -> None:
@@ -55,18 +54,7 @@ def _part(session: nox.Session, part: str) -> None:
         session.run("python", "-m", "pytest", "-n", "0", *TESTS[part], *args[1:])
         return
     if args[:1] == ["--reports"]:
-        for library in REPORTS[part]:
-            session.run(
-                "python",
-                "-m",
-                "dpaudit",
-                "report",
-                f"mechanisms.libraries.hunt_targets:{library.replace('-', '_')}",
-                "--out",
-                f"reports/hunt/{library}",
-                "--seed",
-                "2024",
-            )
+        session.run("python", "bench/hunt.py", "--reports", part)
         return
     session.run(
         "python", "bench/hunt.py", "--part", part, *(args or ["--json", f".nox/hunt-{part}.json"])

@@ -113,10 +113,14 @@ _SN, _TMLT = "mechanisms.libraries.smartnoise_adapters", "mechanisms.libraries.t
 _NAN = "NaN through a clamp"
 _ERR = "an exception on the empty dataset"
 
-#: The panel, by part (the environment it runs in: noxfile.py).
+#: The panel, by part (the environment it runs in: noxfile.py).  Samples: the search draws
+#: at most twice the final audit's, so a row's samples also bound how many candidate pairs the
+#: search reaches; the NaN rows need about 10,000 for the search to reach its edge records
+#: (at 2,000 it scored 16 candidates, none with NaN).
 PARTS: dict[str, list[Entry]] = {
     "main": [
         Entry(_DPL, "diffprivlib_laplace_sum", 4_000, "float rounding leaks (known: bits)"),
+        Entry(_DPL, "diffprivlib_mean", 8_000, "NaN through a clamp (and float rounding)"),
         Entry(_DPL, "diffprivlib_geometric_count", 4_000),
         Entry(_DPL, "diffprivlib_histogram", 2_000),
         Entry(
@@ -139,9 +143,9 @@ PARTS: dict[str, list[Entry]] = {
             options={"on_error": "output"},
         ),
         Entry(_PYDP, "pydp_partition_selection", 4_000),
-        Entry(_PDP, "pipeline_dp_sum", 2_000, _NAN, ("edge values",)),
-        Entry(_PDP, "pipeline_dp_mean", 2_000, _NAN, ("edge values",)),
-        Entry(_PDP, "pipeline_dp_variance", 2_000, _NAN, ("edge values",)),
+        Entry(_PDP, "pipeline_dp_sum", 10_000, _NAN, ("edge values",)),
+        Entry(_PDP, "pipeline_dp_mean", 10_000, _NAN, ("edge values",)),
+        Entry(_PDP, "pipeline_dp_variance", 10_000, _NAN, ("edge values",)),
         Entry(
             _PDP,
             "pipeline_dp_count",
@@ -457,6 +461,29 @@ def markdown(parts: dict[str, dict[str, Any]], command: str) -> str:
     return "\n".join(out) + "\n"
 
 
+#: The libraries whose reproductions each part writes (reports/hunt/LIBRARY/).
+REPORTS = {"main": ("pipeline-dp", "opacus"), "smartnoise": ("smartnoise-sql",), "tmlt": ()}
+
+
+def write_reports(part: str) -> None:
+    """Regenerate the reproductions of ``part``'s findings in ``reports/hunt/LIBRARY/``
+    (mechanisms/libraries/hunt_targets.py), at the seed of reports/."""
+    from dpaudit.report import REPORTS_SEED, generate
+    from mechanisms.libraries.hunt_targets import LIBRARIES
+
+    for library in REPORTS[part]:
+        targets, _ = LIBRARIES[library]
+        out = ROOT / "reports" / "hunt" / library
+        print(f"[hunt] reports of {library} -> {out}", file=sys.stderr, flush=True)
+        generate(
+            targets(),
+            out,
+            seed=REPORTS_SEED,
+            progress=False,
+            command=f"nox -s hunt_{part} -- --reports",
+        )
+
+
 def _run_command(argv: Sequence[str]) -> str:
     return "python bench/hunt.py " + " ".join(argv)
 
@@ -470,7 +497,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", help="write the part's rows to this file")
     parser.add_argument("--combine", nargs="*", help="parts' JSON files to combine")
     parser.add_argument("--out", help="write the Markdown page here")
+    parser.add_argument(
+        "--reports", choices=sorted(PARTS), help="regenerate a part's reproductions (reports/hunt)"
+    )
     args = parser.parse_args(argv)
+    if args.reports:
+        write_reports(args.reports)
+        return 0
     if args.part:
         parts = {
             args.part: {

@@ -10,8 +10,10 @@ them.  Each library's reports are written by its nox session::
     nox -s hunt_main -- --reports        # reports/hunt/pipeline-dp/, reports/hunt/opacus/
     nox -s hunt_smartnoise -- --reports  # reports/hunt/smartnoise-sql/
 
-which runs ``python -m dpaudit report mechanisms.libraries.hunt_targets:LIBRARY --out
-reports/hunt/LIBRARY --seed 2024``; ``tests/libraries/test_hunt_reports.py`` checks them
+which runs ``python bench/hunt.py --reports PART`` (:func:`dpaudit.report.generate` into
+``reports/hunt/LIBRARY`` at the seed of reports/; ``dpaudit report
+mechanisms.libraries.hunt_targets:LIBRARY --out DIR --seed 2024`` writes the same reports
+anywhere); ``tests/libraries/test_hunt_reports.py`` checks them
 (fingerprints, library version) where the library imports and skips, saying so, elsewhere.
 None of these libraries can be seeded but Opacus, so their reports are not reproducible from
 the seed and say so.
@@ -91,7 +93,7 @@ def pipeline_dp() -> list[Target]:
     dataset."""
     m = pdp.__name__
     return [
-        _target(m, "pipeline_dp_sum", pdp.pipeline_dp_sum, 2_000),
+        _target(m, "pipeline_dp_sum", pdp.pipeline_dp_sum, 10_000),
         _target(m, "pipeline_dp_count", pdp.pipeline_dp_count, 2_000, on_error="output"),
     ]
 

@@ -189,6 +189,24 @@ PARTS: dict[str, list[Entry]] = {
 }
 
 
+#: Whether each finding is known upstream (searched in the library's issue tracker).
+UPSTREAM = {
+    "diffprivlib_laplace_sum": "float rounding: see docs/floating-point.md (Mironov 2012; "
+    "diffprivlib's four-uniform sampler does not remove it)",
+    "diffprivlib_mean": "known: IBM/differential-privacy-library issue 80, 'Handling of NaNs' "
+    "(open)",
+    "diffprivlib_gaussian_nb": "found by dpaudit (docs/libraries.md)",
+    "pipeline_dp_sum": "new: no issue about NaN in OpenMined/PipelineDP's tracker",
+    "pipeline_dp_mean": "new (as SUM)",
+    "pipeline_dp_variance": "new (as SUM)",
+    "pipeline_dp_count": "new: no issue about the empty collection's exception",
+    "opacus_dp_sgd": "known: meta-pytorch/opacus issue 571, 'Privacy Leakage at low sample "
+    "size' (open), and issue 819 (normalisation by the expected batch size)",
+    "smartnoise_count_by_key_uncensored": "documented: PrivateReaderOptions says to turn "
+    "censor_dims off only when small dimensions cannot expose privacy",
+}
+
+
 def available_features() -> set[str]:
     """The features of :data:`FEATURES` that this checkout's auditor has (read off
     ``audit_records``'s signature; a dataset-dependent claim is tried on a constant function)."""
@@ -451,12 +469,27 @@ def markdown(parts: dict[str, dict[str, Any]], command: str) -> str:
         f"audits' {final:,} ({search / max(final, 1):.1f}x).",
         "",
         table(rows),
+        "## Findings known upstream or new",
+        "",
+        *[
+            f"- {name}: {text}."
+            for name, text in UPSTREAM.items()
+            if any(r["adapter"] == name for r in rows)
+        ],
+        "",
         "## Targets and the auditor features they need",
         "",
     ]
+    present = set.intersection(*(set(p["features"]) for p in parts.values())) if parts else set()
     for feature, what in FEATURES.items():
         users = [r.get("name", r["adapter"]) for r in rows if feature in r.get("missing", ())]
-        state = f"missing, needed by {', '.join(users)}" if users else "present or not needed"
+        state = (
+            "present in every part"
+            if feature in present
+            else f"missing, needed by {', '.join(users)}"
+            if users
+            else "missing, needed by no row of this run"
+        )
         out.append(f"- {feature}: {what}. Here: {state}.")
     return "\n".join(out) + "\n"
 

@@ -170,7 +170,13 @@ PARTS: dict[str, list[Entry]] = {
         ),
     ],
     "smartnoise": [
-        Entry(_SN, "smartnoise_count_by_key", 400, needs=("structured outputs",)),
+        Entry(
+            _SN,
+            "smartnoise_count_by_key",
+            400,
+            needs=("structured outputs",),
+            budget_seconds=120.0,
+        ),
         Entry(
             _SN,
             "smartnoise_count_by_key_uncensored",

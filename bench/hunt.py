@@ -504,13 +504,16 @@ def markdown(parts: dict[str, dict[str, Any]], command: str) -> str:
 REPORTS = {"main": ("pipeline-dp", "opacus"), "smartnoise": ("smartnoise-sql",), "tmlt": ()}
 
 
-def write_reports(part: str) -> None:
+def write_reports(part: str, only: Sequence[str] = ()) -> None:
     """Regenerate the reproductions of ``part``'s findings in ``reports/hunt/LIBRARY/``
-    (mechanisms/libraries/hunt_targets.py), at the seed of reports/."""
+    (mechanisms/libraries/hunt_targets.py), at the seed of reports/; ``only``: these
+    libraries of the part."""
     from dpaudit.report import REPORTS_SEED, generate
     from mechanisms.libraries.hunt_targets import LIBRARIES
 
     for library in REPORTS[part]:
+        if only and library not in only:
+            continue
         targets, _ = LIBRARIES[library]
         out = ROOT / "reports" / "hunt" / library
         print(f"[hunt] reports of {library} -> {out}", file=sys.stderr, flush=True)
@@ -531,7 +534,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The command line (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=sorted(PARTS), help="run one part here")
-    parser.add_argument("--only", nargs="*", default=(), help="adapters of the part to run")
+    parser.add_argument(
+        "--only",
+        nargs="*",
+        default=(),
+        help="adapters of the part to run (libraries with --reports)",
+    )
     parser.add_argument("--samples", type=int, help="final-audit samples of every row")
     parser.add_argument("--json", help="write the part's rows to this file")
     parser.add_argument("--combine", nargs="*", help="parts' JSON files to combine")
@@ -541,7 +549,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.reports:
-        write_reports(args.reports)
+        write_reports(args.reports, args.only)
         return 0
     if args.part:
         parts = {

@@ -168,6 +168,14 @@ PARTS: dict[str, list[Entry]] = {
             ("dataset-dependent claims", "float32 outputs"),
             budget_seconds=240.0,
         ),
+        Entry(
+            _OPACUS,
+            "opacus_dp_sgd_full_batch",
+            2_000,
+            "float32 noise rounding (secure_mode off)",
+            ("float32 outputs",),
+            budget_seconds=240.0,
+        ),
     ],
     "smartnoise": [
         Entry(
@@ -208,6 +216,8 @@ UPSTREAM = {
     "pipeline_dp_count": "new: no issue about the empty collection's exception",
     "opacus_dp_sgd": "known: meta-pytorch/opacus issue 571, 'Privacy Leakage at low sample "
     "size' (open), and issue 819 (normalisation by the expected batch size)",
+    "opacus_dp_sgd_full_batch": "documented: Opacus's DPOptimizer says only secure_mode "
+    "(off by default) makes the noise resist floating-point attacks",
     "smartnoise_count_by_key_uncensored": "documented: PrivateReaderOptions says to turn "
     "censor_dims off only when small dimensions cannot expose privacy",
 }

@@ -74,3 +74,12 @@ def test_the_step_count_leaks_the_dataset_size() -> None:
     claim = max(op.opacus_epsilon(d2), op.opacus_epsilon(d3))
     r = audit(op.opacus_dp_sgd, d2, d3, epsilon=claim, delta=op.DELTA, samples=3_000, seed=0)
     assert r.violation and r.epsilon_lower > 2 * claim
+
+
+def test_the_full_batch_claim_is_one_number_for_every_size() -> None:
+    """With batch size 8 every dataset searched is one step at sample rate 1: Opacus's
+    accountant gives one epsilon, the adapter's claim."""
+    a = op.opacus_dp_sgd_full_batch
+    for n in range(1, 9):
+        assert op._full_batch_epsilon(np.zeros((n, 1))) == a.epsilon
+    assert a.epsilon == op.opacus_epsilon(np.zeros((1, 1)))  # n = 1: one step at rate 1 too

@@ -16,7 +16,11 @@ mechanisms.libraries.hunt_targets:LIBRARY --out DIR --seed 2024`` writes the sam
 anywhere); ``tests/libraries/test_hunt_reports.py`` checks them
 (fingerprints, library version) where the library imports and skips, saying so, elsewhere.
 None of these libraries can be seeded but Opacus, so their reports are not reproducible from
-the seed and say so.
+the seed and say so.  The slow ones (Opacus trains at about 20 ms a run, smartnoise queries at
+15-40 ms) give the search a time budget (``budget_seconds``): how many candidates it scores
+then depends on the machine's speed, the rest of the report on the seed (regenerated under
+another load, the Opacus report certified the same pair and bound with 9 candidates scored
+instead of 14).
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@
 Public API:
     audit(mechanism, d0, d1, *, epsilon, delta=0.0, samples, confidence=0.95, seed=None, ...)
         (``arithmetic="float"``, the default for a mechanism that declares nothing, also
-        searches events over the outputs' bit patterns: :mod:`dpaudit.audit.float_bits`)
+        searches events over the outputs' bit patterns in their own precision:
+        :mod:`dpaudit.audit.float_bits`; outputs may be structured, :mod:`.structured`;
+        ``on_error="output"`` makes an exception's type an outcome)
     audit_records(fn, domain, *, epsilon, delta=0.0, relation="replace-one", sizes=(1, 8),
                   samples, confidence=0.95, seed=None, budget_seconds=None, workers=1)
     audit_one_run(train, m, *, epsilon, delta=0.0, confidence=0.95, seed=None, guesses=None)

@@ -114,8 +114,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--arithmetic",
         choices=ARITHMETICS,
         default=None,
-        help="what the claim is about: 'float' (the code as it runs in doubles: also search "
-        "events over the outputs' bit patterns) or 'real' (real arithmetic: leave them out); "
+        help="what the claim is about: 'float' (the code as it runs, in floats of the outputs' "
+        "precision, float64/32/16 or bfloat16: also search events over the outputs' bit "
+        "patterns in that format) or 'real' (real arithmetic: leave them out); "
         "default: OBJECT.arithmetic, else float (docs/floating-point.md)",
     )
     p.add_argument(
@@ -126,6 +127,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "'clopper-pearson' when --delta is 0), 'joint' (one exact test of both counts: "
         "certifies more at delta > 0) or 'clopper-pearson' (two one-sided exact binomial "
         "bounds); docs/tradeoff.md",
+    )
+    p.add_argument(
+        "--on-error",
+        choices=("skip", "raise", "output"),
+        default=None,
+        help="what an exception of OBJECT is: 'raise' (default for a given pair: the audit "
+        "stops, exit 2) or 'output' (the exception's type is that sample's outcome, e.g. "
+        "the event 'the mechanism raised ValueError'; a failing OBJECT.batch falls back to "
+        "single calls); 'skip' is for --records (docs/auditing.md)",
     )
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -231,6 +241,12 @@ def run(args: argparse.Namespace) -> int:
                 "datasets must be given: --d0/--d1, --query-pairs K, or an"
                 " OBJECT with a pairs attribute; got none"
             )
+    on_error = args.on_error or "raise"
+    if on_error == "skip":
+        raise ValueError(
+            "--on-error must be 'raise' or 'output' for a given pair ('skip' skips the "
+            "candidate pairs of --records), got 'skip'"
+        )
     if args.exact and args.scheduler is not None:
         raise ValueError("--scheduler must not be combined with --exact (nothing to sample)")
     if args.exact:
@@ -252,6 +268,7 @@ def run(args: argparse.Namespace) -> int:
             max_memory_bytes=args.max_memory,
             arithmetic=args.arithmetic,
             certification=args.certification,
+            on_error=on_error,
         )
     return _show(result, args)
 

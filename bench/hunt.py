@@ -53,6 +53,9 @@ from dpaudit.audit import audit_records  # noqa: E402
 #: The panel's seed and confidence.
 SEED = 2024
 CONFIDENCE = 0.95
+#: Samples of a row whose target needs a feature the auditor lacks: the row then audits the
+#: function on what the search does try, and more samples would not reach the target.
+WITHOUT_FEATURE_SAMPLES = 2_000
 #: Distributions whose versions each part records.
 VERSIONS = (
     "numpy",
@@ -331,6 +334,8 @@ def run_entry(
             row["claim_note"] = "the largest claim over the sizes searched"
         row["claim"] = _claim_text(epsilon, adapter.delta)
         options = {k: v for k, v in entry.options.items() if _accepted(k)}
+        if samples is None and missing:
+            samples = min(entry.samples, WITHOUT_FEATURE_SAMPLES)
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -297,6 +297,7 @@ def environment() -> dict[str, Any]:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "load": " / ".join(f"{x:.2f}" for x in os.getloadavg()),
         "commit": commit,
+        "started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "versions": {d: v for d in VERSIONS if (v := _version(d))},
     }
 
@@ -368,6 +369,7 @@ def run_entry(
         return row
     final = 2 * (samples or entry.samples)
     claimed = result.epsilon_claimed
+    search = getattr(result, "search_samples", None)
     row.update(
         status="ran",
         violation=bool(result.violation),
@@ -377,9 +379,11 @@ def run_entry(
         event=result.event,
         reproducible=bool(result.reproducible),
         final_samples=final,
-        search_samples=int(result.samples_drawn) - final,
+        search_samples=int(search if search is not None else result.samples_drawn - final),
         candidates=int(result.candidates_searched),
-        refused=len(getattr(result, "refused", ()) or ()),
+        refused=int(getattr(result, "refused_count", len(getattr(result, "refused", ())))),
+        edge_values=[str(e) for e in getattr(result, "pair_edge_values", ())],
+        claim_read=str(getattr(result, "claim_description", "")),
         false_alarm=bool(result.violation) and entry.target == "correct",
     )
     return row

@@ -330,6 +330,7 @@ def run_entry(
     row: dict[str, Any] = {"adapter": entry.adapter, "target": entry.target}
     missing = [f for f in entry.needs if f not in features]
     row["missing"] = missing
+    row["needs"] = list(entry.needs)
     try:
         if adapter is None:
             adapter = getattr(importlib.import_module(entry.module), entry.adapter)
@@ -429,8 +430,8 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
     """The panel's rows as a Markdown table."""
     head = (
         "| library | function | claim | target | violation found (pair) | eps_lower vs claim "
-        "| false alarm | search / final samples | seconds |\n"
-        "|---|---|---|---|---|---|---|---|---|\n"
+        "| false alarm | search / final samples | seconds | run |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n"
     )
     lines = []
     for r in rows:
@@ -443,12 +444,17 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
             claim += f" ({r['claim_note']})"
         if r.get("status") != "ran":
             what = f"{r.get('status')}: {_short(r.get('error', ''), 160)}"
-            cells = [lib, r.get("name", r["adapter"]), claim, target, what, "", "", "", ""]
+            cells = [lib, r.get("name", r["adapter"]), claim, target, what, "", "", "", "", ""]
             cells[8] = f"{r.get('seconds', 0):.1f}" if r.get("seconds") else ""
+            cells[9] = r.get("run", "")
         else:
             found = (f"**yes**: {_short(r['pair'], 220)}" if r["violation"] else "no") + (
                 "" if r["reproducible"] else " (not seedable)"
             )
+            if r["violation"] and r.get("edge_values"):
+                found += f"; edge values: {_short('; '.join(r['edge_values']), 120)}"
+            if r.get("refused"):
+                found += f"; {r['refused']} candidate(s) refused (the function raised)"
             ratio = r["search_samples"] / r["final_samples"]
             cells = [
                 lib,
@@ -460,6 +466,7 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
                 "**FALSE ALARM**" if r["false_alarm"] else "none",
                 f"{r['search_samples']:,} / {r['final_samples']:,} ({ratio:.1f}x)",
                 f"{r['seconds']:.1f}",
+                r.get("run", ""),
             ]
         lines.append("| " + " | ".join(_cell(str(c)) for c in cells) + " |")
     return head + "\n".join(lines) + "\n"
@@ -469,7 +476,11 @@ def markdown(parts: dict[str, dict[str, Any]], command: str) -> str:
     """The whole results page: when, where, versions, the table, and the features each
     target needs.  ``parts`` maps a part's name to ``{"environment": ..., "rows": ...,
     "features": ...}``."""
-    rows = [r for p in parts.values() for r in p["rows"]]
+    order = {e.adapter: k for k, e in enumerate(e for p in PARTS.values() for e in p)}
+    rows = sorted(  # the panel's order, whichever run measured a row
+        (r for p in parts.values() for r in p["rows"]),
+        key=lambda r: order.get(r["adapter"], len(order)),
+    )
     today = datetime.date.today().isoformat()
     out = [
         "# The real-library panel: DP libraries audited with no designed pair",
@@ -483,21 +494,26 @@ def markdown(parts: dict[str, dict[str, Any]], command: str) -> str:
         env = part["environment"]
         versions = ", ".join(f"{k} {v}" for k, v in env["versions"].items())
         have = ", ".join(sorted(part["features"])) or "none of issue #32's"
+        label = part.get("label", "")
+        started = f", started {env['started']}" if env.get("started") else ""
         out.append(
-            f"- part `{name}`: Python {env['python']} on {env['machine']} (load at start "
-            f"{env['load']}), dpaudit at {env['commit'] or '?'}; {versions}. Auditor features "
-            f"present: {have}."
+            f"- {f'run {label}, ' if label else ''}part `{part.get('part', name)}`: Python "
+            f"{env['python']} on {env['machine']} (load at start {env['load']}{started}), "
+            f"dpaudit at {env['commit'] or '?'}; {versions}. Auditor features present: {have}."
         )
     flagged = [r for r in rows if r.get("status") == "ran" and r["violation"]]
     alarms = [r for r in rows if r.get("false_alarm")]
     ran = [r for r in rows if r.get("status") == "ran"]
     search = sum(r["search_samples"] for r in ran)
     final = sum(r["final_samples"] for r in ran)
+    ratios = [r["search_samples"] / r["final_samples"] for r in ran]
     out += [
         "",
         f"{len(rows)} functions, {len(ran)} audited, {len(flagged)} flagged, "
         f"{len(alarms)} false alarms; the search drew {search:,} samples against the final "
-        f"audits' {final:,} ({search / max(final, 1):.1f}x).",
+        f"audits' {final:,} ({search / max(final, 1):.1f}x"
+        + (f"; per row at most {max(ratios):.2f}x" if ratios else "")
+        + ").",
         "",
         table(rows),
         "## Findings known upstream or new",
@@ -514,8 +530,10 @@ def markdown(parts: dict[str, dict[str, Any]], command: str) -> str:
     present = set.intersection(*(set(p["features"]) for p in parts.values())) if parts else set()
     for feature, what in FEATURES.items():
         users = [r.get("name", r["adapter"]) for r in rows if feature in r.get("missing", ())]
+        needing = [r.get("name", r["adapter"]) for r in rows if feature in r.get("needs", ())]
         state = (
             "present in every part"
+            + (f"; the rows that need it: {', '.join(needing)}" if needing else "")
             if feature in present
             else f"missing, needed by {', '.join(users)}"
             if users
@@ -549,6 +567,29 @@ def write_reports(part: str, only: Sequence[str] = ()) -> None:
             progress=False,
             command=f"nox -s hunt_{part} -- --reports",
         )
+
+
+def combine(runs: Sequence[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Parts' runs (each as ``--part ... --json`` writes it, oldest first) as one page's parts.
+
+    With one run per part, the parts as they are.  With more (rows rerun with ``--only``), a
+    function measured in several runs keeps its latest row; each run is labelled (A, B, ...)
+    and each row names its run, so the page says which rows come from which run.
+    """
+    flat = [(name, part) for run in runs for name, part in run.items()]
+    if len({name for name, _ in flat}) == len(flat):
+        return {name: part for name, part in flat}
+    latest: dict[str, int] = {}
+    for i, (_, part) in enumerate(flat):
+        for row in part["rows"]:
+            latest[row["adapter"]] = i
+    out: dict[str, dict[str, Any]] = {}
+    for i, (name, part) in enumerate(flat):
+        label = chr(ord("A") + i)
+        rows = [dict(r, run=label) for r in part["rows"] if latest[r["adapter"]] == i]
+        if rows:
+            out[f"{name} ({label})"] = dict(part, rows=rows, label=label, part=name)
+    return out
 
 
 def _run_command(argv: Sequence[str]) -> str:
@@ -587,12 +628,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.json:
             Path(args.json).write_text(json.dumps(parts, indent=2, default=str) + "\n")
     elif args.combine:
-        parts = {}
+        runs = []
         for path in args.combine:
             if not Path(path).exists():
                 print(f"[hunt] {path} missing: that part did not run", file=sys.stderr)
                 continue
-            parts.update(json.loads(Path(path).read_text()))
+            runs.append(json.loads(Path(path).read_text()))
+        parts = combine(runs)
     else:
         parser.error("give --part or --combine")
     page = markdown(parts, "nox -s hunt" if args.combine else _run_command(argv or sys.argv[1:]))

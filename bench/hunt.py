@@ -528,9 +528,14 @@ def markdown(parts: dict[str, dict[str, Any]], command: str) -> str:
         "",
     ]
     present = set.intersection(*(set(p["features"]) for p in parts.values())) if parts else set()
+    needs = {e.adapter: e.needs for p in PARTS.values() for e in p}  # rows of older runs
     for feature, what in FEATURES.items():
         users = [r.get("name", r["adapter"]) for r in rows if feature in r.get("missing", ())]
-        needing = [r.get("name", r["adapter"]) for r in rows if feature in r.get("needs", ())]
+        needing = [
+            r.get("name", r["adapter"])
+            for r in rows
+            if feature in r.get("needs", needs.get(r["adapter"], ()))
+        ]
         state = (
             "present in every part"
             + (f"; the rows that need it: {', '.join(needing)}" if needing else "")

@@ -590,7 +590,7 @@ def combine(runs: Sequence[dict[str, dict[str, Any]]]) -> dict[str, dict[str, An
             latest[row["adapter"]] = i
     out: dict[str, dict[str, Any]] = {}
     for i, (name, part) in enumerate(flat):
-        label = chr(ord("A") + i)
+        label = chr(ord("A") + len(out))  # runs whose rows were all rerun get no label
         rows = [dict(r, run=label) for r in part["rows"] if latest[r["adapter"]] == i]
         if rows:
             out[f"{name} ({label})"] = dict(part, rows=rows, label=label, part=name)

@@ -142,3 +142,6 @@ def test_rows_rerun_in_a_later_run_replace_the_earlier_ones_and_name_their_run()
     assert "per row at most 1.50x" in page
     # one run per part: the parts as they are, no labels
     assert hunt.combine([old]) == old
+    # a run whose rows were all rerun is left out, and the labels skip no letter
+    gone = {"main": {"environment": env, "features": [], "rows": [row("a", 0.5)]}}
+    assert sorted(hunt.combine([gone, old, new])) == ["main (A)", "main (B)"]

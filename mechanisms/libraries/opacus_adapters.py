@@ -197,6 +197,14 @@ opacus_dp_sgd_full_batch = LibraryAdapter(
     delta=DELTA,
     seedable=True,
     release=_train_full_batch,
+    finding=(
+        "Finding (Opacus 1.6.0, floating point; documented: DPOptimizer says only "
+        "secure_mode, off by default, makes the noise resist floating-point attacks): the "
+        "noise is drawn and added in float32, and which float32 values the released weight "
+        "takes (its binade and the trailing zero bits of its significand) depends on the "
+        "clipped gradients, so classes of outputs occur under one dataset far more often than "
+        "under its neighbour: the released float32 leaks more than the claim."
+    ),
 )
 
 #: Every Opacus adapter, by name.

@@ -431,7 +431,7 @@ def _records_audit(target: Target, records: Records, mechanism: Any, seed: int) 
         **target.audit_options,
     )
     # an exception is an outcome in the growth audits too when it is one in the search
-    errors = {"on_error": "output"} if target.audit_options.get("on_error") == "output" else {}
+    on_error = "output" if target.audit_options.get("on_error") == "output" else "raise"
     growth = []
     for f in GROWTH_FRACTIONS:
         n = int(target.samples * f)
@@ -445,7 +445,7 @@ def _records_audit(target: Target, records: Records, mechanism: Any, seed: int) 
                 confidence=AUDIT_CONFIDENCE,
                 seed=s,
                 progress=False,
-                **errors,
+                on_error=on_error,
             )
             growth.append({"samples": n, "epsilon_lower": r.epsilon_lower})
     growth.append({"samples": target.samples, "epsilon_lower": main.epsilon_lower})

@@ -241,7 +241,9 @@ UPSTREAM = {
     "size' (open), and issue 819 (normalisation by the expected batch size, "
     "int(len(dataset) * sample_rate): the pair found, 7 against 8 records, differs only there)",
     "opacus_dp_sgd_full_batch": "documented: Opacus's DPOptimizer says only secure_mode "
-    "(off by default) makes the noise resist floating-point attacks",
+    "(off by default) makes the noise resist floating-point attacks; its report "
+    "(reports/hunt/opacus) found NaN through the per-sample clipping first (no upstream issue "
+    "found)",
     "smartnoise_count_by_key_uncensored": "documented: PrivateReaderOptions says to turn "
     "censor_dims off only when small dimensions cannot expose privacy",
 }

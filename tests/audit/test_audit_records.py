@@ -286,6 +286,7 @@ _categorical = st.lists(st.integers(-3, 5), min_size=1, max_size=5)
 _domains = st.lists(st.one_of(_numeric, _categorical), min_size=1, max_size=4)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     domain=_domains,

@@ -37,6 +37,7 @@ def test_bad_epsilon_is_bad_input(capsys):
     assert "epsilon must be a number >= 0" in _json(capsys)["error"]["message"]
 
 
+@pytest.mark.slow
 def test_curve_json_and_png(tmp_path, capsys):
     out = tmp_path / "curve.json"
     assert main(["account", "SelfComposed(Gaussian(sigma=10), 50)", "--curve", str(out)]) == 0

@@ -306,10 +306,12 @@ needs_new_parser = pytest.mark.xfail(
 )
 
 
+@pytest.mark.slow
 def test_cli_fuzz(sandbox: tuple[Path, Path]) -> None:
     _run(CASES // 2, 15, sandbox, OTHER_COMMANDS)
 
 
+@pytest.mark.slow
 @needs_new_parser
 def test_cli_fuzz_expressions(sandbox: tuple[Path, Path]) -> None:
     _run(CASES // 2, 16, sandbox, EXPRESSION_COMMANDS)

@@ -122,6 +122,7 @@ def _process_cluster() -> Iterator[tuple[Any, Any]]:
             yield cluster, client
 
 
+@pytest.mark.slow
 def test_worker_dying_mid_audit_keeps_the_certified_result(
     tmp_path: Path, local_result: dict[str, Any]
 ) -> None:

@@ -85,6 +85,7 @@ EVENTS = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(event=EVENTS)
 def test_write_then_read_is_the_identity_and_matches_the_schema(event):

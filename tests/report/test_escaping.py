@@ -129,6 +129,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow
 def test_reports_with_hostile_names_have_no_active_content(pages: dict[str, str]) -> None:
     assert len(pages) == 4  # a report and an index in each format
     for key, page in pages.items():

@@ -38,6 +38,7 @@ from dpaudit.report import (
 REPORTS = Path(__file__).resolve().parents[2] / "reports"
 
 
+@pytest.mark.slow
 def test_committed_reports_are_up_to_date() -> None:
     load_targets()
     problems = check_up_to_date(REPORTS)

@@ -92,6 +92,7 @@ def test_audited_instance_lies_in_the_claims_domain(key: str) -> None:
     assert not target_plan(_target(key)).free_symbols
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", [k for k in CLAIM_KEYS if audit_status(k)[0] == "audited"])
 def test_audit_lower_bound_below_accountant_upper_bound(key: str) -> None:
     """Certified lower bound <= the accountant's upper bound for the declared plan at the

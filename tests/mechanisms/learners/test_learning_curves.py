@@ -201,6 +201,7 @@ def test_breast_cancer_views_per_task() -> None:
     assert X.shape == (50, 1) and X.min() >= 0.0 and X.max() <= 1.0
 
 
+@pytest.mark.slow
 def test_cli_writes_plot_page_json_and_index(tmp_path: Path, capsys) -> None:
     out = tmp_path / "curves"
     argv = ["learn", "--curves", "pac-threshold", "--quick", "--out", str(out), "--seed", "3"]

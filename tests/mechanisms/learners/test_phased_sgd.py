@@ -134,6 +134,7 @@ def test_one_phase_moves_by_at_most_the_stated_sensitivity() -> None:
     assert float(np.linalg.norm(a - b)) / (2 * L * eta) == pytest.approx(1.5)
 
 
+@pytest.mark.slow
 def test_fit_stays_within_its_plan_and_the_declared_budget() -> None:
     """The ledger of a fit (R Parallel runs + one EM) equals the plan; the accountant's
     guarantee of the plan is within (eps, delta) = (1, 1e-6)."""

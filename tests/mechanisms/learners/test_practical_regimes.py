@@ -206,6 +206,7 @@ def _chi_square_p(em: ExponentialMechanism, scores: np.ndarray, draws: int, seed
     return chisquare(counts, draws * probs).pvalue
 
 
+@pytest.mark.slow
 def test_streamed_selection_has_the_exponential_mechanisms_law() -> None:
     """Chi-square goodness of fit of 10,000 streamed draws (6 candidates in chunks of 2, 3,
     1; epsilon 0.9, sensitivity 1/8, so inverse temperature 3.6) against the closed form

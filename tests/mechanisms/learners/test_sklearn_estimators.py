@@ -42,6 +42,7 @@ def test_net_margin_learner_utility_at_n_2000_eps_1() -> None:
     assert max(errors) <= 0.15
 
 
+@pytest.mark.slow
 def test_noisy_sgd_learner_utility_and_guarantee_at_n_2000() -> None:
     """000 Algorithm 1/3 at n = 2000, eps = 1, delta = 1e-6, default steps (min(n^2, 1e5)):
     test error <= 0.3 (recorded 0.2); the guarantee is the plan's, within what was asked."""
@@ -175,6 +176,7 @@ def test_the_utility_threshold_can_fail() -> None:
     assert max(errors) > 0.15
 
 
+@pytest.mark.slow
 def test_long_loops_report_progress() -> None:
     """dpaudit.learners.progress: the noisy-SGD loop reports (done, total) per block of steps,
     ending at (steps, steps) for each run; nothing is reported outside the context."""

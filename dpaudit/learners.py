@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from dpaudit.plugins import GROUPS, load_group, raise_on_errors
+from dpaudit.suggestions import closest_hint
 
 __all__ = [
     "LEARNERS",
@@ -126,7 +127,10 @@ def get_learner(name: str) -> LearnerInfo:
         load_learners()
     if name not in LEARNERS:
         known = ", ".join(sorted(LEARNERS)) or "none"
-        raise KeyError(f"learner must be one of {known}; got {name!r} (see `dpaudit learn --list`)")
+        raise KeyError(
+            f"learner must be one of {known}; got {name!r}{closest_hint(name, LEARNERS)} (see "
+            "`dpaudit learn --list`)"
+        )
     return LEARNERS[name]
 
 

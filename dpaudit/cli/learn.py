@@ -83,7 +83,7 @@ def _number(flag: str, text: str | None, low: float, high: float = math.inf) -> 
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and low < value < high):
-        shown = "oo" if math.isinf(high) else f"{high:g}"
+        shown = "inf" if math.isinf(high) else f"{high:g}"
         raise ValueError(f"{flag} must be a number in ({low:g}, {shown}), got {text!r}")
     return value
 
@@ -92,7 +92,7 @@ def _seed(text: str | None) -> int | None:
     if text is None:
         return None
     if not _INT.fullmatch(text.strip()) or int(text) < 0:
-        raise ValueError(f"--seed must be an integer in [0, oo), got {text!r}")
+        raise ValueError(f"--seed must be an integer in [0, inf), got {text!r}")
     return int(text)
 
 

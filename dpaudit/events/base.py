@@ -90,8 +90,8 @@ _OPERATORS = {
 
 
 def _interval_text(low: Any, high: Any, low_open: bool, high_open: bool, integer: bool) -> str:
-    lo = "-oo" if low is None else str(low)
-    hi = "oo" if high is None else str(high)
+    lo = "-inf" if low is None else str(low)
+    hi = "inf" if high is None else str(high)
     text = (
         ("(" if low_open or low is None else "[")
         + f"{lo}, {hi}"

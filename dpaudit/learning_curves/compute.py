@@ -184,9 +184,9 @@ def diffprivlib_available() -> bool:
 
 
 def _grid(name: str, values: Any, low: float, integer: bool) -> list[Any]:
-    shown = f"{'integers' if integer else 'numbers'} in ({low:g}, oo)"
+    shown = f"{'integers' if integer else 'numbers'} in ({low:g}, inf)"
     if integer:
-        shown = f"integers in [{int(low)}, oo)"
+        shown = f"integers in [{int(low)}, inf)"
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
         raise ValueError(f"{name} must be a non-empty list of {shown}, got {values!r}")
     out: list[Any] = []

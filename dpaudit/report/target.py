@@ -20,6 +20,7 @@ from typing import Any
 
 from dpaudit.events import Event
 from dpaudit.plugins import GROUPS, TargetError, load_group, load_object, raise_on_errors
+from dpaudit.suggestions import closest_hint
 
 __all__ = [
     "TARGETS",
@@ -456,7 +457,8 @@ def resolve_targets(specs: Iterable[str] | None = None) -> list[Target]:
         if not matched:
             groups = sorted({t.group for t in TARGETS.values()})
             raise UnknownTargetError(
-                f"no target matches {spec!r}; groups: {', '.join(groups) or 'none'}; "
+                f"no target matches {spec!r}{closest_hint(spec, [*TARGETS, *groups])}; "
+                f"groups: {', '.join(groups) or 'none'}; "
                 f"{len(TARGETS)} targets (list them with `dpaudit report --list`)"
             )
         for t in matched:

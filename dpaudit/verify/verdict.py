@@ -85,10 +85,10 @@ def parse_relation(relation: Any) -> sympy.core.relational.Relational:
     Raises:
         ValueError: if it is not an inequality ``<``, ``<=``, ``>``, ``>=``.
     """
-    rel = as_expr(relation, "relation")
+    rel = as_expr(relation, "inequality")
     if rel in (sympy.true, sympy.false):
         raise ValueError(
-            f"relation must be an inequality with free parameters, got {relation!r}"
+            f"inequality must have free parameters, got {relation!r}"
             f" (sympy already decided it: {rel})"
         )
     if not isinstance(rel, sympy.core.relational.Relational) or rel.rel_op not in (
@@ -97,9 +97,7 @@ def parse_relation(relation: Any) -> sympy.core.relational.Relational:
         ">",
         ">=",
     ):
-        raise ValueError(
-            f"relation must be an inequality lhs <= rhs (or <, >=, >), got {relation!r}"
-        )
+        raise ValueError(f"inequality must be lhs <= rhs (or <, >=, >), got {relation!r}")
     floats = rel.atoms(sympy.Float)
     if floats:
         rel = rel.xreplace({f: sympy.Rational(f) for f in floats})

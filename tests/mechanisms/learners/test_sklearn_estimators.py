@@ -96,12 +96,12 @@ def test_any_two_labels_and_seed_reproducibility() -> None:
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"epsilon": 0}, r"epsilon must be a number in \(0, oo\), got 0"),
-        ({"epsilon": float("nan")}, r"epsilon must be a number in \(0, oo\), got nan"),
-        ({"epsilon": "1"}, r"epsilon must be a number in \(0, oo\), got '1'"),
+        ({"epsilon": 0}, r"epsilon must be a number in \(0, inf\), got 0"),
+        ({"epsilon": float("nan")}, r"epsilon must be a number in \(0, inf\), got nan"),
+        ({"epsilon": "1"}, r"epsilon must be a number in \(0, inf\), got '1'"),
         ({"margin": 2.0}, r"margin must be a number in \(0, 1\], got 2.0"),
         ({"dimension": 9}, r"dimension must be an integer in \[1, 4\], got 9"),
-        ({"random_state": -1}, r"random_state must be None, an integer in \[0, oo\)"),
+        ({"random_state": -1}, r"random_state must be None, an integer in \[0, inf\)"),
     ],
 )
 def test_bad_parameters_name_range_and_value(params, match) -> None:
@@ -118,7 +118,7 @@ def test_bad_data_is_refused_before_anything_runs() -> None:
         DPWinnowClassifier(epsilon=0.5).fit(X, y)
     with pytest.raises(ValueError, match=r"delta must be a number in \(0, 1\), got 1.5"):
         NoisySGDMarginClassifier(delta=1.5).fit(X, y)
-    with pytest.raises(ValueError, match=r"steps must be an integer in \[1, oo\), got 'many'"):
+    with pytest.raises(ValueError, match=r"steps must be an integer in \[1, inf\), got 'many'"):
         NoisySGDMarginClassifier(steps="many").fit(X, y)
 
 

@@ -25,6 +25,7 @@ from dpaudit.audit.domain import RELATIONS
 from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES
 from dpaudit.audit.options import ARITHMETICS, CERTIFICATIONS
 from dpaudit.cli.exit_codes import dumps
+from dpaudit.cli.numbers import float_option
 from dpaudit.plugins import load_object
 
 #: Default samples per dataset on the command line.
@@ -43,15 +44,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "target", metavar="MODULE:OBJECT", help="e.g. mechanisms.broken:BrokenLaplaceTooLittleNoise"
     )
-    p.add_argument("--epsilon", type=float, help="claimed epsilon (default: OBJECT.epsilon)")
-    p.add_argument("--delta", type=float, help="claimed delta (default: OBJECT.delta or 0)")
+    p.add_argument(
+        "--epsilon", help="claimed epsilon, a finite number >= 0 (default: OBJECT.epsilon)"
+    )
+    p.add_argument("--delta", help="claimed delta in [0, 1) (default: OBJECT.delta or 0)")
     p.add_argument(
         "--samples",
         type=int,
         default=DEFAULT_SAMPLES,
         help=f"samples per dataset, in [10, {MAX_SAMPLES:.0e}] (default {DEFAULT_SAMPLES})",
     )
-    p.add_argument("--confidence", type=float, default=0.95)
+    p.add_argument("--confidence", default="0.95", help="confidence level in (0, 1) (0.95)")
     p.add_argument("--seed", type=int, default=None, help="seed (default: fresh, reported)")
     p.add_argument("--d0", help="first dataset as JSON")
     p.add_argument("--d1", help="neighbouring dataset as JSON")
@@ -83,7 +86,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--budget",
-        type=float,
         metavar="SECONDS",
         help="with --records: time budget of the search (default: a fixed number of rounds)",
     )
@@ -204,16 +206,21 @@ def _run_records(args: argparse.Namespace, fn: Any, epsilon: float, delta: float
 
 def run(args: argparse.Namespace) -> int:
     """Run ``dpaudit audit``; exit status 1 on a violation."""
+    # one rule for every command's numbers (dpaudit.cli.numbers): finite, in range
+    claimed = float_option("--epsilon", args.epsilon, 0.0)
+    given_delta = float_option("--delta", args.delta, 0.0, 1.0)
+    args.confidence = float_option("--confidence", args.confidence, 0.0, 1.0, low_open=True)
+    args.budget = float_option("--budget", args.budget, 0.0, low_open=True)
     # the auditor (SciPy) is imported here, not at start-up: ``dpaudit audit --help`` and
     # argument errors answer at once
     from dpaudit.audit import audit as run_audit
     from dpaudit.audit import exact_audit, query_pairs
 
     mechanism = _load(args.target)
-    epsilon = args.epsilon if args.epsilon is not None else getattr(mechanism, "epsilon", None)
+    epsilon = claimed if claimed is not None else getattr(mechanism, "epsilon", None)
     if epsilon is None:
         raise ValueError("--epsilon must be given (OBJECT has no epsilon attribute), got none")
-    delta = args.delta if args.delta is not None else float(getattr(mechanism, "delta", 0.0))
+    delta = given_delta if given_delta is not None else float(getattr(mechanism, "delta", 0.0))
     if args.records is not None:
         result = _run_records(args, mechanism, epsilon, delta)
         return _show(result, args)

@@ -19,7 +19,8 @@ from typing import Any
 from dpaudit.accountant import Accountant, Guarantee, Step
 from dpaudit.accountant.render import assumption_lines, tex_mixed
 from dpaudit.cli.exit_codes import dumps
-from dpaudit.parse import parse_event, parse_number
+from dpaudit.cli.numbers import exact_option
+from dpaudit.parse import parse_event
 from dpaudit.teaching.cards import UnknownTheoremError, card_names, explain_card
 from dpaudit.teaching.explanation import explain_candidates
 
@@ -195,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_card(args)
     symbols = [s.strip() for s in args.symbols.split(",") if s.strip()]
     event = parse_event(args.expression, symbols=symbols)
-    delta = None if args.delta is None else parse_number(args.delta)
+    delta = exact_option("--delta", args.delta, 0.0, 1.0)
     g = Accountant().guarantee(event, delta)
     every = explain_candidates(g)
     if args.json:

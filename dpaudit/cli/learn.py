@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.cli.exit_codes import dumps
+from dpaudit.cli.numbers import float_option
 from dpaudit.learners import get_learner, load_learners, progress
 
 __all__ = ["read_csv", "register", "run"]
@@ -73,19 +74,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="print a JSON object")
     p.set_defaults(func=run)
-
-
-def _number(flag: str, text: str | None, low: float, high: float = math.inf) -> float | None:
-    if text is None:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and low < value < high):
-        shown = "inf" if math.isinf(high) else f"{high:g}"
-        raise ValueError(f"{flag} must be a number in ({low:g}, {shown}), got {text!r}")
-    return value
 
 
 def _seed(text: str | None) -> int | None:
@@ -267,8 +255,8 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, flag) is None:
             raise ValueError(f"--{flag} is required to fit a learner")
     info = get_learner(args.name)
-    epsilon = _number("--epsilon", args.epsilon, 0.0)
-    delta = _number("--delta", args.delta, 0.0, 1.0)
+    epsilon = float_option("--epsilon", args.epsilon, 0.0, low_open=True)
+    delta = float_option("--delta", args.delta, 0.0, 1.0, low_open=True)
     seed = _seed(args.seed)
     params = _params(args.param)
     estimator = info.factory(**params) if params else info.factory()

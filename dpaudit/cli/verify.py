@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from dpaudit.cli.exit_codes import dumps
+from dpaudit.cli.numbers import float_option
 from dpaudit.verify.claims import CLAIMS, get_claim, load_claim_modules
 from dpaudit.verify.domain import Domain
 from dpaudit.verify.engine import MAX_WORK, TIME_LIMIT
@@ -41,7 +42,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--claim", help="verify one registered claim by key")
     p.add_argument(
         "--time-limit",
-        type=float,
         default=None,
         help="CPU-seconds safety net per inequality (default 30 with --all, else "
         "120); the box and work budgets decide the verdicts",
@@ -56,11 +56,9 @@ MAX_TIME_LIMIT = 3600.0
 
 def run(args: argparse.Namespace) -> int:
     """Run ``dpaudit verify``; exit status 1 when something is refuted."""
-    if args.time_limit is not None and not 0 < args.time_limit <= MAX_TIME_LIMIT:
-        raise ValueError(
-            f"--time-limit must be a number of seconds in (0, {MAX_TIME_LIMIT:g}], "
-            f"got {args.time_limit!r}"
-        )
+    args.time_limit = float_option(
+        "--time-limit", args.time_limit, 0.0, MAX_TIME_LIMIT, low_open=True, high_open=False
+    )
     if args.all or args.claim:
         loads = load_claim_modules()
         errors = [m for m in loads if m.status == "error"]

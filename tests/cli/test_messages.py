@@ -58,10 +58,8 @@ def test_verifier_ranges_are_written_with_ascii_inf(capsys: pytest.CaptureFixtur
 
 
 def test_learn_and_learner_ranges_say_inf(capsys: pytest.CaptureFixture[str]) -> None:
-    err = _error(
-        capsys, "learn", "net-margin", "--train", "a.csv", "--test", "b.csv", "--label", "y",
-        "--epsilon", "0",
-    )  # fmt: skip
+    learn = ["learn", "net-margin", "--train", "a.csv", "--test", "b.csv", "--label", "y"]
+    err = _error(capsys, *learn, "--epsilon", "0")
     assert "(0, inf)" in err and "oo" not in err
 
 

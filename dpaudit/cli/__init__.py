@@ -4,8 +4,8 @@ Each subcommand lives in its own module ``dpaudit/cli/<name>.py`` exposing
 ``register(subparsers)``, which adds its parser and sets ``func`` (called with the parsed
 arguments, returning the exit status).  Exit statuses (:mod:`dpaudit.cli.exit_codes`): 0
 success, 1 a privacy finding (violation, refuted claim), 2 bad input, 3 an internal error or
-engine failure; each error is one clear line on stderr (and a JSON object on stdout under
-``--json``); the full trace with ``--debug``.
+engine failure, 4 a verification left undecided; each error is one clear line on stderr
+(and a JSON object on stdout under ``--json``); the full trace with ``--debug``.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ EXIT_OK = ExitCode.OK
 EXIT_FINDING = ExitCode.FINDING
 EXIT_INPUT = ExitCode.BAD_INPUT
 EXIT_INTERNAL = ExitCode.INTERNAL
+EXIT_UNDECIDED = ExitCode.UNDECIDED
 
 #: Exceptions that mean bad input (exit code 2): a ValueError names the parameter, its
 #: admissible range and the value received (ExpressionError, MechanismError and the auditor's

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import dpaudit.events as ev
-from dpaudit.pytest_plugin import assert_claim_verified, assert_private
+from dpaudit.pytest_plugin import ClaimUndecidedError, assert_claim_verified, assert_private
 from mechanisms.broken import BrokenLaplaceTooLittleNoise
 from mechanisms.catalogue import LaplaceCount
 
@@ -71,7 +71,12 @@ def test_assert_private_passes_and_fails_deterministically() -> None:
 def test_assert_claim_verified_outcomes() -> None:
     v = assert_claim_verified("002/private-pac-learner")
     assert v.status == "proved"
-    with pytest.raises(AssertionError, match="is unknown"):
+    # the accountant's bound 1 is above 1/2 but nothing refutes the claim: undecided, which
+    # fails (its own kind of failure, an AssertionError) unless accepted explicitly
+    with pytest.raises(ClaimUndecidedError, match="is undecided: neither proved nor refuted"):
         assert_claim_verified(plan=ev.Laplace(1), epsilon="1/2")
+    assert issubclass(ClaimUndecidedError, AssertionError)
+    v = assert_claim_verified(plan=ev.Laplace(1), epsilon="1/2", allow_unknown=True)
+    assert v.status == "unknown"
     with pytest.raises(ValueError, match="give a Claim"):
         assert_claim_verified(epsilon=1)

@@ -88,6 +88,7 @@ def assert_claim_verified(
             give the verifier more room.
         ValueError: when neither a claim nor a plan with an epsilon is given.
     """
+    __tracebackhide__ = True  # pytest shows the verdict, not this function's source
     from dpaudit.verify import Claim, Domain, get_claim, load_claim_modules
     from dpaudit.verify.prove import verify_claim
 
@@ -117,9 +118,10 @@ def assert_claim_verified(
     if v.status == "unknown":
         raise ClaimUndecidedError(
             f"claim {claim.key} ({claim.statement}) is undecided: neither proved nor refuted "
-            f"within the budgets (max_boxes={max_boxes}, time_limit={time_limit:g} s): "
-            f"{v.detail}. Not a pass: give the verifier more room (max_boxes, time_limit), "
-            "split the domain, or accept the open question with allow_unknown=True"
+            f"(max_boxes={max_boxes}, time_limit={time_limit:g} s): {v.detail}. Not a pass: "
+            "give the verifier more room (max_boxes, time_limit), split the domain, state a "
+            "certified lower bound to refute it, or accept the open question with "
+            "allow_unknown=True"
         )
     raise AssertionError(f"claim {claim.key} ({claim.statement}) is {v.status}: {v.detail}")
 
@@ -133,15 +135,18 @@ class PrivacyAssertions:
     def assert_private(self, mechanism: Any, d0: Any = None, d1: Any = None, **kwargs: Any) -> Any:
         """:func:`dpaudit.testing.assert_private` with ``seed`` defaulting to the session's
         seed."""
+        __tracebackhide__ = True
         kwargs.setdefault("seed", self.seed)
         return assert_private(mechanism, d0, d1, **kwargs)
 
     def assert_claim_verified(self, claim: Any = None, **kwargs: Any) -> Any:
         """:func:`assert_claim_verified`."""
+        __tracebackhide__ = True
         return assert_claim_verified(claim, **kwargs)
 
     def assert_delta_at_most(self, event: Any, **kwargs: Any) -> Any:
         """:func:`dpaudit.testing.assert_delta_at_most` (deterministic: no seed)."""
+        __tracebackhide__ = True
         return assert_delta_at_most(event, **kwargs)
 
 

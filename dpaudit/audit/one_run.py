@@ -50,6 +50,7 @@ import numpy as np
 from scipy.special import betainc, betaincc
 
 from dpaudit.audit.estimators import CDF_ALLOWANCE
+from dpaudit.audit.limits import MAX_CANARIES
 from dpaudit.audit.result import AuditResult, _down
 from dpaudit.audit.validation import check as _check
 from dpaudit.audit.validation import check_confidence, check_delta, check_epsilon
@@ -417,7 +418,8 @@ def audit_one_run(
 
     Args:
         train: callable ``train(included, rng)`` returning m finite scores.
-        m: number of canaries, an integer >= 1.
+        m: number of canaries, an integer in [1, 10^7]
+            (:data:`dpaudit.audit.limits.MAX_CANARIES`).
         epsilon: the claimed epsilon, >= 0.
         delta: the claimed delta, in [0, 1); the bound is certified at this delta.
         confidence: family-wise confidence, in (0, 1).
@@ -439,8 +441,8 @@ def audit_one_run(
     if not callable(train):
         raise TypeError(f"train must be callable as train(included, rng), got {train!r}")
     if not _is_int(m):
-        raise TypeError(f"m must be an integer >= 1, got {m!r}")
-    _check("m", m, m >= 1, "an integer >= 1")
+        raise TypeError(f"m must be an integer in [1, {MAX_CANARIES:,}], got {m!r}")
+    _check("m", m, 1 <= m <= MAX_CANARIES, f"an integer in [1, {MAX_CANARIES:,}]")
     check_epsilon(epsilon)
     candidates = _check_guesses(default_guesses(m) if guesses is None else guesses, m)
     level = _check_level(delta, confidence, len(candidates))

@@ -279,8 +279,10 @@ def test_trainer_sees_a_fair_mask_and_its_own_generator():
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"m": 0}, ValueError, r"m must be an integer >= 1, got 0"),
-        ({"m": 2.5}, TypeError, r"m must be an integer >= 1, got 2.5"),
+        ({"m": 0}, ValueError, r"m must be an integer in \[1, 10,000,000\], got 0"),
+        ({"m": 2.5}, TypeError, r"m must be an integer in \[1, 10,000,000\], got 2.5"),
+        # a documented limit, refused before anything is allocated (was a MemoryError)
+        ({"m": 10**12}, ValueError, r"m must be an integer in \[1, 10,000,000\], got 10{12}"),
         ({"epsilon": -1.0}, ValueError, r"epsilon must be a number >= 0, got -1.0"),
         ({"delta": 1.0}, ValueError, r"delta must be a number in \[0, 1\), got 1.0"),
         ({"confidence": 1.0}, ValueError, r"confidence must be a float in \(0, 1\), got 1.0"),

@@ -17,13 +17,13 @@ from the current directory. Exit status 1 on a violation, 0 otherwise, 2 on bad 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from dpaudit.audit.domain import RELATIONS
 from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES
 from dpaudit.audit.options import ARITHMETICS, CERTIFICATIONS
+from dpaudit.cli.datasets import json_dataset, record_sizes
 from dpaudit.cli.exit_codes import dumps
 from dpaudit.cli.numbers import float_option
 from dpaudit.plugins import load_object
@@ -139,32 +139,6 @@ def _load(target: str) -> Any:
     return obj() if isinstance(obj, type) else obj
 
 
-#: Longest ``--d0``/``--d1`` text accepted (characters).
-MAX_DATASET_TEXT = 10_000_000
-
-
-def _json(text: str, name: str) -> Any:
-    if len(text) > MAX_DATASET_TEXT:
-        raise ValueError(
-            f"{name} must be JSON of at most {MAX_DATASET_TEXT:,} characters, got {len(text):,}"
-        )
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ValueError(
-            f"{name} must be JSON (e.g. '[1, 0, 1]'), got {text[:80]!r}: {err}"
-        ) from err
-    except RecursionError:
-        raise ValueError(f"{name} must be JSON nested less deeply, got {text[:80]!r}") from None
-
-
-def _sizes(text: str) -> tuple[int, int]:
-    parts = text.split(",")
-    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-        raise ValueError(f"--sizes must be two integers MIN,MAX such as 1,8, got {text!r}")
-    return int(parts[0]), int(parts[1])
-
-
 def _run_records(args: argparse.Namespace, fn: Any, epsilon: float, delta: float) -> Any:
     given = [
         name
@@ -191,7 +165,7 @@ def _run_records(args: argparse.Namespace, fn: Any, epsilon: float, delta: float
         epsilon=epsilon,
         delta=delta,
         relation=args.relation,
-        sizes=_sizes(args.sizes),
+        sizes=record_sizes(args.sizes),
         samples=args.samples,
         confidence=args.confidence,
         seed=args.seed,
@@ -228,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
     if args.d0 is not None or args.d1 is not None:
         if args.d0 is None or args.d1 is None:
             raise ValueError("--d0 and --d1 must be given together, got only one")
-        d0, d1 = _json(args.d0, "--d0"), _json(args.d1, "--d1")
+        d0, d1 = json_dataset(args.d0, "--d0"), json_dataset(args.d1, "--d1")
     elif args.query_pairs is not None:
         pairs = query_pairs(args.query_pairs)
     else:

@@ -3,7 +3,11 @@
     dpaudit report all --out reports --seed 2024      every built-in target (reports/)
     dpaudit report catalogue/laplace-count --out out  one target
     dpaudit report broken --out out --format html     a group, as HTML
-    dpaudit report mypkg.mech:MECH --out out          a user's mechanism (or Target)
+    dpaudit report mypkg.mech:MECH --out out          a user's Target, or a mechanism with
+                                                      its claim (epsilon, pairs attributes)
+    dpaudit report mymod:fn --epsilon 1 --d0 '[1,2]' --d1 '[1]' --out out
+    dpaudit report mymod:fn --epsilon 1 --records "(-1,10)" --out out
+                                                      a function, its claim given as in audit
     dpaudit report --check reports                    are the stored reports up to date?
     dpaudit report --check reports --curves           ... privacy curves recomputed too
     dpaudit report --list                             the known targets
@@ -19,17 +23,24 @@ import argparse
 import sys
 import time
 
+from dpaudit.audit.domain import RELATIONS
+from dpaudit.audit.limits import MAX_SAMPLES
+from dpaudit.cli.datasets import json_dataset, record_sizes
 from dpaudit.cli.exit_codes import dumps
+from dpaudit.cli.numbers import float_option
 from dpaudit.report import (
     REGENERATE_COMMAND,
     REPORTS_SEED,
     TARGETS,
+    MechanismClaim,
+    Records,
     UnknownTargetError,
     check_up_to_date,
     generate,
     load_targets,
     resolve_targets,
 )
+from dpaudit.report.target import DEFAULT_SAMPLES
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -78,6 +89,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="with --check: also recompute every report's privacy curve (about half a "
         "minute; catches an accountant change)",
     )
+    mech = p.add_argument_group(
+        "a bare mechanism named as MODULE:OBJECT (a function or object called as "
+        "mechanism(dataset, rng)): its claim and datasets, as `dpaudit audit` takes them "
+        "(default: the object's epsilon, delta, pairs and samples attributes)"
+    )
+    mech.add_argument("--epsilon", help="claimed epsilon, a finite number >= 0")
+    mech.add_argument("--delta", help="claimed delta in [0, 1) (default 0)")
+    mech.add_argument("--d0", help="first dataset as JSON")
+    mech.add_argument("--d1", help="neighbouring dataset as JSON")
+    mech.add_argument(
+        "--records",
+        metavar="DOMAIN",
+        help="search the neighbouring datasets over this record domain instead, e.g. "
+        '"(-1,10),{0,1}" (see dpaudit audit --help)',
+    )
+    mech.add_argument("--relation", choices=RELATIONS, help="with --records (default replace-one)")
+    mech.add_argument("--sizes", metavar="MIN,MAX", help="with --records (default 1,8)")
+    mech.add_argument(
+        "--samples", type=int, help=f"samples per dataset of the audit (default {DEFAULT_SAMPLES})"
+    )
     p.add_argument("--list", action="store_true", help="list the known targets")
     p.add_argument(
         "--progress",
@@ -86,6 +117,62 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="show progress (default: when stderr is a terminal)",
     )
     p.set_defaults(func=run)
+
+
+#: The options of a bare mechanism's claim, as (flag, attribute).
+MECHANISM_OPTIONS = (
+    ("--epsilon", "epsilon"),
+    ("--delta", "delta"),
+    ("--d0", "d0"),
+    ("--d1", "d1"),
+    ("--records", "records"),
+    ("--relation", "relation"),
+    ("--sizes", "sizes"),
+    ("--samples", "samples"),
+)
+
+
+def _mechanism_claim(args: argparse.Namespace) -> MechanismClaim | None:
+    """The claim and datasets the command line gives a bare mechanism (None: none given).
+
+    Raises:
+        ValueError: for a malformed or inconsistent option (named).
+    """
+    given = [(flag, getattr(args, attr)) for flag, attr in MECHANISM_OPTIONS]
+    given = [(flag, value) for flag, value in given if value is not None]
+    if not given:
+        return None
+    arguments = tuple(word for flag, value in given for word in (flag, str(value)))
+    if (args.d0 is None) != (args.d1 is None):
+        raise ValueError("--d0 and --d1 must be given together, got only one")
+    if args.records is not None and args.d0 is not None:
+        raise ValueError("--records must not be combined with --d0/--d1 (it searches the pair)")
+    if args.records is None and (args.relation is not None or args.sizes is not None):
+        raise ValueError("--relation and --sizes apply to --records only")
+    if args.samples is not None and not 10 <= args.samples <= MAX_SAMPLES:
+        raise ValueError(
+            f"--samples must be an integer in [10, {MAX_SAMPLES:,}], got {args.samples}"
+        )
+    records = None
+    if args.records is not None:
+        from dpaudit.audit.domain import parse_records
+
+        records = Records(
+            tuple(parse_records(args.records)),
+            relation=args.relation or "replace-one",
+            sizes=record_sizes(args.sizes) if args.sizes is not None else (1, 8),
+        )
+    pairs = None
+    if args.d0 is not None:
+        pairs = ((json_dataset(args.d0, "--d0"), json_dataset(args.d1, "--d1")),)
+    return MechanismClaim(
+        epsilon=float_option("--epsilon", args.epsilon, 0.0),
+        delta=float_option("--delta", args.delta, 0.0, 1.0),
+        pairs=pairs,
+        records=records,
+        samples=args.samples,
+        arguments=arguments,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -107,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{t.name:<48} {t.group:<18} {t.title}")
         return 0
     try:
-        targets = resolve_targets(args.targets or None)
+        targets = resolve_targets(args.targets or None, claim=_mechanism_claim(args))
     except UnknownTargetError as err:
         raise ValueError(str(err)) from None
     if args.check:

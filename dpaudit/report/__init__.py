@@ -30,6 +30,7 @@ from dpaudit.report.plots import growth_plot, one_run_plot, privacy_curve_plot
 from dpaudit.report.render import index_blocks, png_data_uri, report_blocks, to_html, to_markdown
 from dpaudit.report.target import (
     TARGETS,
+    MechanismClaim,
     OneRun,
     Records,
     Target,
@@ -46,6 +47,7 @@ __all__ = [
     "REGENERATE_COMMAND",
     "REPORTS_SEED",
     "TARGETS",
+    "MechanismClaim",
     "OneRun",
     "Records",
     "Target",
@@ -126,7 +128,7 @@ def generate(
     out = Path(out)
     (out / "plots").mkdir(parents=True, exist_ok=True)
     command = command or (
-        f"dpaudit report {' '.join(t.name for t in targets)} --out {out} "
+        f"dpaudit report {' '.join(t.regenerate or t.name for t in targets)} --out {out} "
         f"--seed {seed}" + (" --format html" if fmt == "html" else "")
     )
     reports: list[dict[str, Any]] = []

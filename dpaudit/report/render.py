@@ -260,7 +260,8 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
         )
     if not images:
         blocks.append(("p", "No numeric curve and no audit to plot."))
-    regenerate = md_code(f"dpaudit report {t['name']} --out DIR --seed SEED")
+    # a user's target is named by its MODULE:OBJECT spec and options, not by its name
+    regenerate = md_code(f"dpaudit report {t.get('regenerate') or t['name']} --out DIR --seed SEED")
     blocks.append(
         (
             "p",

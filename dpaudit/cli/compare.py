@@ -75,12 +75,13 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--k must be comma-separated integers, got {args.k[:80]!r}") from None
     delta = exact_option("--delta", args.delta, 0.0, 1.0)
     result = compare_methods(args.mechanism, ks, delta, k_ref=args.at)
+    # files first: a reader that stops early (``| head``) must not cost the plot
+    if args.plot:
+        result.plot(args.plot)
     if args.json:
         print(dumps(result.to_dict(), indent=2))
     else:
         print(result.text())
-    if args.plot:
-        result.plot(args.plot)
-        if not args.json:
+        if args.plot:
             print(f"plot written to {args.plot}")
     return 0

@@ -350,8 +350,10 @@ def audit_records(
         sizes: ``(min, max)`` dataset sizes searched, inclusive (replace-one searches sizes
             >= 1; add-remove needs ``max >= min + 1``).
         samples: samples per dataset of the final audit (selection and certification), in
-            [10, MAX_SAMPLES]. Each candidate pair is scored on ``samples // 8`` search
-            samples per dataset (at least 200, at most 20,000).
+            [10, MAX_SAMPLES]; required (no default: it sets the run time; 50,000 catches a
+            tenfold noise bug in seconds, ``dpaudit audit --records`` uses 10^6). Each
+            candidate pair is scored on ``samples // 8`` search samples per dataset (at least
+            200, at most 20,000).
         confidence: confidence of the certified bound, in (0, 1).
         seed: int, ``SeedSequence`` or None (fresh entropy, recorded in the result).
         budget_seconds: wall-clock budget of the search (None: :data:`ROUNDS` rounds of local

@@ -73,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
         ks = [int(x) for x in args.k.split(",") if x.strip()]
     except ValueError:
         raise ValueError(f"--k must be comma-separated integers, got {args.k[:80]!r}") from None
-    delta = exact_option("--delta", args.delta, 0.0, 1.0)
-    result = compare_methods(args.mechanism, ks, delta, k_ref=args.at)
+    exact_option("--delta", args.delta, 0.0, 1.0)  # the rule of every number option
+    result = compare_methods(args.mechanism, ks, args.delta, k_ref=args.at)  # shown as given
     # files first: a reader that stops early (``| head``) must not cost the plot
     if args.plot:
         result.plot(args.plot)

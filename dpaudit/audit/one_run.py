@@ -247,7 +247,9 @@ def one_run_curve(
     Args:
         m: number of canaries, >= 1.
         r: number of guesses, in [0, m].
-        delta, confidence, tests: as for :func:`one_run_epsilon_lower`.
+        delta: as for :func:`one_run_epsilon_lower`.
+        confidence: as for :func:`one_run_epsilon_lower`.
+        tests: as for :func:`one_run_epsilon_lower`.
 
     Returns:
         An array of r + 1 floats, entry v the bound certified by v correct guesses (each
@@ -286,7 +288,9 @@ def one_run_theory(
         epsilon: the mechanism's true epsilon, >= 0.
         m: number of canaries, >= 1.
         r: number of guesses, in [0, m].
-        delta, confidence, tests: as for :func:`one_run_epsilon_lower`.
+        delta: as for :func:`one_run_epsilon_lower`.
+        confidence: as for :func:`one_run_epsilon_lower`.
+        tests: as for :func:`one_run_epsilon_lower`.
         statistic: ``"median"`` or ``"mean"``.
 
     Returns:

@@ -62,8 +62,10 @@ def float_option(
     Args:
         flag: the option, e.g. ``"--epsilon"``, for the message.
         text: the text given (None: not given).
-        low, high: the ends of the admissible range.
-        low_open, high_open: whether each end is excluded.
+        low: the lower end of the admissible range.
+        high: the upper end.
+        low_open: whether ``low`` is excluded.
+        high_open: whether ``high`` is excluded.
 
     Returns:
         The value, or None.
@@ -98,8 +100,10 @@ def exact_option(
     Args:
         flag: the option, for the message.
         text: the text given (None: not given).
-        low, high: the ends of the admissible range.
-        low_open, high_open: whether each end is excluded.
+        low: the lower end of the admissible range.
+        high: the upper end.
+        low_open: whether ``low`` is excluded.
+        high_open: whether ``high`` is excluded.
 
     Returns:
         The exact value, or None.

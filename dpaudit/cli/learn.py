@@ -23,13 +23,14 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from dpaudit.cli.exit_codes import dumps
 from dpaudit.cli.numbers import float_option
 from dpaudit.learners import get_learner, load_learners, progress
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["read_csv", "register", "run"]
 
@@ -118,6 +119,8 @@ def read_csv(path: str, label: str, flag: str) -> tuple[np.ndarray, np.ndarray, 
             length, an empty or non-numeric feature, or no feature column.
         OSError: for a file that cannot be read.
     """
+    import numpy as np  # here, not at start-up: listing and refusing import no numerics
+
     file = Path(path)
     if not file.is_file():
         raise ValueError(f"{flag} must name a readable CSV file, got {path!r} (no such file)")
@@ -169,6 +172,8 @@ def read_csv(path: str, label: str, flag: str) -> tuple[np.ndarray, np.ndarray, 
 def _labels(y: np.ndarray, y_test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Labels as numbers when every one of both files is a finite number (so 1 and 1.0
     agree; integers stay integers), else as text."""
+    import numpy as np
+
     try:
         a = np.asarray([float(v) for v in y])
         b = np.asarray([float(v) for v in y_test])
@@ -259,7 +264,7 @@ def run(args: argparse.Namespace) -> int:
     delta = float_option("--delta", args.delta, 0.0, 1.0, low_open=True)
     seed = _seed(args.seed)
     params = _params(args.param)
-    estimator = info.factory(**params) if params else info.factory()
+    estimator = info.estimator(**params) if params else info.estimator()
     accepted = estimator.get_params()
     unknown = [k for k in params if k not in accepted]
     if unknown:
@@ -275,6 +280,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {info.name} is {info.privacy}-DP; --delta {delta:g} is met with delta 0")
     estimator.set_params(**settings)
 
+    import numpy as np
     from tqdm import tqdm
 
     bar = tqdm(

@@ -22,25 +22,19 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import TYPE_CHECKING
 
-from dpaudit.audit.domain import RELATIONS
-from dpaudit.audit.limits import MAX_SAMPLES
 from dpaudit.cli.datasets import json_dataset, record_sizes
 from dpaudit.cli.exit_codes import dumps
 from dpaudit.cli.numbers import float_option
-from dpaudit.report import (
-    REGENERATE_COMMAND,
-    REPORTS_SEED,
-    TARGETS,
-    MechanismClaim,
-    Records,
-    UnknownTargetError,
-    check_up_to_date,
-    generate,
-    load_targets,
-    resolve_targets,
-)
-from dpaudit.report.target import DEFAULT_SAMPLES
+from dpaudit.report.settings import REGENERATE_COMMAND, REPORTS_SEED
+
+if TYPE_CHECKING:
+    from dpaudit.report import MechanismClaim
+
+# The report machinery (accountant, auditor, matplotlib) and the targets' code are imported
+# in run(), after the arguments are checked: ``--list`` reads the plugins' target index
+# (dpaudit.report.listing) and a usage error or an unknown target answers at once.
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -104,17 +98,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="search the neighbouring datasets over this record domain instead, e.g. "
         '"(-1,10),{0,1}" (see dpaudit audit --help)',
     )
-    mech.add_argument("--relation", choices=RELATIONS, help="with --records (default replace-one)")
+    mech.add_argument("--relation", help="with --records: replace-one (the default) or add-remove")
     mech.add_argument("--sizes", metavar="MIN,MAX", help="with --records (default 1,8)")
     mech.add_argument(
-        "--samples", type=int, help=f"samples per dataset of the audit (default {DEFAULT_SAMPLES})"
+        "--samples",
+        type=int,
+        help="samples per dataset of the audit (default: the object's samples, else 200,000)",
     )
     p.add_argument("--list", action="store_true", help="list the known targets")
     p.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
-        default=None,
-        help="show progress (default: when stderr is a terminal)",
+        default=True,
+        help="show progress and an estimate of the time left on stderr: a bar on a terminal, "
+        "one line per target elsewhere (default: on; `report all` takes about 15 minutes on "
+        "2 cores)",
     )
     p.set_defaults(func=run)
 
@@ -149,6 +147,9 @@ def _mechanism_claim(args: argparse.Namespace) -> MechanismClaim | None:
         raise ValueError("--records must not be combined with --d0/--d1 (it searches the pair)")
     if args.records is None and (args.relation is not None or args.sizes is not None):
         raise ValueError("--relation and --sizes apply to --records only")
+    from dpaudit.audit.limits import MAX_SAMPLES
+    from dpaudit.report import MechanismClaim, Records
+
     if args.samples is not None and not 10 <= args.samples <= MAX_SAMPLES:
         raise ValueError(
             f"--samples must be an integer in [10, {MAX_SAMPLES:,}], got {args.samples}"
@@ -175,26 +176,50 @@ def _mechanism_claim(args: argparse.Namespace) -> MechanismClaim | None:
     )
 
 
+def _check_arguments(args: argparse.Namespace) -> None:
+    """The usage errors found without building a target (they answer at once).
+
+    Raises:
+        ValueError: naming the option.
+    """
+    if args.list and (args.targets or args.check or args.out):
+        raise ValueError("--list takes no TARGET, --check or --out")
+    if args.curves and not args.check:
+        raise ValueError("--curves applies to --check DIR only")
+    if not (args.list or args.check or args.out):
+        raise ValueError("--out DIR is required (or give --check DIR or --list)")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``dpaudit report``; see the module docstring for the exit status."""
-    load_targets()  # a broken installed plugin: PluginError, exit 3 (dpaudit.cli.main)
+    from dpaudit.report.listing import target_index, unknown_specs
+
+    _check_arguments(args)
+    claim = _mechanism_claim(args)
+    # a broken installed plugin: PluginError, exit 3 (dpaudit.cli.main)
+    listed = target_index()
     if args.list:
         if args.json:
-            print(
-                dumps(
-                    [
-                        {"target": t.name, "group": t.group, "title": t.title}
-                        for t in TARGETS.values()
-                    ],
-                    indent=2,
-                )
-            )
+            rows = [{"target": t.name, "group": t.group, "title": t.title} for t in listed]
+            print(dumps(rows, indent=2))
             return 0
-        for t in TARGETS.values():
+        for t in listed:
             print(f"{t.name:<48} {t.group:<18} {t.title}")
         return 0
+    unknown = unknown_specs(args.targets, listed)
+    if unknown is not None:
+        raise ValueError(unknown)
+    from dpaudit.report import (
+        UnknownTargetError,
+        check_up_to_date,
+        generate,
+        load_targets,
+        resolve_targets,
+    )
+
+    load_targets()
     try:
-        targets = resolve_targets(args.targets or None, claim=_mechanism_claim(args))
+        targets = resolve_targets(args.targets or None, claim=claim)
     except UnknownTargetError as err:
         raise ValueError(str(err)) from None
     if args.check:
@@ -212,10 +237,6 @@ def run(args: argparse.Namespace) -> int:
                 else f"{len(problems)} problem(s); regenerate with `{REGENERATE_COMMAND}`"
             )
         return 1 if problems else 0
-    if args.curves:
-        raise ValueError("--curves applies to --check DIR only")
-    if not args.out:
-        raise ValueError("--out DIR is required (or give --check DIR or --list)")
     start = time.monotonic()
     command = (
         REGENERATE_COMMAND
@@ -240,10 +261,10 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.monotonic() - start
     findings = [r for r in reports if r["verdict"]["finding"]]
     if args.json:
-        rows = []
+        out: list[dict[str, object]] = []
         for r in reports:
             a = r.get("audit") or {}
-            rows.append(
+            out.append(
                 {
                     "target": r["target"]["name"],
                     "verdict": r["verdict"]["kind"],
@@ -258,7 +279,7 @@ def run(args: argparse.Namespace) -> int:
                     "report": f"{args.out}/{r['target']['name'].replace('/', '--')}.{args.format}",
                 }
             )
-        print(dumps(rows, indent=2, default=str))
+        print(dumps(out, indent=2, default=str))
     else:
         for r in reports:
             mark = "!" if r["verdict"]["finding"] else " "

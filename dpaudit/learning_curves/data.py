@@ -180,5 +180,5 @@ def datasets_for(info: LearnerInfo, d: int = 10, test: int = 1000) -> list[Datas
     """The synthetic data of the learner's task (d features, or the learner's
     ``N_FEATURES``; ``test`` test rows per seed) and the breast-cancer data (cut to
     ``N_FEATURES`` columns if set)."""
-    fixed = getattr(info.factory, "N_FEATURES", None)
+    fixed = getattr(info.estimator, "N_FEATURES", None)
     return [synthetic(info.task, fixed or d, test), breast_cancer(info.task, fixed)]

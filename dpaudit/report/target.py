@@ -25,7 +25,6 @@ from typing import Any
 
 from dpaudit.events import Event
 from dpaudit.plugins import GROUPS, TargetError, load_group, load_object, raise_on_errors
-from dpaudit.suggestions import closest_hint
 
 __all__ = [
     "TARGETS",
@@ -581,12 +580,10 @@ def resolve_targets(
                 or t.name.startswith(spec.rstrip("/") + "/")
             ]
         if not matched:
-            groups = sorted({t.group for t in TARGETS.values()})
-            raise UnknownTargetError(
-                f"no target matches {spec!r}{closest_hint(spec, [*TARGETS, *groups])}; "
-                f"groups: {', '.join(groups) or 'none'}; "
-                f"{len(TARGETS)} targets (list them with `dpaudit report --list`)"
-            )
+            from dpaudit.report.listing import Listed, unknown_specs
+
+            listed = [Listed(t.name, t.group, t.title) for t in TARGETS.values()]
+            raise UnknownTargetError(unknown_specs([spec], listed))
         for t in matched:
             found.setdefault(t.name, t)
     return list(found.values())

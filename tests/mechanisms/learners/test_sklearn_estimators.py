@@ -139,12 +139,41 @@ def test_a_plan_above_the_requested_epsilon_is_refused() -> None:
 
 def test_every_estimator_is_registered_through_the_entry_point() -> None:
     infos = load_learners()
-    assert [i.name for i in infos if i.factory in ESTIMATORS] == [c.NAME for c in ESTIMATORS]
+    assert [i.name for i in infos if i.estimator in ESTIMATORS] == [c.NAME for c in ESTIMATORS]
     assert get_learner("noisy-sgd-margin").task == "halfspace"
     assert {LEARNERS[n].task for n in ("decision-list", "dp-winnow")} == {"boolean"}
     assert {i.privacy for i in infos} <= {"pure", "approximate", "label", "prediction"}
     with pytest.raises(KeyError, match="learner must be one of"):
         get_learner("no-such-learner")
+
+
+def test_the_registration_table_agrees_with_the_classes() -> None:
+    """``register()`` describes each learner from LEARNER_TABLE without importing it (so that
+    ``dpaudit learn --list`` imports no learner); the table must say what the class says."""
+    from mechanisms.estimators import LEARNER_TABLE
+
+    load_learners()
+    for name, task, source, privacy, path, summary, efficient in LEARNER_TABLE:
+        info = LEARNERS[name]
+        assert info.factory == path  # registered by path, imported on first use
+        cls = info.estimator
+        row = (name, task, source, privacy, summary, efficient)
+        attributes = (cls.NAME, cls.TASK, cls.SOURCE, cls.PRIVACY, cls.SUMMARY, cls.EFFICIENT)
+        assert attributes == row, f"LEARNER_TABLE's row for {name} differs from {path}"
+        assert info.to_dict()["estimator"] == f"{cls.__module__}.{cls.__qualname__}"
+    assert len(LEARNER_TABLE) == len(ESTIMATORS)
+
+
+def test_a_learner_registered_by_path_is_imported_on_first_use() -> None:
+    from dpaudit.learners import LearnerInfo
+    from dpaudit.plugins import TargetError
+
+    info = LearnerInfo("x", "halfspace", "s", "pure", "mechanisms.estimators.boolean:Nope")
+    assert info.to_dict()["estimator"] == "mechanisms.estimators.boolean.Nope"  # no import
+    with pytest.raises(TargetError, match="has no 'Nope'"):
+        _ = info.estimator
+    with pytest.raises(ValueError, match=r"import path 'package\.module:ClassName'"):
+        LearnerInfo("x", "halfspace", "s", "pure", "no-colon")
 
 
 def test_private_prediction_answers_each_row_privately() -> None:

@@ -10,7 +10,7 @@
                                                       a function, its claim given as in audit
     dpaudit report --check reports                    are the stored reports up to date?
     dpaudit report --check reports --curves           ... privacy curves recomputed too
-    dpaudit report --list                             the known targets
+    dpaudit report --list [PATTERN ...]               the known targets (those matched)
 
 Exit status: 0 when every report matches its expectation, 1 on a finding (a private target
 with a violation or a refuted claim, a broken target not caught; with ``--check``: stale
@@ -182,8 +182,8 @@ def _check_arguments(args: argparse.Namespace) -> None:
     Raises:
         ValueError: naming the option.
     """
-    if args.list and (args.targets or args.check or args.out):
-        raise ValueError("--list takes no TARGET, --check or --out")
+    if args.list and (args.check or args.out):
+        raise ValueError("--list takes no --check or --out (only TARGET patterns to list)")
     if args.curves and not args.check:
         raise ValueError("--curves applies to --check DIR only")
     if not (args.list or args.check or args.out):
@@ -192,13 +192,18 @@ def _check_arguments(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``dpaudit report``; see the module docstring for the exit status."""
-    from dpaudit.report.listing import target_index, unknown_specs
+    from dpaudit.report.listing import matches, target_index, unknown_specs
 
     _check_arguments(args)
     claim = _mechanism_claim(args)
     # a broken installed plugin: PluginError, exit 3 (dpaudit.cli.main)
     listed = target_index()
+    unknown = unknown_specs(args.targets, listed)
+    if unknown is not None:
+        raise ValueError(unknown)
     if args.list:
+        if args.targets:  # the targets the patterns name
+            listed = [t for t in listed if any(matches(s, t) for s in args.targets)]
         if args.json:
             rows = [{"target": t.name, "group": t.group, "title": t.title} for t in listed]
             print(dumps(rows, indent=2))
@@ -206,9 +211,6 @@ def run(args: argparse.Namespace) -> int:
         for t in listed:
             print(f"{t.name:<48} {t.group:<18} {t.title}")
         return 0
-    unknown = unknown_specs(args.targets, listed)
-    if unknown is not None:
-        raise ValueError(unknown)
     from dpaudit.report import (
         UnknownTargetError,
         check_up_to_date,

@@ -21,7 +21,7 @@ from typing import Any
 from dpaudit import plugins
 from dpaudit.suggestions import closest_hint
 
-__all__ = ["Listed", "target_index", "unknown_specs"]
+__all__ = ["Listed", "matches", "target_index", "unknown_specs"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,25 +77,29 @@ def target_index() -> list[Listed]:
     return out
 
 
+def matches(spec: str, target: Listed) -> bool:
+    """Whether ``spec`` names ``target``: its name, its group, a glob pattern over names, a
+    name prefix ending a group (``catalogue/``) or ``all``, as
+    :func:`dpaudit.report.resolve_targets` reads a spec."""
+    return (
+        spec == "all"
+        or target.name == spec
+        or target.group == spec
+        or fnmatch.fnmatchcase(target.name, spec)
+        or target.name.startswith(spec.rstrip("/") + "/")
+    )
+
+
 def unknown_specs(specs: Iterable[str], listed: Sequence[Listed]) -> str | None:
     """The error for the first spec that names no listed target (a ``MODULE:OBJECT`` spec is
     the user's own and passes), or None.
 
-    A spec matches a name, a group, a glob pattern over names, a name prefix ending a group
-    (``catalogue/``) or ``all``, as :func:`dpaudit.report.resolve_targets` resolves them.
+    A spec matches as :func:`matches` says.
     """
     names = [t.name for t in listed]
     groups = sorted({t.group for t in listed})
     for spec in specs:
-        if ":" in spec or spec == "all":
-            continue
-        if any(
-            t.name == spec
-            or t.group == spec
-            or fnmatch.fnmatchcase(t.name, spec)
-            or t.name.startswith(spec.rstrip("/") + "/")
-            for t in listed
-        ):
+        if ":" in spec or any(matches(spec, t) for t in listed):
             continue
         return (
             f"no target matches {spec!r}{closest_hint(spec, [*names, *groups])}; groups: "

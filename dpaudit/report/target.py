@@ -16,7 +16,6 @@ factory returning either, or a mechanism itself -- a function or object called a
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import inspect
 import re
 import shlex
@@ -25,6 +24,7 @@ from typing import Any
 
 from dpaudit.events import Event
 from dpaudit.plugins import GROUPS, TargetError, load_group, load_object, raise_on_errors
+from dpaudit.report.listing import Listed, matches, unknown_specs
 
 __all__ = [
     "TARGETS",
@@ -568,22 +568,10 @@ def resolve_targets(
             for t in _load_object(spec, claim):
                 found.setdefault(t.name, t)
             continue
-        if spec == "all":
-            matched = list(TARGETS.values())
-        else:
-            matched = [
-                t
-                for t in TARGETS.values()
-                if t.name == spec
-                or t.group == spec
-                or fnmatch.fnmatchcase(t.name, spec)
-                or t.name.startswith(spec.rstrip("/") + "/")
-            ]
+        listed = {t.name: Listed(t.name, t.group, t.title) for t in TARGETS.values()}
+        matched = [t for t in TARGETS.values() if matches(spec, listed[t.name])]
         if not matched:
-            from dpaudit.report.listing import Listed, unknown_specs
-
-            listed = [Listed(t.name, t.group, t.title) for t in TARGETS.values()]
-            raise UnknownTargetError(unknown_specs([spec], listed))
+            raise UnknownTargetError(unknown_specs([spec], list(listed.values())))
         for t in matched:
             found.setdefault(t.name, t)
     return list(found.values())

@@ -81,3 +81,13 @@ def test_a_plugin_without_an_index_is_loaded_in_full(monkeypatch: pytest.MonkeyP
     monkeypatch.setitem(sys.modules, "tests_report_plugin", module)
     monkeypatch.setattr("dpaudit.plugins.entry_points", fake)
     assert listing.target_index() == [Listed("theirs/one", "theirs", "One")]
+
+
+def test_list_takes_patterns(capsys: pytest.CaptureFixture[str]) -> None:
+    from dpaudit.cli import main
+
+    assert main(["report", "--list", "catalogue", "broken/*sparse*"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert rows and all(r.startswith(("catalogue/", "broken/broken-sparse")) for r in rows)
+    assert main(["report", "--list", "catalog"]) == 2
+    assert "(closest: catalogue)" in capsys.readouterr().err

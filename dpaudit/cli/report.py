@@ -156,7 +156,7 @@ def _mechanism_claim(args: argparse.Namespace) -> MechanismClaim | None:
         )
     records = None
     if args.records is not None:
-        from dpaudit.audit.domain import parse_records
+        from dpaudit.audit.records_text import parse_records
 
         records = Records(
             tuple(parse_records(args.records)),

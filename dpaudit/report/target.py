@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
+import numbers
 import re
 import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -476,8 +478,18 @@ def target_from_mechanism(
     slug = re.sub(r"[^\w.\-]+", "-", label).strip("-").lower() or "mechanism"
     plan = getattr(obj, "plan", None)
     pairs = None if records is not None else tuple(given_pairs or ())
-    delta = claim.delta if claim.delta is not None else float(getattr(obj, "delta", 0.0))
-    samples = claim.samples if claim.samples is not None else getattr(obj, "samples", None)
+    if claim.epsilon is None:
+        epsilon = _number_attribute(obj, label, "epsilon", epsilon, "--epsilon E")
+    delta = claim.delta
+    if delta is None:
+        delta = _number_attribute(obj, label, "delta", getattr(obj, "delta", 0.0), "--delta D")
+    samples = claim.samples
+    if samples is None and getattr(obj, "samples", None) is not None:
+        samples = _number_attribute(obj, label, "samples", obj.samples, "--samples N")
+        if samples != int(samples):
+            raise ValueError(
+                f"{label}.samples must be an integer (or give --samples N), got {obj.samples!r}"
+            )
     return Target(
         name=name or f"{group}/{slug}",
         title=label,
@@ -494,6 +506,28 @@ def target_from_mechanism(
         source=_source(obj),
         records=records,
     )
+
+
+def _number_attribute(obj: Any, label: str, attribute: str, value: Any, option: str) -> float:
+    """A claim read from the mechanism's attribute: a real number (a report states one claim;
+    a function of the dataset, which ``dpaudit audit --records`` reads per pair, is not one).
+
+    Raises:
+        ValueError: naming the attribute, the option that states it instead, and the value.
+    """
+    if callable(value):
+        raise ValueError(
+            f"{label}.{attribute} is a function of the dataset, which a report cannot state as "
+            f"one claim: give {option} on the command line (got "
+            f"{getattr(value, '__name__', type(value).__name__)})"
+        )
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{label}.{attribute} must be a number (or give {option}), got {value!r}")
+    if not math.isfinite(float(value)):
+        raise ValueError(
+            f"{label}.{attribute} must be a finite number (or give {option}), got {value!r}"
+        )
+    return float(value)
 
 
 def _required_positional(obj: Any) -> int | None:

@@ -62,6 +62,26 @@ MODULE = textwrap.dedent(
     no_datasets = NoDatasets()
 
 
+    def per_dataset(data, rng):  # a claim read per dataset (as dpaudit audit --records does)
+        return 0.0
+
+    per_dataset.epsilon = lambda data: 1.0 + len(data)
+    per_dataset.pairs = (([1], []),)
+
+
+    class OddClaims:
+        epsilon = "one"
+        delta = float("nan")
+        samples = 2.5
+        pairs = (([1], []),)
+
+        def __call__(self, data, rng):
+            return 0.0
+
+
+    odd = OddClaims()
+
+
     def make_target():
         from dpaudit.report import Target
 
@@ -132,6 +152,11 @@ def test_a_function_reports_its_name_source_and_docstring(project: Path) -> None
         (["usermod:make_target", "--epsilon", "1"], "is a Target, which carries its own"),
         (["catalogue/laplace-count", "--epsilon", "1"], "state the claim of a mechanism"),
         (["usermod:noisy_count", "--epsilon", "1e999", "--d0", "[1]", "--d1", "[]"], "finite"),
+        # an attribute that is no number was exit 3 (float() of a function or a string)
+        (["usermod:per_dataset"], "per_dataset.epsilon is a function of the dataset, which"),
+        (["usermod:odd"], "OddClaims.epsilon must be a number (or give --epsilon E), got 'one'"),
+        (["usermod:odd", "--epsilon", "1"], "OddClaims.delta must be a finite number (or give"),
+        (["usermod:odd", "--epsilon", "1", "--delta", "0"], "OddClaims.samples must be an int"),
     ],
 )
 def test_a_mechanism_without_its_claim_is_bad_input_saying_what_a_target_is(

@@ -485,11 +485,12 @@ def target_from_mechanism(
         delta = _number_attribute(obj, label, "delta", getattr(obj, "delta", 0.0), "--delta D")
     samples = claim.samples
     if samples is None and getattr(obj, "samples", None) is not None:
-        samples = _number_attribute(obj, label, "samples", obj.samples, "--samples N")
-        if samples != int(samples):
+        count = _number_attribute(obj, label, "samples", obj.samples, "--samples N")
+        if count != int(count):
             raise ValueError(
                 f"{label}.samples must be an integer (or give --samples N), got {obj.samples!r}"
             )
+        samples = int(count)
     return Target(
         name=name or f"{group}/{slug}",
         title=label,

@@ -8,7 +8,7 @@ import pytest
 
 import dpaudit.events as ev
 from dpaudit.report import Target, collect, describe
-from dpaudit.report.collect import _certified_curve, plan_tree, target_seed
+from dpaudit.report.contents import _certified_curve, plan_tree, target_seed
 from dpaudit.report.verdict import down, up, verdict
 
 

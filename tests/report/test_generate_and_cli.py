@@ -82,7 +82,7 @@ def test_check_with_curves_recomputes_the_privacy_curve(
     default check, which does not recompute curves, cannot see it."""
     import importlib
 
-    collect = importlib.import_module("dpaudit.report.collect")  # the package names a function so
+    collect = importlib.import_module("dpaudit.report.contents")
     generate([rr_target], tmp_path, seed=3, progress=False, audit=False)
     assert check_up_to_date(tmp_path, [rr_target], curves=True) == []
     real = collect._curve

@@ -21,7 +21,7 @@ from dpaudit.accountant import Accountant
 from dpaudit.accountant.domains import Rejection
 from dpaudit.events import Exponential, Laplace
 from dpaudit.events.stability import LabelFlipped, SubsampledCandidates
-from dpaudit.report.collect import (
+from dpaudit.report.contents import (
     CURVE_DELTAS,
     CurveTooSlowError,
     _cpu_safety_net,

@@ -18,7 +18,7 @@ import sympy
 from dpaudit.accountant import Accountant
 from dpaudit.audit import audit
 from dpaudit.report import TARGETS, Target, collect, load_targets
-from dpaudit.report.collect import AUDIT_CONFIDENCE, target_plan, target_seed
+from dpaudit.report.contents import AUDIT_CONFIDENCE, target_plan, target_seed
 from dpaudit.report.render import report_blocks, to_markdown
 from dpaudit.verify import CLAIMS, load_claim_modules
 from mechanisms.report_targets import CLAIM_INSTANCES, NO_FORM_YET, audit_status

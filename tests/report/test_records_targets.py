@@ -14,7 +14,7 @@ import pytest
 from test_reports_up_to_date import same, unreproducible
 
 from dpaudit.report import Records, Target, generate
-from dpaudit.report.collect import _records_audit
+from dpaudit.report.contents import _records_audit
 
 
 def seeded_sum(data: np.ndarray, rng: np.random.Generator) -> float:

@@ -14,6 +14,7 @@ Also the accountant's memo of built privacy-loss distributions (:func:`_memo`).
 from __future__ import annotations
 
 import collections
+import contextvars
 import dataclasses
 import math
 import threading
@@ -111,6 +112,15 @@ class LossDistribution(Statement):
         return [Candidate(upper, delta, step, lower)]
 
 
+#: While True, a PLD's bounds are computed on the first (coarsest) grid only, not refined:
+#: certified, looser and several times faster.  A calibration's search sets it for its first
+#: phase (:mod:`dpaudit.accountant.calibration_search`); a context variable, so each thread
+#: and task has its own.
+COARSEST_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "dpaudit_coarsest_only", default=False
+)
+
+
 #: The PLD grid: the first (coarsest) step tried, the finest step (:data:`VALUE_DISCRETIZATION`)
 #: and the target: the grid is refined while the certified gap ``upper - lower`` exceeds
 #: ``TARGET_GAP * upper``.
@@ -124,7 +134,8 @@ def refined_epsilon_bounds(
 ) -> tuple[float, float, float] | None:
     """Certified ``(lower, upper, h)`` for the PLD ``build(h)`` at ``delta``.
 
-    Starts on the coarse grid :data:`COARSEST_GRID` and refines while the gap between the
+    Starts on the coarse grid :data:`COARSEST_GRID` (and stays there while
+    :data:`COARSEST_ONLY` is set) and refines while the gap between the
     certified bounds is above :data:`TARGET_GAP` times the upper bound, down to
     :data:`FINEST_GRID`.  Every grid gives certified bounds, so the best of each side is
     kept.  The discretisation error of the connect-the-dots pair shrinks about like h^2, so
@@ -141,6 +152,7 @@ def refined_epsilon_bounds(
     h = COARSEST_GRID
     best_lo, best_hi, used = 0.0, math.inf, h
     previous: tuple[float, float] | None = None  # (h, gap) of the grid before
+    coarsest_only = COARSEST_ONLY.get()
     while True:
         pair = build(h)
         coarsened = False
@@ -153,7 +165,7 @@ def refined_epsilon_bounds(
             # computed on a coarser grid: a finer leaf grid would be coarsened the same way
             coarsened = pair.h > h
         gap = best_hi - best_lo
-        if h <= FINEST_GRID or gap <= TARGET_GAP * best_hi or coarsened:
+        if h <= FINEST_GRID or gap <= TARGET_GAP * best_hi or coarsened or coarsest_only:
             break
         # the gap's order in h, measured on the last two grids (2 for one composition; about
         # 0.5 for a thousand distinct DP-SGD phases, where assuming 2 cost a grid more)

@@ -449,7 +449,8 @@ def refined_delta_bounds(
     """Certified ``(lower, upper, h)`` on the profile of ``build(h)`` at epsilon.
 
     The grid starts at :data:`~dpaudit.accountant.currencies.COARSEST_GRID` and halves (at
-    least) while the certified gap exceeds :data:`TARGET_DELTA_GAP` times the upper bound,
+    least) while the certified gap exceeds :data:`TARGET_DELTA_GAP` times the upper bound
+    (not at all while :data:`~dpaudit.accountant.currencies.COARSEST_ONLY` is set),
     down to :data:`~dpaudit.accountant.currencies.FINEST_GRID`; every grid gives certified
     bounds, so the best of each side is kept.
 
@@ -465,7 +466,7 @@ def refined_delta_bounds(
             if hi < best_hi:
                 best_hi, used = hi, h
         gap = best_hi - best_lo
-        if h <= cur.FINEST_GRID or gap <= TARGET_DELTA_GAP * best_hi:
+        if h <= cur.FINEST_GRID or gap <= TARGET_DELTA_GAP * best_hi or cur.COARSEST_ONLY.get():
             break
         h = max(cur.FINEST_GRID, h * 0.25)
     if not math.isfinite(best_hi):

@@ -5,7 +5,7 @@ whole privacy profiles, evaluated at the requested delta.
   profiles.
 * :class:`OptimalComposition` -- k-fold composition by the exact Kairouz-Oh-Viswanath formula.
 * :class:`AdvancedComposition` -- Dwork-Rothblum-Vadhan.
-* :class:`RenyiCurve` -- an RDP curve on integer orders.
+* :class:`RenyiCurve` -- an RDP curve on integer orders (and real ones where it is known).
 * :class:`BoundedRangeComposition` -- composition of bounded-range mechanisms.
 
 Also the accountant's memo of built privacy-loss distributions (:func:`_memo`).
@@ -269,19 +269,35 @@ class RenyiCurve(Statement):
     ``tau_upper``, when given, is a callable order -> a rational upper bound on tau (an
     interval evaluation rounded up), used instead of the exact expression for speed: the
     conversion to (eps, delta) increases with tau, so the result is still an upper bound.
+
+    ``tau_real``, when given, is tau at any real order > 1 in floats (only to choose the
+    order): the curve is then known in closed form between its integer orders (Gaussian,
+    Laplace, randomized response: Mironov 2017, Table II holds for every alpha > 1, and so
+    for their k-fold compositions) and ``exact_tau`` and ``tau_upper`` accept rational
+    orders; the conversion is then made at the best real order near the best integer one
+    (:func:`~dpaudit.theorems.rdp.choose_real_order`).
     """
 
     orders: tuple[int, ...] = ()
     taus: tuple[sympy.Expr, ...] = ()
     exact_tau: Any = None  # callable order -> exact tau, used for the chosen order
     tau_upper: Any = None
+    tau_real: Any = None  # callable real order -> tau in floats (None: integer orders only)
     currency = "rdp"
+
+    def order(self, delta: sympy.Expr) -> Any:
+        """The order to convert at: the best integer order (floats: only a choice), refined
+        to a real order when the curve is known between integers."""
+        order = rdp.choose_order(self.orders, self.taus, delta)
+        if self.tau_real is None:
+            return order
+        return rdp.choose_real_order(self.tau_real, order, delta)
 
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
         d = None if delta is None else _number(delta)
         if d is None or not 0 < d < 1:
             return []
-        order = rdp.choose_order(self.orders, self.taus, delta)  # floats: only a choice
+        order = self.order(delta)
         checks = admit(rdp.RDP_CONVERSION, self.step.event, {"alpha": order, "delta": delta})
         if checks is None:
             return []
@@ -294,7 +310,7 @@ class RenyiCurve(Statement):
             rdp.RDP_CONVERSION,
             self.step.event,
             f"({show(eps)}, {show(delta)})-DP",
-            f"order alpha = {order}",
+            f"order alpha = {show(order)}",
             (self.step,),
             checks=with_params(checks, {"tau": tau}),
         )

@@ -29,7 +29,9 @@ __all__ = [
     "RDP_RANDOMIZED_RESPONSE",
     "RDP_SUBSAMPLED_GAUSSIAN",
     "RDP_WITHOUT_REPLACEMENT",
+    "best_real_order",
     "choose_order",
+    "choose_real_order",
     "gaussian_rdp",
     "laplace_rdp",
     "pure_rdp",
@@ -495,6 +497,55 @@ def rdp_to_approx(
     if best is None:  # unreachable: orders is non-empty
         raise ValueError("no order given")
     return exact_max(best[1], 0), best[2]
+
+
+def _conversion_float(tau: float, alpha: float, log_delta: float) -> float:
+    """The smaller of Balle et al. 2020, Theorem 21 and Mironov 2017, Proposition 3, in floats
+    (as :func:`choose_order` compares them)."""
+    improved = tau + math.log((alpha - 1) / alpha) - (log_delta + math.log(alpha)) / (alpha - 1)
+    return min(improved, tau - log_delta / (alpha - 1))
+
+
+def choose_real_order(
+    tau_real: Callable[[float], float], order: int, delta_: sympy.Expr
+) -> sympy.Expr:
+    """The real order near an integer ``order`` where the conversion (as in
+    :func:`rdp_to_approx`) of a curve known at every real order is smallest.
+
+    Only a choice: the bound at the returned order is then computed exactly.
+    """
+    log_d = float(fn.log(exact(delta_, "delta")))
+    return best_real_order(lambda a: _conversion_float(tau_real(a), a, log_d), order)
+
+
+def best_real_order(objective: Callable[[float], float], order: int) -> sympy.Expr:
+    """The real order in ``[max(1, order - 1), order + 1]`` minimising ``objective`` (golden
+    section, in floats), as a rational of denominator at most 1000 (exact curves evaluate it
+    exactly); the integer ``order`` when no real order there does better.  Only a choice."""
+
+    def value(a: float) -> float:
+        try:
+            return objective(a)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            return math.inf
+
+    lo, hi = max(1.0 + 1e-6, order - 1.0), order + 1.0
+    ratio = (math.sqrt(5) - 1) / 2
+    x1, x2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+    f1, f2 = value(x1), value(x2)
+    for _ in range(60):
+        if f1 <= f2:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - ratio * (hi - lo)
+            f1 = value(x1)
+        else:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + ratio * (hi - lo)
+            f2 = value(x2)
+    best = Fraction((lo + hi) / 2).limit_denominator(1000)
+    if best <= 1 or not value(float(best)) < value(float(order)):
+        return exact(order, "order")
+    return exact(best, "order")
 
 
 def choose_order(orders: Sequence[int], taus: Sequence[float], delta_: sympy.Expr) -> int:

@@ -169,8 +169,9 @@ def _leaf_renyi(event: Event, children: Children, budget: sympy.Expr | None) -> 
         def tau(a: Any) -> sympy.Expr:
             return rdp.laplace_rdp(a, event.scale, event.sensitivity)
 
+        lam = _number(event.scale / event.sensitivity) or 1.0
+
         def tau_real(a: float) -> float:
-            lam = float(event.scale / event.sensitivity)
             return math.log(
                 a / (2 * a - 1) * math.exp((a - 1) / lam)
                 + (a - 1) / (2 * a - 1) * math.exp(-a / lam)
@@ -181,8 +182,10 @@ def _leaf_renyi(event: Event, children: Children, budget: sympy.Expr | None) -> 
         def tau(a: Any) -> sympy.Expr:
             return rdp.gaussian_rdp(a, event.sigma, event.sensitivity)
 
+        half_mu2 = (_number(event.sensitivity / event.sigma) or 0.0) ** 2 / 2
+
         def tau_real(a: float) -> float:
-            return a * float(event.sensitivity / event.sigma) ** 2 / 2
+            return a * half_mu2
     elif isinstance(event, ev.RandomizedResponse) and event.categories == 2:
         truth = fn.exp(event.epsilon) / (1 + fn.exp(event.epsilon))
         card, params = rdp.RDP_RANDOMIZED_RESPONSE, {"p": truth}
@@ -190,9 +193,11 @@ def _leaf_renyi(event: Event, children: Children, budget: sympy.Expr | None) -> 
         def tau(a: Any) -> sympy.Expr:
             return rdp.randomized_response_rdp(a, truth)
 
+        e_rr = _number(event.epsilon) or 0.0
+        # log of p^a (1-p)^(1-a) + (1-p)^a p^(1-a), p = e^eps/(1+e^eps)
+        log_p, log_q = -math.log1p(math.exp(-e_rr)), -math.log1p(math.exp(min(e_rr, 700.0)))
+
         def tau_real(a: float) -> float:
-            e = float(event.epsilon)  # log of p^a (1-p)^(1-a) + (1-p)^a p^(1-a), p = e^e/(1+e^e)
-            log_p, log_q = -math.log1p(math.exp(-e)), -math.log1p(math.exp(e))
             top = a * log_p + (1 - a) * log_q
             return (top + math.log1p(math.exp(a * log_q + (1 - a) * log_p - top))) / (a - 1)
     else:  # a declared eps-DP leaf: its k-fold composition is exact by optimal composition
@@ -203,7 +208,7 @@ def _leaf_renyi(event: Event, children: Children, budget: sympy.Expr | None) -> 
     if checks is None:
         return []
     try:
-        taus = _curve_floats(tau)
+        taus = _curve_floats(tau, tau_real)
     except (EvaluationError, ValueError, OverflowError, TypeError):
         return []
 
@@ -235,14 +240,23 @@ for _cls in (ev.Laplace, ev.Gaussian, ev.RandomizedResponse):
     register_rule(_cls)(_leaf_renyi)
 
 
-def _curve_floats(tau: Callable[[Any], sympy.Expr]) -> tuple[float, ...]:
+def _curve_floats(
+    tau: Callable[[Any], sympy.Expr], tau_real: Callable[[float], float]
+) -> tuple[float, ...]:
     """tau at :data:`LEAF_ORDERS` in floats, only to choose the order (the chosen order's tau
-    is then bounded rigorously).  For plain-number parameters each order's exact value (an
+    is then bounded rigorously): the closed form in floats (microseconds) where it stays
+    finite; else for plain-number parameters each order's exact value (an
     :class:`~dpaudit.exact_numbers.ExactNumber`, ~0.3 ms an order); otherwise the closed form
     at a symbolic order in 30-digit mpmath (an interval evaluation of a sympy expression per
     order took ~0.1 s)."""
     import mpmath
 
+    try:
+        floats = tuple(tau_real(float(a)) for a in LEAF_ORDERS)
+        if all(math.isfinite(t) for t in floats):
+            return floats
+    except (ValueError, OverflowError, ZeroDivisionError):
+        pass
     first = tau(LEAF_ORDERS[0])
     if isinstance(first, ExactNumber):  # numeric parameters: the exact values, in floats
         return (float(first), *(float(tau(a)) for a in LEAF_ORDERS[1:]))

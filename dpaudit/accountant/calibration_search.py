@@ -8,9 +8,10 @@ The searched function is ``v -> (lower, upper)``: certified bounds on the measur
 error, and monotonicity is checked on every pair of evaluations (a certified contradiction,
 or an upper bound that moves the wrong way by more than :data:`MONOTONE_SLACK`, is an error).
 
-1. *Bracket*: from a start value, move towards the other side (the first step assumes
-   ``epsilon ~ v^(+-1)``, later ones extrapolate the last two evaluations in ``log v`` against
-   ``log upper``), at most a factor :data:`MAX_STEP` at a time, until a feasible and an
+1. *Bracket*: from a start value, move towards the other side, half again as far as the
+   crossing is extrapolated to be (the first step assumes ``epsilon ~ v^(+-1)``, later ones
+   extrapolate the last two evaluations in ``log v`` against ``log upper``), at most a factor
+   :data:`MAX_STEP` at a time, until a feasible and an
    infeasible value are found -- or an end of the admissible range is reached: the range's
    least private end when it is feasible (the best value is that end), an error when its most
    private end is not.
@@ -313,21 +314,21 @@ class _Search:
         return (prev, cur) if ok else (cur, prev)
 
     def step(self, prev: Probe | None, cur: Probe) -> float:
-        """How far (in log v) to move next: extrapolate to the crossing, between log 2 and
-        log MAX_STEP."""
+        """How far (in log v) to move next: half again the extrapolated distance to the
+        crossing (to land beyond it), between log 1.01 and log MAX_STEP."""
         y = self.y(cur)
         slope = 1.0  # |d log upper / d log v| assumed at first
         if prev is not None:
             dy, dx = self.y(cur) - self.y(prev), math.log(cur.value) - math.log(prev.value)
             if math.isfinite(dy) and dx != 0 and dy != 0:
                 slope = abs(dy / dx)
-        wanted = abs(y) / slope * 1.2 if math.isfinite(y) and slope > 0 else math.log(MAX_STEP)
-        return min(max(wanted, math.log(2)), math.log(MAX_STEP))
+        wanted = abs(y) / slope * 1.5 if math.isfinite(y) and slope > 0 else math.log(MAX_STEP)
+        return min(max(wanted, math.log(1.01)), math.log(MAX_STEP))
 
     def close(self, good: Probe, bad: Probe, full: bool) -> tuple[Probe, Probe]:
         """Shrink the bracket [good, bad] until its ends are within the tolerance (for quick
-        bounds, or within a quarter of the band between their lower and upper bounds: the
-        full bound lies in that band, so a closer quick crossing says no more)."""
+        bounds, or within the band between their lower and upper bounds: the full bound lies
+        in that band, so a closer quick crossing says no more)."""
         while not self.closed(good, bad, None if full else self.band(good, bad)):
             estimate = self.crossing(good, bad)
             v = self.next_value(estimate, good.value, bad.value)
@@ -371,11 +372,12 @@ class _Search:
         return v if self.between(v, good, bad) else None
 
     def band(self, good: Probe, bad: Probe) -> float:
-        """A quarter of the quick band at the crossing, in log v (0 when unknown)."""
+        """The quick band at the crossing, in log v (0 when unknown): the full bound lies
+        somewhere in it, so a closer quick crossing says nothing more."""
         if good.lower <= 0 or not math.isfinite(good.upper):
             return 0.0
         slope = abs(self.slope(good, bad))
-        return 0.25 * math.log(good.upper / good.lower) / slope if slope > 0 else 0.0
+        return math.log(good.upper / good.lower) / slope if slope > 0 else 0.0
 
     def refine(self, good: Probe, bad: Probe) -> SearchResult:
         """From the quick bracket to the tightest bounds: the accountant's full evaluation at

@@ -482,21 +482,65 @@ def rdp_to_approx(
         raise ValueError(f"delta must be in (0, 1), got {d}")
     if not orders or len(orders) != len(taus):
         raise ValueError("orders and taus must be non-empty and of equal length")
-    best: tuple[float, sympy.Expr, sympy.Expr] | None = None
+    found: list[tuple[float | None, float, sympy.Expr, sympy.Expr]] = []
     for a_raw, t_raw in zip(orders, taus, strict=True):
         a = _order(a_raw)
         is_float = is_sympy_object(t_raw) and isinstance(t_raw, sympy.Float)
         t = t_raw if is_float else exact(t_raw, "tau")
+        estimates = _conversions_float(t, a, d)
         improved = _bbgg20_epsilon(t, a, d)
         mironov = t + fn.log(1 / d) / (a - 1)
-        for cand in (improved, mironov):
-            has_float = is_sympy_object(cand) and cand.has(sympy.Float)
-            value = float(cand.evalf(30)) if has_float else float_up(cand)
-            if best is None or value < best[0]:
-                best = (value, cand, a)
-    if best is None:  # unreachable: orders is non-empty
+        for cand, (value, slack) in zip((improved, mironov), estimates, strict=True):
+            found.append((value, slack, cand, a))
+    if not found:  # unreachable: orders is non-empty
         raise ValueError("no order given")
-    return exact_max(best[1], 0), best[2]
+    best = _smallest(found)
+    return exact_max(best[0], 0), best[1]
+
+
+def _conversions_float(t: Any, a: Any, d: Any) -> tuple[tuple[float | None, float], ...]:
+    """Floating-point estimates of Balle et al.'s and Mironov's conversions at one order,
+    each with a bound on its error (None where floats cannot follow): only to choose the
+    candidate that :func:`rdp_to_approx` keeps; every candidate is a valid bound."""
+    try:
+        tf, af, lf = float(t), float(a), math.log(float(d))
+        if not (math.isfinite(tf) and math.isfinite(lf) and af > 1):
+            raise ValueError("beyond floats")
+        first, second = math.log((af - 1) / af), (lf + math.log(af)) / (af - 1)
+        third = lf / (af - 1)
+    except (TypeError, ValueError, OverflowError, ZeroDivisionError):
+        return ((None, 0.0), (None, 0.0))
+    # each term is within a few ulps (and a, t were rounded once): 1e-9 of the terms' size
+    # is far above the error, so a gap larger than it orders the exact values the same way
+    return (
+        (tf + first - second, 1e-9 * (abs(tf) + abs(first) + abs(second) + 1e-300)),
+        (tf - third, 1e-9 * (abs(tf) + abs(third) + 1e-300)),
+    )
+
+
+def _smallest(
+    found: list[tuple[float | None, float, sympy.Expr, sympy.Expr]],
+) -> tuple[sympy.Expr, sympy.Expr]:
+    """The (candidate, order) of smallest value: decided in floats when one estimate is below
+    every other by more than their errors, else (as before) by the candidates' values rounded
+    up, the first of equal ones."""
+    if all(value is not None for value, _, _, _ in found):
+        i = min(range(len(found)), key=lambda j: (found[j][0], j))
+        value, slack = found[i][0], found[i][1]
+        if value is not None and all(
+            j == i or (other is not None and other - s > value + slack)
+            for j, (other, s, _, _) in enumerate(found)
+        ):
+            return found[i][2], found[i][3]
+    best: tuple[float, sympy.Expr, sympy.Expr] | None = None
+    for _, _, cand, a in found:
+        has_float = is_sympy_object(cand) and cand.has(sympy.Float)
+        value_up = float(cand.evalf(30)) if has_float else float_up(cand)
+        if best is None or value_up < best[0]:
+            best = (value_up, cand, a)
+    if best is None:  # unreachable: found is non-empty
+        raise ValueError("no order given")
+    return best[1], best[2]
 
 
 def _conversion_float(tau: float, alpha: float, log_delta: float) -> float:

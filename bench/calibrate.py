@@ -20,12 +20,13 @@ epsilon dpaudit certifies at dp_accounting's and at Opacus's sigma (an upper bou
 sigma whose certified epsilon exceeds the target is not proven to meet it); time ratios.
 Times are CPU seconds of this process (``time.process_time``: every library here computes in
 one thread, and the machine is shared, so wall-clock time would measure the neighbours); one
-run per cell (a dp_accounting calibration at 10^6 steps takes minutes).  Imports happen before
-any timer starts.
+run per cell (dp_accounting's calibrations take 5-50 CPU seconds each).  Imports happen before
+any timer starts.  ``python bench/calibrate.py 0 3`` runs only the schedules of those indices.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -160,8 +161,6 @@ def main() -> None:
         "| time: dp_accounting / dpaudit | time: Opacus / dpaudit |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    import sys
-
     chosen = [CASES[int(i)] for i in sys.argv[1:]] or CASES
     for case in chosen:
         result, t_ours = ours(case)

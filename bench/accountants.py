@@ -1,4 +1,6 @@
-"""Benchmark: dpaudit's accountant against dp_accounting and prv_accountant on the issue-3 cases.
+"""Benchmark: dpaudit's accountant against dp_accounting and prv_accountant.
+
+The cases of issue 3 and the homogeneous workloads of issue 34 (part 5).
 
 Run ``python bench/accountants.py > bench/accountants.md``; prints one Markdown table with our
 certified [lower, upper] epsilon and time beside each peer's epsilon and time.  Times are CPU

@@ -494,8 +494,10 @@ def rdp_to_approx(
             found.append((value, slack, cand, a))
     if not found:  # unreachable: orders is non-empty
         raise ValueError("no order given")
-    best = _smallest(found)
-    return exact_max(best[0], 0), best[1]
+    cand, order, value, slack = _smallest(found)
+    if value is not None and value > slack:  # certainly positive: the max with 0 is cand
+        return cand, order
+    return exact_max(cand, 0), order
 
 
 def _conversions_float(t: Any, a: Any, d: Any) -> tuple[tuple[float | None, float], ...]:
@@ -503,15 +505,19 @@ def _conversions_float(t: Any, a: Any, d: Any) -> tuple[tuple[float | None, floa
     each with a bound on its error (None where floats cannot follow): only to choose the
     candidate that :func:`rdp_to_approx` keeps; every candidate is a valid bound."""
     try:
-        tf, af, lf = float(t), float(a), math.log(float(d))
-        if not (math.isfinite(tf) and math.isfinite(lf) and af > 1):
+        tf, af, df = float(t), float(a), float(d)
+        # orders >= 1.001 (alpha - 1 loses at most 10 bits), normal deltas, finite taus
+        if not (abs(tf) < 1e300 and df >= 1e-300 and 1.001 <= af < 1e300):
             raise ValueError("beyond floats")
+        lf = math.log(df)
         first, second = math.log((af - 1) / af), (lf + math.log(af)) / (af - 1)
         third = lf / (af - 1)
     except (TypeError, ValueError, OverflowError, ZeroDivisionError):
         return ((None, 0.0), (None, 0.0))
-    # each term is within a few ulps (and a, t were rounded once): 1e-9 of the terms' size
-    # is far above the error, so a gap larger than it orders the exact values the same way
+    # t, a and delta are rounded once and each term is then within about 1e-12 of its size
+    # (alpha - 1 >= 0.001 magnifies an ulp of alpha at most 1000 times): 1e-9 of the terms'
+    # size is far above the error, so a gap larger than it orders the exact values the same
+    # way, and a value above it has the exact value's sign
     return (
         (tf + first - second, 1e-9 * (abs(tf) + abs(first) + abs(second) + 1e-300)),
         (tf - third, 1e-9 * (abs(tf) + abs(third) + 1e-300)),
@@ -520,10 +526,11 @@ def _conversions_float(t: Any, a: Any, d: Any) -> tuple[tuple[float | None, floa
 
 def _smallest(
     found: list[tuple[float | None, float, sympy.Expr, sympy.Expr]],
-) -> tuple[sympy.Expr, sympy.Expr]:
-    """The (candidate, order) of smallest value: decided in floats when one estimate is below
-    every other by more than their errors, else (as before) by the candidates' values rounded
-    up, the first of equal ones."""
+) -> tuple[sympy.Expr, sympy.Expr, float | None, float]:
+    """The (candidate, order) of smallest value with its float estimate and error (None when
+    not decided in floats): decided in floats when one estimate is below every other by more
+    than their errors, else (as before) by the candidates' values rounded up, the first of
+    equal ones."""
     if all(value is not None for value, _, _, _ in found):
         i = min(range(len(found)), key=lambda j: (found[j][0], j))
         value, slack = found[i][0], found[i][1]
@@ -531,7 +538,7 @@ def _smallest(
             j == i or (other is not None and other - s > value + slack)
             for j, (other, s, _, _) in enumerate(found)
         ):
-            return found[i][2], found[i][3]
+            return found[i][2], found[i][3], value, slack
     best: tuple[float, sympy.Expr, sympy.Expr] | None = None
     for _, _, cand, a in found:
         has_float = is_sympy_object(cand) and cand.has(sympy.Float)
@@ -540,7 +547,7 @@ def _smallest(
             best = (value_up, cand, a)
     if best is None:  # unreachable: found is non-empty
         raise ValueError("no order given")
-    return best[1], best[2]
+    return best[1], best[2], None, 0.0
 
 
 def _conversion_float(tau: float, alpha: float, log_delta: float) -> float:

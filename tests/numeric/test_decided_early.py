@@ -99,3 +99,19 @@ def test_rdp_conversion_chooses_as_the_rounded_values_do(tau, orders, log10_delt
     cand, chosen = _by_rounding(found)
     assert order == chosen
     assert float_up(eps) == max(float_up(cand), 0.0)
+
+
+@pytest.mark.parametrize(
+    ("order", "tau", "delta", "zero"),
+    [
+        (2, Fraction(1, 10**6), 1 - Fraction(1, 10**12), True),  # negative: max with 0
+        (Fraction(1001, 1000), Fraction(1, 10**6), Fraction(1, 2), False),
+        (Fraction(1000001, 1000000), Fraction(1, 10), Fraction(1, 10**5), False),  # no floats
+    ],
+)
+def test_rdp_conversion_sign_is_decided_soundly(order, tau, delta, zero) -> None:
+    eps, _ = rdp.rdp_to_approx([exact(order, "a")], [exact(tau, "tau")], exact(delta, "d"))
+    a, t, d = (exact(x, "x") for x in (order, tau, delta))
+    smallest = min(float_up(rdp._bbgg20_epsilon(t, a, d)), float_up(t + fn.log(1 / d) / (a - 1)))
+    assert (eps == 0) is zero
+    assert float_up(eps) == max(smallest, 0.0)

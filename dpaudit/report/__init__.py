@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -74,8 +75,23 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _json_ready(data: Any) -> Any:
+    """``data`` with every NaN or infinite float, however deeply nested, as its text ("inf",
+    "-inf", "nan"): the results' own ``to_dict`` do this for their top-level fields, and a
+    report must stay strict JSON whatever a nested value (a growth point, a diagnostic) is."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return str(data)
+    if isinstance(data, dict):
+        return {k: _json_ready(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_json_ready(v) for v in data]
+    return data
+
+
 def _dump(data: Any) -> str:
-    return json.dumps(data, indent=2, sort_keys=True, allow_nan=False, default=str) + "\n"
+    return (
+        json.dumps(_json_ready(data), indent=2, sort_keys=True, allow_nan=False, default=str) + "\n"
+    )
 
 
 def _progress(total: int, show: bool | None) -> Any:

@@ -72,9 +72,9 @@ def synthetic(task: str, d: int, test: int = 1000) -> Dataset:
     """
     low = 3 if task == "boolean" else 1
     if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < low:
-        raise ValueError(f"d must be an integer in [{low}, oo), got {d!r}")
+        raise ValueError(f"d must be an integer in [{low}, inf), got {d!r}")
     if isinstance(test, bool) or not isinstance(test, numbers.Integral) or test < 1:
-        raise ValueError(f"test must be an integer in [1, oo), got {test!r}")
+        raise ValueError(f"test must be an integer in [1, inf), got {test!r}")
 
     if task == "boolean":
 
@@ -98,7 +98,7 @@ def synthetic(task: str, d: int, test: int = 1000) -> Dataset:
         text = f"x uniform in [0, 1], label x >= 0.37; {test} fresh test rows per seed"
         return Dataset("synthetic", text, draw_threshold, 1.0, True)
     if d < 2:
-        raise ValueError(f"d must be an integer in [2, oo) for task {task!r}, got {d!r}")
+        raise ValueError(f"d must be an integer in [2, inf) for task {task!r}, got {d!r}")
 
     def draw(n: int, rng: np.random.Generator) -> Draw:
         w = rng.standard_normal(d)
@@ -180,5 +180,5 @@ def datasets_for(info: LearnerInfo, d: int = 10, test: int = 1000) -> list[Datas
     """The synthetic data of the learner's task (d features, or the learner's
     ``N_FEATURES``; ``test`` test rows per seed) and the breast-cancer data (cut to
     ``N_FEATURES`` columns if set)."""
-    fixed = getattr(info.factory, "N_FEATURES", None)
+    fixed = getattr(info.estimator, "N_FEATURES", None)
     return [synthetic(info.task, fixed or d, test), breast_cancer(info.task, fixed)]

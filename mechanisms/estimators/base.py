@@ -82,14 +82,14 @@ def as_generator(random_state: Any) -> np.random.Generator:
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
         if int(random_state) < 0:
             raise ValueError(
-                f"random_state must be None, an integer in [0, oo) or a numpy Generator, "
+                f"random_state must be None, an integer in [0, inf) or a numpy Generator, "
                 f"got {random_state!r}"
             )
         return np.random.default_rng(int(random_state))
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(int(random_state.randint(0, 2**31 - 1)))
     raise ValueError(
-        f"random_state must be None, an integer in [0, oo) or a numpy Generator, "
+        f"random_state must be None, an integer in [0, inf) or a numpy Generator, "
         f"got {random_state!r}"
     )
 
@@ -111,7 +111,7 @@ def check_in_range(
     """
     left = "(" if low_open else "["
     right = ")" if high_open or math.isinf(high) else "]"
-    shown_high = "oo" if math.isinf(high) else f"{high:g}"
+    shown_high = "inf" if math.isinf(high) else f"{high:g}"
     message = f"{name} must be a number in {left}{low:g}, {shown_high}{right}, got {value!r}"
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(message)
@@ -129,7 +129,7 @@ def check_integer(name: str, value: Any, low: int = 1, high: float = math.inf) -
     Raises:
         ValueError: naming ``name``, the range and the value received.
     """
-    shown_high = "oo)" if math.isinf(high) else f"{int(high)}]"
+    shown_high = "inf)" if math.isinf(high) else f"{int(high)}]"
     if (
         isinstance(value, bool)
         or not isinstance(value, numbers.Integral)

@@ -87,7 +87,7 @@ def _steps(steps: Any, n: int, optimizer: str = "bst14") -> int:
             return CALIBRATED_STEPS
         if steps == "paper":
             raise ValueError(
-                "steps must be 'auto' or an integer in [1, oo) with optimizer='calibrated' "
+                "steps must be 'auto' or an integer in [1, inf) with optimizer='calibrated' "
                 "(the papers' n^2 steps belong to their own optimisers), got 'paper'"
             )
     elif steps == "auto":

@@ -261,3 +261,26 @@ def test_compare_latex(capsys: Any) -> None:
         assert tex.count(rf"\begin{{{env}}}") == tex.count(rf"\end{{{env}}}")
     assert r"(10^{-6})" in tex  # 1e-06 in mathematical notation
     assert main(["compare", "Gaussian(4)", "--k", "1", "--latex", "--json"]) == 2
+
+
+def test_the_plot_is_written_even_when_the_reader_stops_early(tmp_path: Any) -> None:
+    """``dpaudit compare --plot x.png | head`` wrote no plot: the table went out first, the
+    reader closed the pipe, and the broken pipe ended the command before the plot."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    plot = tmp_path / "x.png"
+    env = {**os.environ, "PYTHONPATH": str(root), "MPLBACKEND": "Agg"}
+    argv = [sys.executable, "-m", "dpaudit", "compare", "Laplace(10)", "--k", "1,10"]
+    proc = subprocess.Popen(
+        [*argv, "--plot", str(plot)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()  # `head -1`: one line, then the reader goes away
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0, err
+    assert plot.read_bytes().startswith(b"\x89PNG")

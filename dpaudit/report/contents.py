@@ -431,6 +431,8 @@ def _records_audit(target: Target, records: Records, mechanism: Any, seed: int) 
         seed=s,
         **target.audit_options,
     )
+    # an exception is an outcome in the growth audits too when it is one in the search
+    on_error = "output" if target.audit_options.get("on_error") == "output" else "raise"
     growth = []
     for f in GROWTH_FRACTIONS:
         n = int(target.samples * f)
@@ -444,6 +446,7 @@ def _records_audit(target: Target, records: Records, mechanism: Any, seed: int) 
                 confidence=AUDIT_CONFIDENCE,
                 seed=s,
                 progress=False,
+                on_error=on_error,
             )
             growth.append({"samples": n, "epsilon_lower": r.epsilon_lower})
     growth.append({"samples": target.samples, "epsilon_lower": main.epsilon_lower})

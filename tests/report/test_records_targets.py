@@ -14,6 +14,7 @@ import pytest
 from test_reports_up_to_date import same, unreproducible
 
 from dpaudit.report import Records, Target, generate
+from dpaudit.report.contents import _records_audit
 
 
 def seeded_sum(data: np.ndarray, rng: np.random.Generator) -> float:
@@ -84,3 +85,30 @@ def test_unreproducible_reports_are_compared_on_what_the_seed_fixes(tmp_path: Pa
     assert not same(a / "test--unseeded.json", b / "test--unseeded.json", loose)
     (b / "test--seeded.md").write_text("edited\n", encoding="utf-8")
     assert not same(a / "test--seeded.md", b / "test--seeded.md", loose)
+
+
+def count_raising_when_empty(data: np.ndarray, rng: np.random.Generator) -> float:
+    """A noisy count that raises on the empty dataset (as pipeline-dp's COUNT does)."""
+    if len(data) == 0:
+        raise ValueError("col must be non-empty")
+    return float(len(data) + rng.laplace(0.0, 1.0))
+
+
+def test_errors_stay_outputs_in_the_growth_audits() -> None:
+    """With ``on_error="output"`` among the audit options, the growth points re-audit the pair
+    found with exceptions as outcomes too (they aborted the report: 'audit could not run')."""
+    target = Target(
+        name="test/raises",
+        title="raises",
+        group="test",
+        epsilon=1.0,
+        mechanism=lambda: count_raising_when_empty,
+        records=Records(((0.0, 1.0),), "add-remove", (0, 1)),
+        samples=200,  # one growth point, at 100 samples
+        audit_options={"on_error": "output"},
+        expect="broken",
+        source=f"{__name__}:count_raising_when_empty",
+    )
+    assert target.records is not None
+    audited = _records_audit(target, target.records, count_raising_when_empty, seed=1)
+    assert audited["violation"] and len(audited["growth"]) == 2

@@ -110,3 +110,38 @@ def test_every_panel_entry_names_an_adapter_of_its_module() -> None:
         }
         assert e.adapter in names, (e.module, e.adapter)
         assert set(e.needs) <= set(hunt.FEATURES)
+
+
+def test_rows_rerun_in_a_later_run_replace_the_earlier_ones_and_name_their_run() -> None:
+    def row(adapter: str, eps: float) -> dict:
+        return {
+            "adapter": adapter,
+            "target": "correct",
+            "status": "ran",
+            "violation": False,
+            "epsilon_lower": eps,
+            "epsilon_claimed": 1.0,
+            "pair": "",
+            "reproducible": True,
+            "final_samples": 400,
+            "search_samples": 600,
+            "seconds": 1.0,
+            "false_alarm": False,
+        }
+
+    env = hunt.environment()
+    old = {"main": {"environment": env, "features": [], "rows": [row("a", 0.1), row("b", 0.2)]}}
+    new = {"main": {"environment": env, "features": [], "rows": [row("b", 0.3)]}}
+    parts = hunt.combine([old, new])
+    assert sorted(parts) == ["main (A)", "main (B)"]
+    assert [r["epsilon_lower"] for r in parts["main (A)"]["rows"]] == [0.1]  # b replaced
+    assert [(r["adapter"], r["run"]) for r in parts["main (B)"]["rows"]] == [("b", "B")]
+    page = hunt.markdown(parts, "test")
+    assert "- run A, part `main`" in page and "- run B, part `main`" in page
+    assert "0.300 vs 1" in page and "0.200 vs 1" not in page
+    assert "per row at most 1.50x" in page
+    # one run per part: the parts as they are, no labels
+    assert hunt.combine([old]) == old
+    # a run whose rows were all rerun is left out, and the labels skip no letter
+    gone = {"main": {"environment": env, "features": [], "rows": [row("a", 0.5)]}}
+    assert sorted(hunt.combine([gone, old, new])) == ["main (A)", "main (B)"]

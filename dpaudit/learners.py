@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from dpaudit.plugins import GROUPS, load_group, raise_on_errors
@@ -54,6 +54,13 @@ class LearnerInfo:
         summary: one line on what it does.
         efficient: runs in polynomial time (benchmarked at n = 10^5, d = 100); the others
             enumerate a cover or net exponential in a (small) projected dimension.
+        requirements: what it needs of its input (``features``: ``"real"`` or
+            ``"boolean"``; ``min_features``, ``max_features`` (None: no limit); ``epsilon``:
+            the range it accepts; ``delta``: whether it takes a delta; ``note``: how it treats
+            what its theorem does not cover).  Empty when the package does not say.
+        regimes: its parameter regimes, each a mapping of parameter to value (as text): by
+            convention ``"practical"`` (the defaults: tuned constants) and ``"paper"`` (the
+            source document's).  Empty when the package does not say.
     """
 
     name: str
@@ -63,6 +70,8 @@ class LearnerInfo:
     factory: Callable[..., Any]
     summary: str = ""
     efficient: bool = True
+    requirements: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    regimes: Mapping[str, Mapping[str, str]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or self.name != self.name.strip():
@@ -84,6 +93,8 @@ class LearnerInfo:
             "summary": self.summary,
             "efficient": self.efficient,
             "estimator": f"{self.factory.__module__}.{self.factory.__qualname__}",
+            "requirements": dict(self.requirements),
+            "regimes": {k: dict(v) for k, v in self.regimes.items()},
         }
 
 

@@ -86,6 +86,36 @@ def _flip(label: int, flip: float, rng: np.random.Generator) -> int:
     return int(label)
 
 
+def class_representatives(labels: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """H_T for a finite class: ``labels`` holds each hypothesis's labels on S (one row per
+    hypothesis); the result is, for each distinct labeling of the subsample ``idx``, the
+    index of the first hypothesis (in the class's fixed order) that induces it.  The choice
+    depends on the subsample's records only (003 Section 2.1's H_T, one hypothesis per
+    labeling of T)."""
+    packed = np.packbits(labels[:, idx].astype(bool), axis=1)
+    _, first = np.unique(packed, axis=0, return_index=True)
+    return np.sort(first)
+
+
+def _select_in_class(
+    labels: np.ndarray,
+    errors: np.ndarray,
+    idx: np.ndarray,
+    epsilon: Any,
+    transform: Callable[[ev.Event], ev.Event],
+    rng: np.random.Generator,
+    size: int | None = None,
+) -> np.ndarray:
+    """Steps 2-3 of 003 Section 3.1 for a finite class given by its labels on S and its
+    error counts on S: H_T by :func:`class_representatives`, then the EM (score minus the
+    errors on all of S, sensitivity 1); the selected hypotheses' indices."""
+    reps = class_representatives(labels, idx)
+    em = _selection_mechanism(exact(epsilon, "selection_epsilon"))
+    with recorded_as(transform):
+        k = em.select(-errors[reps].astype(float), rng, size=size)
+    return reps[k]
+
+
 def _select_in(
     X: np.ndarray,
     y: np.ndarray,
@@ -171,6 +201,26 @@ def _selections(
         where = np.flatnonzero(run_content == c)
         if where.size:
             out[where] = _select_in(X, y, keys[g], epsilon, transform, rng, size=where.size)
+    return out
+
+
+def class_selections(
+    labels: np.ndarray,
+    errors: np.ndarray,
+    sample: int,
+    epsilon: Any,
+    transform: Callable[[ev.Event], ev.Event],
+    runs: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """``runs`` independent draws of the stable learner's selection over a finite class
+    (steps 1-3 of 003 Section 3.1: a uniform subset I of ``sample`` of the n records, H_{S_I}
+    by :func:`class_representatives`, the EM on S): the selected hypotheses' indices."""
+    n = labels.shape[1]
+    out = np.empty(runs, dtype=np.int64)
+    for r in range(runs):
+        idx = np.sort(rng.choice(n, size=sample, replace=False))
+        out[r] = _select_in_class(labels, errors, idx, epsilon, transform, rng)
     return out
 
 

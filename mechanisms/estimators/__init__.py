@@ -85,6 +85,8 @@ def register() -> list[str]:
                 factory=cls,
                 summary=cls.SUMMARY,
                 efficient=cls.EFFICIENT,
+                requirements=cls.requirements(),
+                regimes=cls.regimes(),
             )
         )
     return [cls.NAME for cls in ESTIMATORS]

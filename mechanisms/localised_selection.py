@@ -160,6 +160,12 @@ class Localisation:
         return float(self.first_angle) * float(self.shrink) ** (r - 2)
 
 
+def _parts(n: int, rounds: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """The rounds' parts: a random permutation of the n positions (independent of the data)
+    cut into ``rounds`` consecutive blocks of :func:`part_sizes`."""
+    return np.array_split(rng.permutation(n), rounds)
+
+
 def localised_select(
     schedule: Localisation,
     epsilon: Any,
@@ -195,7 +201,7 @@ def localised_select(
         em = ExponentialMechanism(epsilon, sympy.Rational(1, n), relation=REPLACE)
         k = int(em.select(-loss(first, np.arange(n)), rng))
         return first[k], [k]
-    parts = np.array_split(rng.permutation(n), R)
+    parts = _parts(n, R, rng)
     picks: list[int] = []
     chosen = None
     with recorded_jointly(events, schedule.plan(epsilon, n)):

@@ -270,6 +270,11 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
         request: the plan is accounted and checked against the request before the run."""
         return float(self.epsilon), []
 
+    def _reduction_notes(self, s: Any, d: int) -> list[str]:
+        """Notes on a data-independent reduction the learner applies to d features (e.g. a
+        projection to the dimension its algorithm is stated in); default none."""
+        return []
+
     def _learner(self, s: Any, n: int, d: int) -> Any:
         """The wrapped learner (it has ``plan``) for n examples of d features."""
         raise NotImplementedError
@@ -357,6 +362,7 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
         s = self._settings(n, d)
         self._check_params(s)
         s.epsilon, notes = self._run_epsilon(s)
+        notes = [*notes, *self._reduction_notes(s, d)]
         learner = self._learner(s, n, d)
         plan = self._plan(s, learner, n, d)
         delta = self._target_delta()

@@ -14,6 +14,7 @@ import sympy
 
 from dpaudit import events as ev
 from dpaudit.events import Event
+from dpaudit.numeric import exact
 from mechanisms.decision_lists import (
     DPGreedyCover,
     embed_features,
@@ -226,11 +227,12 @@ def calibrated_eta(
     from mechanisms.winnow_parameters import plan
 
     def ok(eta: float) -> bool:
-        event = plan(_rational(epsilon_hat), _rational(eta), samples, switches)
+        # exactly the plan the learner declares for these floats (parameters_plan)
+        event = plan(exact(epsilon_hat), exact(eta), samples, switches)
         bound = _accounted(event, delta)
         return bound.epsilon_upper is not None and bound.epsilon_upper <= epsilon
 
-    return float(_rational(largest_certified(ok, 1e-7, 4.0)))
+    return largest_certified(ok, 1e-7, 4.0)
 
 
 class DPWinnowClassifier(PrivateClassifier):

@@ -601,6 +601,14 @@ class LabelDPClassifier(_HalfspaceClassifier):
         self._check_common(s, "rho")
         _check_candidates(s, None, "labelings")
 
+    def _reduction_notes(self, s: Any, d: int) -> list[str]:
+        if s.candidates == "labelings" and d != 2:
+            return [
+                f"the {d} features are projected to R^2 by a random orthonormal map drawn "
+                "before the data are read (the labelings are enumerated in R^2)"
+            ]
+        return []
+
     def _learner(self, s: Any, n: int, d: int) -> Any:
         _rounds_check(s, n)
         return LabelDPLearner(

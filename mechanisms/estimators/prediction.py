@@ -202,6 +202,14 @@ class PrivatePredictionClassifier(PrivateClassifier):
             ]
         return eps, []
 
+    def _reduction_notes(self, s: Any, d: int) -> list[str]:
+        if s.candidates == "labelings" and d != 2:
+            return [
+                f"the {d} features are projected to R^2 by a random orthonormal map drawn "
+                "before the data are read (Corollary 1's class: halfspaces of R^2)"
+            ]
+        return []
+
     def _learner(self, s: Any, n: int, d: int) -> FlippedStableLearner:
         if s.candidates == "labelings":
             learner = FlippedStableLearner.from_paper(float(s.epsilon), float(s.alpha), n)
@@ -228,14 +236,8 @@ class PrivatePredictionClassifier(PrivateClassifier):
         data-independent class (or projection) first, then precompute its labels."""
         rng = as_generator(self.random_state)
         d = X.shape[1]
-        notes = list(notes)
         if s.candidates == "labelings":
             P = _projection_2d(d, rng) if d != 2 else np.eye(2)
-            if d != 2:
-                notes.append(
-                    f"the {d} features are projected to R^2 by a random orthonormal map drawn "
-                    "before the data are read (Corollary 1's class: halfspaces of R^2)"
-                )
             self.projection_ = P
             self.train_X_ = X @ P.T
         else:
@@ -273,12 +275,13 @@ class PrivatePredictionClassifier(PrivateClassifier):
         learner = self.learner_
         n = len(self.train_y_)
 
-        def flipped(e: Event) -> Event:
+        @functools.lru_cache(maxsize=8)
+        def flipped(e: Event) -> Event:  # the same event for every run: built once
             return LabelFlipped(SubsampledCandidates(e, learner.sample, n), learner.flip)
 
         with Ledger() as ledger:
             if hasattr(self, "directions_"):
-                labels = np.unpackbits(self.class_bits_, axis=1, count=len(self.directions_)).T
+                labels = np.unpackbits(self.class_bits_, axis=1, count=len(self.directions_))
                 chosen = class_selections(
                     labels,
                     self.class_errors_,

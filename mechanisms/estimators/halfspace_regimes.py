@@ -399,6 +399,7 @@ MARGIN_SELECTION_DEFAULTS: dict[str, dict[str, Any]] = {
         "dimension": "identity",
         "largest_margin": 0.2,
         "penalty": 0.1,
+        "selection_share": 0.1,
     },
     "paper": {
         "candidates": "net",
@@ -408,6 +409,7 @@ MARGIN_SELECTION_DEFAULTS: dict[str, dict[str, Any]] = {
         "dimension": 2,
         "largest_margin": 0.5,
         "penalty": 1.0,
+        "selection_share": 0.5,
     },
 }
 MARGIN_SELECTION_TUNED: dict[str, str] = {
@@ -420,6 +422,9 @@ MARGIN_SELECTION_TUNED: dict[str, str] = {
     "penalty": "Appendix F's complexity term times 0.1: a function of j, m, Lambda, r only "
     "(data-independent), so the final score's sensitivity stays 1/m (a tuned constant, not "
     "a bound)",
+    "selection_share": "the final selection at 0.1 epsilon and each margin's learner at "
+    "0.3 epsilon: basic composition still sums to epsilon (Dwork-Roth 2014 Thm 3.16) for "
+    "every share in (0, 1)",
 }
 
 #: 001 Section 5 (neural-net-margin).

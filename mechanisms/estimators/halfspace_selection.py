@@ -135,8 +135,9 @@ class MarginSelectionClassifier(_HalfspaceClassifier):
     epsilon, the paper's 1/2), and the candidates / rounds of each Algorithm 1 run.
 
     Tuned constants (``regime="practical"``; ``"paper"`` in brackets): each margin's
-    Algorithm 1 on 1000 localised random candidates per round [the cover], no projection
-    [k = 2], the grid 0.2, 0.1, 0.05 [1/2, 1/4, 1/8], penalty x 0.1 [x 1].  See ``TUNED``.
+    Algorithm 1 on 2000 localised random candidates per round [the cover], no projection
+    [k = 2], the grid 0.2, 0.1, 0.05 [1/2, 1/4, 1/8], penalty x 0.1 [x 1], the final
+    selection's share of epsilon 0.1 [1/2].  See ``TUNED``.
     """
 
     NAME = "margin-selection"
@@ -166,7 +167,7 @@ class MarginSelectionClassifier(_HalfspaceClassifier):
         candidates: Any = None,
         largest_margin: float | None = None,
         penalty: float | None = None,
-        selection_share: float = 0.5,
+        selection_share: float | None = None,
         rounds: int | None = None,
         first_angle: float | None = None,
         shrink: float | None = None,

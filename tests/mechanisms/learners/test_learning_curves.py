@@ -250,7 +250,7 @@ def test_the_datasets_per_task() -> None:
         "breast-cancer",
         "digits",
     ]
-    X, y, Xt, yt = boolean[1].draw(5000, np.random.default_rng(0))
+    X, y, _, _ = boolean[1].draw(5000, np.random.default_rng(0))
     assert X.shape == (5000, 30) and np.array_equal(y, X[:, [0, 7, 19]].max(axis=1))
     assert 0.46 < y.mean() < 0.52
 

@@ -246,7 +246,9 @@ def test_cli_json_reports_regime_and_run_epsilon(tmp_path, capsys) -> None:
     X, y = _boolean(300, 6, 5)
     for part, rows in (("train", slice(0, 200)), ("test", slice(200, 300))):
         lines = ["b0,b1,b2,b3,b4,b5,label"]
-        lines += [",".join(map(str, [*map(int, x), t])) for x, t in zip(X[rows], y[rows])]
+        lines += [
+            ",".join(map(str, [*map(int, x), t])) for x, t in zip(X[rows], y[rows], strict=True)
+        ]
         (tmp_path / f"{part}.csv").write_text("\n".join(lines) + "\n")
     argv = ["learn", "dp-winnow", "--train", str(tmp_path / "train.csv"), "--test"]
     argv += [str(tmp_path / "test.csv"), "--label", "label", "--epsilon", "1", "--seed", "0"]

@@ -14,24 +14,23 @@ from __future__ import annotations
 
 from dpaudit.learners import LearnerInfo, register_learner
 from mechanisms.estimators.base import PrivateClassifier
-from mechanisms.estimators.boolean import (
-    DecisionListClassifier,
-    DPWinnowClassifier,
-    ThresholdClassifier,
-)
+from mechanisms.estimators.boolean import DecisionListClassifier, DPWinnowClassifier
 from mechanisms.estimators.halfspace import (
-    EfficientMarginClassifier,
-    KernelMarginClassifier,
     LabelDPClassifier,
     NetMarginClassifier,
-    NoisySGDMarginClassifier,
     PureMarginClassifier,
+)
+from mechanisms.estimators.halfspace_gd import (
+    EfficientMarginClassifier,
+    KernelMarginClassifier,
+    NoisySGDMarginClassifier,
 )
 from mechanisms.estimators.halfspace_selection import (
     MarginSelectionClassifier,
     NeuralNetMarginClassifier,
 )
 from mechanisms.estimators.prediction import PrivatePredictionClassifier
+from mechanisms.estimators.threshold import ThresholdClassifier
 
 __all__ = [
     "ESTIMATORS",

@@ -19,6 +19,7 @@ __all__ = [
     "AUTO_STEPS",
     "EFFICIENT_MARGIN_DEFAULTS",
     "EFFICIENT_MARGIN_TUNED",
+    "GD_PEER_NOTE",
     "KERNEL_MARGIN_DEFAULTS",
     "KERNEL_MARGIN_TUNED",
     "LABEL_DP_DEFAULTS",
@@ -38,6 +39,7 @@ __all__ = [
     "RANDOM_CANDIDATES_NOTE",
     "ROUNDS",
     "SELECTION_NOTE",
+    "SELECTION_PEER_NOTE",
     "STEPS",
     "kernel_notes",
     "phased_note",
@@ -458,3 +460,19 @@ NEURAL_NET_TUNED: dict[str, str] = {
     "architecture, fixed before the data are read",
     "rho": "the margin of the rho-margin loss (sensitivity 1/m for every rho)",
 }
+
+
+#: Why the learners may trail diffprivlib's LogisticRegression (their ``PEER_NOTE``).
+GD_PEER_NOTE = (
+    "it adds Gaussian noise at each of T full-batch steps of a margin (hinge) loss built for "
+    "separable data, calibrated to (epsilon, delta) over all T steps, where objective "
+    "perturbation adds one noise vector to a smooth, regularised logistic objective; on data "
+    "not separable with a margin the margin loss is the worse surrogate"
+)
+SELECTION_PEER_NOTE = (
+    "it selects among finitely many random candidates, localised over rounds that each see "
+    "only their own part of the rows: the direction it returns is no finer than the last "
+    "round's cap, and random search converges slowly in high dimension (d = 64-100), where "
+    "objective perturbation optimises on all rows at once with noise shrinking as "
+    "1/(n epsilon)"
+)

@@ -26,6 +26,7 @@ from mechanisms.estimators.halfspace_regimes import (
     NEURAL_NET_TUNED,
     RANDOM_CANDIDATES_NOTE,
     SELECTION_NOTE,
+    SELECTION_PEER_NOTE,
     projection_note,
 )
 from mechanisms.margin import MarginSelection, NeuralNetLearner
@@ -58,6 +59,10 @@ class NeuralNetMarginClassifier(_HalfspaceClassifier):
     EFFICIENT = False
     REGIME_DEFAULTS: ClassVar[dict[str, dict[str, Any]]] = NEURAL_NET_DEFAULTS
     TUNED: ClassVar[dict[str, str]] = NEURAL_NET_TUNED
+    PEER_NOTE = (
+        "its networks see a 10-dimensional random embedding of the features, which loses "
+        "information when d > 10; " + SELECTION_PEER_NOTE
+    )
 
     @classmethod
     def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
@@ -147,6 +152,9 @@ class MarginSelectionClassifier(_HalfspaceClassifier):
     EFFICIENT = False
     REGIME_DEFAULTS: ClassVar[dict[str, dict[str, Any]]] = MARGIN_SELECTION_DEFAULTS
     TUNED: ClassVar[dict[str, str]] = MARGIN_SELECTION_TUNED
+    PEER_NOTE = (
+        "it splits epsilon over three margins and the choice among them; " + SELECTION_PEER_NOTE
+    )
 
     @classmethod
     def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:

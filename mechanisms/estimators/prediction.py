@@ -144,6 +144,10 @@ class PrivatePredictionClassifier(PrivateClassifier):
         "practical": {"alpha": 0.05, "candidates": 1000},
         "paper": {"alpha": 0.1, "candidates": "labelings"},
     }
+    PEER_NOTE = (
+        "each answer is a fresh run that selects among 1000 random halfspaces of R^d (a coarse "
+        "cover of R^d once d is 20 or more) and flips with probability 0.05"
+    )
     TUNED: ClassVar[dict[str, str]] = {
         "alpha": "the flip probability; Corollary 1's privacy holds for every alpha in (0, "
         "1/2) (the accountant's label-flip rule at the calibrated stability)",

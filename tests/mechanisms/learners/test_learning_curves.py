@@ -46,7 +46,8 @@ def test_tiny_grid_has_the_learner_and_the_non_private_baseline() -> None:
     for dataset in names:
         for axis in ("n", "epsilon"):
             panel = curves.select(dataset=dataset, axis=axis)
-            assert ("pac-threshold", "defaults") in panel and ("pac-threshold", paper) in panel
+            assert ("pac-threshold", "defaults") in panel
+            assert (("pac-threshold", paper) in panel) == (axis == "n")  # regimes: against n
             assert ("non-private", "baseline") in panel
             for points in panel.values():
                 for p in points:
@@ -311,6 +312,7 @@ def test_a_learners_labelled_regimes_are_drawn_beside_its_defaults(monkeypatch) 
     )
     curves = learning_curves("pac-threshold", **TINY, datasets=_threshold_data(), baselines=False)
     assert {p.regime for p in curves.points} == {"defaults", "coarse grid"}
+    assert {p.axis for p in curves.points if p.regime == "coarse grid"} == {"n"}
     # the page and the index give the regime its own verdict line / row
     from dpaudit.learning_curves.pages import _index, learner_page, verdict
 

@@ -51,6 +51,7 @@ the target); the utility is measured (tests, learning curves).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -160,6 +161,21 @@ class Localisation:
         return float(self.first_angle) * float(self.shrink) ** (r - 2)
 
 
+@functools.lru_cache(maxsize=256)
+def _mechanism(epsilon: Any, size: int) -> ExponentialMechanism:
+    """The exponential-mechanism primitive at epsilon on a score of sensitivity 1/size,
+    replace-one (built once: building validates its event, slow in a loop)."""
+    return ExponentialMechanism(epsilon, sympy.Rational(1, size), relation=REPLACE)
+
+
+@functools.lru_cache(maxsize=256)
+def _declared(
+    schedule: Localisation, epsilon: Any, n: int
+) -> tuple[tuple[ev.Event, ...], ev.Event]:
+    """The rounds' events and the plan that records them jointly (built once per shape)."""
+    return schedule.events(epsilon, n), schedule.plan(epsilon, n)
+
+
 def _parts(n: int, rounds: int, rng: np.random.Generator) -> list[np.ndarray]:
     """The rounds' parts: a random permutation of the n positions (independent of the data)
     cut into ``rounds`` consecutive blocks of :func:`part_sizes`."""
@@ -196,15 +212,14 @@ def localised_select(
     """
     rng = _check_rng(rng)
     R = schedule.rounds
-    events = schedule.events(epsilon, n)
     if R == 1:
-        em = ExponentialMechanism(epsilon, sympy.Rational(1, n), relation=REPLACE)
-        k = int(em.select(-loss(first, np.arange(n)), rng))
+        k = int(_mechanism(epsilon, n).select(-loss(first, np.arange(n)), rng))
         return first[k], [k]
+    events, plan = _declared(schedule, epsilon, n)
     parts = _parts(n, R, rng)
     picks: list[int] = []
     chosen = None
-    with recorded_jointly(events, schedule.plan(epsilon, n)):
+    with recorded_jointly(events, plan):
         for r, rows in enumerate(parts, start=1):
             if r == 1:
                 C = first
@@ -213,8 +228,7 @@ def localised_select(
                 C = np.vstack(
                     [chosen[None], near(chosen, schedule.angle(r), schedule.candidates - 1, rng)]
                 )
-            em = ExponentialMechanism(epsilon, sympy.Rational(1, len(rows)), relation=REPLACE)
-            k = int(em.select(-loss(C, rows), rng))
+            k = int(_mechanism(epsilon, len(rows)).select(-loss(C, rows), rng))
             picks.append(k)
             chosen = C[k]
     assert chosen is not None

@@ -170,7 +170,8 @@ class PureLinearLearner:
         X = np.asarray(X, dtype=float)
         rng = _rng(rng)
         d = X.shape[1]
-        Phi = projection(self.dimension, d, rng)
+        k = None if self.dimension is None else _int("dimension", self.dimension)
+        Phi = projection(k, d, rng)
         C = self.cover(rng, d)
         if self.rounds == 1:
             return HalfspaceModel(Phi.T @ C[int(self._select(C, Phi, X, y, rng))])

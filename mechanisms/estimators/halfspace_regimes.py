@@ -55,15 +55,15 @@ def steps_note(n: int, repetitions: int) -> str:
     """The papers' n^2 noisy-SGD steps at n against what ``steps="auto"`` runs."""
     return (
         f"The papers run n^2 = {n * n:,} noisy-SGD steps per run at n = {n:,} "
-        f"({repetitions} runs); the curves use steps='auto', min(n^2, {AUTO_STEPS:,}) steps "
+        f"({repetitions} runs); the paper regime uses steps='auto', min(n^2, {AUTO_STEPS:,}) steps "
         "with the papers' noise scale sigma kept (calibrated for n^2 steps), so the privacy "
         "proof holds and the run spends less than the papers' budget (the accounted epsilon "
         "in the tables). Fewer steps at the same sigma also average less noise away: at "
         "these n BST14's noise dominates every step, the learned w is close to a random "
         "direction, and a random halfspace errs with probability 1/2 on any data (w and -w "
         "are equally likely), above the majority-class error of unbalanced data such as "
-        "breast-cancer's -- not a labelling bug (the practical regime below runs the same "
-        "feature map, labels and decision function and learns)."
+        "breast-cancer's -- not a labelling bug (the defaults, next note, run the same "
+        "feature map, labels and decision function and learn)."
     )
 
 
@@ -82,8 +82,8 @@ PRACTICAL_NOTE = (
 def phased_note(n: int, repetitions: int) -> str:
     """What the default optimiser of 001's Algorithm 2 runs at n."""
     return (
-        f"001 Algorithm 2 step 4 runs Algorithm 4 (phased SGD + confidence boosting, "
-        f"reconstructed: mechanisms.phased_sgd): {n.bit_length() - 1} phases on disjoint "
+        "The paper regime: 001 Algorithm 2 step 4 runs Algorithm 4 (phased SGD + confidence "
+        f"boosting, reconstructed: mechanisms.phased_sgd): {n.bit_length() - 1} phases on disjoint "
         f"halving batches, {n - 1:,} gradient steps per run at most ({repetitions} runs), "
         "Gaussian noise on each phase's average iterate calibrated to the stability "
         "sensitivity 2 L eta_i; optimizer='bst14' runs the earlier BST14 stand-in instead. "

@@ -45,7 +45,12 @@ from mechanisms.halfspaces import MarginLoss
 from mechanisms.ledger import recorded_as
 from mechanisms.primitives import GaussianMechanism
 
-__all__ = ["CANARY_KINDS", "NoisyGDCanaryTrainer", "learner_canary_trainer"]
+__all__ = [
+    "CANARY_KINDS",
+    "IdealizedGaussianTrainer",
+    "NoisyGDCanaryTrainer",
+    "learner_canary_trainer",
+]
 
 CANARY_KINDS = ("gradient", "input")
 #: Largest design matrix (records x features, floats) a trainer builds: 400 MB.
@@ -115,6 +120,24 @@ class NoisyGDCanaryTrainer:
     @property
     def name(self) -> str:
         return f"noisy-gd-{self.canaries}-canaries"
+
+    @property
+    def claimed_tradeoff(self) -> str | None:
+        """``"gaussian"`` for full-batch descent: its plan, T Gaussian releases of
+        sensitivity L, is exactly mu-GDP with mu = sqrt(T) / noise_multiplier (Dong, Roth,
+        Su 2022, Corollary 3.3), so the claim may be tested as that curve
+        (:func:`dpaudit.audit.audit_one_run`, ``curve="auto"``); None for Poisson-sampled
+        steps, whose curve is not Gaussian."""
+        return "gaussian" if self.sample_rate == 1 else None
+
+    @property
+    def score_distribution(self) -> str | None:
+        """``"gaussian"`` for full-batch descent with gradient canaries: canary i's
+        coordinate moves only by its own gradient and the noise, so given the mask the
+        scores are independent N(eta T L b_i, eta^2 T sigma^2) -- the assumption of the
+        Gaussian one-run certification (``method="auto"``); None otherwise (a Poisson
+        batch makes a canary's pull a binomial count, input canaries interact)."""
+        return "gaussian" if self.canaries == "gradient" and self.sample_rate == 1 else None
 
     @property
     def loss(self) -> MarginLoss:
@@ -203,6 +226,50 @@ class NoisyGDCanaryTrainer:
         if self.canaries == "gradient":
             return w[d:]
         return yc * (Xc @ w[:d])
+
+
+@dataclasses.dataclass(frozen=True)
+class IdealizedGaussianTrainer:
+    """The idealized one-run trainer: canary i's score is its inclusion bit plus N(0,
+    sigma^2) noise, independently (the idealized setting of Steinke, Nasr, Jagielski 2023,
+    Section 7, and of Mahloujifar, Melis, Chaudhuri 2025).
+
+    Privacy: with respect to each canary the scores are the Gaussian mechanism with
+    sensitivity 1 and noise sigma, exactly mu-GDP with mu = 1 / sigma; its epsilon at delta
+    is the Gaussian profile's (:meth:`claimed_epsilon`: 1.993 for sigma 2, 4.377 for sigma 1
+    at delta 1e-5).  It declares its claim Gaussian and its scores Gaussian.
+
+    Args:
+        sigma: the noise standard deviation (> 0).
+    """
+
+    sigma: float = 1.0
+    claimed_tradeoff = "gaussian"
+    score_distribution = "gaussian"
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.sigma, (int, float)) and self.sigma > 0):
+            raise ValueError(f"sigma must be a number > 0, got {self.sigma!r}")
+
+    @property
+    def name(self) -> str:
+        return f"idealized-gaussian-sigma-{self.sigma:g}"
+
+    def plan(self) -> ev.Event:
+        """One Gaussian release of sensitivity 1 and noise sigma per canary."""
+        return ev.Gaussian(sympy.nsimplify(self.sigma), 1)
+
+    def claimed_epsilon(self, delta: float) -> float:
+        """The accountant's epsilon at ``delta`` for :meth:`plan` (rounded up)."""
+        eps = account(self.plan(), delta).epsilon_upper
+        if eps is None:  # pragma: no cover - a Gaussian has a numeric bound
+            raise ValueError(f"no numeric epsilon for {self.plan()}")
+        return float(eps)
+
+    def __call__(self, included: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One score per canary: its inclusion bit plus N(0, sigma^2)."""
+        mask = np.asarray(included, dtype=bool)
+        return mask + self.sigma * rng.standard_normal(len(mask))
 
 
 def learner_canary_trainer(

@@ -3,11 +3,15 @@
 Public API:
     audit(mechanism, d0, d1, *, epsilon, delta=0.0, samples, confidence=0.95, seed=None, ...)
         (``arithmetic="float"``, the default for a mechanism that declares nothing, also
-        searches events over the outputs' bit patterns: :mod:`dpaudit.audit.float_bits`)
+        searches events over the outputs' bit patterns in their own precision:
+        :mod:`dpaudit.audit.float_bits`; outputs may be structured, :mod:`.structured`;
+        ``on_error="output"`` makes an exception's type an outcome)
     audit_records(fn, domain, *, epsilon, delta=0.0, relation="replace-one", sizes=(1, 8),
                   samples, confidence=0.95, seed=None, budget_seconds=None, workers=1)
-    audit_one_run(train, m, *, epsilon, delta=0.0, confidence=0.95, seed=None, guesses=None)
-        (one training run with m canaries; Steinke, Nasr, Jagielski 2023), OneRunAuditResult,
+    audit_one_run(train, m, *, epsilon, delta=0.0, confidence=0.95, seed=None, guesses=None,
+                  method="auto", curve="auto")
+        (one training run with m canaries: Steinke, Nasr, Jagielski 2023; f-DP, Mahloujifar,
+        Melis, Chaudhuri 2025; Gaussian scores), OneRunAuditResult,
         one_run_epsilon_lower(m, r, v, *, delta, confidence, tests), one_run_p_value,
         one_run_theory(epsilon, m, r, ...), one_run_curve(m, r, ...)
     exact_audit(mechanism, d0, d1, *, epsilon, delta=0.0, pairs=None)
@@ -32,15 +36,15 @@ if TYPE_CHECKING:
     from dpaudit.audit.frames import over_frame, over_records
     from dpaudit.audit.monte_carlo import audit
     from dpaudit.audit.one_run import (
-        OneRunAuditResult,
-        audit_one_run,
         one_run_curve,
         one_run_epsilon_lower,
         one_run_p_value,
         one_run_theory,
     )
+    from dpaudit.audit.one_run_audit import OneRunAuditResult, audit_one_run
     from dpaudit.audit.pairs import NeighbouringPair, query_pairs
-    from dpaudit.audit.records import RecordsAuditResult, audit_records
+    from dpaudit.audit.records import audit_records
+    from dpaudit.audit.records_result import RecordsAuditResult
     from dpaudit.audit.result import AuditResult
     from dpaudit.audit.tradeoff import TradeoffCurve, tradeoff_curve
 
@@ -50,11 +54,11 @@ if TYPE_CHECKING:
 _LAZY = {
     "AuditResult": "dpaudit.audit.result",
     "NeighbouringPair": "dpaudit.audit.pairs",
-    "OneRunAuditResult": "dpaudit.audit.one_run",
-    "RecordsAuditResult": "dpaudit.audit.records",
+    "OneRunAuditResult": "dpaudit.audit.one_run_audit",
+    "RecordsAuditResult": "dpaudit.audit.records_result",
     "TradeoffCurve": "dpaudit.audit.tradeoff",
     "audit": "dpaudit.audit.monte_carlo",
-    "audit_one_run": "dpaudit.audit.one_run",
+    "audit_one_run": "dpaudit.audit.one_run_audit",
     "audit_records": "dpaudit.audit.records",
     "check_sampler": "dpaudit.audit.exact",
     "exact_audit": "dpaudit.audit.exact",

@@ -26,11 +26,13 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.errors import MechanismError
+from dpaudit.audit.errors import EngineError, MechanismError
 from dpaudit.audit.events import count_hits
-from dpaudit.audit.outputs import OutputSchema, to_array
+from dpaudit.audit.outputs import OutputSchema, Raised, to_array
 
 __all__ = [
+    "NOT_OUTPUTS",
+    "ErrorsAsOutputs",
     "EventCounts",
     "Pilot",
     "SentOnce",
@@ -78,12 +80,62 @@ def draw(
         raise
     except Exception as err:
         what = "mechanism.batch(dataset, n, rng)" if callable(batch) else "the mechanism"
+        text = " ".join(str(err).split())[:500]
         raise MechanismError(
-            f"{what} raised {type(err).__name__}: {' '.join(str(err).split())[:500]}"
+            f"{what} raised {type(err).__name__}: {text}", raised=(type(err).__name__, text)
         ) from err
     if count != n:
         raise MechanismError(f"mechanism.batch(dataset, n={n}, rng) returned {count} outputs")
     return out
+
+
+#: Exceptions that are never a mechanism's output (``on_error="output"``): the auditor's own
+#: errors and those that say the process itself is in trouble (``KeyboardInterrupt`` and
+#: ``SystemExit`` are no ``Exception`` and pass through anyway).
+NOT_OUTPUTS: tuple[type[BaseException], ...] = (MemoryError, MechanismError, EngineError)
+
+
+class ErrorsAsOutputs:
+    """A mechanism whose exceptions are outputs (``audit(..., on_error="output")``): a run
+    that raises returns :class:`~dpaudit.audit.outputs.Raised` (the exception's type, not
+    its message, which may hold random numbers) instead.
+
+    ``batch(dataset, n, rng)`` calls the mechanism's own ``batch`` when it has one; if that
+    raises, the batch falls back to ``n`` single calls with the same generator (from the
+    state the failed call left: still a function of the batch's seed), so that each sample
+    gets its own outcome. :data:`NOT_OUTPUTS` are raised as they are. Picklable when the
+    mechanism is (worker processes, Dask).
+
+    Privacy: an observer of a released result sees whether the code raised, and which
+    exception; counting that as an outcome audits exactly what such an observer sees.
+    """
+
+    def __init__(self, mechanism: Any) -> None:
+        self.mechanism = mechanism
+
+    def __call__(self, dataset: Any, rng: np.random.Generator) -> Any:
+        try:
+            return self.mechanism(dataset, rng)
+        except NOT_OUTPUTS:
+            raise
+        except Exception as err:  # an exception of the mechanism is its output
+            return Raised.of(err)
+
+    def batch(self, dataset: Any, n: int, rng: np.random.Generator) -> Any:
+        """``n`` outputs: the mechanism's ``batch`` when it has one and it returns, else one
+        call (and one outcome) per sample."""
+        batch = getattr(self.mechanism, "batch", None)
+        if callable(batch):
+            try:
+                return batch(dataset, n, rng)
+            except NOT_OUTPUTS:
+                raise
+            except Exception:  # the single calls below say which samples raise
+                pass
+        return [self(dataset, rng) for _ in range(n)]
+
+    def __repr__(self) -> str:
+        return f"ErrorsAsOutputs({self.mechanism!r})"
 
 
 def sample_task(

@@ -12,24 +12,20 @@ records the search tries first (the all-low and all-high records, the centre, ze
 corners of the box, one column at a time at its other extreme) and moves records towards the
 corners and edges during the local search (:func:`RecordDomain.perturb`).
 
-:func:`parse_records` reads the command line's ``--records`` text with a small tokenizer of
-its own (numbers only; nothing is evaluated)::
+The declared domain holds finite numbers only (a NaN or infinite bound is refused: that is
+the user's declaration). The search also tries *edge values* (:data:`EDGE_KINDS`), which real
+code meets when its inputs are not validated upstream: in a numeric column NaN, +inf, -inf,
+values well outside and just outside the declared range, -0.0, the smallest subnormal and
+the largest finite double; in a categorical column NaN and numbers beyond both ends of the
+list (:meth:`Column.edge_value`, :meth:`RecordDomain.edge_records`).
 
-    records = column { "," column } ;
-    column  = "(" number "," number ")"                  (* numeric: low, high *)
-            | "{" number { "," number } "}"              (* categorical values *)
-            | "[" number { "," number } "]" ;            (* categorical values *)
-    number  = [ "+" | "-" ] ( digits [ "." [ digits ] ] | "." digits )
-              [ ( "e" | "E" ) [ "+" | "-" ] digits ] ;
-
-e.g. ``"(-1,10),(0,1)"`` (two numeric columns) or ``"(0,100),{0,1,2}"`` (a numeric column
-and a categorical one).
+The command line's ``--records`` text is read by :mod:`dpaudit.audit.records_text`.
 """
 
 from __future__ import annotations
 
 import math
-import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,28 +33,52 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "EDGE_KINDS",
     "MAX_CATEGORIES",
     "MAX_COLUMNS",
-    "MAX_RECORDS_TEXT",
+    "ON_ERROR",
     "RELATIONS",
     "Column",
     "RecordDomain",
     "check_domain",
-    "parse_records",
 ]
 
 #: The neighbouring relations between datasets of records: replace one record by another,
 #: or add/remove one record.
 RELATIONS = ("replace-one", "add-remove")
+#: What the record search does when the function raises on a candidate pair: refuse the
+#: pair and go on, abort, or (passed on to the final audit) treat the exception as an outcome.
+ON_ERROR = ("skip", "raise", "output")
 #: Most columns a record domain may have.
 MAX_COLUMNS = 1_000
 #: Most values of one categorical column.
 MAX_CATEGORIES = 100_000
-#: Longest ``--records`` text accepted (characters).
-MAX_RECORDS_TEXT = 100_000
 #: Values of a categorical column the search tries as "extremes" of that column (the first,
 #: last and evenly spaced ones between them, in the order given).
 CATEGORICAL_EXTREMES = 8
+#: The kinds of edge values, in the order the search tries them: the ones that break the most
+#: code first (NaN passes ``np.clip`` and every comparison; infinities overflow sums and
+#: bounds; values outside the range find a missing or misplaced clamp).
+EDGE_KINDS = (
+    "NaN",
+    "+inf",
+    "-inf",
+    "far above",
+    "far below",
+    "just above",
+    "just below",
+    "-0.0",
+    "smallest subnormal",
+    "largest double",
+)
+#: "Well outside" a numeric column: this many times its width (at least 1) past an end.
+FAR_OUTSIDE = 10.0
+#: The smallest positive (subnormal) double, 2**-1074 = 5e-324.
+SMALLEST_SUBNORMAL = math.ulp(0.0)
+#: The largest finite double, about 1.8e308.
+LARGEST_DOUBLE = sys.float_info.max
+#: Chance that the local search moves a column onto one of its edge values (with edge values).
+EDGE_MOVE = 0.15
 
 
 @dataclass(frozen=True)
@@ -101,8 +121,11 @@ class Column:
         return value in self.values
 
     def towards_edge(self, value: float, rng: np.random.Generator) -> float:
-        """A value moved from ``value`` towards an edge of the column (or onto one)."""
+        """A value moved from ``value`` towards an edge of the column (or onto one); an edge
+        value (:meth:`edge_value`) moves from the centre."""
         if self.values is None:
+            if not self.low <= value <= self.high:
+                value = self.centre()
             target = self.low if rng.random() < 0.5 else self.high
             step = rng.choice((1.0, 1.0, 0.5, 0.9))  # onto the edge, or part of the way
             moved = value + step * (target - value)
@@ -114,6 +137,76 @@ class Column:
         if self.values is None:
             return float(rng.uniform(self.low, self.high))
         return float(self.values[int(rng.integers(len(self.values)))])
+
+    def edge_value(self, kind: str) -> float | None:
+        """The column's edge value of ``kind`` (one of :data:`EDGE_KINDS`), None when the
+        kind does not apply (a categorical column has NaN and one number beyond each end of
+        its list: its largest value + 1 and its smallest - 1; "far above" beyond the largest
+        double).
+
+        Raises:
+            ValueError: for a kind not in :data:`EDGE_KINDS`.
+        """
+        if kind not in EDGE_KINDS:
+            raise ValueError(f"kind must be one of {EDGE_KINDS}, got {kind!r}")
+        if kind == "NaN":
+            return math.nan
+        if self.values is not None:
+            if kind == "far above":
+                return max(self.values) + 1.0
+            if kind == "far below":
+                return min(self.values) - 1.0
+            return None
+        reach = FAR_OUTSIDE * max(self.high - self.low, 1.0)
+        value = {
+            "+inf": math.inf,
+            "-inf": -math.inf,
+            "far above": self.high + reach,
+            "far below": self.low - reach,
+            "just above": math.nextafter(self.high, math.inf),
+            "just below": math.nextafter(self.low, -math.inf),
+            "-0.0": -0.0,
+            "smallest subnormal": SMALLEST_SUBNORMAL,
+            "largest double": LARGEST_DOUBLE,
+        }[kind]
+        return value if kind in ("+inf", "-inf") or math.isfinite(value) else None
+
+    def edge_values(self) -> tuple[float, ...]:
+        """Every edge value of the column, in the order of :data:`EDGE_KINDS`."""
+        found = (self.edge_value(kind) for kind in EDGE_KINDS)
+        return tuple(v for v in found if v is not None)
+
+    def describe(self, value: float) -> str | None:
+        """``value`` in words when it is an edge value of the column (None when it is an
+        ordinary value of the declared column)."""
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "+inf" if value > 0 else "-inf"
+        if value == 0.0 and math.copysign(1.0, value) < 0:
+            return "-0.0"
+        if value == SMALLEST_SUBNORMAL:
+            return "the smallest subnormal double 5e-324"
+        if value == LARGEST_DOUBLE:
+            return "the largest finite double 1.8e308"
+        if self.values is not None:
+            return None if value in self.values else f"{value!r}, not one of the listed values"
+        if value > self.high:
+            how = "just above" if value == math.nextafter(self.high, math.inf) else "above"
+            return f"{value!r}, {how} the declared range [{self.low!r}, {self.high!r}]"
+        if value < self.low:
+            how = "just below" if value == math.nextafter(self.low, -math.inf) else "below"
+            return f"{value!r}, {how} the declared range [{self.low!r}, {self.high!r}]"
+        return None
+
+    def admits(self, value: float, edge_values: bool) -> bool:
+        """Whether the search may put ``value`` in this column: a value of the column, or
+        (with ``edge_values``) one of its edge values."""
+        if self.contains(value) and self.describe(value) is None:
+            return True
+        return edge_values and any(
+            np.array(value).tobytes() == np.array(v).tobytes() for v in self.edge_values()
+        )
 
 
 def _number(value: Any) -> float | None:
@@ -230,18 +323,68 @@ class RecordDomain:
                     found.append(record)
         return found
 
-    def perturb(self, record: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """``record`` with one to all columns moved towards an edge (or redrawn uniformly)."""
+    def perturb(
+        self, record: np.ndarray, rng: np.random.Generator, edge_values: bool = False
+    ) -> np.ndarray:
+        """``record`` with one to all columns moved towards an edge (or redrawn uniformly;
+        with ``edge_values``, sometimes onto one of the column's edge values)."""
         moved = record.copy()
         k = int(rng.integers(1, self.width + 1)) if rng.random() < 0.3 else 1
         for j in rng.choice(self.width, size=k, replace=False):
             column = self.columns[j]
-            moved[j] = (
-                column.uniform(rng)
-                if rng.random() < 0.15
-                else column.towards_edge(float(moved[j]), rng)
-            )
+            draw = rng.random()
+            if edge_values and draw < EDGE_MOVE:
+                edges = column.edge_values()
+                moved[j] = edges[int(rng.integers(len(edges)))]
+            elif draw < EDGE_MOVE + 0.15:
+                moved[j] = column.uniform(rng)
+            else:
+                moved[j] = column.towards_edge(float(moved[j]), rng)
         return moved
+
+    def edge_records(self, limit: int) -> list[np.ndarray]:
+        """Records holding edge values, most telling first: for each kind of
+        :data:`EDGE_KINDS`, every column at its edge value of that kind (the others at their
+        low end); then, with two or more columns, one column at a time (the first ``limit``
+        distinct records)."""
+        low = self.low()
+        found: list[np.ndarray] = []
+        seen: set[bytes] = set()
+
+        def add(record: np.ndarray) -> None:
+            if len(found) < limit and record.tobytes() not in seen:
+                seen.add(record.tobytes())
+                found.append(record)
+
+        for kind in EDGE_KINDS:
+            values = [c.edge_value(kind) for c in self.columns]
+            if any(v is not None for v in values):
+                add(np.array([lo if v is None else v for lo, v in zip(low, values, strict=True)]))
+        if self.width > 1:
+            for kind in EDGE_KINDS:
+                for j, column in enumerate(self.columns):
+                    value = column.edge_value(kind)
+                    if value is not None:
+                        record = low.copy()
+                        record[j] = value
+                        add(record)
+        return found
+
+    def edge_values_in(self, record: np.ndarray) -> list[tuple[int, str]]:
+        """The columns of ``record`` holding an edge value, with the value in words."""
+        found = []
+        for j, (column, value) in enumerate(zip(self.columns, record, strict=True)):
+            words = column.describe(float(value))
+            if words is not None:
+                found.append((j, words))
+        return found
+
+    def admits(self, record: np.ndarray, edge_values: bool) -> bool:
+        """Whether the search may propose ``record``: every column holds a value of the
+        domain or (with ``edge_values``) one of its edge values."""
+        return all(
+            c.admits(float(v), edge_values) for c, v in zip(self.columns, record, strict=True)
+        )
 
     def uniform(self, rng: np.random.Generator) -> np.ndarray:
         """A record drawn uniformly, column by column."""
@@ -283,94 +426,6 @@ def check_domain(domain: Any) -> RecordDomain:
             f"{domain!r}; for one numeric column write [{domain!r}]"
         )
     return RecordDomain(tuple(_column(i, entry) for i, entry in enumerate(domain)))
-
-
-_TOKEN = re.compile(
-    r"\s*(?:(?P<number>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)|(?P<mark>[(){}\[\],]))"
-)
-_CLOSE = {"(": ")", "{": "}", "[": "]"}
-
-
-def _tokens(text: str) -> list[tuple[str, str, int]]:
-    found, i = [], 0
-    while i < len(text):
-        if text[i:].strip() == "":
-            break
-        match = _TOKEN.match(text, i)
-        if match is None:
-            start = len(text) - len(text[i:].lstrip())
-            raise ValueError(
-                f"--records must be columns like '(-1,10),(0,1)' or '{{0,1,2}}' (numbers, "
-                f"parentheses, braces, brackets, commas), got {text[:80]!r}: unexpected "
-                f"{text[start : start + 10]!r} at character {start}"
-            )
-        kind = "number" if match.group("number") is not None else "mark"
-        found.append((kind, match.group(kind), match.start(kind)))
-        i = match.end()
-    return found
-
-
-def parse_records(text: str) -> list[tuple[float, float] | list[float]]:
-    """Read the command line's ``--records`` text into a domain list (grammar above).
-
-    Args:
-        text: e.g. ``"(-1,10),(0,1)"`` or ``"(0,100),{0,1,2}"``.
-
-    Returns:
-        The domain: a ``(low, high)`` tuple per numeric column, a list per categorical one
-        (validate it with :func:`check_domain`).
-
-    Raises:
-        ValueError: naming ``--records``, the syntax expected and where the text departs.
-    """
-    if not isinstance(text, str) or len(text) > MAX_RECORDS_TEXT:
-        size = len(text) if isinstance(text, str) else type(text).__name__
-        raise ValueError(
-            f"--records must be a text of at most {MAX_RECORDS_TEXT:,} characters, got {size}"
-        )
-    tokens = _tokens(text)
-    columns: list[tuple[float, float] | list[float]] = []
-    pos = 0
-
-    def fail(expected: str) -> ValueError:
-        got = f"{tokens[pos][1]!r} at character {tokens[pos][2]}" if pos < len(tokens) else "end"
-        return ValueError(
-            f"--records must be columns like '(-1,10),(0,1)' or '(0,100),{{0,1,2}}', got "
-            f"{text[:80]!r}: expected {expected}, found {got}"
-        )
-
-    while True:
-        if pos >= len(tokens) or tokens[pos][1] not in _CLOSE:
-            raise fail("'(' , '{' or '['")
-        opening = tokens[pos][1]
-        pos += 1
-        values = []
-        while True:
-            if pos >= len(tokens) or tokens[pos][0] != "number":
-                raise fail("a number")
-            values.append(float(tokens[pos][1]))  # a token the regex checked: digits only
-            pos += 1
-            if pos < len(tokens) and tokens[pos][1] == ",":
-                pos += 1
-                continue
-            if pos < len(tokens) and tokens[pos][1] == _CLOSE[opening]:
-                pos += 1
-                break
-            raise fail(f"',' or {_CLOSE[opening]!r}")
-        if opening == "(":
-            if len(values) != 2:
-                raise ValueError(
-                    f"--records: a numeric column must be '(low,high)' with two numbers, got "
-                    f"{len(values)} number(s) in column {len(columns)} of {text[:80]!r}"
-                )
-            columns.append((values[0], values[1]))
-        else:
-            columns.append(values)
-        if pos == len(tokens):
-            return columns
-        if tokens[pos][1] != ",":
-            raise fail("',' between columns")
-        pos += 1
 
 
 def as_records(data: Sequence[Any] | np.ndarray, width: int) -> np.ndarray:

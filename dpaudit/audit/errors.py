@@ -14,7 +14,17 @@ __all__ = ["EngineError", "MechanismError"]
 
 
 class MechanismError(ValueError):
-    """The mechanism under audit failed or returned something the auditor cannot handle."""
+    """The mechanism under audit failed or returned something the auditor cannot handle.
+
+    Attributes:
+        raised: when the mechanism itself raised, the exception's type name and its message
+            (``("ZeroDivisionError", "mean of no records")``); None for any other failure.
+            Kept when the error crosses from a worker process (pickled with the instance).
+    """
+
+    def __init__(self, message: str, *, raised: tuple[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.raised = raised
 
 
 class EngineError(RuntimeError):

@@ -52,11 +52,19 @@ def worker_limit() -> int:
     return min(MAX_WORKERS, max(2, os.cpu_count() or 1))
 
 
-def _deep_size(value: Any) -> int:
-    """Approximate bytes of one categorical output key (object, tuple elements included)."""
+def _deep_size(value: Any, depth: int = 0) -> int:
+    """Approximate bytes of one output object (tuple, list and dict elements included, a
+    pandas object by its own memory usage)."""
     size = sys.getsizeof(value)
-    if isinstance(value, tuple):
-        size += sum(_deep_size(v) for v in value)
+    if depth > 4:
+        return size
+    if isinstance(value, (tuple, list, set, frozenset)):
+        size += sum(_deep_size(v, depth + 1) for v in value)
+    elif isinstance(value, dict):
+        size += sum(_deep_size(k, depth + 1) + _deep_size(v, depth + 1) for k, v in value.items())
+    elif hasattr(value, "memory_usage") and type(value).__module__.startswith("pandas"):
+        usage = value.memory_usage(deep=True)
+        size += int(usage.sum() if hasattr(usage, "sum") else usage)
     return size
 
 
@@ -65,6 +73,7 @@ def estimate_memory(
     probe: Sequence[Any] | np.ndarray,
     selection_samples: int,
     batch: int,
+    raw: Sequence[Any] = (),
 ) -> int:
     """Bytes an audit's samples need at their peak (an estimate, from probe outputs).
 
@@ -78,14 +87,18 @@ def estimate_memory(
         probe: the probe's converted outputs (:func:`dpaudit.audit.outputs.to_array`).
         selection_samples: selection samples held per dataset.
         batch: samples of the largest batch.
+        raw: the probe's raw outputs (structured outputs: a raw batch of dicts or frames is
+            held, before conversion, beside the converted one).
 
     Returns:
         The estimated number of bytes.
     """
     if schema.kind == "categorical":
         per = 8 + max((_deep_size(v) for v in probe), default=64)
-        raw = per
+        return 2 * selection_samples * per + batch * 2 * per
     else:
         per = 8 * schema.width
-        raw = per + 8 * 16  # a raw output may be a Python object before conversion
-    return 2 * selection_samples * per + batch * (per + raw)
+        objects = max((_deep_size(v) for v in raw), default=0) if schema.layout else 0
+        # a raw output may be a Python object before conversion
+        raw_size = max(per + 8 * 16, 8 + objects)
+        return 2 * selection_samples * per + batch * (per + raw_size)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.batches import EventCounts, seed_sequence
+from dpaudit.audit.batches import ErrorsAsOutputs, EventCounts, seed_sequence
 from dpaudit.audit.certifiable import (
     counted_frequencies,
     statistical_limit,
@@ -38,6 +38,7 @@ from dpaudit.audit.options import (
     resolve_certification,
     resolve_families,
 )
+from dpaudit.audit.outputs import infer_schema
 from dpaudit.audit.pairs import NeighbouringPair, resolve_pairs
 from dpaudit.audit.parallel import (
     feature_frequencies,
@@ -45,10 +46,11 @@ from dpaudit.audit.parallel import (
     propose_in_workers,
     search_in_workers,
 )
-from dpaudit.audit.probe import Probe, probe
+from dpaudit.audit.probe import MAX_PROBE_DRAWS, Probe, probe
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import DEFAULT_BATCH_SIZE, PROGRESS_THRESHOLD, Runner
 from dpaudit.audit.selection import FAMILIES, Candidate, search_events
+from dpaudit.audit.sequential import certify_sequentially, runner_counter
 from dpaudit.audit.streaming import (
     ThresholdSketch,
     held_samples,
@@ -62,7 +64,10 @@ from dpaudit.audit.validation import check as _check
 from dpaudit.audit.validation import check_confidence, check_delta, check_epsilon
 from dpaudit.audit.validation import is_int as _is_int
 
-__all__ = ["audit"]
+__all__ = ["ON_ERROR", "audit"]
+
+#: The values of ``on_error``: exceptions of the mechanism abort the audit, or are outputs.
+ON_ERROR = ("raise", "output")
 
 _SELECTION, _CERTIFICATION, _MODELS, _SCREENING, _PROBE = 0, 1, 2, 3, 4
 #: With several candidate pairs, each is first screened on this many samples per dataset;
@@ -84,7 +89,7 @@ def _check_size(probed: Probe, n_sel: int, batch: int, max_memory: int, samples:
     """Refuse samples too many for ``max_memory`` bytes (outputs too wide are refused by
     :func:`~dpaudit.audit.probe.probe`, before it draws again)."""
     width = probed.schema.width
-    need = estimate_memory(probed.schema, probed.outputs, n_sel, batch)
+    need = estimate_memory(probed.schema, probed.outputs, n_sel, batch, probed.raw)
     if need > max_memory:
         raise ValueError(
             f"max_memory_bytes: the audit's samples need about {need:,} bytes ({samples:,} "
@@ -117,6 +122,7 @@ def audit(
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: bool | None = None,
     max_memory_bytes: int = DEFAULT_MAX_MEMORY_BYTES,
+    on_error: str = "raise",
 ) -> AuditResult:
     """Certify a lower bound on the epsilon of ``mechanism``'s actual code.
 
@@ -134,8 +140,13 @@ def audit(
         flagged (``violation``) with probability at most ``1 - confidence``.
 
     Args:
-        mechanism: ``mechanism(dataset, rng)`` returning one output (number, bool, tuple or
-            1-D array, or hashable); ``mechanism.batch(dataset, n, rng)`` is used when present.
+        mechanism: ``mechanism(dataset, rng)`` returning one output: a number, a bool, a
+            tuple or 1-D array (NumPy or torch, of any float precision: the ``bits`` family
+            reads the outputs' own format), a dict, a variable-length sequence, None, a
+            pandas Series or DataFrame (structured outputs, whose keys, length and
+            missingness are searched beside their values: :mod:`dpaudit.audit.structured`),
+            or any hashable value; ``mechanism.batch(dataset, n, rng)`` is used when
+            present.
         d0: first dataset (None when ``pairs`` is given).
         d1: its neighbour.
         epsilon: the claimed epsilon (>= 0); the verdict compares against it.
@@ -149,14 +160,16 @@ def audit(
             samples per dataset; events are then selected on the most promising pair with the
             full selection budget, and only that pair is certified.
         families: event families to search (subset of ``("threshold", "outcomes",
-            "classifier", "bits")``); ``bits`` applies to scalar outputs only and is dropped
-            when ``arithmetic`` is ``"real"``.
+            "classifier", "bits")``); ``bits`` applies to numbers (a scalar, the first 16
+            coordinates or values of a vector or structured output) and is dropped when
+            ``arithmetic`` is ``"real"``.
         arithmetic: what the claim is about. ``"float"``: the code as it runs, in IEEE 754
-            doubles, so the ``bits`` family searches events over the outputs' binary
-            representation (:mod:`dpaudit.audit.float_bits`); ``"real"``: the algorithm in
-            exact real arithmetic (a textbook mechanism whose float rounding is out of scope),
-            so ``bits`` is not searched. None: the mechanism's own ``arithmetic`` attribute,
-            else ``"float"``.
+            floats of the outputs' precision (float64, float32, float16, bfloat16), so the
+            ``bits`` family searches events over the outputs' binary representation in that
+            format (:mod:`dpaudit.audit.float_bits`); ``"real"``: the algorithm in exact
+            real arithmetic (a textbook mechanism whose float rounding is out of scope), so
+            ``bits`` is not searched, whatever the precision. None: the mechanism's own
+            ``arithmetic`` attribute, else ``"float"``.
         selection_fraction: share of ``samples`` used for selection, in (0, 1); None: 0.25,
             and with ``delta > 0`` ``max(0.2, 10^5 / samples)`` when smaller (``max(0.05,
             10^5 / samples)`` with the Clopper-Pearson rectangle;
@@ -179,6 +192,11 @@ def audit(
             (Gaussian at delta 1e-5: median +0.08 to +0.13, bench/approx_dp_limit.md), costs about
             0.3-0.5 s more per audit, and its false-alarm rate on a mechanism exactly at its
             claim comes closer to ``1 - confidence`` (the rectangle's is well below it).
+            ``"sequential"`` (opt-in): certifies on growing batches of fresh samples with
+            anytime-valid confidence sequences and stops at the first batch that certifies a
+            violation, or once the rest of the budget cannot reach the claim
+            (:mod:`dpaudit.audit.sequential`); the same guarantee, fewer samples when the
+            answer is clear, a little less certified when the whole budget is spent.
         max_outcomes: largest number of distinct outcomes searched as outcome sets, >= 1.
         workers: local worker processes (the mechanism must then be picklable), in
             [1, worker_limit()] (the machine's CPUs, at least 2, at most 64).
@@ -188,12 +206,22 @@ def audit(
         max_memory_bytes: refuse an audit whose samples would need more memory than this
             (estimated from probe runs before sampling; :func:`limits.estimate_memory`),
             >= 1; default 2 GiB.
+        on_error: ``"raise"`` (the default): an exception of the mechanism aborts the audit
+            (:class:`~dpaudit.audit.errors.MechanismError`). ``"output"``: an exception is
+            that sample's output, the outcome "raised <ExceptionType>" (its type, never its
+            message), searched beside the values (e.g. "the mechanism raised ValueError");
+            when ``mechanism.batch`` raises, that batch falls back to single calls so each
+            sample gets its own outcome (:class:`~dpaudit.audit.batches.ErrorsAsOutputs`).
+            ``KeyboardInterrupt``, ``SystemExit``, ``MemoryError`` and the auditor's own
+            errors are never outputs. Sound: whether and how the code raises is part of
+            what an observer sees.
 
     Returns:
         An :class:`AuditResult`. Before sampling, the mechanism runs twice on a few probe
         samples (:mod:`dpaudit.audit.probe`): a mechanism that draws from NumPy's global
         random state or Python's ``random``, or whose outputs the seed does not fix, gives a
-        result with ``reproducible=False`` and a warning saying why.
+        result with ``reproducible=False`` and a warning naming the cause found (or
+        ``reproducible=None`` when its outputs repeat too often to tell).
 
     Raises:
         ValueError: on a parameter outside its admissible range or over a documented limit
@@ -247,8 +275,13 @@ def audit(
         "an integer >= 1",
     )
     _check("mechanism", mechanism, callable(mechanism), "callable as mechanism(dataset, rng)")
+    _check("on_error", on_error, on_error in ON_ERROR, "'raise' or 'output'")
     families = resolve_families(mechanism, families, arithmetic)
     candidates_pairs = resolve_pairs(d0, d1, pairs)
+    name = _name(mechanism)
+    raised = on_error == "output"
+    if raised:
+        mechanism = ErrorsAsOutputs(mechanism)
     if selection_fraction is None:
         selection_fraction = default_selection_fraction(samples, float(delta), certification)
     if directions is None:
@@ -280,10 +313,19 @@ def audit(
     show = (
         progress if progress is not None else (total >= PROGRESS_THRESHOLD and sys.stderr.isatty())
     )
-    probed = probe(mechanism, candidates_pairs[0].d0, seed_sequence(root, _PROBE, 0))
+    datasets = [d for pair in candidates_pairs for d in (pair.d0, pair.d1)]
+    probed = probe(
+        mechanism,
+        datasets[0],
+        seed_sequence(root, _PROBE, 0),
+        also=datasets[1:],
+        raised=raised,
+        max_draws=min(MAX_PROBE_DRAWS, max(16, samples // 4)),
+    )
     held = held_samples(n_sel, batch_size)
     _check_size(probed, held, min(batch_size, samples), max_memory_bytes, samples)
     with Runner(mechanism, root, batch_size, workers, executor, bool(show), total) as runner:
+        runner.infer = partial(infer_schema, also=probed.raw, raised=raised)
         family_freq: dict[
             int, tuple[np.ndarray, np.ndarray] | None
         ] = {}  # per pair, from its selection samples
@@ -355,14 +397,28 @@ def audit(
         # changes neither what they contain nor their order: done beside the counting too.
         observed = observed_of.get(index)
         restated = None if observed is None else runner.submit(restate, chosen, observed)
-        counted = runner.tally(
-            [
-                (pair.d0, n_cert, (_CERTIFICATION, index, 0)),
-                (pair.d1, n_cert, (_CERTIFICATION, index, 1)),
-            ],
-            [EventCounts(tuple(events))],
-        )
-        hits = (counted[0][0], counted[1][0])
+        sequential = None
+        if certification == "sequential":  # batches, stopped when the answer is known
+            numerators = [c.numerator for c in chosen]
+            sequential = certify_sequentially(
+                runner_counter(runner, pair, (_CERTIFICATION, index), events, numerators),
+                epsilon=float(epsilon),
+                delta=float(delta),
+                budget=n_cert,
+                confidence=confidence,
+                tests=tests,
+            )
+            hits, n_cert = sequential.hits_by_dataset(numerators), sequential.samples
+            total -= 2 * sequential.samples_saved
+        else:
+            counted = runner.tally(
+                [
+                    (pair.d0, n_cert, (_CERTIFICATION, index, 0)),
+                    (pair.d1, n_cert, (_CERTIFICATION, index, 1)),
+                ],
+                [EventCounts(tuple(events))],
+            )
+            hits = (counted[0][0], counted[1][0])
         epsilon_limit, limit_text = runner.result(limits)
         if restated is not None:
             chosen = runner.result(restated)
@@ -380,6 +436,10 @@ def audit(
     for j, cand in enumerate(chosen):
         k_num, k_den = counts[j]
         p_num_lower, p_den_upper = lowers[j], uppers[j]
+        if sequential is not None:  # its confidence-sequence bound, the one that stopped it
+            if j == sequential.event:
+                certified.append((sequential.epsilon_lower, j, *sequential.ends))
+            continue
         if certification == "joint":
             # one test at alpha / tests; its slope fixed by the selection samples' prediction
             bound = joint_epsilon_lower(
@@ -423,6 +483,8 @@ def audit(
                 " (Berger-Boos; p_numerator_lower and p_denominator_upper: Clopper-Pearson "
                 f"bounds at level {level:.3g}, for information)"
                 if certification == "joint"
+                else f"); {sequential.describe()}"
+                if sequential is not None
                 else f"); each one-sided Clopper-Pearson bound at level {level:.3g}"
             )
         ),
@@ -430,11 +492,11 @@ def audit(
         selection_samples=n_sel,
         pairs_searched=n_pairs,
         wall_time=time.perf_counter() - start,
-        mechanism=_name(mechanism),
+        mechanism=name,
         family=cand.family,
         screening_samples=n_screen if screening else 0,
         samples_drawn=total,
-        reproducible=not probed.warnings,
+        reproducible=probed.reproducible,
         warnings=probed.warnings,
         epsilon_limit=epsilon_limit,
         limit_scaling=limit_text,

@@ -40,9 +40,6 @@ be; the bisection then may stop short of the supremum, never beyond a verified p
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import mpmath
@@ -50,7 +47,6 @@ import numpy as np
 from scipy.special import betainc, betaincc
 
 from dpaudit.audit.estimators import CDF_ALLOWANCE
-from dpaudit.audit.result import AuditResult, _down
 from dpaudit.audit.validation import check as _check
 from dpaudit.audit.validation import check_confidence, check_delta, check_epsilon
 from dpaudit.audit.validation import is_int as _is_int
@@ -58,8 +54,9 @@ from dpaudit.deferred_imports import scipy_stats
 from dpaudit.numeric import mp_precision, mpf_to_float
 
 __all__ = [
-    "OneRunAuditResult",
-    "audit_one_run",
+    "GRID_RATIO",
+    "GRID_STEPS",
+    "MIN_GUESSES",
     "count_correct",
     "default_guesses",
     "one_run_curve",
@@ -309,190 +306,48 @@ def one_run_theory(
     return float(np.dot(scipy_stats.binom.pmf(counts, r, q), bounds))
 
 
+#: Ratio between successive guess fractions of the default grid.
+GRID_RATIO = math.sqrt(2.0)
+#: The default grid's guess totals are the fractions 1, 1/sqrt(2), 1/2, ..., GRID_RATIO^-26
+#: = 1/8192 of m: a grid of fractions, so it scales with m and (once every fraction gives at
+#: least :data:`MIN_GUESSES` guesses, m >= 131,072) its size, hence the Bonferroni split,
+#: no longer grows with m.
+GRID_STEPS = 26
+#: Smallest guess total of the default grid (m / 8 when m < 128).
+MIN_GUESSES = 16
+
+
 def default_guesses(m: int) -> tuple[tuple[int, int], ...]:
-    """The (k+, k-) guess counts tried by default: k = m/2, m/4, ... (>= 1), each both
-    two-sided (k highest guessed included, k lowest excluded) and one-sided (k, 0)."""
-    out: list[tuple[int, int]] = []
-    k = m // 2
-    while k >= 1:
-        out += [(k, k), (k, 0)]
-        k //= 2
-    return tuple(out) or ((1, 0),)
+    """The (k+, k-) guess counts tried by default: a grid of fractions of m.
 
-
-@dataclass(frozen=True)
-class OneRunAuditResult(AuditResult):
-    """The result of :func:`audit_one_run`: an :class:`AuditResult` of one training run.
-
-    The base fields read as follows: ``hits_d0`` is the number of correct guesses,
-    ``samples_d0`` the number of guesses r, ``hits_d1`` the wrong ones (r - correct),
-    ``tests`` the number of guess counts tried (Bonferroni), ``samples_drawn`` 1 (one run),
-    ``p_numerator_lower`` the certified accuracy q = e^eps/(1+e^eps) at ``epsilon_lower``
-    and ``p_denominator_upper`` its complement.
-
-    Attributes:
-        m: number of canaries.
-        guesses: ``(k_plus, k_minus)`` of the certified guess: the k+ highest scores guessed
-            included, the k- lowest guessed excluded.
-        correct: correct guesses among them.
-        included: number of canaries included in the run.
-        candidates: every guess count tried: ``(k_plus, k_minus, correct, epsilon_lower)``.
-    """
-
-    m: int = 0
-    guesses: tuple[int, int] = (0, 0)
-    correct: int = 0
-    included: int = 0
-    candidates: tuple[tuple[int, int, int, float], ...] = ()
-
-    def theory(self, epsilon: float | None = None) -> float:
-        """The theory value beside the measured bound: the median bound a mechanism exactly
-        ``epsilon``-DP (default: the claimed epsilon) certifies with the same m and
-        confidence, at the best of the guess counts tried (:func:`one_run_theory` with the
-        same Bonferroni split, maximised over their totals r = k+ + k-)."""
-        eps = self.epsilon_claimed if epsilon is None else epsilon
-        totals = sorted({kp + km for kp, km, _, _ in self.candidates} or {sum(self.guesses)})
-        return max(
-            one_run_theory(
-                eps, self.m, r, delta=self.delta, confidence=self.confidence, tests=self.tests
-            )
-            for r in totals
-        )
-
-    def __str__(self) -> str:
-        kp, km = self.guesses
-        r = kp + km
-        lines = [
-            f"one-run audit of {self.mechanism or 'training'}: {self.verdict}",
-            f"  epsilon lower bound : {_down(self.epsilon_lower)} (certified, rounded down)",
-            f"  epsilon estimate    : {self.epsilon_estimate:.4f} (logit of the accuracy, "
-            "not a bound)",
-            f"  claim               : epsilon={self.epsilon_claimed:g}, delta={self.delta:g}",
-            f"  canaries            : m={self.m:,}, {self.included:,} included (probability 1/2)",
-            f"  guesses             : {kp:,} highest included, {km:,} lowest excluded; "
-            f"{self.correct:,} of {r:,} correct",
-            f"  confidence          : {self.confidence:.4g} ({self.correction})",
-            f"  theorem             : Steinke, Nasr, Jagielski 2023, "
-            f"{'Theorem 5.2 / Corollary 5.4' if self.delta > 0 else 'Theorem 3.1'}",
-            f"  seed                : {self.seed}",
-            f"  wall time           : {self.wall_time:.2f} s",
-        ]
-        lines += [f"  warning             : {w}" for w in self.warnings]
-        return "\n".join(lines)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = super().to_dict()
-        data["guesses"] = list(self.guesses)
-        data["candidates"] = [list(c) for c in self.candidates]
-        return data
-
-
-def audit_one_run(
-    train: Callable[[np.ndarray, np.random.Generator], Any],
-    m: int,
-    *,
-    epsilon: float,
-    delta: float = 0.0,
-    confidence: float = 0.95,
-    seed: int | None = None,
-    guesses: Iterable[tuple[int, int]] | None = None,
-    name: str | None = None,
-) -> OneRunAuditResult:
-    """Audit a training algorithm in one run with ``m`` canaries (Steinke, Nasr, Jagielski
-    2023).
-
-    Each canary is included independently with probability 1/2 (drawn from a generator
-    seeded by ``seed``); ``train(included, rng)`` gets the boolean mask and a generator of
-    its own, trains once, and returns one score per canary (higher = more likely included).
-    For each ``(k_plus, k_minus)`` in ``guesses`` the k+ highest scores are guessed included
-    and the k- lowest excluded (ties broken by canary index: a function of the output only),
-    the correct guesses are counted and certified by :func:`one_run_epsilon_lower` at level
-    ``(1 - confidence) / len(guesses)``; the largest certified bound is returned.
-
-    Privacy: if ``train`` is (epsilon', delta)-DP with respect to adding or removing one
-    canary, then ``epsilon_lower <= epsilon'`` with probability at least ``confidence``
-    (Theorem 3.1 / 5.2 of the paper and a union bound over the guess counts); so a claimed
-    ``epsilon`` is flagged (``violation``) wrongly with probability at most
-    ``1 - confidence``.
+    Guess totals k = round(m / sqrt(2)^j), j = 0..:data:`GRID_STEPS` (fractions 1 down to
+    1/8192 of m), those below :data:`MIN_GUESSES` (m / 8 when m < 128) left out, each both
+    two-sided (floor(k/2) highest guessed included, the rest of k lowest guessed excluded)
+    and one-sided (the k highest included, the rest abstained), as in Steinke, Nasr,
+    Jagielski 2023 (Section 6: guess on the most and least confident canaries, abstain on
+    the rest).  At most 2 (GRID_STEPS + 1) = 54 counts; the audit splits its confidence
+    equally over those it tries (a union bound, Bonferroni), which costs about
+    ``log(54)`` in the exponent of the tail.  The grid is fixed before the run (a function of
+    m only), as the theorems require.
 
     Args:
-        train: callable ``train(included, rng)`` returning m finite scores.
-        m: number of canaries, an integer >= 1.
-        epsilon: the claimed epsilon, >= 0.
-        delta: the claimed delta, in [0, 1); the bound is certified at this delta.
-        confidence: family-wise confidence, in (0, 1).
-        seed: seed of the root ``SeedSequence`` (None: fresh entropy, reported in the result).
-        guesses: the ``(k_plus, k_minus)`` counts to try, fixed before the run, each with
-            k+ + k- in [1, m]; default :func:`default_guesses`.
-        name: the trainer's name in the result (default: its ``name`` or ``__name__``).
+        m: number of canaries, >= 1.
 
     Returns:
-        A :class:`OneRunAuditResult`.
-
-    Raises:
-        TypeError: if ``train`` is not callable, ``m`` or a guess count is not an integer,
-            or ``train`` returns something that is not an array of numbers.
-        ValueError: on a parameter outside its range, or scores that are not m finite
-            numbers (the message names the parameter, its range and the value).
+        The distinct ``(k_plus, k_minus)`` pairs, largest totals first.
     """
-    start = time.perf_counter()
-    if not callable(train):
-        raise TypeError(f"train must be callable as train(included, rng), got {train!r}")
-    if not _is_int(m):
-        raise TypeError(f"m must be an integer >= 1, got {m!r}")
-    _check("m", m, m >= 1, "an integer >= 1")
-    check_epsilon(epsilon)
-    candidates = _check_guesses(default_guesses(m) if guesses is None else guesses, m)
-    level = _check_level(delta, confidence, len(candidates))
-    if seed is not None and not (_is_int(seed) and seed >= 0):
-        raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
-
-    root = np.random.SeedSequence(seed)
-    mask_seq, train_seq = root.spawn(2)
-    included = np.random.default_rng(mask_seq).random(m) < 0.5
-    scores = _check_scores(train(included.copy(), np.random.default_rng(train_seq)), m)
-
-    tried = []
-    for kp, km in candidates:
-        v = count_correct(scores, included, kp, km)
-        tried.append((kp, km, v, _certify(m, kp + km, v, float(delta), level)))
-    # the largest bound; among equal bounds (e.g. all 0) the largest excess over chance
-    best = max(tried, key=lambda c: (c[3], c[2] - (c[0] + c[1]) / 2))
-    kp, km, v, eps_lower = best
-    r = kp + km
-    estimate = math.inf if v == r else (math.log(v / (r - v)) if v > 0 else -math.inf)
-    q_lower = _accuracy(eps_lower)
-    return OneRunAuditResult(
-        epsilon_lower=eps_lower,
-        epsilon_estimate=max(0.0, estimate),
-        epsilon_claimed=float(epsilon),
-        delta=float(delta),
-        violation=eps_lower > epsilon,
-        event=f"guess included for the {kp} highest scores, excluded for the {km} lowest",
-        direction="higher score = included",
-        pair=f"{m} canaries, each included with probability 1/2",
-        hits_d0=v,
-        hits_d1=r - v,
-        samples_d0=r,
-        p_numerator_lower=q_lower,
-        p_denominator_upper=1.0 - q_lower,
-        confidence=float(confidence),
-        tests=len(candidates),
-        correction=f"Bonferroni over {len(candidates)} guess counts",
-        seed=int(root.entropy),  # type: ignore[arg-type]
-        selection_samples=0,
-        pairs_searched=1,
-        wall_time=time.perf_counter() - start,
-        method="one-run",
-        mechanism=name or _name(train),
-        family="top/bottom scores",
-        samples_drawn=1,
-        m=m,
-        guesses=(kp, km),
-        correct=v,
-        included=int(included.sum()),
-        candidates=tuple(tried),
-    )
+    floor = min(MIN_GUESSES, max(1, m // 8))
+    totals: list[int] = []
+    for j in range(GRID_STEPS + 1):
+        k = round(m / GRID_RATIO**j)
+        if k >= floor and k not in totals:
+            totals.append(k)
+    out: list[tuple[int, int]] = []
+    for total in totals:
+        for pair in ((total // 2, total - total // 2), (total, 0)):
+            if (min(pair) >= 1 or pair[1] == 0) and pair not in out:
+                out.append(pair)
+    return tuple(out)
 
 
 def count_correct(scores: np.ndarray, included: np.ndarray, k_plus: int, k_minus: int) -> int:
@@ -502,44 +357,3 @@ def count_correct(scores: np.ndarray, included: np.ndarray, k_plus: int, k_minus
     m = len(scores)
     order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")
     return int(included[order[:k_plus]].sum()) + int((~included[order[m - k_minus :]]).sum())
-
-
-def _check_guesses(guesses: Iterable[Any], m: int) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for g in guesses:
-        if not (isinstance(g, Sequence) and len(g) == 2 and all(_is_int(k) for k in g)):
-            raise TypeError(f"guesses must hold (k_plus, k_minus) integer pairs, got {g!r}")
-        kp, km = int(g[0]), int(g[1])
-        _check(
-            "guesses",
-            g,
-            kp >= 0 and km >= 0 and 1 <= kp + km <= m,
-            f"pairs (k_plus, k_minus) >= 0 with 1 <= k_plus + k_minus <= m = {m}",
-        )
-        out.append((kp, km))
-    if not out:
-        raise ValueError("guesses must hold at least one (k_plus, k_minus) pair, got none")
-    return out
-
-
-def _check_scores(scores: Any, m: int) -> np.ndarray:
-    try:
-        arr = np.asarray(scores, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"train must return an array of m = {m} numbers, got {type(scores).__name__}"
-        ) from exc
-    if arr.shape != (m,):
-        raise ValueError(f"train must return m = {m} scores (shape ({m},)), got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
-        raise ValueError(
-            f"train must return finite scores, got {float(arr[bad])!r} for canary {bad}"
-        )
-    return arr
-
-
-def _name(train: Any) -> str:
-    return str(
-        getattr(train, "name", None) or getattr(train, "__name__", None) or type(train).__name__
-    )

@@ -53,8 +53,9 @@ def default_selection_fraction(samples: int, delta: float, certification: str = 
 
 
 #: The values of ``certification``: ``"auto"`` (the default) is ``"joint"`` when ``delta > 0``
-#: and ``"clopper-pearson"`` when ``delta = 0`` (:func:`resolve_certification`).
-CERTIFICATIONS = ("auto", "joint", "clopper-pearson")
+#: and ``"clopper-pearson"`` when ``delta = 0`` (:func:`resolve_certification`);
+#: ``"sequential"`` certifies on batches and stops early (:mod:`dpaudit.audit.sequential`).
+CERTIFICATIONS = ("auto", "joint", "clopper-pearson", "sequential")
 #: The values of ``arithmetic`` (and of a mechanism's ``arithmetic`` attribute).
 ARITHMETICS = ("float", "real")
 
@@ -65,7 +66,7 @@ def check_certification(certification: Any) -> None:
         "certification",
         certification,
         certification in CERTIFICATIONS,
-        "'auto', 'clopper-pearson' or 'joint'",
+        "'auto', 'clopper-pearson', 'joint' or 'sequential'",
     )
 
 

@@ -48,9 +48,11 @@ class AuditResult:
         samples_drawn: mechanism runs over the whole audit, both datasets, every phase.
         reproducible: False when the probe runs found that the audit's seed does not fix the
             mechanism's outputs (it draws from NumPy's global random state or Python's
-            ``random``, or returns different outputs for one seed); the bound still holds at
-            its confidence, but the audit cannot be repeated from its seed.
-        warnings: why the audit is not reproducible (empty when it is).
+            ``random``, or from another source: the warning names the cause found); None
+            when its outputs repeat too often for the probe to tell; the bound still holds
+            at its confidence, but the audit may not be repeatable from its seed.
+        warnings: why the audit is not (or may not be) reproducible, and other notes of the
+            probe (empty when there are none).
         epsilon_limit: the estimated statistical limit of this audit: the most one threshold
             event on the certified event's feature certifies at the audit's certification
             samples, tests and confidence when counts equal their expectations
@@ -87,7 +89,7 @@ class AuditResult:
     family: str = ""
     screening_samples: int = 0
     samples_drawn: int = 0
-    reproducible: bool = True
+    reproducible: bool | None = True
     warnings: tuple[str, ...] = ()
     epsilon_limit: float | None = None
     limit_scaling: str = ""

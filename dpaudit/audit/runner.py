@@ -137,6 +137,9 @@ class Runner:
         executor: an external executor (``submit``/``result``), used as is.
         progress: show a progress bar over all samples drawn.
         total: samples expected over the whole audit (for the progress bar).
+        schema: the output schema (None: fixed by the first batch drawn, with ``infer``).
+        infer: how the first batch fixes the schema (e.g. with the probe's outputs:
+            :func:`~dpaudit.audit.outputs.infer_schema`'s ``also``).
     """
 
     mechanism: Any
@@ -147,6 +150,7 @@ class Runner:
     progress: bool = False
     total: int = 0
     schema: OutputSchema | None = None
+    infer: Callable[[Any], OutputSchema] = infer_schema
     _own: ProcessPoolExecutor | DaskExecutor | None = field(default=None, init=False, repr=False)
     _pool_wanted: bool = field(default=False, init=False, repr=False)
 
@@ -318,7 +322,7 @@ class Runner:
             dataset, n, key = draws[0]
             size, seed = self._batches(n, key)[0]
             first = draw(self.mechanism, dataset, size, seed)
-            self.schema = infer_schema(first)
+            self.schema = self.infer(first)
         pilot = Pilot(
             uuid.uuid4().hex,
             self.mechanism,
@@ -454,7 +458,7 @@ class Runner:
         if self.schema is None:
             size, seed = batches.pop(0)
             raw = draw(self.mechanism, dataset, size, seed)
-            self.schema = infer_schema(raw)
+            self.schema = self.infer(raw)
             parts.append(to_array(raw, self.schema))
             self._bar.update(size)
         jobs = [(self.mechanism, dataset, size, seed, self.schema) for size, seed in batches]

@@ -43,15 +43,18 @@ import numpy as np
 
 from dpaudit.audit.classifier import fit_binned_ratio, fit_logistic
 from dpaudit.audit.events import (
+    NON_FINITE,
     Coordinate,
     Feature,
     FloatClassEvent,
     Identity,
     MaxCoordinate,
+    NonFiniteEvent,
     OutcomeSetEvent,
     OutputEvent,
     Projection,
     ThresholdEvent,
+    count_hits,
     plain_grid,
     plain_intervals,
 )
@@ -63,12 +66,15 @@ __all__ = [
     "SEARCH_PARTS",
     "Candidate",
     "check_families",
+    "non_finite_events",
+    "outcome_views",
     "part_pieces",
     "pick_thresholds",
     "rank",
     "search_events",
     "search_part",
     "search_parts",
+    "threshold_features",
 ]
 
 FAMILIES = ("threshold", "outcomes", "classifier", "bits")
@@ -203,9 +209,9 @@ def _factorise(pooled: np.ndarray, schema: OutputSchema) -> tuple[list, np.ndarr
     if schema.kind == "scalar":
         uniq, inverse = np.unique(pooled, return_inverse=True)
         return [float(u) for u in uniq], inverse.reshape(-1)
-    if schema.kind == "vector":
+    if schema.kind in ("vector", "structured"):
         uniq, inverse = np.unique(row_keys(pooled), return_inverse=True)
-        rows = uniq.view(float).reshape(len(uniq), schema.width)
+        rows = uniq.view(float).reshape(len(uniq), pooled.shape[1])
         return [tuple(r) for r in rows.tolist()], inverse.reshape(-1)
     codes: dict = {}
     inverse = np.fromiter((codes.setdefault(k, len(codes)) for k in pooled), int, len(pooled))
@@ -216,18 +222,27 @@ def _distinct_at_most(x: np.ndarray, schema: OutputSchema, limit: int) -> bool:
     probe = x[: min(len(x), 4 * limit)]
     if schema.kind == "categorical":
         return len(set(probe)) <= limit
-    if schema.kind == "vector":
+    if schema.kind in ("vector", "structured"):
         # A fixed irrational projection: distinct rows give distinct values (barring exact
         # float ties), and a float sort is much faster than sorting rows as bytes. Only used
         # to decide whether to search outcome sets at all.
-        weights = np.sqrt(np.arange(2, schema.width + 2, dtype=float))
+        weights = np.sqrt(np.arange(2, probe.shape[1] + 2, dtype=float))
         probe = np.einsum("ij,j->i", np.nan_to_num(probe, nan=-0.5), weights)
     return len(np.unique(probe)) <= limit
 
 
 def _best_outcome_sets(
-    x0: np.ndarray, x1: np.ndarray, schema: OutputSchema, scorer: Scorer, max_outcomes: int
+    x0: np.ndarray,
+    x1: np.ndarray,
+    schema: OutputSchema,
+    scorer: Scorer,
+    max_outcomes: int,
+    columns: tuple[int, ...] | None = None,
 ) -> list[Candidate]:
+    """Outcome sets of whole outputs, or (``columns``) of the outputs' values in those
+    columns: the structure of a structured output."""
+    if columns is not None:
+        x0, x1 = x0[:, list(columns)], x1[:, list(columns)]
     # Outcomes must repeat to be worth a set: skip when there are too many distinct ones.
     limit = min(max_outcomes, len(x0) // 4)
     if limit < 1 or not (
@@ -240,9 +255,81 @@ def _best_outcome_sets(
     n = len(x0)
     found = []
     for num, chosen, score in _best_class_sets(inverse[:n], inverse[n:], len(outcomes), scorer):
-        event = OutcomeSetEvent(tuple(outcomes[i] for i in chosen), schema)
+        event = OutcomeSetEvent(tuple(outcomes[i] for i in chosen), schema, columns)
         found.append(Candidate(event, num, score, "outcomes"))
     return found
+
+
+def outcome_views(schema: OutputSchema) -> list[tuple[int, ...] | None]:
+    """What the ``outcomes`` family factorises: whole outputs (None), and for structured
+    outputs also their structure (:meth:`~dpaudit.audit.structured.Layout.structure_columns`:
+    the exact key set, the length, None, the exception raised), whose outcomes repeat when
+    the values do not."""
+    if schema.layout is None or not schema.layout.structure_columns():
+        return [None]
+    return [None, schema.layout.structure_columns()]
+
+
+def threshold_features(x0: np.ndarray, x1: np.ndarray, schema: OutputSchema) -> list[Feature]:
+    """The fixed features the ``threshold`` family thresholds: the output itself (scalars),
+    else :func:`_vector_features`."""
+    return [Identity()] if schema.kind == "scalar" else list(_vector_features(x0, x1, schema))
+
+
+def non_finite_events(x0: np.ndarray, x1: np.ndarray, schema: OutputSchema) -> list[NonFiniteEvent]:
+    """NaN, +inf, -inf and "any of them" events on the output (scalars) or on each number
+    column of a vector or structured output, where the selection samples hold such values."""
+    columns: list[int | None] = [None]
+    if schema.kind != "scalar":
+        columns = [*_number_columns(schema)][:MAX_COORDINATES]
+    events = []
+    for j in columns:
+        v0 = x0 if j is None else x0[:, j]
+        v1 = x1 if j is None else x1[:, j]
+        if np.isfinite(v0).all() and np.isfinite(v1).all():
+            continue
+        name = "the output" if j is None else schema.column_name(j)
+        absent, present = _guards(schema, j)
+        events += [NonFiniteEvent(kind, j, name, absent, present) for kind in NON_FINITE]
+    return events
+
+
+def _guards(schema: OutputSchema, column: int | None) -> tuple[tuple[int, ...], int | None]:
+    """For a number column of a structured output, the columns that must be 0 (None, raised)
+    and the count column that must be >= 1 for a NaN there to be a released NaN
+    (:class:`~dpaudit.audit.events.NonFiniteEvent`)."""
+    layout = schema.layout
+    if layout is None or column is None:
+        return (), None
+    absent = tuple(c for c in (layout.none_column, layout.raised_column) if c is not None)
+    for count, values in layout.label_columns():
+        if column in values:
+            return absent, count
+    return absent, None
+
+
+def _best_non_finite(
+    x0: np.ndarray, x1: np.ndarray, schema: OutputSchema, scorer: Scorer
+) -> list[Candidate]:
+    """The best :func:`non_finite_events` event per direction (family ``threshold``: listed
+    before the learned scores, so a plain event wins over a score as good)."""
+    events = non_finite_events(x0, x1, schema)
+    if not events:
+        return []
+    hits = (count_hits(events, x0), count_hits(events, x1))
+    found = []
+    for numerator in (0, 1):
+        j, score = _argbest(scorer, hits[numerator], hits[1 - numerator], len(x0))
+        found.append(Candidate(events[j], numerator, score, "threshold"))
+    return found
+
+
+def _number_columns(schema: OutputSchema) -> range | tuple[int, ...]:
+    """The columns of numbers the mechanism released: every coordinate of a vector, the
+    value columns of a structured output."""
+    if schema.layout is not None:
+        return schema.layout.value_columns()
+    return range(schema.width)
 
 
 def _best_class_sets(
@@ -281,15 +368,21 @@ def _best_class_sets(
 
 
 def _best_float_classes(
-    x0: np.ndarray, x1: np.ndarray, scorer: Scorer, coordinate: int | None = None
+    x0: np.ndarray,
+    x1: np.ndarray,
+    scorer: Scorer,
+    coordinate: int | None = None,
+    precision: str = "float64",
+    name: str = "",
 ) -> list[Candidate]:
-    """The ``bits`` family: unions of classes of the outputs' binary representation
-    (:func:`dpaudit.audit.float_bits.class_keys`), one candidate per partition and direction;
-    ``x0``, ``x1`` are the doubles (of ``coordinate`` of vector outputs)."""
+    """The ``bits`` family: unions of classes of the outputs' binary representation in their
+    format ``precision`` (:func:`dpaudit.audit.float_bits.class_keys`), one candidate per
+    partition and direction; ``x0``, ``x1`` are the values (of column ``coordinate``, named
+    ``name``, of vector and structured outputs)."""
     found = []
     pooled = np.concatenate([x0, x1])
     n = len(x0)
-    for key in class_keys():
+    for key in class_keys(precision):
         # Codes are below key.size: compact the classes seen with a look-up table (a
         # bincount and a gather, no sort of the samples).
         raw = key.codes(pooled)
@@ -298,17 +391,32 @@ def _best_float_classes(
         table[codes] = np.arange(len(codes))
         inverse = table[raw]
         for num, chosen, score in _best_class_sets(inverse[:n], inverse[n:], len(codes), scorer):
-            event = FloatClassEvent(key, tuple(int(c) for c in codes[chosen]), coordinate)
+            event = FloatClassEvent(key, tuple(int(c) for c in codes[chosen]), coordinate, name)
             found.append(Candidate(event, num, score, "bits"))
     return found
 
 
-def _vector_features(x0: np.ndarray, x1: np.ndarray) -> Iterable[Feature]:
-    width = x0.shape[1]
-    yield from (Coordinate(j) for j in range(min(width, MAX_COORDINATES)))
+def _vector_features(
+    x0: np.ndarray, x1: np.ndarray, schema: OutputSchema | None = None
+) -> Iterable[Feature]:
+    """Each coordinate (of a structured output: each column that holds a number or a count,
+    named), and over the numbers of a vector (the core of a structured output) the sum, the
+    maximum and the mean-difference projection."""
+    layout = None if schema is None else schema.layout
+    if layout is not None:
+        columns = sorted({*layout.value_columns(), *layout.count_columns()})
+        yield from (Coordinate(j, layout.column_name(j), layout) for j in columns[:MAX_COORDINATES])
+        if layout.core < 2:
+            return
+        width = layout.core
+        x0, x1 = x0[:, :width], x1[:, :width]
+        pad = [0.0] * (layout.width - width)
+    else:
+        width, pad = x0.shape[1], []
+        yield from (Coordinate(j) for j in range(min(width, MAX_COORDINATES)))
     if width > 1:
-        yield Projection(tuple([1.0] * width), "the sum")
-        yield MaxCoordinate()
+        yield Projection(tuple([1.0] * width + pad), "the sum")
+        yield MaxCoordinate(width if pad else None)
         # means over the finite entries (an infinite output would make the difference NaN)
         with np.errstate(invalid="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # a column with no finite entry
@@ -318,7 +426,7 @@ def _vector_features(x0: np.ndarray, x1: np.ndarray) -> Iterable[Feature]:
         diff = np.nan_to_num(diff, posinf=0.0, neginf=0.0)
         if np.any(diff != 0):
             yield Projection(
-                tuple((diff / np.abs(diff).max()).tolist()), "the mean-difference projection"
+                tuple((diff / np.abs(diff).max()).tolist() + pad), "the mean-difference projection"
             )
 
 
@@ -355,7 +463,7 @@ def search_parts(schema: OutputSchema, families: Iterable[str], n: int) -> list[
         "threshold": "threshold" in families and numeric,
         "outcomes": "outcomes" in families,
         "classifier": "classifier" in families and numeric and n >= 4,
-        "bits": "bits" in families and schema.kind in ("scalar", "vector"),
+        "bits": "bits" in families and bool(_bits_columns(schema)),
     }
     return [part for part in SEARCH_PARTS if applies[part]]
 
@@ -365,9 +473,19 @@ def part_pieces(part: str, schema: OutputSchema) -> int:
     the ``bits`` search of vector outputs, one per searched coordinate (the costliest part
     of a ten-dimensional search, about 0.6 s on 250,000 samples per dataset: split, the
     auditor's workers share it); every other part is one piece."""
-    if part == "bits" and schema.kind == "vector":
-        return max(1, min(schema.width, MAX_BITS_COORDINATES))
+    if part == "bits" and schema.kind != "scalar":
+        return max(1, len(_bits_columns(schema)))
     return 1
+
+
+def _bits_columns(schema: OutputSchema) -> list[int | None]:
+    """The columns the ``bits`` family searches: the output (scalars), else the first
+    :data:`MAX_BITS_COORDINATES` number columns."""
+    if schema.kind == "scalar":
+        return [None]
+    if schema.kind == "categorical":
+        return []
+    return [*_number_columns(schema)][:MAX_BITS_COORDINATES]
 
 
 def search_part(
@@ -399,11 +517,12 @@ def search_part(
         )
     found: list[Candidate] = []
     if part == "threshold":
-        features = [Identity()] if schema.kind == "scalar" else list(_vector_features(x0, x1))
-        for feature in features:
+        for feature in threshold_features(x0, x1, schema):
             found += _best_threshold(feature, x0, x1, scorer, "threshold")
+        found += _best_non_finite(x0, x1, schema, scorer)
     elif part == "outcomes":
-        found += _best_outcome_sets(x0, x1, schema, scorer, max_outcomes)
+        for columns in outcome_views(schema):
+            found += _best_outcome_sets(x0, x1, schema, scorer, max_outcomes, columns)
     elif part == "classifier":
         # Fit on one half, choose the threshold on the other (as DP-Sniper does), so the
         # predicted bound of a learned event is not inflated by overfitting.
@@ -413,11 +532,13 @@ def search_part(
         for model in (fitted, fit_binned_ratio(x0[:h], x1[:h])):
             found += _best_threshold(model, x0[h:], x1[h:], scorer, "classifier", plain)
     elif part == "bits" and schema.kind == "scalar":
-        found += _best_float_classes(x0, x1, scorer)
+        found += _best_float_classes(x0, x1, scorer, precision=schema.precision)
     elif part == "bits":
-        coordinates = range(min(x0.shape[1], MAX_BITS_COORDINATES))
-        for j in coordinates if piece is None else (piece,):
-            found += _best_float_classes(x0[:, j], x1[:, j], scorer, j)
+        bits_columns = _bits_columns(schema)
+        for j in bits_columns if piece is None else [bits_columns[piece]]:
+            assert j is not None  # a column of a vector or structured output
+            name = schema.column_name(j) if schema.layout is not None else ""
+            found += _best_float_classes(x0[:, j], x1[:, j], scorer, j, schema.precision, name)
     return found
 
 

@@ -52,7 +52,6 @@ import numpy as np
 from dpaudit.audit.classifier import fit_binned_ratio_scored, fit_logistic
 from dpaudit.audit.events import (
     Feature,
-    Identity,
     OutcomeSetEvent,
     OutputEvent,
     ThresholdEvent,
@@ -69,14 +68,16 @@ from dpaudit.audit.selection import (
     _distinct_at_most,
     _factorise,
     _threshold_grid,
-    _vector_features,
     check_families,
+    non_finite_events,
+    outcome_views,
     part_pieces,
     pick_thresholds,
     rank,
     search_events,
     search_part,
     search_parts,
+    threshold_features,
 )
 
 __all__ = [
@@ -201,6 +202,7 @@ class OutcomeSketch:
     outcomes: tuple[Any, ...]
     orders: tuple[np.ndarray, np.ndarray]
     schema: OutputSchema
+    columns: tuple[int, ...] | None = None
     _keys: np.ndarray | None = field(default=None, repr=False)
     _index: np.ndarray | None = field(default=None, repr=False)
     _lookup: dict[Any, int] = field(default_factory=dict, repr=False)
@@ -216,6 +218,8 @@ class OutcomeSketch:
         object.__setattr__(self, "_index", order)
 
     def _codes(self, outputs: np.ndarray) -> np.ndarray:
+        if self.columns is not None:
+            outputs = outputs[:, list(self.columns)]
         if self.schema.kind == "categorical":
             return np.fromiter((self._lookup.get(o, -1) for o in outputs), int, len(outputs))
         assert self._keys is not None and self._index is not None  # set in __post_init__
@@ -242,7 +246,7 @@ class OutcomeSketch:
                 n,
             )
             chosen = tuple(self.outcomes[i] for i in order[: j + 1])
-            event = OutcomeSetEvent(chosen, self.schema)
+            event = OutcomeSetEvent(chosen, self.schema, self.columns)
             found.append(Candidate(event, numerator, score, "outcomes"))
         return found
 
@@ -291,10 +295,17 @@ def _threshold_sketch(
 
 
 def _outcome_sketch(
-    x0: np.ndarray, x1: np.ndarray, schema: OutputSchema, max_outcomes: int
+    x0: np.ndarray,
+    x1: np.ndarray,
+    schema: OutputSchema,
+    max_outcomes: int,
+    columns: tuple[int, ...] | None = None,
 ) -> OutcomeSketch | None:
     """Outcome sets as :func:`~dpaudit.audit.selection.search_events` searches them, ordered
-    on the whole pilot (the stream is the held-out part)."""
+    on the whole pilot (the stream is the held-out part); of the values in ``columns`` when
+    given (:func:`~dpaudit.audit.selection.outcome_views`)."""
+    if columns is not None:
+        x0, x1 = x0[:, list(columns)], x1[:, list(columns)]
     limit = min(max_outcomes, len(x0) // 4)
     if limit < 1 or not (
         _distinct_at_most(x0, schema, limit) and _distinct_at_most(x1, schema, limit)
@@ -312,7 +323,7 @@ def _outcome_sketch(
     for numerator in (0, 1):
         num, den = fit[numerator], fit[1 - numerator]
         orders.append(np.lexsort((-num, -(num + 0.5) / (den + 0.5))))
-    return OutcomeSketch(tuple(outcomes), (orders[0], orders[1]), schema)
+    return OutcomeSketch(tuple(outcomes), (orders[0], orders[1]), schema, columns)
 
 
 #: The parts of a proposal, in the order their sketches are listed. Each depends on the
@@ -362,10 +373,22 @@ def _part_sketches(
 ) -> list[Any]:
     found: list[Any]
     if part == "threshold":
-        features = [Identity()] if schema.kind == "scalar" else list(_vector_features(x0, x1))
+        features = threshold_features(x0, x1, schema)
         found = [_threshold_sketch(f, x0, x1, "threshold") for f in features]
+        special = non_finite_events(x0, x1, schema)  # re-scored on the stream, both ways
+        if special:
+            found.append(
+                EventSketch(
+                    tuple(special * 2),
+                    (0,) * len(special) + (1,) * len(special),
+                    ("threshold",) * (2 * len(special)),
+                )
+            )
     elif part == "outcomes":
-        found = [_outcome_sketch(x0, x1, schema, max_outcomes)]
+        found = [
+            _outcome_sketch(x0, x1, schema, max_outcomes, columns)
+            for columns in outcome_views(schema)
+        ]
     elif part == "logistic":
         found = [_threshold_sketch(fit_logistic(x0, x1, rng), x0, x1, "classifier")]
     elif part == "binned":

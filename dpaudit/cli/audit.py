@@ -12,6 +12,12 @@ neighbouring datasets are searched over a record domain (:func:`dpaudit.audit.au
 the syntax of DOMAIN is in :mod:`dpaudit.audit.domain`). Epsilon and delta default to the
 object's ``epsilon``/``delta`` (its claim). OBJECT is imported from an installed module or
 from the current directory. Exit status 1 on a violation, 0 otherwise, 2 on bad input.
+
+With ``--records``, the search also tries edge values (NaN, infinities, values outside the
+declared range, ...) unless ``--no-edge-values``; a candidate on which OBJECT raises is
+refused and listed (``--on-error skip``, the default), aborts the audit (``raise``) or is an
+outcome of the mechanism (``output``); an OBJECT whose ``epsilon`` or ``delta`` attribute is a
+function of the dataset has its claim read on each pair (the larger of its two datasets').
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import json
 import sys
 from typing import Any
 
-from dpaudit.audit.domain import RELATIONS
+from dpaudit.audit.domain import ON_ERROR, RELATIONS
 from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES
 from dpaudit.audit.options import ARITHMETICS, CERTIFICATIONS
 from dpaudit.cli.exit_codes import dumps
@@ -88,6 +94,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="with --records: time budget of the search (default: a fixed number of rounds)",
     )
     p.add_argument(
+        "--no-edge-values",
+        action="store_true",
+        help="with --records: try only records of the declared domain; by default the search "
+        "also tries NaN, +inf, -inf, -0.0, 5e-324, the largest double and values just and "
+        "well outside each range (turn them off for code whose inputs are validated upstream)",
+    )
+    p.add_argument(
+        "--on-error",
+        choices=ON_ERROR,
+        default=None,
+        help="when OBJECT raises: 'skip' (with --records, the default: the candidate pair is "
+        "refused and listed, the search goes on), 'raise' (abort, exit 2, naming the datasets; "
+        "the default for a given pair) or 'output' (the exception's type is that sample's "
+        "outcome, e.g. the event 'the mechanism raised ValueError'; a failing OBJECT.batch "
+        "falls back to single calls; docs/auditing.md)",
+    )
+    p.add_argument(
         "--workers",
         type=int,
         default=1,
@@ -114,8 +137,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--arithmetic",
         choices=ARITHMETICS,
         default=None,
-        help="what the claim is about: 'float' (the code as it runs in doubles: also search "
-        "events over the outputs' bit patterns) or 'real' (real arithmetic: leave them out); "
+        help="what the claim is about: 'float' (the code as it runs, in floats of the outputs' "
+        "precision, float64/32/16 or bfloat16: also search events over the outputs' bit "
+        "patterns in that format) or 'real' (real arithmetic: leave them out); "
         "default: OBJECT.arithmetic, else float (docs/floating-point.md)",
     )
     p.add_argument(
@@ -124,8 +148,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="auto",
         help="how the chosen event is certified: 'auto' (default: 'joint' when --delta > 0, "
         "'clopper-pearson' when --delta is 0), 'joint' (one exact test of both counts: "
-        "certifies more at delta > 0) or 'clopper-pearson' (two one-sided exact binomial "
-        "bounds); docs/tradeoff.md",
+        "certifies more at delta > 0), 'clopper-pearson' (two one-sided exact binomial "
+        "bounds; docs/tradeoff.md) or 'sequential' (anytime-valid bounds on growing "
+        "batches, stopping as soon as a violation is certified or the budget cannot reach "
+        "the claim; docs/auditing.md)",
     )
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -163,7 +189,7 @@ def _sizes(text: str) -> tuple[int, int]:
     return int(parts[0]), int(parts[1])
 
 
-def _run_records(args: argparse.Namespace, fn: Any, epsilon: float, delta: float) -> Any:
+def _run_records(args: argparse.Namespace, fn: Any, epsilon: Any, delta: Any) -> Any:
     given = [
         name
         for name, value in (
@@ -180,7 +206,7 @@ def _run_records(args: argparse.Namespace, fn: Any, epsilon: float, delta: float
             "datasets itself), got both"
         )
     from dpaudit.audit import audit_records
-    from dpaudit.audit.domain import parse_records
+    from dpaudit.audit.records_text import parse_records
 
     domain = parse_records(args.records)
     return audit_records(
@@ -199,7 +225,28 @@ def _run_records(args: argparse.Namespace, fn: Any, epsilon: float, delta: float
         max_memory_bytes=args.max_memory,
         arithmetic=args.arithmetic,
         certification=args.certification,
+        edge_values=not args.no_edge_values,
+        on_error=args.on_error or "skip",
     )
+
+
+def _claim(args: argparse.Namespace, mechanism: Any) -> tuple[Any, Any]:
+    """``--epsilon``/``--delta``, else OBJECT's ``epsilon``/``delta`` (a function of the dataset
+    only with ``--records``)."""
+    epsilon = args.epsilon if args.epsilon is not None else getattr(mechanism, "epsilon", None)
+    if epsilon is None:
+        raise ValueError("--epsilon must be given (OBJECT has no epsilon attribute), got none")
+    delta = args.delta if args.delta is not None else getattr(mechanism, "delta", 0.0)
+    if args.records is None:
+        for name, value in (("epsilon", epsilon), ("delta", delta)):
+            if callable(value):
+                raise ValueError(
+                    f"--{name} must be given: OBJECT.{name} is a function of the dataset, "
+                    "which only a --records search reads (on each pair it tries), got "
+                    f"{getattr(value, '__name__', type(value).__name__)}"
+                )
+        delta = float(delta)
+    return epsilon, delta
 
 
 def run(args: argparse.Namespace) -> int:
@@ -210,10 +257,17 @@ def run(args: argparse.Namespace) -> int:
     from dpaudit.audit import exact_audit, query_pairs
 
     mechanism = _load(args.target)
-    epsilon = args.epsilon if args.epsilon is not None else getattr(mechanism, "epsilon", None)
-    if epsilon is None:
-        raise ValueError("--epsilon must be given (OBJECT has no epsilon attribute), got none")
-    delta = args.delta if args.delta is not None else float(getattr(mechanism, "delta", 0.0))
+    if args.records is None and args.no_edge_values:
+        raise ValueError(
+            "--no-edge-values must be combined with --records (it steers the record search), "
+            "got it without"
+        )
+    if args.records is None and args.on_error == "skip":
+        raise ValueError(
+            "--on-error must be 'raise' or 'output' without --records ('skip' leaves out a "
+            "candidate pair of the record search), got 'skip'"
+        )
+    epsilon, delta = _claim(args, mechanism)
     if args.records is not None:
         result = _run_records(args, mechanism, epsilon, delta)
         return _show(result, args)
@@ -231,6 +285,12 @@ def run(args: argparse.Namespace) -> int:
                 "datasets must be given: --d0/--d1, --query-pairs K, or an"
                 " OBJECT with a pairs attribute; got none"
             )
+    on_error = args.on_error or "raise"
+    if on_error == "skip":
+        raise ValueError(
+            "--on-error must be 'raise' or 'output' for a given pair ('skip' skips the "
+            "candidate pairs of --records), got 'skip'"
+        )
     if args.exact and args.scheduler is not None:
         raise ValueError("--scheduler must not be combined with --exact (nothing to sample)")
     if args.exact:
@@ -252,6 +312,7 @@ def run(args: argparse.Namespace) -> int:
             max_memory_bytes=args.max_memory,
             arithmetic=args.arithmetic,
             certification=args.certification,
+            on_error=on_error,
         )
     return _show(result, args)
 

@@ -99,6 +99,7 @@ def one_run_audit(target: Target, seed: int, confidence: float) -> dict[str, Any
         confidence=confidence,
         seed=seed,
         guesses=spec.guesses,
+        method="steinke",  # the report's count and theory curves are this theorem's
     )
     data = result.to_dict()
     data.pop("wall_time", None)  # reports depend on inputs and seed only

@@ -6,18 +6,25 @@ from __future__ import annotations
 import numpy as np
 
 
+def sanitised(values: np.ndarray) -> np.ndarray:
+    """NaN read as 0 and infinities as the largest doubles, so that a clamp that follows bounds
+    every value (np.clip alone passes NaN through)."""
+    return np.nan_to_num(values, nan=0.0)
+
+
 class ClippedSum:
     """Sum of column 0 clipped to [low, high], plus Laplace noise of scale ``scale``.
 
     Correct at epsilon when ``scale = sensitivity / epsilon``: sensitivity ``high - low``
-    under replace-one, ``max(|low|, |high|)`` under add-remove.
+    under replace-one, ``max(|low|, |high|)`` under add-remove; on every input, edge values
+    included (NaN is read as 0 before the clamp: :func:`sanitised`).
     """
 
     def __init__(self, low: float, high: float, scale: float) -> None:
         self.low, self.high, self.scale = low, high, scale
 
     def total(self, data: np.ndarray) -> float:
-        return float(np.clip(data[:, 0], self.low, self.high).sum())
+        return float(np.clip(sanitised(data[:, 0]), self.low, self.high).sum())
 
     def __call__(self, data: np.ndarray, rng: np.random.Generator) -> float:
         return self.total(data) + rng.laplace(0.0, self.scale)
@@ -26,26 +33,36 @@ class ClippedSum:
         return self.total(data) + rng.laplace(0.0, self.scale, n)
 
 
+class PassesNaN(ClippedSum):
+    """The same clamped sum written as pipeline-dp 0.3.1 writes its SUM: ``np.clip`` alone,
+    which passes NaN through. Correct on finite inputs; one NaN record makes every release NaN
+    (no finite epsilon)."""
+
+    def total(self, data: np.ndarray) -> float:
+        return float(np.clip(data[:, 0], self.low, self.high).sum())
+
+
 class ForgetsUpperClip(ClippedSum):
     """Claims a sum clipped to [0, 1] with noise for sensitivity 1, but clips only from
     below: broken for records above 1 (true epsilon ``high_of_domain * epsilon``)."""
 
     def total(self, data: np.ndarray) -> float:
-        return float(np.maximum(data[:, 0], self.low).sum())
+        return float(np.maximum(sanitised(data[:, 0]), self.low).sum())
 
 
 class TwoColumnSum:
     """Sum of both columns, each clipped to [0, 1], with noise calibrated for sensitivity 1.
 
     Replacing a record changes the output by at most 1 unless both columns move: the only
-    pairs with true epsilon ``2 / scale`` replace a corner record (0, 0) by (1, 1).
+    pairs with true epsilon ``2 / scale`` replace a corner record (0, 0) by (1, 1) (NaN read
+    as 0: :func:`sanitised`).
     """
 
     def __init__(self, scale: float) -> None:
         self.scale = scale
 
     def batch(self, data: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-        return float(np.clip(data, 0.0, 1.0).sum()) + rng.laplace(0.0, self.scale, n)
+        return float(np.clip(sanitised(data), 0.0, 1.0).sum()) + rng.laplace(0.0, self.scale, n)
 
     def __call__(self, data: np.ndarray, rng: np.random.Generator) -> float:
         return float(self.batch(data, 1, rng)[0])
@@ -82,10 +99,70 @@ def writes_its_input(data: np.ndarray, rng: np.random.Generator) -> float:
     return float(data.sum()) + rng.laplace()
 
 
+class RaisesOnNonFinite(ClippedSum):
+    """The clamped sum of a library that validates its input: raises ValueError on a NaN or
+    infinite value (correct on every input it accepts: the clamp bounds the rest)."""
+
+    def total(self, data: np.ndarray) -> float:
+        if not np.isfinite(data).all():
+            raise ValueError("input contains NaN or infinity")
+        return super().total(data)
+
+
+class NeedsRecords(ClippedSum):
+    """The clamped sum of a library that refuses small datasets (PyDP's automatic bounds,
+    pipeline-dp's "col must be non-empty"): raises ValueError on fewer than ``fewest`` records."""
+
+    def __init__(self, low: float, high: float, scale: float, fewest: int) -> None:
+        super().__init__(low, high, scale)
+        self.fewest = fewest
+
+    def total(self, data: np.ndarray) -> float:
+        if len(data) < self.fewest:
+            raise ValueError(f"needs at least {self.fewest} records, got {len(data)}")
+        return super().total(data)
+
+
+def always_raises(data: np.ndarray, rng: np.random.Generator) -> float:
+    """Raises on every dataset."""
+    raise RuntimeError("not implemented for these inputs")
+
+
+class SizeScaledNoise:
+    """The sum of column 0 clamped to [0, 1] (NaN read as 0), with Laplace noise whose scale
+    is computed from the dataset size, ``2 / n``, as code calibrated for a mean would: under
+    replace-one its true epsilon on datasets of ``n`` records is ``n / 2`` (sensitivity 1)."""
+
+    def batch(self, data: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        total = float(np.clip(sanitised(data[:, 0]), 0.0, 1.0).sum())
+        return total + rng.laplace(0.0, 2.0 / max(1, len(data)), n)
+
+    def __call__(self, data: np.ndarray, rng: np.random.Generator) -> float:
+        return float(self.batch(data, 1, rng)[0])
+
+
+class CountingSum(ClippedSum):
+    """:class:`ClippedSum` counting the outputs it is asked for (in this process only)."""
+
+    def __init__(self, low: float, high: float, scale: float) -> None:
+        super().__init__(low, high, scale)
+        self.drawn = 0
+
+    def batch(self, data: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        self.drawn += n
+        return super().batch(data, n, rng)
+
+
 # Textbook float noise: these claims are about real arithmetic, so the auditor's
 # floating-point ('bits') family is left out (dpaudit.audit.audit, arithmetic).
 for _textbook in (
     ClippedSum,
+    PassesNaN,
+    RaisesOnNonFinite,
+    NeedsRecords,
+    always_raises,
+    SizeScaledNoise,
+    CountingSum,
     ForgetsUpperClip,
     TwoColumnSum,
     NoisyHistogram,

@@ -2,11 +2,15 @@
 
 Statistical design: every audit certifies at confidence 0.95 (alpha = 0.05: a correct function
 is flagged with probability at most 0.05 per audit, by the Clopper-Pearson certification on
-fresh samples), with 100,000 samples per dataset in the final audit and at most 12,500 search
-samples per dataset of each candidate pair; seeds are fixed, so each test is deterministic.
+fresh samples), with 100,000 samples per dataset in the final audit and a search drawing at
+most twice that (successive halving: a few hundred samples per dataset of each candidate
+first, at most 25,000 for the last few); seeds are fixed, so each test is deterministic.
 The correct functions are checked to be *not* flagged and, to show the search found their
 worst pair, certified close to their true epsilon; the broken ones (the same code with one
-defect) are flagged.
+defect) are flagged. The functions read NaN as 0 before their clamp, so they are correct on
+edge values too and the search (edge values on, the default) must still find their ordinary
+worst pair; a test whose bug lies in ordinary values and would also show on edge values (a
+missing clamp) turns them off.
 """
 
 from __future__ import annotations
@@ -29,9 +33,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpaudit.audit import AuditResult, RecordsAuditResult, audit_records
-from dpaudit.audit.domain import check_domain, parse_records
+from dpaudit.audit.domain import check_domain
 from dpaudit.audit.errors import MechanismError
-from dpaudit.audit.records import RELATIONS, _perturb, _structured
+from dpaudit.audit.record_pairs import perturb, structured
+from dpaudit.audit.records import RELATIONS
+from dpaudit.audit.records_text import parse_records
 
 ALPHA = 0.05
 SAMPLES = 100_000
@@ -52,7 +58,7 @@ def run(fn: Any, domain: Any = DOMAIN, **kwargs: Any) -> RecordsAuditResult:
 
 def replaced(d0: np.ndarray, d1: np.ndarray) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """The row of d0 that d1 replaces, and the row replacing it (same-size datasets)."""
-    rest0, rest1 = list(map(tuple, d0.tolist())), list(map(tuple, d1.tolist()))
+    rest0, rest1 = list(map(tuple, d0.tolist())), list(map(tuple, d1.tolist()))  # no NaN here
     for row in list(rest0):
         if row in rest1:
             rest0.remove(row)
@@ -62,9 +68,10 @@ def replaced(d0: np.ndarray, d1: np.ndarray) -> tuple[tuple[float, ...], tuple[f
 
 
 def neighbours(d0: np.ndarray, d1: np.ndarray, relation: str) -> bool:
-    """Whether d0 and d1 are neighbours under ``relation`` (as multisets of rows)."""
-    rows0 = sorted(map(tuple, d0.tolist()))
-    rows1 = sorted(map(tuple, d1.tolist()))
+    """Whether d0 and d1 are neighbours under ``relation`` (as multisets of rows; a row is
+    its bytes, so NaN equals NaN and -0.0 differs from 0.0)."""
+    rows0 = sorted(row.tobytes() for row in np.asarray(d0, dtype=float))
+    rows1 = sorted(row.tobytes() for row in np.asarray(d1, dtype=float))
     if relation == "add-remove":
         small, large = sorted((rows0, rows1), key=len)
         if len(large) != len(small) + 1:
@@ -116,13 +123,17 @@ def test_bug_only_at_a_corner_record_is_found() -> None:
     # (0, 0) to the corner (1, 1) doubles the privacy loss: true epsilon 2.
     result = run(TwoColumnSum(1.0 / EPSILON), [(0.0, 1.0), (0.0, 1.0)])
     assert result.violation and result.epsilon_lower > 1.5
-    assert sorted(replaced(*result.pair)) == [(0.0, 0.0), (1.0, 1.0)]
+    # the corners themselves, or (with edge values) records the clamp reads as them
+    seen_as = [tuple(np.clip(r, 0.0, 1.0)) for r in replaced(*result.pair)]
+    assert sorted(seen_as) == [(0.0, 0.0), (1.0, 1.0)]
 
 
 @pytest.mark.parametrize("relation", ["replace-one", "add-remove"])
 def test_missing_upper_clip_is_found(relation: str) -> None:
-    # claims values clipped to [0, 1] (sensitivity 1); records up to 5 leak 5x more
-    result = run(ForgetsUpperClip(0.0, 1.0, 1.0 / EPSILON), [(-1.0, 5.0)], relation=relation)
+    # claims values clipped to [0, 1] (sensitivity 1); records up to 5 leak 5x more (edge
+    # values off: an infinite record would leak without bound and hide this finding)
+    fn = ForgetsUpperClip(0.0, 1.0, 1.0 / EPSILON)
+    result = run(fn, [(-1.0, 5.0)], relation=relation, edge_values=False)
     assert result.violation and result.epsilon_lower > 3.0
     assert 5.0 in np.concatenate(result.pair).ravel()
 
@@ -183,10 +194,13 @@ def test_budget_cuts_the_search_short() -> None:
     assert result.candidates_searched == 1
 
 
-def test_function_failure_names_the_datasets() -> None:
+def test_function_failure_names_the_datasets_with_on_error_raise() -> None:
     with pytest.raises(MechanismError, match=r"ZeroDivisionError.*dataset 0 record"):
-        run(fails_on_empty, relation="add-remove", sizes=(0, 2), samples=1_000)
+        run(fails_on_empty, relation="add-remove", sizes=(0, 2), samples=1_000, on_error="raise")
     with pytest.raises(MechanismError, match="read-only"):
+        run(writes_its_input, samples=1_000, on_error="raise")
+    # by default every candidate is refused: one error, listing a few of the refusals
+    with pytest.raises(MechanismError, match=r"fn raised on every candidate pair .*read-only"):
         run(writes_its_input, samples=1_000)
 
 
@@ -279,29 +293,35 @@ _domains = st.lists(st.one_of(_numeric, _categorical), min_size=1, max_size=4)
     smin=st.integers(0, 3),
     extra=st.integers(1, 4),
     seed=st.integers(0, 2**32 - 1),
+    edge_values=st.booleans(),
 )
 def test_every_candidate_pair_is_neighbouring_in_the_domain_and_sizes(
-    domain: list[Any], relation: str, smin: int, extra: int, seed: int
+    domain: list[Any], relation: str, smin: int, extra: int, seed: int, edge_values: bool
 ) -> None:
     # A pair that is not neighbouring (or leaves the domain) could flag a correct function:
-    # every pair the search may certify, structured or perturbed, is checked here.
+    # every pair the search may certify, structured or perturbed, is checked here; with edge
+    # values, a record may also hold its columns' edge values (and nothing else).
     checked = check_domain(domain)
     sizes = (smin, smin + extra)
     rng = np.random.default_rng(seed)
-    candidates = list(itertools.islice(_structured(checked, relation, sizes, rng), 200))
+    generated = structured(checked, relation, sizes, rng, edge_values=edge_values)
+    candidates = list(itertools.islice(generated, 400))
     assert candidates
-    for parent in list(candidates[:10]):
+    for parent in list(candidates[:10]) + list(candidates[-10:]):
         child = parent
         for round_ in range(8):
-            child = _perturb(child, checked, sizes, rng, round_)
+            child = perturb(child, checked, sizes, rng, round_, edge_values=edge_values)
             candidates.append(child)
     lowest = max(1, sizes[0]) if relation == "replace-one" else sizes[0]
+    edges = 0
     for candidate in candidates:
         d0, d1 = candidate.datasets(checked.width)
         assert neighbours(d0, d1, relation), candidate.name
         assert all(lowest <= len(d) <= sizes[1] for d in (d0, d1)), candidate.name
-        assert all(checked.contains(row) for d in (d0, d1) for row in d), candidate.name
+        assert all(checked.admits(row, edge_values) for d in (d0, d1) for row in d), candidate.name
         assert not d0.flags.writeable and not d1.flags.writeable
+        edges += any(not checked.admits(row, False) for d in (d0, d1) for row in d)
+    assert (edges > 0) is edge_values  # edge values are proposed exactly when asked for
 
 
 #: False-alarm experiment: audits of a correct function, each at confidence 1 - ALPHA.
@@ -328,7 +348,7 @@ def test_pair_search_scores_scalar_pairs_with_the_bits_family_unless_real(
 ) -> None:
     """The candidate pairs of a scalar float function are scored with the bits family too
     (a pair whose rounding leaks most is then preferred); not for a real-arithmetic claim."""
-    import dpaudit.audit.records as records
+    import dpaudit.audit.racing as records
 
     seen: list[tuple[str, ...]] = []
     real = records.search_events

@@ -244,7 +244,7 @@ def test_exactly_dp_trainer_false_alarm_rate():
 
 
 def test_audit_result_fields_and_reproducibility():
-    res = audit_one_run(_rr_trainer(2.0), 1000, epsilon=2.0, seed=7, name="rr")
+    res = audit_one_run(_rr_trainer(2.0), 1000, epsilon=2.0, seed=7, name="rr", method="steinke")
     assert isinstance(res, OneRunAuditResult) and isinstance(res, AuditResult)
     assert 0 < res.epsilon_lower <= 2.0 and not res.violation
     assert res.m == 1000 and res.correct == res.hits_d0 and sum(res.guesses) == res.samples_d0
@@ -257,8 +257,9 @@ def test_audit_result_fields_and_reproducibility():
     assert res.theory() >= one_run_theory(2.0, 1000, sum(res.guesses), tests=res.tests)
     text = str(res)
     assert "rr" in text and "Theorem 3.1" in text and "certified, rounded down" in text
+    assert res.certified_by == "steinke" and "certified by        : steinke" in text
     json.loads(res.to_json())
-    again = audit_one_run(_rr_trainer(2.0), 1000, epsilon=2.0, seed=7, name="rr")
+    again = audit_one_run(_rr_trainer(2.0), 1000, epsilon=2.0, seed=7, name="rr", method="steinke")
     assert again.epsilon_lower == res.epsilon_lower and again.candidates == res.candidates
 
 
@@ -280,6 +281,10 @@ def test_trainer_sees_a_fair_mask_and_its_own_generator():
     ("kwargs", "error", "match"),
     [
         ({"m": 0}, ValueError, r"m must be an integer >= 1, got 0"),
+        ({"m": 10**12}, ValueError, r"m must be at most 100,000,000 \(about 40 bytes a canary"),
+        ({"method": "best"}, ValueError, r"method must be one of auto, steinke, f-dp, gaussian"),
+        ({"curve": "laplace"}, ValueError, r"curve must be one of auto, approx-dp, gaussian"),
+        ({"method": "gaussian"}, ValueError, r"delta must be > 0 for a Gaussian certification"),
         ({"m": 2.5}, TypeError, r"m must be an integer >= 1, got 2.5"),
         ({"epsilon": -1.0}, ValueError, r"epsilon must be a number >= 0, got -1.0"),
         ({"delta": 1.0}, ValueError, r"delta must be a number in \[0, 1\), got 1.0"),

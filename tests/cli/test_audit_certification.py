@@ -44,6 +44,17 @@ def test_auto_certification_is_joint_at_positive_delta(capsys: pytest.CaptureFix
     assert rectangle["epsilon_lower"] <= auto["epsilon_lower"] < 2.0
 
 
+def test_sequential_certification_from_the_command_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--certification sequential``: the broken Laplace is caught at the first look (1,000
+    certification samples of the 15,000 the fixed test draws), below its true epsilon 2."""
+    assert main(["audit", BROKEN, *ARGS, "--certification", "sequential"]) == 1
+    seq = json.loads(capsys.readouterr().out)
+    assert seq["violation"] and "sequential" in seq["correction"]
+    assert seq["samples_d0"] < 15_000 and seq["epsilon_lower"] < 2.0
+
+
 def test_a_bad_certification_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", BROKEN, *ARGS, "--certification", "bayes"]) == 2
     out = capsys.readouterr()
@@ -56,6 +67,6 @@ def test_audit_records_refuses_a_bad_certification_before_searching() -> None:
         raise AssertionError("the search must not start")
 
     with pytest.raises(
-        ValueError, match="certification must be 'auto', 'clopper-pearson' or 'joint'"
+        ValueError, match="certification must be 'auto', 'clopper-pearson', 'joint' or 'sequential'"
     ):
         audit_records(fn, [(0, 1)], epsilon=1.0, samples=100, certification="bayes")

@@ -57,6 +57,38 @@ MODULE = textwrap.dedent(
 
 
     COUNT = Count()
+
+
+    def _validated(data):
+        if not np.isfinite(data).all():
+            raise ValueError("input contains NaN or infinity")
+        return _sum(data)
+
+
+    def validated_sum(data, rng):  # refuses NaN and infinities; correct on everything else
+        return float(_validated(data) + rng.laplace(0.0, 11.0))
+
+
+    validated_sum.batch = lambda data, n, rng: _validated(data) + rng.laplace(0.0, 11.0, n)
+
+
+    class SizeScaled:  # noise 2 / n on a sum clamped to [0, 1]: true epsilon n / 2
+        arithmetic = "real"
+
+        def epsilon(self, data):  # the claim, a function of the dataset (its size)
+            return len(data) / 2
+
+        def batch(self, data, n, rng):
+            total = np.clip(np.nan_to_num(data[:, 0]), 0, 1).sum()
+            return total + rng.laplace(0.0, 2.0 / len(data), n)
+
+        def __call__(self, data, rng):
+            return float(self.batch(data, 1, rng)[0])
+
+
+    class HalfClaimed(SizeScaled):
+        def epsilon(self, data):
+            return len(data) / 4
     """
 )
 
@@ -93,8 +125,10 @@ def test_broken_function_in_the_current_directory_is_flagged(workdir: Path) -> N
 
 
 def test_correct_function_passes_and_add_remove_is_searched(workdir: Path) -> None:
-    # Correct in real arithmetic; in doubles, textbook Laplace is not (docs/floating-point.md).
-    done = dpaudit(workdir, "audit", "usercode:noisy_sum", *AUDIT, "--arithmetic", "real")
+    # Correct in real arithmetic on finite inputs (np.clip passes NaN: edge values off); in
+    # doubles, textbook Laplace is not (docs/floating-point.md).
+    real = ("--arithmetic", "real", "--no-edge-values")
+    done = dpaudit(workdir, "audit", "usercode:noisy_sum", *AUDIT, *real)
     assert done.returncode == 0, done.stderr
     assert "no violation found" in done.stdout and "best of" in done.stdout
     # Under add-remove the sensitivity is 10 < 11: still correct; datasets of 0..2 records.
@@ -108,13 +142,63 @@ def test_correct_function_passes_and_add_remove_is_searched(workdir: Path) -> No
         "--sizes",
         "0,2",
         "--json",
-        "--arithmetic",
-        "real",
+        *real,
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["relation"] == "add-remove"
     assert sorted(len(d) for d in result["pair"]) in ([0, 1], [1, 2])
+
+
+def test_edge_values_are_searched_by_default_and_refusals_listed(workdir: Path) -> None:
+    """np.clip passes NaN: the default search finds a NaN record (exit 1, the edge value in
+    the JSON); a function refusing NaN is audited to a verdict, its refusals listed (exit 0);
+    --on-error raise aborts naming the datasets (exit 2)."""
+    real = ("--arithmetic", "real", "--json")
+    done = dpaudit(workdir, "audit", "usercode:noisy_sum", *AUDIT, *real)
+    assert done.returncode == 1, done.stderr
+    result = json.loads(done.stdout)
+    assert any(e["value"] == "NaN" for e in result["pair_edge_values"])
+    assert "nan" in json.dumps(result["pair"])
+    done = dpaudit(workdir, "audit", "usercode:validated_sum", *AUDIT, *real)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["refused_count"] > 0 and result["refused"][0]["exception"] == "ValueError"
+    done = dpaudit(workdir, "audit", "usercode:validated_sum", *AUDIT, "--on-error", "raise")
+    assert done.returncode == 2
+    assert "ValueError: input contains NaN or infinity" in done.stderr
+    assert "neighbouring datasets d0=" in done.stderr
+
+
+@pytest.mark.parametrize(("target", "code"), [("SizeScaled", 0), ("HalfClaimed", 1)])
+def test_a_target_whose_epsilon_is_a_function_of_the_dataset_is_read_per_pair(
+    workdir: Path, target: str, code: int
+) -> None:
+    """OBJECT.epsilon(data) = n / 2 is the truth (exit 0); n / 4 under-claims (exit 1)."""
+    done = dpaudit(
+        workdir,
+        "audit",
+        f"usercode:{target}",
+        "--records",
+        "(0,1)",
+        "--sizes",
+        "1,8",
+        "--samples",
+        "20000",
+        "--seed",
+        "0",
+        "--json",
+    )
+    assert done.returncode == code, done.stderr
+    result = json.loads(done.stdout)
+    assert result["epsilon_claimed"] == len(result["pair"][0]) / (2 if code == 0 else 4)
+    assert "epsilon(dataset) =" in result["claim_description"]
+    if code == 0:  # a given pair: one claim needed, and said so
+        done = dpaudit(workdir, "audit", f"usercode:{target}", "--d0", "[[1]]", "--d1", "[[0]]")
+        assert done.returncode == 2
+        assert "--epsilon must be given: OBJECT.epsilon is a function of the dataset" in (
+            done.stderr
+        )
 
 
 @pytest.mark.parametrize(
@@ -149,6 +233,11 @@ def test_correct_function_passes_and_add_remove_is_searched(workdir: Path) -> No
             "usercode:noisy_sum",
             ("--records", "(0,1)", "--d0", "1"),
             "--records must not be combined with --d0",
+        ),
+        (
+            "usercode:noisy_sum",
+            ("--d0", "[[1]]", "--d1", "[[0]]", "--no-edge-values"),
+            "--no-edge-values must be combined with --records",
         ),
     ],
 )

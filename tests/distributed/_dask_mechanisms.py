@@ -99,3 +99,28 @@ Laplace.arithmetic = "real"  # type: ignore[attr-defined]
 FailingOnce.arithmetic = "real"  # type: ignore[attr-defined]
 AlwaysFailing.arithmetic = "real"  # type: ignore[attr-defined]
 UnimportableOnWorkers.arithmetic = "real"  # type: ignore[attr-defined]
+
+
+class GroupBy:
+    """{group: count + rounded Laplace} for the groups present: a structured output whose
+    key set leaks (tests of structured outputs on Dask)."""
+
+    def __call__(self, data: Any, rng: np.random.Generator) -> dict[str, float]:
+        found: dict[str, float] = {}
+        for group in data:
+            found[group] = found.get(group, 0.0) + 1.0
+        return {g: float(np.round(c + rng.laplace())) for g, c in sorted(found.items())}
+
+
+class RaisesOnEmpty:
+    """A rounded noisy count that raises ValueError on an empty dataset (``on_error``)."""
+
+    def __call__(self, data: Any, rng: np.random.Generator) -> float:
+        if len(data) == 0:
+            raise ValueError("empty")
+        return float(np.round(len(data) + rng.laplace()))
+
+    def batch(self, data: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+        if len(data) == 0:
+            raise ValueError("empty")
+        return np.round(len(data) + rng.laplace(0.0, 1.0, n))

@@ -1,11 +1,12 @@
 """Issue 35's done-when: on margin-0.1 halfspace data in d = 20 at epsilon 1, delta 1e-6, at
 least six halfspace learners reach test error <= 0.15 with their defaults, and a boolean
 learner reaches <= 0.20 on a sparse disjunction over 30 boolean features.  The full check
-(n = 20,000, every halfspace learner, 3 seeds, the median) is slow (139 s of wall time on the shared machine); the
-default suite runs it at n = 2000 on one seed for the six halfspace learners of under a second
-of CPU each (kernel-margin, 1.3 s, and private prediction, whose test rows are each a fresh
-run of its mechanism, are in the slow check).  Every learner accepting epsilon = 1 and
-d = 20 in both regimes is test_regimes.py::test_every_learner_accepts_epsilon_1_and_20_features."""
+(n = 20,000, every halfspace learner, 3 seeds, the median) is slow (139 s of wall time on the
+shared machine); the default suite runs it at n = 2000 on one seed for the six halfspace
+learners of under a second of CPU each (kernel-margin, 1.3 s, and private prediction, whose
+test rows are each a fresh run of its mechanism, are in the slow check).  Every learner
+accepting epsilon = 1 and d = 20 in both regimes is
+test_regimes.py::test_every_learner_accepts_epsilon_1_and_20_features."""
 
 from __future__ import annotations
 

@@ -127,7 +127,7 @@ class PrivacyFilter(Guard):
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
         if self.epsilon.free_symbols or not self.epsilon > 0:
-            raise ValueError(f"epsilon must be a number in (0, oo), got {self.epsilon}")
+            raise ValueError(f"epsilon must be a number in (0, inf), got {self.epsilon}")
         if self.delta.free_symbols or not (0 <= self.delta < 1):
             raise ValueError(f"delta must be a number in [0, 1), got {self.delta}")
         if self.method in ("advanced", "zcdp") and self.delta == 0:

@@ -5,6 +5,11 @@ package registers each learner with :func:`register_learner` from a ``register()
 it declares as an entry point of the group ``dpaudit.learners`` (see :mod:`dpaudit.plugins`;
 this repository's ``mechanisms`` package does, in ``mechanisms/estimators/__init__.py``).
 
+A package may register a learner without importing it: give ``factory`` as the import path
+``"package.module:ClassName"`` (the class is imported when the learner is first fitted,
+:attr:`LearnerInfo.estimator`), so that ``dpaudit learn --list`` and its argument errors
+import no learner's code.
+
 A learner is a scikit-learn-compatible classifier class: constructed with keyword
 arguments (its privacy parameters among them, e.g. ``epsilon``, ``delta``, ``random_state``),
 ``fit(X, y)`` on a numeric matrix and two class labels, then ``predict`` / ``score``, and,
@@ -20,7 +25,8 @@ import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from dpaudit.plugins import GROUPS, load_group, raise_on_errors
+from dpaudit.plugins import GROUPS, load_group, load_object, raise_on_errors
+from dpaudit.suggestions import closest_hint
 
 __all__ = [
     "LEARNERS",
@@ -50,7 +56,8 @@ class LearnerInfo:
             features), or another task named plainly (e.g. ``"threshold"``).
         source: the document and algorithm it implements.
         privacy: one of :data:`PRIVACY_KINDS`.
-        factory: the estimator class (called with keyword arguments).
+        factory: the estimator class (called with keyword arguments), or its import path
+            ``"package.module:ClassName"``, imported on first use (:attr:`estimator`).
         summary: one line on what it does.
         efficient: runs in polynomial time (benchmarked at n = 10^5, d = 100); the others
             enumerate a cover or net exponential in a (small) projected dimension.
@@ -67,7 +74,7 @@ class LearnerInfo:
     task: str
     source: str
     privacy: str
-    factory: Callable[..., Any]
+    factory: Callable[..., Any] | str
     summary: str = ""
     efficient: bool = True
     requirements: Mapping[str, Any] = dataclasses.field(default_factory=dict)
@@ -80,11 +87,37 @@ class LearnerInfo:
             raise ValueError(
                 f"privacy must be one of {', '.join(PRIVACY_KINDS)}, got {self.privacy!r}"
             )
-        if not callable(self.factory):
+        if isinstance(self.factory, str):
+            module, sep, attribute = self.factory.partition(":")
+            if not (sep and module and attribute):
+                raise ValueError(
+                    "factory must be callable or an import path 'package.module:ClassName', "
+                    f"got {self.factory!r}"
+                )
+        elif not callable(self.factory):
             raise ValueError(f"factory must be callable, got {self.factory!r}")
 
+    @property
+    def estimator(self) -> Callable[..., Any]:
+        """The estimator class (imported now when ``factory`` is an import path).
+
+        Raises:
+            dpaudit.plugins.TargetError: when the path names nothing importable.
+        """
+        if not isinstance(self.factory, str):
+            return self.factory
+        found = _IMPORTED.get(self.factory)
+        if found is None:
+            found = load_object(self.factory, f"learner {self.name}'s factory")
+            _IMPORTED[self.factory] = found
+        return found
+
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready description (without the factory)."""
+        """A JSON-ready description (without the factory; nothing is imported)."""
+        if isinstance(self.factory, str):
+            estimator = self.factory.replace(":", ".")
+        else:
+            estimator = f"{self.factory.__module__}.{self.factory.__qualname__}"
         return {
             "name": self.name,
             "task": self.task,
@@ -92,10 +125,36 @@ class LearnerInfo:
             "privacy": self.privacy,
             "summary": self.summary,
             "efficient": self.efficient,
-            "estimator": f"{self.factory.__module__}.{self.factory.__qualname__}",
+            "estimator": estimator,
             "requirements": dict(self.requirements),
             "regimes": {k: dict(v) for k, v in self.regimes.items()},
         }
+
+    def described(self) -> dict[str, Any]:
+        """:meth:`to_dict` with ``requirements`` and ``regimes`` filled in from the learner
+        class's ``requirements()`` / ``regimes()`` when they were not given at registration
+        (this imports the class; ``dpaudit learn --list`` shows them).
+
+        Raises:
+            dpaudit.plugins.TargetError: when the factory's path names nothing importable.
+        """
+        out = self.to_dict()
+        for hook in ("requirements", "regimes"):
+            if not out[hook]:
+                out[hook] = _from_class(self, hook)
+        return out
+
+
+def _from_class(info: LearnerInfo, hook: str) -> dict[str, Any]:
+    """A learner class's ``requirements()`` or ``regimes()`` (imports the class), {} when it
+    has none: what ``to_dict`` lists for a learner registered without them."""
+    method = getattr(info.estimator, hook, None)
+    return dict(method()) if callable(method) else {}
+
+
+#: Estimator classes imported from their paths, by path (an import is idempotent, so two
+#: threads importing at once find the same class).
+_IMPORTED: dict[str, Callable[..., Any]] = {}
 
 
 #: The registered learners, by name, in registration order.
@@ -137,7 +196,10 @@ def get_learner(name: str) -> LearnerInfo:
         load_learners()
     if name not in LEARNERS:
         known = ", ".join(sorted(LEARNERS)) or "none"
-        raise KeyError(f"learner must be one of {known}; got {name!r} (see `dpaudit learn --list`)")
+        raise KeyError(
+            f"learner must be one of {known}; got {name!r}{closest_hint(name, LEARNERS)} (see "
+            "`dpaudit learn --list`)"
+        )
     return LEARNERS[name]
 
 

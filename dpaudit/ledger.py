@@ -78,10 +78,10 @@ class StepRefusedError(RuntimeError):
 def _count(count: Any) -> int:
     """``count`` as a positive int, or a ValueError naming it, its range and the value."""
     if isinstance(count, bool) or not hasattr(count, "__index__"):
-        raise ValueError(f"count must be an integer in [1, oo), got {count!r}")
+        raise ValueError(f"count must be an integer in [1, inf), got {count!r}")
     value = operator.index(count)
     if value < 1:
-        raise ValueError(f"count must be an integer in [1, oo), got {count!r}")
+        raise ValueError(f"count must be an integer in [1, inf), got {count!r}")
     return value
 
 

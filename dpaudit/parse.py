@@ -14,9 +14,22 @@ from typing import Any
 
 from dpaudit.deferred_imports import sympy
 from dpaudit.events import EVENT_TYPES, Event
-from dpaudit.expressions import ExpressionError, parse, parse_expression, parse_relation
+from dpaudit.expressions import (
+    ExpressionError,
+    ExpressionSizeError,
+    parse,
+    parse_expression,
+    parse_relation,
+)
 
 __all__ = ["ExpressionError", "parse_event", "parse_expression", "parse_number", "parse_relation"]
+
+
+#: Where an event tree too large for one expression goes.
+PLAN_HINT = (
+    "a larger event tree belongs in a plan file (JSON or YAML, up to 1 MB and 10,000 event "
+    "nodes: `dpaudit account --plan plan.json`; docs/plans.md)"
+)
 
 
 def _positive(name: str) -> sympy.Symbol:
@@ -39,12 +52,15 @@ def parse_event(
 
     Raises:
         ExpressionError: for syntax errors, unknown names, disallowed constructs, a limit of
-            :data:`dpaudit.expressions.LIMITS`, or an event constructor's ValueError (its
-            message kept).
+            :data:`dpaudit.expressions.LIMITS` (over the length or token limit, the message
+            points to plan files), or an event constructor's ValueError (its message kept).
     """
     if not isinstance(text, str) or not text.strip():
         raise ExpressionError("the event expression is empty")
-    value: Any = parse(text, symbols=symbols, callables=EVENT_TYPES, make_symbol=_positive)
+    try:
+        value: Any = parse(text, symbols=symbols, callables=EVENT_TYPES, make_symbol=_positive)
+    except ExpressionSizeError as err:
+        raise ExpressionSizeError(f"{err}; {PLAN_HINT}") from None
     if not isinstance(value, Event):
         raise ExpressionError(
             f"the expression must be an event such as Laplace(1), got {text[:60]!r}"

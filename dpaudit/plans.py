@@ -39,6 +39,7 @@ from dpaudit.events import cover as _cover  # noqa: F401  (registers EMCover)
 from dpaudit.events import stability as _stability  # noqa: F401  (registers its events)
 from dpaudit.events.base import Relation
 from dpaudit.expressions import as_expr
+from dpaudit.suggestions import closest_hint
 
 __all__ = [
     "LIMITS",
@@ -61,7 +62,9 @@ LIMITS: dict[str, int] = {
     "max_depth": 64,  # nesting of event nodes
     "max_nodes": 10_000,  # event nodes in the whole plan
     "max_number_chars": 100,  # characters of one number
-    "max_exponent": 400,  # |decimal exponent| of one number
+    # |decimal exponent| of one number: within a double's range (about 1e-308 to 1e308), so
+    # no number of a plan overflows where the accountant evaluates in floating point
+    "max_exponent": 300,
     "max_text_chars": 1_000,  # name and description
 }
 
@@ -169,7 +172,9 @@ class _Reader:
         kind = data.get("type")
         cls = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
         if cls is None:
-            raise _fail(f"{path}.type", "one of " + ", ".join(sorted(EVENT_TYPES)), kind)
+            hint = closest_hint(kind, EVENT_TYPES) if isinstance(kind, str) else ""
+            expected = hint.strip(" ()") if hint else "one of " + ", ".join(sorted(EVENT_TYPES))
+            raise _fail(f"{path}.type", f"an event type ({expected})", kind)
         fields = {f.name: f for f in dataclasses.fields(cls)}
         kwargs: dict[str, Any] = {}
         for key, value in data.items():

@@ -9,6 +9,9 @@ one group per kind, and dpaudit loads them when a registry is first needed:
   ``dpaudit verify --all`` and the reports);
 * ``dpaudit.report_targets`` -- a callable ``register()`` that registers report targets with
   :func:`dpaudit.report.register_target` (read by ``dpaudit report``);
+* ``dpaudit.report_target_index`` -- optional, under the same name as a ``report_targets``
+  entry point: the ``(name, group, title)`` of each target it registers, readable without
+  importing their code (read by ``dpaudit report --list``; :mod:`dpaudit.report.listing`);
 * ``dpaudit.demos`` -- a callable ``register()`` that adds sections to the tour with
   :func:`dpaudit.demo.register_section` (read by ``dpaudit demo``);
 * ``dpaudit.learners`` -- a callable ``register()`` that registers private learners with
@@ -45,7 +48,7 @@ import importlib
 import importlib.metadata
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +67,7 @@ __all__ = [
 GROUPS: dict[str, str] = {
     "claims": "dpaudit.claims",
     "report_targets": "dpaudit.report_targets",
+    "report_target_index": "dpaudit.report_target_index",
     "demos": "dpaudit.demos",
     "learners": "dpaudit.learners",
 }
@@ -152,20 +156,26 @@ def _one_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text.splitlines()[0]}" if text else type(err).__name__
 
 
-def load_group(group: str, call: Callable[[Any], Any] | None = None) -> list[PluginLoad]:
-    """Load every entry point of ``group``.
+def load_group(
+    group: str, call: Callable[[Any], Any] | None = None, names: Iterable[str] | None = None
+) -> list[PluginLoad]:
+    """Load every entry point of ``group`` (or those named ``names``).
 
     Args:
         group: an entry-point group, e.g. ``"dpaudit.report_targets"``.
         call: what to do with each loaded object (default: call it if it is a callable that
             is not a module, e.g. a ``register()`` function; a module's import is enough).
+        names: load only the entry points of these names (None: all).
 
     Returns:
         One :class:`PluginLoad` per entry point.  An entry point that raises when loaded or
         called is an ``"error"`` with a one-line detail; it never stops the others.
     """
     out: list[PluginLoad] = []
+    wanted = None if names is None else set(names)
     for ep in entry_points(group):
+        if wanted is not None and ep.name not in wanted:
+            continue
         try:
             obj = ep.load()
             if call is not None:

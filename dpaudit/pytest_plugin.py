@@ -33,11 +33,19 @@ from dpaudit.testing import DEFAULT_CONFIDENCE, assert_delta_at_most, assert_pri
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
+    "ClaimUndecidedError",
     "PrivacyAssertions",
     "assert_claim_verified",
     "assert_delta_at_most",
     "assert_private",
 ]
+
+
+class ClaimUndecidedError(AssertionError):
+    """The verifier neither proved nor refuted a claim within its budgets (the verdict
+    "unknown"): a failing assertion of its own kind, not a pass.  ``dpaudit verify`` exits 4
+    on the same outcome.  Catch it (``pytest.raises(ClaimUndecidedError)``) or pass
+    ``allow_unknown=True`` to accept an open question explicitly."""
 
 
 def assert_claim_verified(
@@ -64,7 +72,8 @@ def assert_claim_verified(
         delta: the claimed delta.
         domain: a :class:`dpaudit.verify.Domain` or its text (``"0 < eps <= 1"``); default:
             no parameters.
-        allow_unknown: also pass when the verifier can neither prove nor refute.
+        allow_unknown: also pass when the verifier can neither prove nor refute (an explicit
+            choice: by default an undecided claim fails, with :class:`ClaimUndecidedError`).
         time_limit: CPU-seconds safety net per inequality (the box and work budgets decide
             the verdict, so a CI run gives the same answer on any machine).
         max_boxes: branch-and-bound budget per inequality.
@@ -73,9 +82,13 @@ def assert_claim_verified(
         The :class:`dpaudit.verify.prove.ClaimVerdict`.
 
     Raises:
-        AssertionError: when the claim is refuted (with the counterexample) or not proved.
+        AssertionError: when the claim is refuted (with the counterexample).
+        ClaimUndecidedError: (an AssertionError) when it is neither proved nor refuted within
+            the budgets, unless ``allow_unknown``; the message says what was left and how to
+            give the verifier more room.
         ValueError: when neither a claim nor a plan with an epsilon is given.
     """
+    __tracebackhide__ = True  # pytest shows the verdict, not this function's source
     from dpaudit.verify import Claim, Domain, get_claim, load_claim_modules
     from dpaudit.verify.prove import verify_claim
 
@@ -100,10 +113,17 @@ def assert_claim_verified(
             domain=domain,
         )
     v = verify_claim(claim, time_limit=time_limit, max_boxes=max_boxes)
-    ok = v.status == "proved" or (allow_unknown and v.status == "unknown")
-    if not ok:
-        raise AssertionError(f"claim {claim.key} ({claim.statement}) is {v.status}: {v.detail}")
-    return v
+    if v.status == "proved" or (allow_unknown and v.status == "unknown"):
+        return v
+    if v.status == "unknown":
+        raise ClaimUndecidedError(
+            f"claim {claim.key} ({claim.statement}) is undecided: neither proved nor refuted "
+            f"(max_boxes={max_boxes}, time_limit={time_limit:g} s): {v.detail}. Not a pass: "
+            "give the verifier more room (max_boxes, time_limit), split the domain, state a "
+            "certified lower bound to refute it, or accept the open question with "
+            "allow_unknown=True"
+        )
+    raise AssertionError(f"claim {claim.key} ({claim.statement}) is {v.status}: {v.detail}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,15 +135,18 @@ class PrivacyAssertions:
     def assert_private(self, mechanism: Any, d0: Any = None, d1: Any = None, **kwargs: Any) -> Any:
         """:func:`dpaudit.testing.assert_private` with ``seed`` defaulting to the session's
         seed."""
+        __tracebackhide__ = True
         kwargs.setdefault("seed", self.seed)
         return assert_private(mechanism, d0, d1, **kwargs)
 
     def assert_claim_verified(self, claim: Any = None, **kwargs: Any) -> Any:
         """:func:`assert_claim_verified`."""
+        __tracebackhide__ = True
         return assert_claim_verified(claim, **kwargs)
 
     def assert_delta_at_most(self, event: Any, **kwargs: Any) -> Any:
         """:func:`dpaudit.testing.assert_delta_at_most` (deterministic: no seed)."""
+        __tracebackhide__ = True
         return assert_delta_at_most(event, **kwargs)
 
 

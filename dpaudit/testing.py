@@ -22,6 +22,7 @@ __all__ = [
     "DEFAULT_CONFIDENCE",
     "DEFAULT_SAMPLES",
     "DEFAULT_SEED",
+    "FLOAT_HINT",
     "assert_delta_at_most",
     "assert_private",
 ]
@@ -74,6 +75,7 @@ def assert_private(
         AssertionError: with the audit summary, on a certified violation.
         ValueError: on invalid parameters (e.g. ``epsilon`` missing).
     """
+    __tracebackhide__ = True  # pytest shows the verdict, not this function's source
     if epsilon is None:
         raise ValueError("epsilon must be given (the claimed epsilon, a number >= 0), got None")
     result = audit(
@@ -91,9 +93,26 @@ def assert_private(
     if result.violation:
         raise AssertionError(
             f"privacy claim refuted at confidence {confidence:g}"
-            f" (false-alarm rate <= {1 - confidence:.3g}):\n{result}"
+            f" (false-alarm rate <= {1 - confidence:.3g}):\n{result}" + _float_hint(result)
         )
     return result
+
+
+#: What a violation found only in the outputs' floating-point bit patterns means, and how to
+#: state a claim about real numbers instead (the event family ``bits``,
+#: :mod:`dpaudit.audit.float_bits`).
+FLOAT_HINT = (
+    "\nThe violation is in the bit patterns of the outputs as the code computes them in "
+    "floating point (event family 'bits'; Mironov 2012): the code as it runs in doubles is "
+    "not private. If the claim is about the mechanism in real arithmetic, say so: set "
+    '`arithmetic = "real"` on the mechanism (or pass arithmetic="real"); to make the '
+    "floating-point code private, see docs/floating-point.md."
+)
+
+
+def _float_hint(result: AuditResult) -> str:
+    """:data:`FLOAT_HINT` when the certified event is a floating-point bit-pattern event."""
+    return FLOAT_HINT if getattr(result, "family", "") == "bits" else ""
 
 
 def assert_delta_at_most(event: Any, *, epsilon: Any, delta: Any) -> Any:
@@ -120,6 +139,7 @@ def assert_delta_at_most(event: Any, *, epsilon: Any, delta: Any) -> Any:
         AssertionError: when the upper bound on delta exceeds the claim.
         ValueError: for a malformed event, epsilon or delta.
     """
+    __tracebackhide__ = True
     from dpaudit.accountant import Accountant
     from dpaudit.numeric import exact
     from dpaudit.parse import parse_event

@@ -37,13 +37,13 @@ MAX_POINTS = 200_000
 def _positive(name: str, value: Any) -> float:
     v = float(value)
     if not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a number in (0, oo), got {value!r}")
+        raise ValueError(f"{name} must be a number in (0, inf), got {value!r}")
     return v
 
 
 def _dimension(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"dimension must be an integer in [1, oo), got {value!r}")
+        raise ValueError(f"dimension must be an integer in [1, inf), got {value!r}")
     return int(value)
 
 

@@ -98,13 +98,13 @@ def _open_unit(name: str, value: Any) -> float:
 def _positive(name: str, value: Any) -> float:
     ok = isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool)
     if not ok or not math.isfinite(float(value)) or float(value) <= 0:
-        raise ValueError(f"{name} must be a number in (0, oo), got {value!r}")
+        raise ValueError(f"{name} must be a number in (0, inf), got {value!r}")
     return float(value)
 
 
 def _count(name: str, value: Any, low: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer in [{low}, oo), got {value!r}")
+        raise ValueError(f"{name} must be an integer in [{low}, inf), got {value!r}")
     return int(value)
 
 

@@ -129,10 +129,10 @@ class EMCover:
         lam = exact(inverse_temperature, "inverse_temperature")
         if lam.free_symbols or not lam > 0:
             raise ValueError(
-                f"inverse_temperature must be a number in (0, oo), got {inverse_temperature!r}"
+                f"inverse_temperature must be a number in (0, inf), got {inverse_temperature!r}"
             )
         if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
-            raise ValueError(f"rounds must be an integer in [1, oo), got {rounds!r}")
+            raise ValueError(f"rounds must be an integer in [1, inf), got {rounds!r}")
         self.inverse_temperature = lam
         self.rounds = int(rounds)
         self.relation = ev.as_relation(relation)
@@ -203,7 +203,7 @@ class EMCover:
             The selected candidates of each run.
         """
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n must be an integer in [1, oo), got {n!r}")
+            raise ValueError(f"n must be an integer in [1, inf), got {n!r}")
         key = getattr(problem, "state_key", tuple)
         size = problem.size(data)
         histories: list[list[int]] = [[] for _ in range(int(n))]
@@ -285,7 +285,7 @@ def cover_neighbouring_pair(n_sets: int) -> tuple[np.ndarray, np.ndarray]:
         ValueError: if n_sets < 2.
     """
     if isinstance(n_sets, bool) or not isinstance(n_sets, int) or n_sets < 2:
-        raise ValueError(f"n_sets must be an integer in [2, oo), got {n_sets!r}")
+        raise ValueError(f"n_sets must be an integer in [2, inf), got {n_sets!r}")
     d0 = np.zeros((1, n_sets), dtype=bool)
     z = np.zeros((1, n_sets), dtype=bool)
     z[0, 0] = True

@@ -36,7 +36,7 @@ def _positive(name: str, value: Any, high: float | None = None) -> Any:
 
 def _int(name: str, value: Any, low: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer in [{low}, oo), got {value!r}")
+        raise ValueError(f"{name} must be an integer in [{low}, inf), got {value!r}")
     return int(value)
 
 

@@ -237,17 +237,17 @@ class MarginSelection:
         return (1 - s) * e / _int("grid", self.grid), s * e
 
     def _penalty(self) -> float:
-        """The factor c of the complexity term, checked (a number in [0, oo))."""
+        """The factor c of the complexity term, checked (a number in [0, inf))."""
         c = float(self.penalty)
         if not (math.isfinite(c) and c >= 0):
-            raise ValueError(f"penalty must be a number in [0, oo), got {self.penalty!r}")
+            raise ValueError(f"penalty must be a number in [0, inf), got {self.penalty!r}")
         return c
 
     def rhos(self) -> list[float]:
         """rho_j = r 2^-j, j = 1..grid (Appendix F); with ``largest_margin`` g: g 2^-(j-1)."""
         top = self.radius / 2 if self.largest_margin is None else float(self.largest_margin)
         if not (math.isfinite(top) and top > 0):
-            raise ValueError(f"largest_margin must be a number in (0, oo), got {top!r}")
+            raise ValueError(f"largest_margin must be a number in (0, inf), got {top!r}")
         return [top * 2.0 ** -(j - 1) for j in range(1, _int("grid", self.grid) + 1)]
 
     def plan(self, m: Any) -> ev.Event:

@@ -300,7 +300,7 @@ def learner_canary_trainer(
     if isinstance(learner, str):
         from dpaudit.learners import get_learner
 
-        factory = get_learner(learner).factory
+        factory = get_learner(learner).estimator
     else:
         factory = learner
     X = np.asarray(X, dtype=float)

@@ -58,7 +58,7 @@ def _check_size(size: Any) -> int | None:
     if size is None:
         return None
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-        raise ValueError(f"size must be None or an integer in [1, oo), got {size!r}")
+        raise ValueError(f"size must be None or an integer in [1, inf), got {size!r}")
     return int(size)
 
 

@@ -38,7 +38,7 @@ def _check_rng(rng: Any) -> np.random.Generator:
 
 def _positive_int(name: str, value: Any, low: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer in [{low}, oo), got {value!r}")
+        raise ValueError(f"{name} must be an integer in [{low}, inf), got {value!r}")
     return int(value)
 
 
@@ -229,7 +229,7 @@ def majority_halfspace_stream(
     rng = _check_rng(rng)
     k = _positive_int("k", k)
     if k % 2 == 0:
-        raise ValueError(f"k must be an odd integer in [1, oo), got {k}")
+        raise ValueError(f"k must be an odd integer in [1, inf), got {k}")
     d = _positive_int("d", d, k)
     t = _positive_int("length", length)
     relevant = rng.choice(d, size=k, replace=False)

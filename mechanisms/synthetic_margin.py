@@ -40,7 +40,7 @@ def _rng(rng: Any) -> np.random.Generator:
 
 def _count(name: str, value: Any, low: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer in [{low}, oo), got {value!r}")
+        raise ValueError(f"{name} must be an integer in [{low}, inf), got {value!r}")
     return int(value)
 
 

@@ -9,12 +9,14 @@ condition was not verified (the bound is then conditional on it, see
 from __future__ import annotations
 
 import html
+import re
 from typing import Any, Protocol
 
 from dpaudit.accountant.statements import Step, show
 from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
 from dpaudit.exact_numbers import ExactNumber, is_sympy_object
+from dpaudit.latex import latex_escape
 from dpaudit.theorems.base import Check
 from dpaudit.theorems.conditions import Condition, ConditionSide
 
@@ -25,7 +27,6 @@ __all__ = [
     "render_latex",
     "render_math",
     "render_text",
-    "tex_mixed",
 ]
 
 
@@ -128,7 +129,18 @@ def _latex(value: Any) -> str:
         value = value.relation()
     elif isinstance(value, (ConditionSide, ExactNumber)):
         value = value.to_sympy()
-    return str(sympy.latex(value))
+    # a symbol may be named anything from Python: one that is not a plain name (letters,
+    # digits, primes, one subscript) is typeset as escaped text, never as raw LaTeX
+    odd = {
+        s: rf"\text{{{latex_escape(s.name)}}}"
+        for s in getattr(value, "free_symbols", ())
+        if isinstance(s, sympy.Symbol) and not _PLAIN_SYMBOL.fullmatch(s.name)
+    }
+    return str(sympy.latex(value, symbol_names=odd) if odd else sympy.latex(value))
+
+
+#: A symbol name sympy's LaTeX printer may print as it is.
+_PLAIN_SYMBOL = re.compile(r"[A-Za-z]+[0-9]*'*(_[A-Za-z0-9]+)?")
 
 
 def _condition_text(shown: Any, latex: bool = False) -> str:
@@ -142,7 +154,11 @@ def _condition_text(shown: Any, latex: bool = False) -> str:
 
 
 def assumption_lines(step: Step, latex: bool = False) -> list[str]:
-    """One line for the verified conditions, one per conditional one."""
+    """One line for the verified conditions, one per conditional one.
+
+    With ``latex``, finished LaTeX: conditions in ``$...$``, every other text (how a
+    condition was checked, which may show the values of user-named symbols) escaped by
+    :func:`dpaudit.latex.latex_escape`."""
     domain = step.theorem.domain
     if step.checks is None:
         if domain is None or not domain:
@@ -156,7 +172,7 @@ def assumption_lines(step: Step, latex: bool = False) -> list[str]:
         text = _condition_text(shown, latex)
         text = f"${text}$" if latex else text
         if c.status == "verified":
-            verified.append(f"{text} ({c.how})")
+            verified.append(f"{text} ({latex_escape(c.how) if latex else c.how})")
         else:
             open_.append(
                 f"assumption {text} not verified: the bound is conditional on it "
@@ -186,19 +202,7 @@ def _text_step(step: Step, prefix: str, last: bool, lines: list[str], top: bool 
         _text_step(p, inner, i == len(step.premises) - 1, lines)
 
 
-def _tex(text: str) -> str:
-    for a, b in (
-        ("\\", r"\textbackslash{}"),
-        ("_", r"\_"),
-        ("%", r"\%"),
-        ("&", r"\&"),
-        ("#", r"\#"),
-        ("^", r"\^{}"),
-        ("{", r"\{"),
-        ("}", r"\}"),
-    ):
-        text = text.replace(a, b)
-    return text
+_tex = latex_escape  # the one LaTeX escaper (dpaudit.latex)
 
 
 def render_latex(g: Derived) -> str:
@@ -229,15 +233,10 @@ def _latex_step(step: Step, out: list[str]) -> None:
     if step.formula:
         out.append(rf"\\ \texttt{{{_tex(step.formula)}}}")
     for line in assumption_lines(step, latex=True):
-        out.append(rf"\\ {tex_mixed(line)}")
+        out.append(rf"\\ {line}")
     for p in step.premises:
         _latex_step(p, out)
     out.append(r"\end{itemize}")
-
-
-def tex_mixed(line: str) -> str:
-    """Escape the text parts of a line whose ``$...$`` parts are already LaTeX."""
-    return "$".join(p if i % 2 else _tex(p) for i, p in enumerate(line.split("$")))
 
 
 def render_html(g: Derived) -> str:

@@ -116,8 +116,8 @@ class DaskExecutor:
         target: a ``distributed.Client``, used as is and never closed here, or a scheduler
             address such as ``"tcp://127.0.0.1:8786"``, for which a client is opened (and
             closed by :meth:`shutdown`).
-        retries: times a task that raised is retried with the same seed, in [0, oo).
-        timeout: seconds to wait when connecting to an address, in (0, oo).
+        retries: times a task that raised is retried with the same seed, in [0, inf).
+        timeout: seconds to wait when connecting to an address, in (0, inf).
 
     Raises:
         ValueError: if ``target`` is neither a client nor a non-empty address, or ``retries``
@@ -133,14 +133,14 @@ class DaskExecutor:
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         if isinstance(retries, bool) or not isinstance(retries, (int, np.integer)) or retries < 0:
-            raise ValueError(f"retries must be an integer in [0, oo), got {retries!r}")
+            raise ValueError(f"retries must be an integer in [0, inf), got {retries!r}")
         if (
             isinstance(timeout, bool)
             or not isinstance(timeout, (int, float))
             or not timeout > 0
             or timeout == float("inf")
         ):
-            raise ValueError(f"timeout must be a number of seconds in (0, oo), got {timeout!r}")
+            raise ValueError(f"timeout must be a number of seconds in (0, inf), got {timeout!r}")
         if isinstance(target, str):
             if not target.strip():
                 raise ValueError(

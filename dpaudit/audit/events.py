@@ -274,7 +274,7 @@ def plain_intervals(
         low, high = start == 0, stop == len(grid) - 1
         a, b = shown[float(grid[start])], shown[float(grid[stop])]
         if low and high:
-            parts.append("any value")
+            parts.append("is any number in the observed range")
         elif low:
             parts.append(f"<= {b}")
         elif high:
@@ -343,16 +343,20 @@ def _show(outcome: Hashable) -> str:
     return repr(outcome)
 
 
-#: The kinds of non-finite outputs a :class:`NonFiniteEvent` names.
-NON_FINITE = ("nan", "+inf", "-inf", "non-finite")
+#: The kinds of non-finite outputs a :class:`NonFiniteEvent` names, then their complements
+#: (:data:`NON_FINITE_COMPLEMENTS`: "is not NaN", "is a finite number"), so that either
+#: direction of a pair told apart by NaN has a plain event.
+NON_FINITE = ("nan", "+inf", "-inf", "non-finite", "not-nan", "finite")
+#: The complement kinds of :data:`NON_FINITE`.
+NON_FINITE_COMPLEMENTS = ("not-nan", "finite")
 
 
 @dataclass(frozen=True)
 class NonFiniteEvent:
-    """The output (or column ``column`` of it) is NaN, +inf, -inf, or any of them
-    (``kind`` in :data:`NON_FINITE`): a plain event for a mechanism whose NaN or infinite
-    outputs tell the datasets apart (a clamp that passes NaN through), which a threshold
-    never contains and a learned score would only describe obscurely.
+    """The output (or column ``column`` of it) is NaN, +inf, -inf, or any of them, or is not
+    NaN, or is finite (``kind`` in :data:`NON_FINITE`): a plain event for a mechanism whose
+    NaN or infinite outputs tell the datasets apart (a clamp that passes NaN through), which a
+    threshold never contains and a learned score would only describe obscurely.
 
     In a structured output a NaN column may stand for a value that is not there: ``absent``
     lists columns that must be 0 (the output is None, the mechanism raised) and ``present``
@@ -379,8 +383,12 @@ class NonFiniteEvent:
             hit = v == np.inf
         elif self.kind == "-inf":
             hit = v == -np.inf
-        else:
+        elif self.kind == "non-finite":
             hit = ~np.isfinite(v)
+        elif self.kind == "not-nan":
+            hit = ~np.isnan(v)
+        else:
+            hit = np.isfinite(v)
         for j in self.absent:
             hit &= rows[:, j] == 0
         if self.present is not None:
@@ -388,7 +396,14 @@ class NonFiniteEvent:
         return hit
 
     def describe(self) -> str:
-        what = {"nan": "NaN", "+inf": "+inf", "-inf": "-inf", "non-finite": "NaN or infinite"}
+        what = {
+            "nan": "NaN",
+            "+inf": "+inf",
+            "-inf": "-inf",
+            "non-finite": "NaN or infinite",
+            "not-nan": "not NaN",
+            "finite": "a finite number",
+        }
         return f"{self.name} is {what[self.kind]}"
 
 

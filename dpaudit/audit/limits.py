@@ -9,6 +9,8 @@ output type and width, estimates the memory the audit needs (:func:`estimate_mem
 refuses, with a message naming the limit, what would exceed:
 
 * ``samples`` <= :data:`MAX_SAMPLES` per dataset;
+* a one-run audit (:func:`dpaudit.audit.audit_one_run`) has at most :data:`MAX_CANARIES`
+  canaries (it holds the inclusion mask and one score per canary);
 * ``workers`` <= :func:`worker_limit` (the CPUs of the machine, at least 2, at most
   :data:`MAX_WORKERS`): each worker is a real process;
 * a vector output has at most :data:`MAX_OUTPUT_DIMENSION` coordinates;
@@ -30,6 +32,7 @@ from dpaudit.audit.outputs import OutputSchema
 
 __all__ = [
     "DEFAULT_MAX_MEMORY_BYTES",
+    "MAX_CANARIES",
     "MAX_OUTPUT_DIMENSION",
     "MAX_SAMPLES",
     "MAX_WORKERS",
@@ -39,6 +42,10 @@ __all__ = [
 
 #: Most samples per dataset an audit accepts (10^9: hours of work for a fast mechanism).
 MAX_SAMPLES = 10**9
+#: Most canaries of a one-run audit (10^7): the inclusion mask, its uniform draws, the scores
+#: and their ordering take about 40 bytes a canary (400 MB here, besides what the trainer
+#: allocates); Steinke et al.'s experiments use at most 50,000, the size of CIFAR-10.
+MAX_CANARIES = 10**7
 #: Most worker processes, whatever the machine.
 MAX_WORKERS = 64
 #: Most coordinates of a vector output.

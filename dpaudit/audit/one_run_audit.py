@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import sympy
 
+from dpaudit.audit.limits import MAX_CANARIES
 from dpaudit.audit.one_run import (
     _accuracy,
     _certify,
@@ -48,15 +49,12 @@ from dpaudit.audit.validation import check_epsilon
 from dpaudit.audit.validation import is_int as _is_int
 from dpaudit.numeric.rounding import float_down
 
-__all__ = ["CURVE_CHOICES", "MAX_CANARIES", "METHODS", "OneRunAuditResult", "audit_one_run"]
+__all__ = ["CURVE_CHOICES", "METHODS", "OneRunAuditResult", "audit_one_run"]
 
 #: The certifications ``audit_one_run`` offers (module docstring).
 METHODS = ("auto", "steinke", "f-dp", "gaussian")
 #: The curves ``"f-dp"`` may test (:data:`dpaudit.audit.one_run_fdp.CURVES`) or ``"auto"``.
 CURVE_CHOICES = ("auto", "approx-dp", "gaussian")
-#: Most canaries one audit accepts: the mask, the scores and their ordering take about
-#: 40 bytes a canary (4 GB at this limit), besides what the trainer allocates.
-MAX_CANARIES = 10**8
 
 _THEOREMS = {
     "steinke": "Steinke, Nasr, Jagielski 2023, Theorem 3.1",
@@ -207,7 +205,8 @@ def audit_one_run(
 
     Args:
         train: callable ``train(included, rng)`` returning m finite scores.
-        m: number of canaries, an integer in [1, :data:`MAX_CANARIES`].
+        m: number of canaries, an integer in [1, 10^7]
+            (:data:`dpaudit.audit.limits.MAX_CANARIES`).
         epsilon: the claimed epsilon, >= 0.
         delta: the claimed delta, in [0, 1); the bound is certified at this delta.
         confidence: family-wise confidence, in (0, 1).
@@ -224,19 +223,20 @@ def audit_one_run(
     Raises:
         TypeError: if ``train`` is not callable, ``m`` or a guess count is not an integer,
             or ``train`` returns something that is not an array of numbers.
-        ValueError: on a parameter outside its range (``m`` above :data:`MAX_CANARIES`
-            included), ``"gaussian"`` (method or curve) with delta = 0, or scores that are
-            not m finite numbers (the message names the parameter, its range and the value).
+        ValueError: on a parameter outside its range (``m`` above
+            :data:`dpaudit.audit.limits.MAX_CANARIES` included), ``"gaussian"`` (method or
+            curve) with delta = 0, or scores that are not m finite numbers (the message
+            names the parameter, its range and the value).
     """
     start = time.perf_counter()
     if not callable(train):
         raise TypeError(f"train must be callable as train(included, rng), got {train!r}")
+    # one documented limit (dpaudit.audit.limits.MAX_CANARIES), checked before anything is
+    # allocated: m = 10**12 was a MemoryError
+    m_range = f"an integer in [1, {MAX_CANARIES:,}] (about 40 bytes a canary in memory)"
     if not _is_int(m):
-        raise TypeError(f"m must be an integer >= 1, got {m!r}")
-    _check("m", m, m >= 1, "an integer >= 1")
-    _check(
-        "m", m, m <= MAX_CANARIES, f"at most {MAX_CANARIES:,} (about 40 bytes a canary in memory)"
-    )
+        raise TypeError(f"m must be {m_range}, got {m!r}")
+    _check("m", m, 1 <= m <= MAX_CANARIES, m_range)
     check_epsilon(epsilon)
     _check("method", method, method in METHODS, f"one of {', '.join(METHODS)}")
     _check("curve", curve, curve in CURVE_CHOICES, f"one of {', '.join(CURVE_CHOICES)}")

@@ -217,7 +217,9 @@ def audit_records(
         sizes: ``(min, max)`` dataset sizes searched, inclusive (replace-one searches sizes
             >= 1; add-remove needs ``max >= min + 1``).
         samples: samples per dataset of the final audit (selection and certification), in
-            [10, MAX_SAMPLES]. The search draws at most ``4 * samples`` outputs in all (both
+            [10, MAX_SAMPLES]; required (no default: it sets the run time; 50,000 catches a
+            tenfold noise bug in seconds, ``dpaudit audit --records`` uses 10^6). The search
+            draws at most ``4 * samples`` outputs in all (both
             datasets of every candidate at every stage), twice the final audit's
             ``2 * samples`` (:mod:`dpaudit.audit.racing`).
         confidence: confidence of the certified bound, in (0, 1).

@@ -44,6 +44,7 @@ import numpy as np
 from dpaudit.audit.classifier import fit_binned_ratio, fit_logistic
 from dpaudit.audit.events import (
     NON_FINITE,
+    NON_FINITE_COMPLEMENTS,
     Coordinate,
     Feature,
     FloatClassEvent,
@@ -290,7 +291,14 @@ def non_finite_events(x0: np.ndarray, x1: np.ndarray, schema: OutputSchema) -> l
             continue
         name = "the output" if j is None else schema.column_name(j)
         absent, present = _guards(schema, j)
-        events += [NonFiniteEvent(kind, j, name, absent, present) for kind in NON_FINITE]
+        # a complement under guards ("the key is there and its value is not NaN") is no
+        # longer one plain statement: guarded columns get the non-finite kinds only
+        kinds = [
+            k
+            for k in NON_FINITE
+            if not (absent or present is not None) or k not in NON_FINITE_COMPLEMENTS
+        ]
+        events += [NonFiniteEvent(kind, j, name, absent, present) for kind in kinds]
     return events
 
 

@@ -4,8 +4,8 @@ Each subcommand lives in its own module ``dpaudit/cli/<name>.py`` exposing
 ``register(subparsers)``, which adds its parser and sets ``func`` (called with the parsed
 arguments, returning the exit status).  Exit statuses (:mod:`dpaudit.cli.exit_codes`): 0
 success, 1 a privacy finding (violation, refuted claim), 2 bad input, 3 an internal error or
-engine failure; each error is one clear line on stderr (and a JSON object on stdout under
-``--json``); the full trace with ``--debug``.
+engine failure, 4 a verification left undecided; each error is one clear line on stderr
+(and a JSON object on stdout under ``--json``); the full trace with ``--debug``.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ EXIT_OK = ExitCode.OK
 EXIT_FINDING = ExitCode.FINDING
 EXIT_INPUT = ExitCode.BAD_INPUT
 EXIT_INTERNAL = ExitCode.INTERNAL
+EXIT_UNDECIDED = ExitCode.UNDECIDED
 
 #: Exceptions that mean bad input (exit code 2): a ValueError names the parameter, its
 #: admissible range and the value received (ExpressionError, MechanismError and the auditor's
@@ -115,6 +116,41 @@ def _one_line(err: BaseException) -> str:
     return text or type(err).__name__
 
 
+def _option_of(path: str, args_list: list[str]) -> str | None:
+    """The option whose value is ``path`` (or a directory containing it), e.g. ``--plan``;
+    None when no option names it."""
+    from pathlib import Path
+
+    def within(value: str) -> bool:
+        if not value:
+            return False
+        if value == path:
+            return True
+        try:
+            return Path(path).resolve().is_relative_to(Path(value).resolve())
+        except (OSError, ValueError):
+            return False
+
+    for i, arg in enumerate(args_list):
+        flag, eq, value = arg.partition("=")
+        if arg.startswith("--") and eq and within(value):
+            return flag
+        if i > 0 and args_list[i - 1].startswith("--") and within(arg):
+            return args_list[i - 1]
+    return None
+
+
+def _os_error_line(err: OSError, args_list: list[str]) -> str:
+    """An OSError in one line naming the option that gave the file (``--plan 'x.json':
+    No such file or directory``) instead of Python's ``[Errno 2] ...``."""
+    if err.filename is None:
+        return _one_line(err)
+    name = str(err.filename)
+    option = _option_of(name, args_list)
+    reason = err.strerror or _one_line(err)
+    return f"{option + ' ' if option else ''}{name!r}: {reason}"
+
+
 def _fail(code: ExitCode, message: str, command: str | None, as_json: bool) -> int:
     try:
         print(f"dpaudit{' ' + command if command else ''}: error: {message}", file=sys.stderr)
@@ -178,6 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if plugins is not None and isinstance(err, plugins.PluginError):
             # an installed plugin (claims, report targets, demos) failed to load
             return _fail(ExitCode.INTERNAL, f"plugin failure: {_one_line(err)}", command, as_json)
+        if isinstance(err, OSError):
+            return _fail(ExitCode.BAD_INPUT, _os_error_line(err, args_list), command, as_json)
         if isinstance(err, BAD_INPUT_ERRORS):
             return _fail(ExitCode.BAD_INPUT, _one_line(err), command, as_json)
         return _fail(

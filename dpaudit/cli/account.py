@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dpaudit.cli.exit_codes import dumps
+from dpaudit.cli.numbers import exact_option
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -58,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _inputs(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     """The event, delta and epsilon of the command line (a plan's unless overridden)."""
-    from dpaudit.parse import parse_event, parse_number
+    from dpaudit.parse import parse_event
 
     sources = {"an event expression": args.expression, "--plan": args.plan}
     sources["--opacus"] = getattr(args, "opacus", None)
@@ -82,9 +83,9 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any, Any]:
         symbols = [s.strip() for s in args.symbols.split(",") if s.strip()]
         event = parse_event(args.expression, symbols=symbols)
     if args.delta is not None:
-        delta = parse_number(args.delta)
+        delta = exact_option("--delta", args.delta, 0.0, 1.0)
     if args.epsilon is not None:
-        epsilon = parse_number(args.epsilon)
+        epsilon = exact_option("--epsilon", args.epsilon, 0.0)
     return event, delta, epsilon
 
 

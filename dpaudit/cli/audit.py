@@ -23,14 +23,15 @@ function of the dataset has its claim read on each pair (the larger of its two d
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from dpaudit.audit.domain import ON_ERROR, RELATIONS
 from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES
 from dpaudit.audit.options import ARITHMETICS, CERTIFICATIONS
+from dpaudit.cli.datasets import json_dataset, record_sizes
 from dpaudit.cli.exit_codes import dumps
+from dpaudit.cli.numbers import float_option
 from dpaudit.plugins import load_object
 
 #: Default samples per dataset on the command line.
@@ -49,15 +50,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "target", metavar="MODULE:OBJECT", help="e.g. mechanisms.broken:BrokenLaplaceTooLittleNoise"
     )
-    p.add_argument("--epsilon", type=float, help="claimed epsilon (default: OBJECT.epsilon)")
-    p.add_argument("--delta", type=float, help="claimed delta (default: OBJECT.delta or 0)")
+    p.add_argument(
+        "--epsilon", help="claimed epsilon, a finite number >= 0 (default: OBJECT.epsilon)"
+    )
+    p.add_argument("--delta", help="claimed delta in [0, 1) (default: OBJECT.delta or 0)")
     p.add_argument(
         "--samples",
         type=int,
         default=DEFAULT_SAMPLES,
         help=f"samples per dataset, in [10, {MAX_SAMPLES:.0e}] (default {DEFAULT_SAMPLES})",
     )
-    p.add_argument("--confidence", type=float, default=0.95)
+    p.add_argument("--confidence", default="0.95", help="confidence level in (0, 1) (0.95)")
     p.add_argument("--seed", type=int, default=None, help="seed (default: fresh, reported)")
     p.add_argument("--d0", help="first dataset as JSON")
     p.add_argument("--d1", help="neighbouring dataset as JSON")
@@ -89,7 +92,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--budget",
-        type=float,
         metavar="SECONDS",
         help="with --records: time budget of the search (default: a fixed number of rounds)",
     )
@@ -163,32 +165,6 @@ def _load(target: str) -> Any:
     return obj() if isinstance(obj, type) else obj
 
 
-#: Longest ``--d0``/``--d1`` text accepted (characters).
-MAX_DATASET_TEXT = 10_000_000
-
-
-def _json(text: str, name: str) -> Any:
-    if len(text) > MAX_DATASET_TEXT:
-        raise ValueError(
-            f"{name} must be JSON of at most {MAX_DATASET_TEXT:,} characters, got {len(text):,}"
-        )
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ValueError(
-            f"{name} must be JSON (e.g. '[1, 0, 1]'), got {text[:80]!r}: {err}"
-        ) from err
-    except RecursionError:
-        raise ValueError(f"{name} must be JSON nested less deeply, got {text[:80]!r}") from None
-
-
-def _sizes(text: str) -> tuple[int, int]:
-    parts = text.split(",")
-    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-        raise ValueError(f"--sizes must be two integers MIN,MAX such as 1,8, got {text!r}")
-    return int(parts[0]), int(parts[1])
-
-
 def _run_records(args: argparse.Namespace, fn: Any, epsilon: Any, delta: Any) -> Any:
     given = [
         name
@@ -215,7 +191,7 @@ def _run_records(args: argparse.Namespace, fn: Any, epsilon: Any, delta: Any) ->
         epsilon=epsilon,
         delta=delta,
         relation=args.relation,
-        sizes=_sizes(args.sizes),
+        sizes=record_sizes(args.sizes),
         samples=args.samples,
         confidence=args.confidence,
         seed=args.seed,
@@ -230,13 +206,15 @@ def _run_records(args: argparse.Namespace, fn: Any, epsilon: Any, delta: Any) ->
     )
 
 
-def _claim(args: argparse.Namespace, mechanism: Any) -> tuple[Any, Any]:
-    """``--epsilon``/``--delta``, else OBJECT's ``epsilon``/``delta`` (a function of the dataset
-    only with ``--records``)."""
-    epsilon = args.epsilon if args.epsilon is not None else getattr(mechanism, "epsilon", None)
+def _claim(
+    args: argparse.Namespace, mechanism: Any, claimed: float | None, given_delta: float | None
+) -> tuple[Any, Any]:
+    """``--epsilon``/``--delta`` (``claimed``/``given_delta``, checked), else OBJECT's
+    ``epsilon``/``delta`` (a function of the dataset only with ``--records``)."""
+    epsilon = claimed if claimed is not None else getattr(mechanism, "epsilon", None)
     if epsilon is None:
         raise ValueError("--epsilon must be given (OBJECT has no epsilon attribute), got none")
-    delta = args.delta if args.delta is not None else getattr(mechanism, "delta", 0.0)
+    delta = given_delta if given_delta is not None else getattr(mechanism, "delta", 0.0)
     if args.records is None:
         for name, value in (("epsilon", epsilon), ("delta", delta)):
             if callable(value):
@@ -251,6 +229,11 @@ def _claim(args: argparse.Namespace, mechanism: Any) -> tuple[Any, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``dpaudit audit``; exit status 1 on a violation."""
+    # one rule for every command's numbers (dpaudit.cli.numbers): finite, in range
+    claimed = float_option("--epsilon", args.epsilon, 0.0)
+    given_delta = float_option("--delta", args.delta, 0.0, 1.0)
+    args.confidence = float_option("--confidence", args.confidence, 0.0, 1.0, low_open=True)
+    args.budget = float_option("--budget", args.budget, 0.0, low_open=True)
     # the auditor (SciPy) is imported here, not at start-up: ``dpaudit audit --help`` and
     # argument errors answer at once
     from dpaudit.audit import audit as run_audit
@@ -267,7 +250,7 @@ def run(args: argparse.Namespace) -> int:
             "--on-error must be 'raise' or 'output' without --records ('skip' leaves out a "
             "candidate pair of the record search), got 'skip'"
         )
-    epsilon, delta = _claim(args, mechanism)
+    epsilon, delta = _claim(args, mechanism, claimed, given_delta)
     if args.records is not None:
         result = _run_records(args, mechanism, epsilon, delta)
         return _show(result, args)
@@ -275,7 +258,7 @@ def run(args: argparse.Namespace) -> int:
     if args.d0 is not None or args.d1 is not None:
         if args.d0 is None or args.d1 is None:
             raise ValueError("--d0 and --d1 must be given together, got only one")
-        d0, d1 = _json(args.d0, "--d0"), _json(args.d1, "--d1")
+        d0, d1 = json_dataset(args.d0, "--d0"), json_dataset(args.d1, "--d1")
     elif args.query_pairs is not None:
         pairs = query_pairs(args.query_pairs)
     else:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 
 from dpaudit.cli.exit_codes import dumps
+from dpaudit.cli.numbers import exact_option
 from dpaudit.teaching.comparison import MAX_K, MAX_K_VALUES, compare_methods
 
 __all__ = ["DEFAULT_K", "MAX_K", "MAX_K_VALUES", "compare", "register", "run"]
@@ -72,13 +73,15 @@ def run(args: argparse.Namespace) -> int:
         ks = [int(x) for x in args.k.split(",") if x.strip()]
     except ValueError:
         raise ValueError(f"--k must be comma-separated integers, got {args.k[:80]!r}") from None
-    result = compare_methods(args.mechanism, ks, args.delta, k_ref=args.at)
+    exact_option("--delta", args.delta, 0.0, 1.0)  # the rule of every number option
+    result = compare_methods(args.mechanism, ks, args.delta, k_ref=args.at)  # shown as given
+    # files first: a reader that stops early (``| head``) must not cost the plot
+    if args.plot:
+        result.plot(args.plot)
     if args.json:
         print(dumps(result.to_dict(), indent=2))
     else:
         print(result.text())
-    if args.plot:
-        result.plot(args.plot)
-        if not args.json:
+        if args.plot:
             print(f"plot written to {args.plot}")
     return 0

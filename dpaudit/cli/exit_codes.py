@@ -1,6 +1,6 @@
 """Exit codes of the ``dpaudit`` command and the JSON form of its errors.
 
-Every subcommand ends with one of four exit codes (:class:`ExitCode`); under ``--json`` an
+Every subcommand ends with one of five exit codes (:class:`ExitCode`); under ``--json`` an
 error is printed on stdout as one JSON object (:func:`error_object`) as well as one line on
 stderr.  Numbers that JSON cannot hold (infinity, NaN) are written as the strings ``"inf"``,
 ``"-inf"`` and ``"nan"`` (:func:`json_safe`), so every JSON output is valid RFC 8259 JSON.
@@ -41,12 +41,17 @@ class ExitCode(enum.IntEnum):
             or returned outputs the auditor cannot handle.
         INTERNAL: an internal error (a bug in dpaudit: please report it) or a failure of the
             execution engine (a worker process died, a Dask scheduler failed).
+        UNDECIDED: ``verify`` neither proved nor refuted a claim or an inequality within its
+            budgets (the verdict "unknown", with what was left).  Not a pass: a CI job that
+            must know a claim holds fails on it; one that accepts an open question tests for
+            4 explicitly.
     """
 
     OK = 0
     FINDING = 1
     BAD_INPUT = 2
     INTERNAL = 3
+    UNDECIDED = 4
 
 
 #: The ``type`` of a JSON error, by exit code.
@@ -59,7 +64,8 @@ ERROR_TYPES = {
 EPILOG = (
     "exit codes: 0 ok; 1 claim violated or refuted, or an audit violation; 2 bad input "
     "(usage, expression, number out of range or over a limit, mechanism failure); 3 internal "
-    "error or engine failure. Under --json, errors are a JSON object "
+    "error or engine failure; 4 verify could neither prove nor refute (undecided: not a "
+    "pass). Under --json, errors are a JSON object "
     '{"error": {"type", "message", "exit_code", "command"}} on stdout; infinities and NaN are '
     'written as the strings "inf", "-inf", "nan". --debug (before the command) shows '
     "tracebacks."

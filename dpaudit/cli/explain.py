@@ -17,9 +17,11 @@ import argparse
 from typing import Any
 
 from dpaudit.accountant import Accountant, Guarantee, Step
-from dpaudit.accountant.render import assumption_lines, tex_mixed
+from dpaudit.accountant.render import assumption_lines
 from dpaudit.cli.exit_codes import dumps
-from dpaudit.parse import parse_event, parse_number
+from dpaudit.cli.numbers import exact_option
+from dpaudit.latex import latex_escape
+from dpaudit.parse import parse_event
 from dpaudit.teaching.cards import UnknownTheoremError, card_names, explain_card
 from dpaudit.teaching.explanation import explain_candidates
 
@@ -129,18 +131,7 @@ def explain_dict(g: Guarantee) -> dict[str, Any]:
     }
 
 
-def _tex(text: str) -> str:
-    for a, b in (
-        ("\\", r"\textbackslash{}"),
-        ("_", r"\_"),
-        ("%", r"\%"),
-        ("&", r"\&"),
-        ("#", r"\#"),
-        ("^", r"\^{}"),
-        ("~", r"\~{}"),
-    ):
-        text = text.replace(a, b)
-    return text
+_tex = latex_escape  # the one LaTeX escaper (dpaudit.latex)
 
 
 def explain_latex(g: Guarantee) -> str:
@@ -157,7 +148,7 @@ def explain_latex(g: Guarantee) -> str:
         if s.formula:
             out.append(rf"    Here: \texttt{{{_tex(s.formula)}}}.")
         for line in assumption_lines(s, latex=True):
-            out.append(rf"    Domain: {tex_mixed(line.removeprefix('assumptions: '))}.")
+            out.append(rf"    Domain: {line.removeprefix('assumptions: ')}.")
         out.append(rf"    Concludes: \texttt{{{_tex(s.conclusion)}}}.")
         beaten = [str(a) for a in s.alternatives if not a.chosen]
         if beaten:
@@ -195,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_card(args)
     symbols = [s.strip() for s in args.symbols.split(",") if s.strip()]
     event = parse_event(args.expression, symbols=symbols)
-    delta = None if args.delta is None else parse_number(args.delta)
+    delta = exact_option("--delta", args.delta, 0.0, 1.0)
     g = Accountant().guarantee(event, delta)
     every = explain_candidates(g)
     if args.json:

@@ -23,12 +23,14 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from dpaudit.cli.exit_codes import dumps
+from dpaudit.cli.numbers import float_option
 from dpaudit.learners import get_learner, load_learners, progress
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["read_csv", "register", "run"]
 
@@ -75,24 +77,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _number(flag: str, text: str | None, low: float, high: float = math.inf) -> float | None:
-    if text is None:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and low < value < high):
-        shown = "oo" if math.isinf(high) else f"{high:g}"
-        raise ValueError(f"{flag} must be a number in ({low:g}, {shown}), got {text!r}")
-    return value
-
-
 def _seed(text: str | None) -> int | None:
     if text is None:
         return None
     if not _INT.fullmatch(text.strip()) or int(text) < 0:
-        raise ValueError(f"--seed must be an integer in [0, oo), got {text!r}")
+        raise ValueError(f"--seed must be an integer in [0, inf), got {text!r}")
     return int(text)
 
 
@@ -130,6 +119,8 @@ def read_csv(path: str, label: str, flag: str) -> tuple[np.ndarray, np.ndarray, 
             length, an empty or non-numeric feature, or no feature column.
         OSError: for a file that cannot be read.
     """
+    import numpy as np  # here, not at start-up: listing and refusing import no numerics
+
     file = Path(path)
     if not file.is_file():
         raise ValueError(f"{flag} must name a readable CSV file, got {path!r} (no such file)")
@@ -181,6 +172,8 @@ def read_csv(path: str, label: str, flag: str) -> tuple[np.ndarray, np.ndarray, 
 def _labels(y: np.ndarray, y_test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Labels as numbers when every one of both files is a finite number (so 1 and 1.0
     agree; integers stay integers), else as text."""
+    import numpy as np
+
     try:
         a = np.asarray([float(v) for v in y])
         b = np.asarray([float(v) for v in y_test])
@@ -201,12 +194,12 @@ def _show(bar: Any, done: int, total: int, n: int, d: int) -> None:
 def _list(args: argparse.Namespace) -> int:
     infos = load_learners()
     if args.json:
-        print(dumps([info.to_dict() for info in infos], indent=2))
+        print(dumps([info.described() for info in infos], indent=2))
         return 0
     width = max((len(i.name) for i in infos), default=4)
     for info in infos:
         print(f"{info.name:<{width}}  {info.task:<14} {info.privacy:<11} {info.source}")
-        tuned = dict(info.regimes).get("practical")
+        tuned = info.described()["regimes"].get("practical")
         if tuned:
             shown = ", ".join(f"{k}={v}" for k, v in tuned.items())
             print(f"{'':<{width}}  defaults: tuned constants ({shown}); --param regime=paper")
@@ -271,11 +264,11 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, flag) is None:
             raise ValueError(f"--{flag} is required to fit a learner")
     info = get_learner(args.name)
-    epsilon = _number("--epsilon", args.epsilon, 0.0)
-    delta = _number("--delta", args.delta, 0.0, 1.0)
+    epsilon = float_option("--epsilon", args.epsilon, 0.0, low_open=True)
+    delta = float_option("--delta", args.delta, 0.0, 1.0, low_open=True)
     seed = _seed(args.seed)
     params = _params(args.param)
-    estimator = info.factory(**params) if params else info.factory()
+    estimator = info.estimator(**params) if params else info.estimator()
     accepted = estimator.get_params()
     unknown = [k for k in params if k not in accepted]
     if unknown:
@@ -291,6 +284,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {info.name} is {info.privacy}-DP; --delta {delta:g} is met with delta 0")
     estimator.set_params(**settings)
 
+    import numpy as np
     from tqdm import tqdm
 
     bar = tqdm(

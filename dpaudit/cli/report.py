@@ -3,10 +3,14 @@
     dpaudit report all --out reports --seed 2024      every built-in target (reports/)
     dpaudit report catalogue/laplace-count --out out  one target
     dpaudit report broken --out out --format html     a group, as HTML
-    dpaudit report mypkg.mech:MECH --out out          a user's mechanism (or Target)
+    dpaudit report mypkg.mech:MECH --out out          a user's Target, or a mechanism with
+                                                      its claim (epsilon, pairs attributes)
+    dpaudit report mymod:fn --epsilon 1 --d0 '[1,2]' --d1 '[1]' --out out
+    dpaudit report mymod:fn --epsilon 1 --records "(-1,10)" --out out
+                                                      a function, its claim given as in audit
     dpaudit report --check reports                    are the stored reports up to date?
     dpaudit report --check reports --curves           ... privacy curves recomputed too
-    dpaudit report --list                             the known targets
+    dpaudit report --list [PATTERN ...]               the known targets (those matched)
 
 Exit status: 0 when every report matches its expectation, 1 on a finding (a private target
 with a violation or a refuted claim, a broken target not caught; with ``--check``: stale
@@ -18,18 +22,19 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import TYPE_CHECKING
 
+from dpaudit.cli.datasets import json_dataset, record_sizes
 from dpaudit.cli.exit_codes import dumps
-from dpaudit.report import (
-    REGENERATE_COMMAND,
-    REPORTS_SEED,
-    TARGETS,
-    UnknownTargetError,
-    check_up_to_date,
-    generate,
-    load_targets,
-    resolve_targets,
-)
+from dpaudit.cli.numbers import float_option
+from dpaudit.report.settings import REGENERATE_COMMAND, REPORTS_SEED
+
+if TYPE_CHECKING:
+    from dpaudit.report import MechanismClaim
+
+# The report machinery (accountant, auditor, matplotlib) and the targets' code are imported
+# in run(), after the arguments are checked: ``--list`` reads the plugins' target index
+# (dpaudit.report.listing) and a usage error or an unknown target answers at once.
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -78,36 +83,145 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="with --check: also recompute every report's privacy curve (about half a "
         "minute; catches an accountant change)",
     )
+    mech = p.add_argument_group(
+        "a bare mechanism named as MODULE:OBJECT (a function or object called as "
+        "mechanism(dataset, rng)): its claim and datasets, as `dpaudit audit` takes them "
+        "(default: the object's epsilon, delta, pairs and samples attributes)"
+    )
+    mech.add_argument("--epsilon", help="claimed epsilon, a finite number >= 0")
+    mech.add_argument("--delta", help="claimed delta in [0, 1) (default 0)")
+    mech.add_argument("--d0", help="first dataset as JSON")
+    mech.add_argument("--d1", help="neighbouring dataset as JSON")
+    mech.add_argument(
+        "--records",
+        metavar="DOMAIN",
+        help="search the neighbouring datasets over this record domain instead, e.g. "
+        '"(-1,10),{0,1}" (see dpaudit audit --help)',
+    )
+    mech.add_argument("--relation", help="with --records: replace-one (the default) or add-remove")
+    mech.add_argument("--sizes", metavar="MIN,MAX", help="with --records (default 1,8)")
+    mech.add_argument(
+        "--samples",
+        type=int,
+        help="samples per dataset of the audit (default: the object's samples, else 200,000)",
+    )
     p.add_argument("--list", action="store_true", help="list the known targets")
     p.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
-        default=None,
-        help="show progress (default: when stderr is a terminal)",
+        default=True,
+        help="show progress and an estimate of the time left on stderr: a bar on a terminal, "
+        "one line per target elsewhere (default: on; `report all` takes about 15 minutes on "
+        "2 cores)",
     )
     p.set_defaults(func=run)
 
 
+#: The options of a bare mechanism's claim, as (flag, attribute).
+MECHANISM_OPTIONS = (
+    ("--epsilon", "epsilon"),
+    ("--delta", "delta"),
+    ("--d0", "d0"),
+    ("--d1", "d1"),
+    ("--records", "records"),
+    ("--relation", "relation"),
+    ("--sizes", "sizes"),
+    ("--samples", "samples"),
+)
+
+
+def _mechanism_claim(args: argparse.Namespace) -> MechanismClaim | None:
+    """The claim and datasets the command line gives a bare mechanism (None: none given).
+
+    Raises:
+        ValueError: for a malformed or inconsistent option (named).
+    """
+    given = [(flag, getattr(args, attr)) for flag, attr in MECHANISM_OPTIONS]
+    given = [(flag, value) for flag, value in given if value is not None]
+    if not given:
+        return None
+    arguments = tuple(word for flag, value in given for word in (flag, str(value)))
+    if (args.d0 is None) != (args.d1 is None):
+        raise ValueError("--d0 and --d1 must be given together, got only one")
+    if args.records is not None and args.d0 is not None:
+        raise ValueError("--records must not be combined with --d0/--d1 (it searches the pair)")
+    if args.records is None and (args.relation is not None or args.sizes is not None):
+        raise ValueError("--relation and --sizes apply to --records only")
+    from dpaudit.audit.limits import MAX_SAMPLES
+    from dpaudit.report import MechanismClaim, Records
+
+    if args.samples is not None and not 10 <= args.samples <= MAX_SAMPLES:
+        raise ValueError(
+            f"--samples must be an integer in [10, {MAX_SAMPLES:,}], got {args.samples}"
+        )
+    records = None
+    if args.records is not None:
+        from dpaudit.audit.records_text import parse_records
+
+        records = Records(
+            tuple(parse_records(args.records)),
+            relation=args.relation or "replace-one",
+            sizes=record_sizes(args.sizes) if args.sizes is not None else (1, 8),
+        )
+    pairs = None
+    if args.d0 is not None:
+        pairs = ((json_dataset(args.d0, "--d0"), json_dataset(args.d1, "--d1")),)
+    return MechanismClaim(
+        epsilon=float_option("--epsilon", args.epsilon, 0.0),
+        delta=float_option("--delta", args.delta, 0.0, 1.0),
+        pairs=pairs,
+        records=records,
+        samples=args.samples,
+        arguments=arguments,
+    )
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """The usage errors found without building a target (they answer at once).
+
+    Raises:
+        ValueError: naming the option.
+    """
+    if args.list and (args.check or args.out):
+        raise ValueError("--list takes no --check or --out (only TARGET patterns to list)")
+    if args.curves and not args.check:
+        raise ValueError("--curves applies to --check DIR only")
+    if not (args.list or args.check or args.out):
+        raise ValueError("--out DIR is required (or give --check DIR or --list)")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``dpaudit report``; see the module docstring for the exit status."""
-    load_targets()  # a broken installed plugin: PluginError, exit 3 (dpaudit.cli.main)
+    from dpaudit.report.listing import matches, target_index, unknown_specs
+
+    _check_arguments(args)
+    claim = _mechanism_claim(args)
+    # a broken installed plugin: PluginError, exit 3 (dpaudit.cli.main)
+    listed = target_index()
+    unknown = unknown_specs(args.targets, listed)
+    if unknown is not None:
+        raise ValueError(unknown)
     if args.list:
+        if args.targets:  # the targets the patterns name
+            listed = [t for t in listed if any(matches(s, t) for s in args.targets)]
         if args.json:
-            print(
-                dumps(
-                    [
-                        {"target": t.name, "group": t.group, "title": t.title}
-                        for t in TARGETS.values()
-                    ],
-                    indent=2,
-                )
-            )
+            rows = [{"target": t.name, "group": t.group, "title": t.title} for t in listed]
+            print(dumps(rows, indent=2))
             return 0
-        for t in TARGETS.values():
+        for t in listed:
             print(f"{t.name:<48} {t.group:<18} {t.title}")
         return 0
+    from dpaudit.report import (
+        UnknownTargetError,
+        check_up_to_date,
+        generate,
+        load_targets,
+        resolve_targets,
+    )
+
+    load_targets()
     try:
-        targets = resolve_targets(args.targets or None)
+        targets = resolve_targets(args.targets or None, claim=claim)
     except UnknownTargetError as err:
         raise ValueError(str(err)) from None
     if args.check:
@@ -125,10 +239,6 @@ def run(args: argparse.Namespace) -> int:
                 else f"{len(problems)} problem(s); regenerate with `{REGENERATE_COMMAND}`"
             )
         return 1 if problems else 0
-    if args.curves:
-        raise ValueError("--curves applies to --check DIR only")
-    if not args.out:
-        raise ValueError("--out DIR is required (or give --check DIR or --list)")
     start = time.monotonic()
     command = (
         REGENERATE_COMMAND
@@ -153,10 +263,10 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.monotonic() - start
     findings = [r for r in reports if r["verdict"]["finding"]]
     if args.json:
-        rows = []
+        out: list[dict[str, object]] = []
         for r in reports:
             a = r.get("audit") or {}
-            rows.append(
+            out.append(
                 {
                     "target": r["target"]["name"],
                     "verdict": r["verdict"]["kind"],
@@ -171,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
                     "report": f"{args.out}/{r['target']['name'].replace('/', '--')}.{args.format}",
                 }
             )
-        print(dumps(rows, indent=2, default=str))
+        print(dumps(out, indent=2, default=str))
     else:
         for r in reports:
             mark = "!" if r["verdict"]["finding"] else " "

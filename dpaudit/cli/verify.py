@@ -3,6 +3,10 @@
 dpaudit verify --all                      one row per registered claim
 dpaudit verify --claim 004/lemma-a1       one claim, with its proof steps
 dpaudit verify "exp(x) - 1 <= 2*x" --domain "0 < x <= 5/4"
+
+Exit status: 0 every claim or the inequality proved; 1 one refuted (or a claim that could not
+be checked); 4 none refuted but one undecided ("unknown": neither proved nor refuted within the
+budgets; not a pass); 2 bad input.
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ import sys
 import time
 from typing import Any
 
-from dpaudit.cli.exit_codes import dumps
+from dpaudit.cli.exit_codes import ExitCode, dumps
+from dpaudit.cli.numbers import float_option
 from dpaudit.verify.claims import CLAIMS, get_claim, load_claim_modules
 from dpaudit.verify.domain import Domain
 from dpaudit.verify.engine import MAX_WORK, TIME_LIMIT
@@ -33,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "verify",
         help="prove or refute privacy claims and inequalities over a domain",
         description="Prove or refute a privacy claim or an inequality over a parameter domain: "
-        "symbolic simplification, then rigorous interval branch-and-bound.",
+        "symbolic simplification, then rigorous interval branch-and-bound. Exit status 0 "
+        "proved, 1 refuted, 4 undecided (neither: not a pass).",
     )
     p.add_argument("inequality", nargs="?", help="an inequality such as 'exp(x) - 1 <= 2*x'")
     p.add_argument("--domain", default="", help="e.g. '0 < x <= 5/4, k >= 1 integer'")
@@ -41,7 +47,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--claim", help="verify one registered claim by key")
     p.add_argument(
         "--time-limit",
-        type=float,
         default=None,
         help="CPU-seconds safety net per inequality (default 30 with --all, else "
         "120); the box and work budgets decide the verdicts",
@@ -56,11 +61,9 @@ MAX_TIME_LIMIT = 3600.0
 
 def run(args: argparse.Namespace) -> int:
     """Run ``dpaudit verify``; exit status 1 when something is refuted."""
-    if args.time_limit is not None and not 0 < args.time_limit <= MAX_TIME_LIMIT:
-        raise ValueError(
-            f"--time-limit must be a number of seconds in (0, {MAX_TIME_LIMIT:g}], "
-            f"got {args.time_limit!r}"
-        )
+    args.time_limit = float_option(
+        "--time-limit", args.time_limit, 0.0, MAX_TIME_LIMIT, low_open=True, high_open=False
+    )
     if args.all or args.claim:
         loads = load_claim_modules()
         errors = [m for m in loads if m.status == "error"]
@@ -93,7 +96,10 @@ def run(args: argparse.Namespace) -> int:
                     rows[-1].setdefault("steps", []).append(f"{name}: {sv.summary()}")
         _print(rows, args.json, time.monotonic() - start)
         refuted = any(r["status"] in ("refuted", "error") for r in rows)
-        return 1 if (refuted or errors) else 0
+        if refuted or errors:
+            return int(ExitCode.FINDING)
+        undecided = any(r["status"] == "unknown" for r in rows)
+        return int(ExitCode.UNDECIDED if undecided else ExitCode.OK)
     if not args.inequality:
         raise ValueError("give an inequality, --claim KEY or --all")
     domain = Domain.parse(args.domain)
@@ -115,7 +121,9 @@ def run(args: argparse.Namespace) -> int:
         )
     else:
         print(verdict)
-    return 1 if verdict.refuted else 0
+    if verdict.refuted:
+        return int(ExitCode.FINDING)
+    return int(ExitCode.OK if verdict.proved else ExitCode.UNDECIDED)
 
 
 def _print(rows: list[dict], as_json: bool, seconds: float) -> None:

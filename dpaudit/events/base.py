@@ -90,8 +90,8 @@ _OPERATORS = {
 
 
 def _interval_text(low: Any, high: Any, low_open: bool, high_open: bool, integer: bool) -> str:
-    lo = "-oo" if low is None else str(low)
-    hi = "oo" if high is None else str(high)
+    lo = "-inf" if low is None else str(low)
+    hi = "inf" if high is None else str(high)
     text = (
         ("(" if low_open or low is None else "[")
         + f"{lo}, {hi}"
@@ -121,8 +121,10 @@ def parameter(
         owner: the event's name, for the error message.
         name: the parameter's name.
         value: the value given.
-        low, high: the ends of the admissible range (``None`` for unbounded).
-        low_open, high_open: whether each end is excluded.
+        low: the lower end of the admissible range (``None`` for unbounded).
+        high: the upper end (``None`` for unbounded).
+        low_open: whether ``low`` is excluded.
+        high_open: whether ``high`` is excluded.
         integer: whether the parameter must be an integer.
 
     Returns:

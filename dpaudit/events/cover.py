@@ -116,7 +116,7 @@ def check_cover_conditions(
     """
     c = _exact(score_change)
     if c <= 0:
-        raise ValueError(f"score_change must be in (0, oo), got {score_change!r}")
+        raise ValueError(f"score_change must be in (0, inf), got {score_change!r}")
     hs, zs, ss = list(candidates), list(points), [tuple(s) for s in datasets]
     found: list[CoverViolation] = []
     for qi, q in enumerate(scores):
@@ -190,7 +190,7 @@ class EMCover(Event):
         """
         if self.rounds is None:
             raise ValueError(
-                "EMCover: rounds must be given (an integer in [1, oo)) to compare "
+                "EMCover: rounds must be given (an integer in [1, inf)) to compare "
                 "with composition, got None"
             )
         return SelfComposed(self.round_event(), self.rounds)

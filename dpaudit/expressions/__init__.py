@@ -52,12 +52,19 @@ from dpaudit.expressions.convert import (
     parse_relation,
 )
 from dpaudit.expressions.grammar import FUNCTIONS
-from dpaudit.expressions.tokens import LIMITS, ExpressionError, check_text, shorten
+from dpaudit.expressions.tokens import (
+    LIMITS,
+    ExpressionError,
+    ExpressionSizeError,
+    check_text,
+    shorten,
+)
 
 __all__ = [
     "FUNCTIONS",
     "LIMITS",
     "ExpressionError",
+    "ExpressionSizeError",
     "as_expr",
     "check_text",
     "names_in",

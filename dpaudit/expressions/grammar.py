@@ -17,7 +17,15 @@ from dpaudit.exact_numbers import (
     is_sympy_object,
     rational,
 )
-from dpaudit.expressions.tokens import LIMITS, ExpressionError, _bits, _log2, _short, _Token
+from dpaudit.expressions.tokens import (
+    LIMITS,
+    ExpressionError,
+    _bits,
+    _log2,
+    _short,
+    _Token,
+)
+from dpaudit.suggestions import closest_hint
 
 __all__ = ["FUNCTIONS"]
 
@@ -287,7 +295,7 @@ class _Parser:
                 self.expect("]")
             return items
         if tok.kind == "end":
-            raise self.fail("syntax error: the expression ends too early")
+            raise ExpressionError("syntax error: the expression ends too early")
         raise self.fail(f"syntax error: unexpected {tok.text!r}")
 
     def items(self, close: str) -> list[Any]:
@@ -351,7 +359,7 @@ class _Parser:
             except ExpressionError:
                 raise
             except (TypeError, ValueError, ArithmeticError) as err:
-                raise self.fail(f"{name}: {err}", name_tok) from None
+                raise self.fail(_owned(name, err), name_tok) from None
         if name in FUNCTIONS:
             func_name, (lo, hi) = FUNCTIONS[name]
             if kwargs:
@@ -373,9 +381,19 @@ class _Parser:
             try:
                 return _call(func_name, values)
             except (TypeError, ValueError, ArithmeticError) as err:
-                raise self.fail(f"{name}: {err}", name_tok) from None
+                raise self.fail(_owned(name, err), name_tok) from None
         known = sorted(set(FUNCTIONS) | set(self.callables))
-        raise self.fail(f"unknown function {_short(name)!r} (known: {', '.join(known)})", name_tok)
+        what = "mechanism or function" if self.callables else "function"
+        hint = closest_hint(name, known)
+        listed = hint or f" (known: {', '.join(known)})"  # the whole list only when none is close
+        raise self.fail(f"unknown {what} {_short(name)!r}{listed}", name_tok)
+
+
+def _owned(name: str, err: BaseException) -> str:
+    """The message of an error raised by the callable ``name``, prefixed by the name once (an
+    event constructor's own message already starts with it: ``Laplace: scale must be ...``)."""
+    text = str(err)
+    return text if text.startswith(f"{name}:") else f"{name}: {text}"
 
 
 # ---- building values: exact numbers while every operand is one, sympy otherwise ----------

@@ -12,7 +12,7 @@ from typing import Any
 
 from dpaudit.exact_numbers import rational
 
-__all__ = ["LIMITS", "ExpressionError", "check_text", "shorten"]
+__all__ = ["LIMITS", "ExpressionError", "ExpressionSizeError", "check_text", "shorten"]
 
 #: The documented limits of the parser.
 LIMITS: dict[str, int] = {
@@ -33,6 +33,11 @@ LIMITS: dict[str, int] = {
 
 class ExpressionError(ValueError):
     """Text that is not a well-formed, allowed expression; the message says what and where."""
+
+
+class ExpressionSizeError(ExpressionError):
+    """Text over the length or token limit of :data:`LIMITS` (a large event tree belongs in
+    a plan file, :mod:`dpaudit.plans`)."""
 
 
 _TWO_CHAR = ("**", "<=", ">=", "==", "!=")
@@ -79,7 +84,7 @@ def check_text(text: Any, name: str = "expression") -> str:
     if not isinstance(text, str):
         raise ExpressionError(f"{name} must be text, got {type(text).__name__}")
     if len(text) > LIMITS["length"]:
-        raise ExpressionError(
+        raise ExpressionSizeError(
             f"{name} too long: {len(text)} characters, the limit is "
             f"{LIMITS['length']} (text starts {_short(text)!r})"
         )
@@ -94,7 +99,7 @@ def _tokenize(text: str, primes: bool) -> list[_Token]:
     while i < n:
         c = text[i]
         if len(tokens) > LIMITS["tokens"]:
-            raise ExpressionError(
+            raise ExpressionSizeError(
                 f"expression has too many tokens: more than "
                 f"{LIMITS['tokens']}, the limit (text starts "
                 f"{_short(text)!r})"

@@ -64,7 +64,7 @@ def opacus_history(source: Any) -> list[tuple[sympy.Expr, sympy.Expr, int]]:
 
     Returns:
         One ``(noise_multiplier, sample_rate, num_steps)`` per entry: exact rationals in
-        (0, oo) and (0, 1], and an int >= 1.
+        (0, inf) and (0, 1], and an int >= 1.
 
     Raises:
         TypeError: if ``source`` is none of the above.

@@ -211,9 +211,9 @@ def diffprivlib_available() -> bool:
 
 
 def _grid(name: str, values: Any, low: float, integer: bool) -> list[Any]:
-    shown = f"{'integers' if integer else 'numbers'} in ({low:g}, oo)"
+    shown = f"{'integers' if integer else 'numbers'} in ({low:g}, inf)"
     if integer:
-        shown = f"integers in [{int(low)}, oo)"
+        shown = f"integers in [{int(low)}, inf)"
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
         raise ValueError(f"{name} must be a non-empty list of {shown}, got {values!r}")
     out: list[Any] = []
@@ -244,7 +244,7 @@ def _learner_factory(
     info: LearnerInfo, data: Dataset, epsilon: float, delta: float, seed: int, regime: dict
 ) -> Callable[[], Any]:
     def make() -> Any:
-        est = info.factory()
+        est = info.estimator()
         accepted = est.get_params()
         wanted: dict[str, Any] = {"epsilon": epsilon, "random_state": seed, **regime}
         if "delta" in accepted:
@@ -327,7 +327,7 @@ def learning_curves(
     data_list = list(datasets) if datasets is not None else datasets_for(info)
     regime_map: dict[str, dict[str, Any]] = {"defaults": {}}
     if regimes:
-        regime_map.update(getattr(info.factory, "CURVE_REGIMES", {}) or {})
+        regime_map.update(getattr(info.estimator, "CURVE_REGIMES", {}) or {})
     notes: list[str] = []
     if baselines and not diffprivlib_available():
         notes.append(f"{_diffprivlib()[1]}: its LogisticRegression baseline is left out.")
@@ -394,7 +394,7 @@ def learning_curves(
                             point.accounted_epsilon or 0.0, float(g["epsilon"])
                         )
         chance[data.name] = float(np.mean(majority))
-    hook = getattr(info.factory, "sample_complexity_notes", None)
+    hook = getattr(info.estimator, "sample_complexity_notes", None)
     if callable(hook):
         d = data_list[0].draw(2, np.random.default_rng(0))[0].shape[1]
         notes += list(hook(fixed_eps, float(delta), d, n_fixed))
@@ -414,7 +414,7 @@ def learning_curves(
         points,
         notes,
         chance,
-        str(getattr(info.factory, "PEER_NOTE", "") or ""),
+        str(getattr(info.estimator, "PEER_NOTE", "") or ""),
     )
 
 

@@ -89,9 +89,9 @@ def synthetic(task: str, d: int, test: int = 1000, name: str | None = None) -> D
     """
     low = {"boolean": 3, "disjunction": max(DISJUNCTION) + 1}.get(task, 1)
     if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < low:
-        raise ValueError(f"d must be an integer in [{low}, oo), got {d!r}")
+        raise ValueError(f"d must be an integer in [{low}, inf), got {d!r}")
     if isinstance(test, bool) or not isinstance(test, numbers.Integral) or test < 1:
-        raise ValueError(f"test must be an integer in [1, oo), got {test!r}")
+        raise ValueError(f"test must be an integer in [1, inf), got {test!r}")
 
     if task == "boolean":
 
@@ -127,7 +127,7 @@ def synthetic(task: str, d: int, test: int = 1000, name: str | None = None) -> D
         text = f"x uniform in [0, 1], label x >= 0.37; {test} fresh test rows per seed"
         return Dataset(name or "threshold", text, draw_threshold, 1.0, True)
     if d < 2:
-        raise ValueError(f"d must be an integer in [2, oo) for task {task!r}, got {d!r}")
+        raise ValueError(f"d must be an integer in [2, inf) for task {task!r}, got {d!r}")
 
     def draw(n: int, rng: np.random.Generator) -> Draw:
         w = rng.standard_normal(d)
@@ -262,7 +262,7 @@ def datasets_for(info: LearnerInfo, test: int = 1000) -> list[Dataset]:
     threshold learners: a threshold on [0, 1]; then, for every task, breast cancer and the
     binary digits.  A learner class's ``N_FEATURES`` (a plugin's learner of a fixed
     dimension) cuts every dataset to that many columns."""
-    fixed = getattr(info.factory, "N_FEATURES", None)
+    fixed = getattr(info.estimator, "N_FEATURES", None)
     if info.task == "boolean":
         synthetic_sets = [synthetic("boolean", fixed or 10, test)]
         synthetic_sets.append(synthetic("disjunction", max(fixed or 30, 20), test))

@@ -355,6 +355,10 @@ def _interval(expr: sympy.Expr, subs: Mapping[Any, Any], rel_width: float, prec:
             env = {sympy.Symbol(k) if isinstance(k, str) else k: v for k, v in subs.items()}
             env = {k: _to_interval_value(v, str(k)) for k, v in env.items()}
             result = _iv_eval(expr, env)
+        except OverflowError:  # mpmath converting a number beyond a double's range
+            raise EvaluationError(
+                "a value beyond the range of a double (an argument too large to evaluate)"
+            ) from None
         finally:
             mpmath.iv.prec = saved
         lo, hi = endpoints(result)

@@ -31,6 +31,15 @@ def _describe(value: Any) -> str:
 _REAL_HEADS = ("Add", "Mul", "exp", "Max", "Min", "binomial", "Abs")
 
 
+def _is_real(expr: sympy.Expr) -> bool | None:
+    """sympy's ``is_real``, None (unknown) where sympy's numeric evaluation behind it
+    overflows (erfc of an argument beyond a double's range converts an integer to a float)."""
+    try:
+        return expr.is_real
+    except OverflowError:
+        return None
+
+
 def _obviously_real(expr: sympy.Expr) -> bool:
     """Whether ``expr`` is real by its structure alone: rational numbers, e and pi combined by
     + and *, integer powers, exp, Max, Min, Abs and binomial.  (sympy's ``is_real`` query
@@ -76,7 +85,7 @@ def exact(value: Any, name: str = "value") -> sympy.Expr:
         floats = expr.atoms(sympy.Float)
         if floats:
             expr = expr.xreplace({f: sympy.Rational(f) for f in floats})
-        if not _obviously_real(expr) and expr.is_real is False:
+        if not _obviously_real(expr) and _is_real(expr) is False:
             raise ValueError(f"{name} must be a real number, got {value!r}")
         return expr
     if isinstance(value, Integral):

@@ -15,8 +15,9 @@ __all__ = ["Block", "md_code", "md_escape"]
 Block = tuple[Any, ...]
 
 #: Characters escaped with a backslash anywhere in user text (links, images, HTML tags and
-#: entities, emphasis, code, table cells, strikethrough).
-_MD_ANYWHERE = frozenset("\\`*_[]<&|~")
+#: entities, emphasis, code, table cells, strikethrough, and the ``$`` of the math GitHub and
+#: most notebook viewers typeset).
+_MD_ANYWHERE = frozenset("\\`*_[]<&|~$")
 #: Characters escaped at the start of user text (headings, quotes, lists, setext lines).
 _MD_AT_START = frozenset("#>-+=")
 
@@ -25,7 +26,7 @@ def md_escape(text: Any) -> str:
     """User text made inert in Markdown (and in the HTML
     :func:`dpaudit.report.render.to_html` makes of it).
 
-    Line breaks become spaces; ``\\ ` * _ [ ] < & | ~`` are backslash-escaped everywhere,
+    Line breaks become spaces; ``\\ ` * _ [ ] < & | ~ $`` are backslash-escaped everywhere,
     and ``# > - + =`` and an ordered-list marker (``1.``) at the start.
 
     Args:

@@ -89,7 +89,7 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
     """The blocks of one target's report.
 
     Args:
-        report: a collected report (:func:`dpaudit.report.collect.collect`).
+        report: a collected report (:func:`dpaudit.report.contents.collect`).
         images: ``{"curve": src, "growth": src, "one_run": src}`` of the plots written (any
             subset): a relative path
             (Markdown) or a ``data:`` URI (HTML, see :func:`png_data_uri`).
@@ -260,7 +260,8 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
         )
     if not images:
         blocks.append(("p", "No numeric curve and no audit to plot."))
-    regenerate = md_code(f"dpaudit report {t['name']} --out DIR --seed SEED")
+    # a user's target is named by its MODULE:OBJECT spec and options, not by its name
+    regenerate = md_code(f"dpaudit report {t.get('regenerate') or t['name']} --out DIR --seed SEED")
     blocks.append(
         (
             "p",

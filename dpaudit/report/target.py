@@ -6,23 +6,31 @@ Targets are registered by name (``catalogue/laplace-count``, ``002/private-pac-l
 the group ``dpaudit.report_targets`` (see :mod:`dpaudit.plugins`; this repository's
 ``mechanisms`` package registers its catalogue and the source documents' claims there), and
 :func:`claim_target` builds the target of a registered claim.  Users point ``dpaudit report``
-at their own with ``MODULE:OBJECT`` (a :class:`Target`, a list of them, or a mechanism object
-that carries ``epsilon``, ``delta``, ``pairs`` and, optionally, ``plan()``).
+at their own with ``MODULE:OBJECT``: a :class:`Target`, a list of them, a class or zero-argument
+factory returning either, or a mechanism itself -- a function or object called as
+``mechanism(dataset, rng)`` -- whose claim comes from its attributes (``epsilon``, ``delta``,
+``pairs``, optionally ``plan()``) or from the command line as in ``dpaudit audit``
+(``--epsilon``, ``--delta``, ``--d0``/``--d1`` or ``--records``: a :class:`MechanismClaim`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
+import inspect
+import math
+import numbers
 import re
+import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from dpaudit.events import Event
 from dpaudit.plugins import GROUPS, TargetError, load_group, load_object, raise_on_errors
+from dpaudit.report.listing import Listed, matches, unknown_specs
 
 __all__ = [
     "TARGETS",
+    "MechanismClaim",
     "OneRun",
     "Records",
     "Target",
@@ -176,6 +184,9 @@ class Target:
         records: a :class:`Records`: search the neighbouring pair over a record domain
             (:func:`dpaudit.audit.audit_records`) instead of auditing given ``pairs`` (which
             must then be None).
+        regenerate: the ``dpaudit report`` arguments that name this target (its report's
+            "Regenerate:" line): a ``MODULE:OBJECT`` spec and its options for a user's target
+            (set by :func:`resolve_targets`); empty for a registered target (its name).
     """
 
     name: str
@@ -197,6 +208,7 @@ class Target:
     not_audited: str = ""
     one_run: OneRun | None = None
     records: Records | None = None
+    regenerate: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not re.fullmatch(r"[\w.\-]+(/[\w.\-]+)*", self.name):
@@ -365,100 +377,236 @@ def claim_target(
     )
 
 
-def target_from_mechanism(obj: Any, name: str | None = None, group: str = "user") -> Target:
-    """A target for a mechanism object carrying its claim.
+@dataclasses.dataclass(frozen=True)
+class MechanismClaim:
+    """What the command line states for a bare mechanism named as ``MODULE:OBJECT``, as
+    ``dpaudit audit`` takes it: the claim and the datasets to audit on.
+
+    Attributes:
+        epsilon: the claimed epsilon (None: the object's ``epsilon`` attribute).
+        delta: the claimed delta (None: the object's ``delta``, else 0).
+        pairs: the neighbouring pairs ``(d0, d1)`` (None: the object's ``pairs``).
+        records: search the pair over a record domain instead (:class:`Records`).
+        samples: samples per dataset of the audit (None: the object's ``samples``, else
+            :data:`DEFAULT_SAMPLES`).
+        arguments: the command-line words that state the above, for the report's
+            "Regenerate:" line.
+    """
+
+    epsilon: float | None = None
+    delta: float | None = None
+    pairs: tuple[tuple[Any, Any], ...] | None = None
+    records: Records | None = None
+    samples: int | None = None
+    arguments: tuple[str, ...] = ()
+
+    def given(self) -> bool:
+        """Whether the command line stated anything."""
+        return any(
+            v is not None
+            for v in (self.epsilon, self.delta, self.pairs, self.records, self.samples)
+        )
+
+
+#: What ``dpaudit report MODULE:OBJECT`` accepts, for the messages.
+WHAT_A_TARGET_IS = (
+    "a report target is a registered name (dpaudit report --list) or MODULE:OBJECT naming a "
+    "dpaudit.report.Target, a list of them, a class or zero-argument factory returning either, "
+    "or a mechanism called as mechanism(dataset, rng) with its claim: --epsilon (or an "
+    "epsilon attribute) and the datasets, --d0/--d1, --records DOMAIN or a pairs attribute"
+)
+
+
+def _label(obj: Any) -> str:
+    """A mechanism's name: its ``name`` attribute, a function's name, or its class's."""
+    name = getattr(obj, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    if inspect.isfunction(obj) or inspect.ismethod(obj):
+        return obj.__name__
+    return type(obj).__name__
+
+
+def _source(obj: Any) -> str:
+    """Where a mechanism's code lives, ``module:qualname``."""
+    if inspect.isfunction(obj) or inspect.ismethod(obj):
+        return f"{obj.__module__}:{obj.__qualname__}"
+    return f"{type(obj).__module__}:{type(obj).__qualname__}"
+
+
+def target_from_mechanism(
+    obj: Any,
+    name: str | None = None,
+    group: str = "user",
+    claim: MechanismClaim | None = None,
+) -> Target:
+    """A target for a mechanism: a function or object called as ``mechanism(dataset, rng)``.
 
     Args:
-        obj: a mechanism with attributes ``epsilon`` and ``pairs`` (and optionally ``delta``,
-            ``name``, ``true_epsilon``, ``samples`` and a ``plan()`` method returning its
-            declared event).
-        name: the target name (default ``group/<obj.name>``).
+        obj: the mechanism; its claim comes from ``claim`` or from its attributes
+            ``epsilon`` and ``pairs`` (optionally ``delta``, ``name``, ``true_epsilon``,
+            ``samples`` and a ``plan()`` method returning its declared event).
+        name: the target name (default ``group/<the mechanism's name>``).
         group: the group it is listed under.
+        claim: what the command line states (``--epsilon``, ``--d0``/``--d1``,
+            ``--records``, ...), overriding the attributes.
 
     Returns:
         A :class:`Target`.
 
     Raises:
-        ValueError: if ``obj`` is not callable or lacks ``epsilon`` or ``pairs``.
+        ValueError: if ``obj`` is not callable, or no epsilon or no datasets are known (the
+            message says what a target is and which options give them).
     """
+    claim = claim or MechanismClaim()
     if not callable(obj):
-        raise ValueError(f"{obj!r} is not a mechanism (not callable as mechanism(dataset, rng))")
-    missing = [a for a in ("epsilon", "pairs") if not hasattr(obj, a)]
+        raise ValueError(f"{WHAT_A_TARGET_IS}; got {obj!r}, which is not callable")
+    label = _label(obj)
+    epsilon: Any = claim.epsilon if claim.epsilon is not None else getattr(obj, "epsilon", None)
+    given_pairs = claim.pairs if claim.pairs is not None else getattr(obj, "pairs", None)
+    records = claim.records
+    missing = []
+    if epsilon is None:
+        missing.append("its claimed epsilon (--epsilon E)")
+    if records is None and not given_pairs:
+        missing.append("the datasets to audit it on (--d0 D0 --d1 D1, or --records DOMAIN)")
     if missing:
         raise ValueError(
-            f"{obj!r} lacks {', '.join(missing)}: give it its claimed epsilon and "
-            "the neighbouring pairs to audit on, or wrap it in a Target"
+            f"{WHAT_A_TARGET_IS}; the mechanism {label!r} ({_source(obj)}) needs "
+            f"{' and '.join(missing)}"
         )
-    label = str(getattr(obj, "name", None) or type(obj).__name__)
-    slug = re.sub(r"[^\w.\-]+", "-", label).strip("-").lower()
+    slug = re.sub(r"[^\w.\-]+", "-", label).strip("-").lower() or "mechanism"
     plan = getattr(obj, "plan", None)
-    pairs = tuple(obj.pairs)
+    pairs = None if records is not None else tuple(given_pairs or ())
+    if claim.epsilon is None:
+        epsilon = _number_attribute(obj, label, "epsilon", epsilon, "--epsilon E")
+    delta = claim.delta
+    if delta is None:
+        delta = _number_attribute(obj, label, "delta", getattr(obj, "delta", 0.0), "--delta D")
+    samples = claim.samples
+    if samples is None and getattr(obj, "samples", None) is not None:
+        count = _number_attribute(obj, label, "samples", obj.samples, "--samples N")
+        if count != int(count):
+            raise ValueError(
+                f"{label}.samples must be an integer (or give --samples N), got {obj.samples!r}"
+            )
+        samples = int(count)
     return Target(
         name=name or f"{group}/{slug}",
         title=label,
         group=group,
-        epsilon=float(obj.epsilon),
-        delta=float(getattr(obj, "delta", 0.0)),
-        summary=(obj.__doc__ or type(obj).__doc__ or "").strip().split("\n\n")[0],
+        epsilon=float(epsilon),
+        delta=float(delta),
+        summary=(inspect.getdoc(obj) or "").strip().split("\n\n")[0],
         plan=plan if callable(plan) else None,
         mechanism=lambda: obj,
-        pairs=lambda: pairs,
-        samples=int(getattr(obj, "samples", DEFAULT_SAMPLES)),
+        pairs=None if pairs is None else (lambda: pairs),
+        samples=int(samples) if samples is not None else DEFAULT_SAMPLES,
         true_epsilon=getattr(obj, "true_epsilon", None),
-        expect="broken" if type(obj).__name__.startswith("Broken") else "private",
-        source=f"{type(obj).__module__}:{type(obj).__qualname__}",
+        expect="broken" if label.startswith("Broken") else "private",
+        source=_source(obj),
+        records=records,
     )
 
 
-def _load_object(spec: str) -> list[Target]:
+def _number_attribute(obj: Any, label: str, attribute: str, value: Any, option: str) -> float:
+    """A claim read from the mechanism's attribute: a real number (a report states one claim;
+    a function of the dataset, which ``dpaudit audit --records`` reads per pair, is not one).
+
+    Raises:
+        ValueError: naming the attribute, the option that states it instead, and the value.
+    """
+    if callable(value):
+        raise ValueError(
+            f"{label}.{attribute} is a function of the dataset, which a report cannot state as "
+            f"one claim: give {option} on the command line (got "
+            f"{getattr(value, '__name__', type(value).__name__)})"
+        )
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{label}.{attribute} must be a number (or give {option}), got {value!r}")
+    if not math.isfinite(float(value)):
+        raise ValueError(
+            f"{label}.{attribute} must be a finite number (or give {option}), got {value!r}"
+        )
+    return float(value)
+
+
+def _required_positional(obj: Any) -> int | None:
+    """How many positional arguments calling ``obj`` requires (None: unknown)."""
+    try:
+        parameters = inspect.signature(obj).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(p.kind in kinds and p.default is inspect.Parameter.empty for p in parameters)
+
+
+def _load_object(spec: str, claim: MechanismClaim | None = None) -> list[Target]:
     try:
         obj = load_object(spec, "target")
     except TargetError as err:
         raise UnknownTargetError(str(err)) from None
     if isinstance(obj, type) or (
-        callable(obj) and not hasattr(obj, "pairs") and not isinstance(obj, Target)
+        callable(obj) and not isinstance(obj, Target) and _required_positional(obj) == 0
     ):
         obj = obj()  # a class or a factory returning targets or a mechanism
     items = list(obj) if isinstance(obj, (list, tuple)) else [obj]
-    return [t if isinstance(t, Target) else target_from_mechanism(t) for t in items]
+    claim = claim or MechanismClaim()
+    regenerate = shlex.join([spec, *claim.arguments])
+    out = []
+    for item in items:
+        if isinstance(item, Target):
+            if claim.given():
+                raise ValueError(
+                    f"{spec} is a Target, which carries its own claim and datasets: the "
+                    f"options {' '.join(claim.arguments)} apply to a bare mechanism only"
+                )
+            out.append(item if item.regenerate else dataclasses.replace(item, regenerate=spec))
+        else:
+            target = target_from_mechanism(item, claim=claim)
+            out.append(dataclasses.replace(target, regenerate=regenerate))
+    return out
 
 
-def resolve_targets(specs: Iterable[str] | None = None) -> list[Target]:
+def resolve_targets(
+    specs: Iterable[str] | None = None, claim: MechanismClaim | None = None
+) -> list[Target]:
     """The targets named by ``specs``, in order, without duplicates.
 
     A spec is a registered name, a glob pattern over names (``catalogue/*``), a group name
-    (``broken``), ``all``, or ``MODULE:OBJECT``.  No specs means every registered target.
+    (``broken``), ``all``, or ``MODULE:OBJECT`` (see :data:`WHAT_A_TARGET_IS`).  No specs
+    means every registered target.
+
+    Args:
+        specs: the specs.
+        claim: the claim and datasets the command line gives a bare mechanism named as
+            ``MODULE:OBJECT`` (refused for any other spec).
 
     Returns:
         The targets.
 
     Raises:
         UnknownTargetError: for a spec that matches nothing (naming it and what exists).
+        ValueError: for a mechanism without its claim or datasets, or ``claim`` given with a
+            spec that is not a bare mechanism.
     """
     specs = list(specs or ["all"])
+    if claim is not None and claim.given() and not any(":" in spec for spec in specs):
+        raise ValueError(
+            f"{' '.join(claim.arguments)}: these options state the claim of a mechanism named "
+            f"as MODULE:OBJECT, got the registered target(s) {' '.join(specs)}, which carry "
+            "their own"
+        )
     found: dict[str, Target] = {}
     for spec in specs:
         if ":" in spec:
-            for t in _load_object(spec):
+            for t in _load_object(spec, claim):
                 found.setdefault(t.name, t)
             continue
-        if spec == "all":
-            matched = list(TARGETS.values())
-        else:
-            matched = [
-                t
-                for t in TARGETS.values()
-                if t.name == spec
-                or t.group == spec
-                or fnmatch.fnmatchcase(t.name, spec)
-                or t.name.startswith(spec.rstrip("/") + "/")
-            ]
+        listed = {t.name: Listed(t.name, t.group, t.title) for t in TARGETS.values()}
+        matched = [t for t in TARGETS.values() if matches(spec, listed[t.name])]
         if not matched:
-            groups = sorted({t.group for t in TARGETS.values()})
-            raise UnknownTargetError(
-                f"no target matches {spec!r}; groups: {', '.join(groups) or 'none'}; "
-                f"{len(TARGETS)} targets (list them with `dpaudit report --list`)"
-            )
+            raise UnknownTargetError(unknown_specs([spec], list(listed.values())))
         for t in matched:
             found.setdefault(t.name, t)
     return list(found.values())

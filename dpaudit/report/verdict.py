@@ -55,7 +55,7 @@ def verdict(report: dict[str, Any]) -> dict[str, Any]:
     """The verdict of a collected report (see the module docstring).
 
     Args:
-        report: a dict from :func:`dpaudit.report.collect.collect`.
+        report: a dict from :func:`dpaudit.report.contents.collect`.
 
     Returns:
         ``{"kind": ..., "finding": bool, "line": one sentence}``.

@@ -12,11 +12,11 @@ example parameters (:data:`dpaudit.theorems.examples.EXAMPLES`), rounded up.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import html
 import re
 from typing import Any
 
+from dpaudit.suggestions import closest_hint
 from dpaudit.teaching.formulas import (
     Instance,
     card_formula,
@@ -63,8 +63,7 @@ def find_card(name: str) -> Theorem:
         if wanted in (_normal(card.key), _normal(card.name)):
             return card
     names = sorted(card_name(c) for c in THEOREMS.values())
-    close = difflib.get_close_matches(wanted, names, n=3, cutoff=0.5)
-    hint = f" (closest: {', '.join(close)})" if close else ""
+    hint = closest_hint(wanted, names)
     raise UnknownTheoremError(
         f"theorem must be a card's name or an event expression, got {name[:60]!r}{hint}; "
         f"theorems: {' '.join(names)}"

@@ -1,10 +1,13 @@
-"""Small rendering helpers of the teaching views: figures as ``data:`` URIs, LaTeX text."""
+"""Small rendering helpers of the teaching views: figures as ``data:`` URIs, and LaTeX text
+(:func:`dpaudit.latex.latex_escape`, the one escaper, re-exported)."""
 
 from __future__ import annotations
 
 import base64
 import io
 from typing import Any
+
+from dpaudit.latex import latex_escape
 
 __all__ = ["latex_escape", "png_data_uri"]
 
@@ -21,23 +24,3 @@ def png_data_uri(fig: Any) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-_LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "_": r"\_",
-    "%": r"\%",
-    "&": r"\&",
-    "#": r"\#",
-    "$": r"\$",
-    "^": r"\^{}",
-    "~": r"\~{}",
-    "{": r"\{",
-    "}": r"\}",
-}
-
-
-def latex_escape(text: str) -> str:
-    """``text`` safe inside ``\\text{...}`` (and LaTeX text mode): each special character
-    replaced once."""
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)

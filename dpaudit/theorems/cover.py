@@ -81,7 +81,7 @@ def coin_tail(threshold: Any) -> sympy.Expr:
     """
     t = exact(threshold, "threshold")
     if not t.free_symbols and not t > 0:
-        raise ValueError(f"threshold must be in (0, oo), got {threshold!r}")
+        raise ValueError(f"threshold must be in (0, inf), got {threshold!r}")
     return sympy.exp(-t)
 
 
@@ -157,7 +157,7 @@ def cover_epsilon(inverse_temperature: Any, delta_: Any, score_change: Any = 1) 
     if not d.free_symbols and not (0 < d < 1):
         raise ValueError(f"delta must be in (0, 1), got {delta_!r}")
     if not a.free_symbols and not a > 0:
-        raise ValueError(f"inverse_temperature * score_change must be in (0, oo), got {a}")
+        raise ValueError(f"inverse_temperature * score_change must be in (0, inf), got {a}")
     return a + (sympy.exp(a) - 1) * (sympy.log(1 / d) + 1)
 
 

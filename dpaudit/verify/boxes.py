@@ -167,7 +167,7 @@ def _halton(index: int, base: int) -> Fraction:
 
 def _end_text(v: Any) -> str:
     if _is_inf(v):
-        return "oo" if v > 0 else "-oo"
+        return "inf" if v > 0 else "-inf"
     return _short(sympy.Rational(v.numerator, v.denominator))
 
 

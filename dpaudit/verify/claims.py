@@ -44,6 +44,7 @@ from dpaudit.events import Event
 from dpaudit.expressions import as_expr
 from dpaudit.numeric import exact
 from dpaudit.plugins import GROUPS, load_group
+from dpaudit.suggestions import closest_hint
 from dpaudit.verify.domain import Domain, by_name
 
 __all__ = [
@@ -229,7 +230,8 @@ def get_claim(key: str) -> Claim:
     try:
         return CLAIMS[key]
     except KeyError:
-        raise KeyError(f"no claim {key!r}; known: {', '.join(CLAIMS) or 'none'}") from None
+        hint = closest_hint(str(key), CLAIMS)
+        raise KeyError(f"no claim {key!r}{hint}; known: {', '.join(CLAIMS) or 'none'}") from None
 
 
 #: dpaudit's own modules that register claims at import; the claims of other packages come

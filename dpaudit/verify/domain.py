@@ -103,7 +103,7 @@ class Range:
         m = re.fullmatch(r"\s*([\(\[])\s*([^,]+?)\s*,\s*([^,]+?)\s*([\)\]])\s*", text)
         if not m:
             raise ValueError(
-                f"range must be interval notation such as '(0, 1)' or '[1, oo)', "
+                f"range must be interval notation such as '(0, 1)' or '[1, inf)', "
                 f"got {shorten(text)!r}"
             )
         return cls(
@@ -162,9 +162,10 @@ class Range:
         return out
 
     def text(self) -> str:
-        """Interval notation, e.g. ``[1, oo)``, with ``integer`` when it applies."""
-        lo = "-oo" if self.low is None else str(self.low)
-        hi = "oo" if self.high is None else str(self.high)
+        """Interval notation, e.g. ``[1, inf)``, with ``integer`` when it applies (ASCII
+        ``inf``, as :meth:`parse` reads it back)."""
+        lo = "-inf" if self.low is None else str(self.low)
+        hi = "inf" if self.high is None else str(self.high)
         body = ("(" if self.low_open else "[") + f"{lo}, {hi}" + (")" if self.high_open else "]")
         return body + (" integer" if self.integer else "")
 
@@ -368,7 +369,7 @@ class Domain:
         return state
 
     def text(self) -> str:
-        """A one-line description, e.g. ``epsilon in (0, 1), k in [1, oo) integer``."""
+        """A one-line description, e.g. ``epsilon in (0, 1), k in [1, inf) integer``."""
         parts = [f"{n} in {r}" for n, r in self.ranges]
         parts += [str(c) for c in self.constraints]
         return ", ".join(parts) if parts else "(no parameters)"

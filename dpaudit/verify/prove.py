@@ -177,7 +177,8 @@ def verify_claim(
             bounds.append(g.epsilon)
         for b in bounds:
             v = verify_inequality(
-                sympy.Le(b, claim.epsilon),
+                # unevaluated, as below: a bound sympy compares at once shows its two values
+                sympy.Le(b, claim.epsilon, evaluate=False),
                 claim.domain,
                 max_boxes=max_boxes,
                 time_limit=time_limit,
@@ -222,6 +223,13 @@ def verify_claim(
             return finish("refuted", detail, None if g is None else g.epsilon, v)
     if g is None:
         return finish("unknown", why)
+    if main is not None and main.refuted:
+        detail = (
+            f"the accountant's bound is above the claim {_where(main).removesuffix(',')}: "
+            f"{main.lhs_value} > {main.rhs_value}; a bound above the claim refutes only the "
+            "bound (a certified lower bound, Claim(lower=...), would refute the claim)"
+        )
+        return finish("unknown", detail, g.epsilon, main)
     left = main.summary() if main is not None else "no bound to compare"
     return finish("unknown", f"accountant's bound not shown <= claim ({left})", g.epsilon, main)
 

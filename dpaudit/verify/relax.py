@@ -185,7 +185,7 @@ def prove_by_relaxation(
         None when no candidate could be proved (this never refutes).
     """
     start = _clock()
-    if as_expr(relation) in (sympy.true, sympy.false):
+    if as_expr(relation, "inequality") in (sympy.true, sympy.false):
         return None  # already decided by sympy: nothing to relax
     rel = _plain(parse_relation(relation))
     strict = rel.rel_op in ("<", ">")

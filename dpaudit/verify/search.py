@@ -41,6 +41,7 @@ from dpaudit.verify.enclosure import (
     _factors,
     _pointwise_sign,
 )
+from dpaudit.verify.far import cheap_at, extreme_points
 from dpaudit.verify.nonneg import _Nonnegativity
 from dpaudit.verify.points import _sign_at
 from dpaudit.verify.symbolic import _light_simplify
@@ -243,6 +244,15 @@ class _Search(_Nonnegativity):
                 return w
         return None
 
+    def far_witness(self) -> dict[str, Any] | None:
+        """The first certified counterexample among the points at extreme magnitudes, which
+        the box search cannot reach (:mod:`dpaudit.verify.far`), or None."""
+        names = [a.name for a in self.axes]
+        for point in extreme_points(self.domain, names):
+            if cheap_at(self.g, point) and self.violates(point):
+                return point
+        return None
+
     def refutation(self, point: Mapping[str, Any], how: str) -> Verdict:
         if self.origin is not None:
             self.origin.boxes += self.boxes
@@ -335,6 +345,10 @@ class _Search(_Nonnegativity):
                 heapq.heappush(
                     heap, (float(key) if not _is_inf(key) else -math.inf, next(counter), child)
                 )
+        if (heap or undecided) and self.origin is None:
+            far = self.far_witness()
+            if far is not None:
+                return self.refutation(far, "a point at an extreme magnitude")
         elapsed = _clock() - self.start
         if not heap and not undecided:
             return Verdict(

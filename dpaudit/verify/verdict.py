@@ -72,11 +72,26 @@ class Verdict:
 def _short(value: Any) -> str:
     v = as_expr(value)
     if v.is_Integer:
-        return str(v)
+        return _integer_text(int(v))
     if v.is_Rational and v.q < 10**6:
         return f"{v}" if len(str(v)) < 16 else mpmath.nstr(mpmath.mpf(v.p) / v.q, 12)
     with mp_precision(80):
         return mpmath.nstr(mpmath.mpf(v.p) / v.q if v.is_Rational else mpmath.mpf(v.evalf(30)), 12)
+
+
+def _integer_text(n: int) -> str:
+    """An integer exactly, a power of ten near it written as one (``10**512 + 1``): the
+    points at extreme magnitudes (:mod:`dpaudit.verify.far`) have hundreds of digits."""
+    if abs(n) < 10**30:
+        return str(n)
+    k = len(str(abs(n))) - 1
+    sign = -1 if n < 0 else 1
+    for exponent in (k, k + 1):
+        rest = n - sign * 10**exponent
+        if abs(rest) < 10**6:
+            head = f"{'-' if sign < 0 else ''}10**{exponent}"
+            return head + (f" {'+' if rest > 0 else '-'} {abs(rest)}" if rest else "")
+    return str(n)
 
 
 def parse_relation(relation: Any) -> sympy.core.relational.Relational:
@@ -85,10 +100,10 @@ def parse_relation(relation: Any) -> sympy.core.relational.Relational:
     Raises:
         ValueError: if it is not an inequality ``<``, ``<=``, ``>``, ``>=``.
     """
-    rel = as_expr(relation, "relation")
+    rel = as_expr(relation, "inequality")
     if rel in (sympy.true, sympy.false):
         raise ValueError(
-            f"relation must be an inequality with free parameters, got {relation!r}"
+            f"inequality must have free parameters, got {relation!r}"
             f" (sympy already decided it: {rel})"
         )
     if not isinstance(rel, sympy.core.relational.Relational) or rel.rel_op not in (
@@ -97,9 +112,7 @@ def parse_relation(relation: Any) -> sympy.core.relational.Relational:
         ">",
         ">=",
     ):
-        raise ValueError(
-            f"relation must be an inequality lhs <= rhs (or <, >=, >), got {relation!r}"
-        )
+        raise ValueError(f"inequality must be lhs <= rhs (or <, >=, >), got {relation!r}")
     floats = rel.atoms(sympy.Float)
     if floats:
         rel = rel.xreplace({f: sympy.Rational(f) for f in floats})

@@ -105,14 +105,14 @@ def as_generator(random_state: Any) -> np.random.Generator:
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
         if int(random_state) < 0:
             raise ValueError(
-                f"random_state must be None, an integer in [0, oo) or a numpy Generator, "
+                f"random_state must be None, an integer in [0, inf) or a numpy Generator, "
                 f"got {random_state!r}"
             )
         return np.random.default_rng(int(random_state))
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(int(random_state.randint(0, 2**31 - 1)))
     raise ValueError(
-        f"random_state must be None, an integer in [0, oo) or a numpy Generator, "
+        f"random_state must be None, an integer in [0, inf) or a numpy Generator, "
         f"got {random_state!r}"
     )
 
@@ -134,7 +134,7 @@ def check_in_range(
     """
     left = "(" if low_open else "["
     right = ")" if high_open or math.isinf(high) else "]"
-    shown_high = "oo" if math.isinf(high) else f"{high:g}"
+    shown_high = "inf" if math.isinf(high) else f"{high:g}"
     message = f"{name} must be a number in {left}{low:g}, {shown_high}{right}, got {value!r}"
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(message)
@@ -152,7 +152,7 @@ def check_integer(name: str, value: Any, low: int = 1, high: float = math.inf) -
     Raises:
         ValueError: naming ``name``, the range and the value received.
     """
-    shown_high = "oo)" if math.isinf(high) else f"{int(high)}]"
+    shown_high = "inf)" if math.isinf(high) else f"{int(high)}]"
     if (
         isinstance(value, bool)
         or not isinstance(value, numbers.Integral)
@@ -249,7 +249,7 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
             "boolean" if cls.BOOLEAN else "real",
             cls.MIN_FEATURES,
             cls.MAX_FEATURES,
-            "(0, oo)",
+            "(0, inf)",
             "delta" in cls().get_params(),
             cls.EPSILON_NOTE,
         )
@@ -318,7 +318,7 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
         check_in_range("epsilon", self.epsilon, 0.0)
         high = self.MAX_FEATURES
         if d < self.MIN_FEATURES or (high is not None and d > high):
-            limit = f"[{self.MIN_FEATURES}, {'oo)' if high is None else f'{high}]'}"
+            limit = f"[{self.MIN_FEATURES}, {'inf)' if high is None else f'{high}]'}"
             raise ValueError(
                 f"X must have a number of features in {limit} for the {self.NAME} learner, got {d}"
             )

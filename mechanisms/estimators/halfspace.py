@@ -86,7 +86,7 @@ def _steps(steps: Any, n: int, optimizer: str = "bst14") -> int:
             return CALIBRATED_STEPS
         if steps == "paper":
             raise ValueError(
-                "steps must be 'auto' or an integer in [1, oo) with optimizer='calibrated' "
+                "steps must be 'auto' or an integer in [1, inf) with optimizer='calibrated' "
                 "(the papers' n^2 steps belong to their own optimisers), got 'paper'"
             )
     elif steps == "auto":
@@ -109,7 +109,7 @@ def _dimension(value: Any, high: float = math.inf) -> int | None:
     if value == "identity":
         return None
     if isinstance(value, str):
-        raise ValueError(f"dimension must be 'identity' or an integer in [1, oo), got {value!r}")
+        raise ValueError(f"dimension must be 'identity' or an integer in [1, inf), got {value!r}")
     return check_integer("dimension", value, 1, high)
 
 

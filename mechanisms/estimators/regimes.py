@@ -116,7 +116,7 @@ def requirements(
     features: str,
     min_features: int = 1,
     max_features: int | None = None,
-    epsilon: str = "(0, oo)",
+    epsilon: str = "(0, inf)",
     delta: bool = False,
     note: str = "",
 ) -> dict[str, Any]:

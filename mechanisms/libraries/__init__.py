@@ -1,4 +1,5 @@
-"""Adapters that audit real DP libraries (OpenDP, IBM diffprivlib) through dpaudit's public API.
+"""Adapters that audit real DP libraries (OpenDP, IBM diffprivlib, PyDP, pipeline-dp, Opacus,
+smartnoise-sql, tmlt.core) through dpaudit's public API.
 
 Each adapter is a module-level object ``fn(data, rng)`` over a record dataset (a 2-D float
 array, one row per record), as :func:`dpaudit.audit.audit_records` and
@@ -66,7 +67,9 @@ class LibraryAdapter:
         domain: the record domain (one entry per column), for ``audit_records``.
         relation: ``"replace-one"`` or ``"add-remove"``, the relation the claim is about.
         sizes: dataset sizes searched (a sized query fixes one size).
-        epsilon: the claimed epsilon (the library's own accounting where it has one).
+        epsilon: the claimed epsilon (the library's own accounting where it has one): a
+            number, or a function of the dataset (2-D float array) where the library's claim
+            depends on it (Opacus: on the dataset size).
         delta: the claimed delta.
         seedable: whether ``rng`` fixes the outputs (False: the library's own CSPRNG).
         release: ``release(data, rng)`` returning one output.
@@ -85,7 +88,7 @@ class LibraryAdapter:
     domain: list[Any]
     relation: str
     sizes: tuple[int, int]
-    epsilon: float
+    epsilon: float | Callable[[np.ndarray], float]
     delta: float
     seedable: bool
     release: Callable[[np.ndarray, np.random.Generator], Any]

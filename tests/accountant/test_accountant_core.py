@@ -210,6 +210,7 @@ def test_derivation_text_and_latex_cite_theorems():
     assert d["epsilon"] == g.epsilon_upper and d["theorem"] == "privacy loss distribution"
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(scale=st.integers(1, 1000), k=st.integers(1, 50), delta_exp=st.integers(3, 12))
 def test_k_at_once_equals_k_times_random(scale, k, delta_exp):
@@ -306,6 +307,7 @@ def test_q_one_poisson_equals_plain_gaussian() -> None:
     assert abs(sampled.epsilon_upper - plain.epsilon_upper) <= 1e-4 * plain.epsilon_upper
 
 
+@pytest.mark.slow
 def test_gaussian_sampled_without_replacement_uses_wbk19():
     from dpaudit.events import SampledWithoutReplacement
 

@@ -12,6 +12,7 @@ from dpaudit.accountant import Accountant, currencies
 from dpaudit.events import Gaussian, Laplace, SelfComposed
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("fast_switching")
 def test_concurrent_guarantees_restore_mpmath_precision_and_agree_with_serial_ones(
     run_threads,

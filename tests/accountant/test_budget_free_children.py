@@ -52,6 +52,7 @@ def test_the_guarantee_is_the_one_of_budgeted_parts(
     assert free.derivation.theorem == budgeted.derivation.theorem
 
 
+@pytest.mark.slow
 def test_no_amplification_candidate_is_computed_for_an_all_pld_schedule(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -100,6 +100,7 @@ def test_undecidable_comparisons_widen_the_bracket_instead_of_moving_the_lower_e
     assert g.epsilon_lower_float <= 61.1764352132301544 <= g.epsilon_upper
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(
     scale_exp=st.integers(-3, 3),

@@ -100,6 +100,7 @@ def test_trivial_wrappers_are_left_out_and_empty_history_is_a_noop():
     assert opacus_guarantee([], DELTA).epsilon_upper == 0.0
 
 
+@pytest.mark.slow
 def test_guarantee_agrees_with_dp_accounting_pld_on_the_same_schedule():
     tree = d.ComposedDpEvent(
         [

@@ -286,6 +286,7 @@ _categorical = st.lists(st.integers(-3, 5), min_size=1, max_size=5)
 _domains = st.lists(st.one_of(_numeric, _categorical), min_size=1, max_size=4)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     domain=_domains,
@@ -367,3 +368,15 @@ def test_pair_search_scores_scalar_pairs_with_the_bits_family_unless_real(
     )
     assert seen and all(("bits" in f) is bits for f in seen)
     assert all("classifier" not in f for f in seen)
+
+
+def test_samples_is_required_and_documented_as_such() -> None:
+    """``samples`` has no default (it sets the run time): calling without it names it, and
+    the docstring and the docs say it is required."""
+    from pathlib import Path
+
+    with pytest.raises(TypeError, match="samples"):
+        audit_records(lambda data, rng: 0.0, [(0, 1)], epsilon=1.0)  # type: ignore[call-arg]
+    assert "required (no default" in (audit_records.__doc__ or "")
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "auditing.md").read_text("utf-8")
+    assert "**Samples** (required, no default" in docs

@@ -182,6 +182,7 @@ def _unguided(hits: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray
     return np.where(k > 0, lower, 0.0), np.where(k < size, upper, 1.0)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     n=st.floats(1.0, 1e12),

@@ -34,7 +34,18 @@ nan_through_clamp.batch = _clamp_batch  # type: ignore[attr-defined]
 def test_a_nan_leak_reads_as_the_output_is_nan() -> None:
     d0, d1 = [0.5, 0.5], [0.5, np.nan]
     result = audit(nan_through_clamp, d0, d1, epsilon=1.0, samples=20_000, seed=0)
-    assert result.violation and result.event == "the output is NaN"  # was a learned score
+    assert result.violation  # the event was a learned score before the non-finite events
+    assert result.event in ("the output is NaN", "the output is not NaN"), result.event
+
+
+def test_either_direction_of_a_nan_leak_reads_plainly() -> None:
+    """A one-record mean: d0's outputs are numbers and d1's all NaN, so the certifying event
+    may put d0 in the numerator; its complement then reads "is not NaN" (it read as a
+    logistic-regression score threshold before the complement kinds existed)."""
+    for d0, d1 in (([0.0], [np.nan]), ([np.nan], [0.0])):
+        result = audit(nan_through_clamp, d0, d1, epsilon=1.0, samples=2_000, seed=0)
+        assert result.violation
+        assert result.event in ("the output is NaN", "the output is not NaN"), result.event
 
 
 def test_non_finite_events() -> None:
@@ -46,6 +57,9 @@ def test_non_finite_events() -> None:
         "-inf": [False, False, True, False],
     }
     assert NonFiniteEvent("non-finite").describe() == "the output is NaN or infinite"
+    assert NonFiniteEvent("not-nan").contains(x).tolist() == [False, True, True, True]
+    assert NonFiniteEvent("finite").contains(x).tolist() == [False, False, False, True]
+    assert NonFiniteEvent("finite").describe() == "the output is a finite number"
     rows = np.array([[np.nan, 0.0], [np.nan, 1.0]])  # column 1: "the output is None"
     assert NonFiniteEvent("nan", 0, "the output", absent=(1,)).contains(rows).tolist() == [
         True,

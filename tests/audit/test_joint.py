@@ -67,6 +67,7 @@ def test_the_level_check_catches_a_test_at_twice_its_level():
     assert _rejection_rate(2 * ALPHA, 10 / N, seed=1) > _ceiling(ALPHA)
 
 
+@pytest.mark.slow
 def test_level_quick():
     """The default suite's level check: alpha 0.2, 150 draws at n = 300 a side on the boundary
     of H0(1) with delta 1e-2 and p1 = 10 / n: the rejection rate stays below alpha + 3 binomial

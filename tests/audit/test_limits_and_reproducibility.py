@@ -279,6 +279,7 @@ class _SeededCoin:
         return int(x) if keep else 1 - int(x)
 
 
+@pytest.mark.slow
 def test_low_entropy_outputs_are_probed_with_more_draws() -> None:
     """Found in CI: OpenDP's one-bit randomized response (OS randomness) was once marked
     reproducible, because the probe's two draws per run agreed by chance.  Twenty audits with

@@ -280,12 +280,18 @@ def test_trainer_sees_a_fair_mask_and_its_own_generator():
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"m": 0}, ValueError, r"m must be an integer >= 1, got 0"),
-        ({"m": 10**12}, ValueError, r"m must be at most 100,000,000 \(about 40 bytes a canary"),
+        ({"m": 0}, ValueError, r"m must be an integer in \[1, 10,000,000\] \(about 40 bytes"),
+        ({"m": 2.5}, TypeError, r"m must be an integer in \[1, 10,000,000\] .*, got 2.5"),
+        # a documented limit, refused before anything is allocated (was a MemoryError)
+        ({"m": 10**12}, ValueError, r"m must be an integer in \[1, 10,000,000\] .*, got 10{12}$"),
+        (
+            {"m": 10**7 + 1},
+            ValueError,
+            r"m must be an integer in \[1, 10,000,000\] .*, got 10000001",
+        ),
         ({"method": "best"}, ValueError, r"method must be one of auto, steinke, f-dp, gaussian"),
         ({"curve": "laplace"}, ValueError, r"curve must be one of auto, approx-dp, gaussian"),
         ({"method": "gaussian"}, ValueError, r"delta must be > 0 for a Gaussian certification"),
-        ({"m": 2.5}, TypeError, r"m must be an integer >= 1, got 2.5"),
         ({"epsilon": -1.0}, ValueError, r"epsilon must be a number >= 0, got -1.0"),
         ({"delta": 1.0}, ValueError, r"delta must be a number in \[0, 1\), got 1.0"),
         ({"confidence": 1.0}, ValueError, r"confidence must be a float in \(0, 1\), got 1.0"),

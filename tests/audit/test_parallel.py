@@ -290,6 +290,7 @@ def _pilot_outputs(pilot):
     return pilot.outputs()
 
 
+@pytest.mark.slow
 def test_a_script_ending_right_after_a_pooled_audit_prints_nothing():
     """An audit with its own pool waits for its workers to exit: a script that ends right
     after it writes nothing to stderr (not waiting raced with the interpreter's exit on

@@ -184,6 +184,7 @@ def test_with_delta_and_several_events():
     assert len(out.hits_numerator) == 2 and out.looks >= 1
 
 
+@pytest.mark.slow
 def test_audit_hook_stops_early_and_keeps_its_guarantee():
     """``audit(..., certification="sequential")``: Laplace with scale 0.5 (epsilon 2) claimed
     1-DP is caught after a fraction of the certification budget (2 * 10^6 samples a side,

@@ -5,6 +5,7 @@ quantiles of 16,000 values that restate a learned event). Exact comparisons only
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -14,6 +15,7 @@ from dpaudit.audit.events import PLAIN_GRID, plain_grid, sorted_quantiles
 _FINITE = st.floats(min_value=-1e150, max_value=1e150, allow_nan=False, allow_infinity=False)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     values=arrays(np.float64, st.integers(1, 300), elements=_FINITE),

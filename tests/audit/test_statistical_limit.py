@@ -71,6 +71,7 @@ def test_the_limit_stays_below_the_exact_epsilon():
     assert 0.99 < limit < 1.0
 
 
+@pytest.mark.slow
 def test_samples_needed_inverts_the_limit():
     need = samples_needed(3.5, P_NUM, P_DEN, delta=1e-5)
     assert statistical_limit(P_NUM, P_DEN, samples=need, delta=1e-5).epsilon >= 3.5

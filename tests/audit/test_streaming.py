@@ -50,6 +50,7 @@ def _peak_bytes(samples: int) -> int:
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 def test_memory_is_flat_in_the_samples(monkeypatch):
     """Peak memory (tracemalloc; workers=1 runs every batch in this process) of a streamed
     audit (pilot 20,000 samples per dataset) at 4 * 10^6 samples per dataset is less than

@@ -114,6 +114,7 @@ def dpaudit(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 AUDIT = ("--records", "(-1,10),{0,1}", "--epsilon", "1", "--samples", "20000", "--seed", "0")
 
 
+@pytest.mark.slow
 def test_broken_function_in_the_current_directory_is_flagged(workdir: Path) -> None:
     done = dpaudit(workdir, "audit", "usercode:too_little_noise", *AUDIT, "--json")
     assert done.returncode == 1, done.stderr
@@ -124,6 +125,7 @@ def test_broken_function_in_the_current_directory_is_flagged(workdir: Path) -> N
     assert len(d0) == len(d1) >= 1 and all(len(row) == 2 for row in d0 + d1)
 
 
+@pytest.mark.slow
 def test_correct_function_passes_and_add_remove_is_searched(workdir: Path) -> None:
     # Correct in real arithmetic on finite inputs (np.clip passes NaN: edge values off); in
     # doubles, textbook Laplace is not (docs/floating-point.md).
@@ -150,6 +152,7 @@ def test_correct_function_passes_and_add_remove_is_searched(workdir: Path) -> No
     assert sorted(len(d) for d in result["pair"]) in ([0, 1], [1, 2])
 
 
+@pytest.mark.slow
 def test_edge_values_are_searched_by_default_and_refusals_listed(workdir: Path) -> None:
     """np.clip passes NaN: the default search finds a NaN record (exit 1, the edge value in
     the JSON); a function refusing NaN is audited to a verdict, its refusals listed (exit 0);
@@ -170,6 +173,7 @@ def test_edge_values_are_searched_by_default_and_refusals_listed(workdir: Path) 
     assert "neighbouring datasets d0=" in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("target", "code"), [("SizeScaled", 0), ("HalfClaimed", 1)])
 def test_a_target_whose_epsilon_is_a_function_of_the_dataset_is_read_per_pair(
     workdir: Path, target: str, code: int

@@ -33,7 +33,7 @@ def test_parses_nested_expressions_exactly():
         ("__import__('os')", "starts with '_'"),
         ("Laplace(1).scale", "character '.' at column 11 is not allowed"),
         ("Laplace(1", "syntax error"),
-        ("Laplace(-1)", r"scale must be in \(0, oo\), got -1"),
+        ("Laplace(-1)", r"scale must be in \(0, inf\), got -1"),
         ("Laplace(b)", "unknown name 'b'"),
         ("lambda: 1", "character ':' at column 7 is not allowed"),
         ("Laplace(**{'scale': 1})", "syntax error"),

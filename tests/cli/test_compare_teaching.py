@@ -184,3 +184,26 @@ def test_comparison_object_table_matches_json() -> None:
     d = c.to_dict()
     assert d["epsilon"] == {m: {str(k): v for k, v in col.items()} for m, col in c.table().items()}
     assert d["k_substituted"] == 2
+
+
+def test_the_plot_is_written_even_when_the_reader_stops_early(tmp_path: Any) -> None:
+    """``dpaudit compare --plot x.png | head`` wrote no plot: the table went out first, the
+    reader closed the pipe, and the broken pipe ended the command before the plot."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    plot = tmp_path / "x.png"
+    env = {**os.environ, "PYTHONPATH": str(root), "MPLBACKEND": "Agg"}
+    argv = [sys.executable, "-m", "dpaudit", "compare", "Laplace(10)", "--k", "1,10"]
+    proc = subprocess.Popen(
+        [*argv, "--plot", str(plot)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()  # `head -1`: one line, then the reader goes away
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0, err
+    assert plot.read_bytes().startswith(b"\x89PNG")

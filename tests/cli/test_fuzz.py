@@ -267,7 +267,7 @@ def run_case(argv: list[str], canary: Path) -> None:
             pytest.fail(f"main({argv!r}) raised SystemExit({exc.code})")
     out, err = stdout.getvalue(), stderr.getvalue()
     where = f"argv={[a[:80] for a in argv]!r} code={code} stderr={err[-500:]!r}"
-    assert code in (0, 1, 2), where
+    assert code in (0, 1, 2, 4), where  # 4: verify undecided
     assert "Traceback" not in err and "Traceback" not in out, where
     assert not canary.exists(), f"side effect: {canary} created by {where}"
     if "--json" in argv and out.strip() and "-h" not in argv and "--version" not in argv:
@@ -306,10 +306,12 @@ needs_new_parser = pytest.mark.xfail(
 )
 
 
+@pytest.mark.slow
 def test_cli_fuzz(sandbox: tuple[Path, Path]) -> None:
     _run(CASES // 2, 15, sandbox, OTHER_COMMANDS)
 
 
+@pytest.mark.slow
 @needs_new_parser
 def test_cli_fuzz_expressions(sandbox: tuple[Path, Path]) -> None:
     _run(CASES // 2, 16, sandbox, EXPRESSION_COMMANDS)

@@ -106,6 +106,7 @@ def test_non_numeric_feature_and_missing_file(tmp_path, capsys) -> None:
     assert code == 2 and "no such file" in out["error"]["message"]
 
 
+@pytest.mark.slow
 def test_readable_summary_through_the_module_entry_point() -> None:
     cmd = [sys.executable, "-m", "dpaudit", "learn", "pure-margin", *MARGIN, "--label", "label"]
     proc = subprocess.run(

@@ -3,7 +3,13 @@
 The convention (also in the contributors' notes):
 
 * ```` ```python ```` blocks run in order, in one namespace per file (a later block may use
-  names an earlier one defined), in a temporary working directory of that file.
+  names an earlier one defined), in a temporary working directory of that file.  The README's
+  blocks are the exception: each runs on its own, in a fresh namespace (a reader copies one
+  block, not the page), sharing only the working directory -- the files earlier blocks wrote
+  are there, as on the reader's disk.
+* A python block directly preceded by ``<!-- file: NAME -->`` is the file the text names: it
+  is written to ``NAME`` in the working directory (on the import path) before it runs, so a
+  later block may ``import`` it, as a reader who saved it would.
 * ```` ```bash ```` blocks: every line starting with ``dpaudit `` is split like a shell line
   (:func:`shlex.split`, ``#`` comments dropped, ``\\`` continuations joined) and run as
   ``sys.executable -m dpaudit ...`` (so the checkout's code is tested, not a ``dpaudit`` found
@@ -51,6 +57,9 @@ COMMAND_TIMEOUT = 300
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\s]*)[^`]*$")
 _EXPECT = re.compile(r"^\s*<!--\s*expect-exit:\s*(?P<code>\d+)\s*-->\s*$")
 _SLOW = re.compile(r"^\s*<!--\s*slow\s*-->\s*$")
+_FILE = re.compile(r"^\s*<!--\s*file:\s*(?P<name>[\w.\-]+)\s*-->\s*$")
+#: Files whose python blocks each run on their own (a fresh namespace per block).
+ISOLATED = (ROOT / "README.md",)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,6 +72,7 @@ class Block:
     code: str
     expect_exit: int | None  # from a preceding <!-- expect-exit: N --> line
     slow: bool = False  # from a preceding <!-- slow --> line
+    file: str | None = None  # from a preceding <!-- file: NAME --> line
 
     @property
     def name(self) -> str:
@@ -95,11 +105,12 @@ def parse_blocks(path: Path) -> list[Block]:
         for k in range(i - 1, -1, -1):
             if not lines[k].strip():
                 continue
-            if not (_EXPECT.match(lines[k]) or _SLOW.match(lines[k])):
+            if not (_EXPECT.match(lines[k]) or _SLOW.match(lines[k]) or _FILE.match(lines[k])):
                 break
             markers.append(lines[k])
         expect = next((m for m in map(_EXPECT.match, markers) if m), None)
         slow = any(_SLOW.match(line) for line in markers)
+        named = next((m["name"] for m in map(_FILE.match, markers) if m), None)
         body: list[str] = []
         j = i + 1
         while j < len(lines):
@@ -119,6 +130,7 @@ def parse_blocks(path: Path) -> list[Block]:
                 "\n".join(body) + "\n",
                 int(expect["code"]) if expect else None,
                 slow,
+                named,
             )
         )
         i = j + 1
@@ -198,7 +210,9 @@ def _state(path: Path, factory: pytest.TempPathFactory) -> _FileState:
     return _STATES[path]
 
 
-def _run_python(block: Block, namespace: dict[str, object]) -> None:
+def _run_python(block: Block, namespace: dict[str, object], cwd: Path | None = None) -> None:
+    if block.file is not None:  # the file the text names, saved where the reader works
+        (cwd or Path.cwd()).joinpath(block.file).write_text(block.code, encoding="utf-8")
     # pad with newlines: a traceback names the Markdown file and the line in it
     code = compile("\n" * (block.line - 1) + block.code, str(block.path), "exec")
     exec(code, namespace)  # the project's own documentation, not user input
@@ -216,8 +230,10 @@ def _run_python_blocks(
             pytest.fail(
                 f"an earlier python block of this file failed: {state.failed}", pytrace=False
             )
+        # a file of ISOLATED: every block in a namespace of its own
+        namespace = {"__name__": "__docs__"} if current.path in ISOLATED else state.namespace
         try:
-            _run_python(current, state.namespace)
+            _run_python(current, namespace, state.cwd)
         except BaseException:
             state.failed = current.name
             if current is block:
@@ -256,6 +272,7 @@ def test_python_block_runs(
     """The block runs after the file's earlier python blocks, in their namespace."""
     state = _state(block.path, tmp_path_factory)
     monkeypatch.chdir(state.cwd)
+    monkeypatch.syspath_prepend(str(state.cwd))  # the files the blocks saved are importable
     mine = [b for b in PYTHON_BLOCKS if b.path == block.path]
     _run_python_blocks(state, mine, mine.index(block) + 1, block)
 
@@ -280,6 +297,7 @@ def test_bash_block_commands_exit_as_documented(
     mine = [b for b in PYTHON_BLOCKS if b.path == block.path]
     with monkeypatch.context() as patch:
         patch.chdir(state.cwd)
+        patch.syspath_prepend(str(state.cwd))
         _run_python_blocks(state, mine, sum(b.line < block.line for b in mine), None)
     cwd = state.cwd
     env = dict(
@@ -353,6 +371,35 @@ def test_parser_reads_fences_languages_indentation_and_expect_exit(tmp_path: Pat
     for b in blocks[:2]:
         _run_python(b, namespace)
     assert namespace["y"] == 2
+
+
+def test_file_marker_and_isolated_blocks(tmp_path: Path) -> None:
+    """A block marked as a file is saved and importable; in an ISOLATED file a block that
+    needs an earlier block's names fails (so the README's blocks each run on their own)."""
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "<!-- file: helper_mod.py -->\n```python\nVALUE = 41\n```\n\n"
+        "```python\nimport helper_mod\n\nanswer = helper_mod.VALUE + 1\n```\n\n"
+        "```python\nprint(answer)\n```\n",
+        encoding="utf-8",
+    )
+    saved, importing, using = parse_blocks(doc)
+    assert saved.file == "helper_mod.py" and importing.file is None
+    import sys
+
+    sys.path.insert(0, str(tmp_path))
+    try:
+        _run_python(saved, {}, tmp_path)
+        assert (tmp_path / "helper_mod.py").read_text(encoding="utf-8") == "VALUE = 41\n"
+        fresh: dict[str, object] = {}
+        _run_python(importing, fresh, tmp_path)
+        assert fresh["answer"] == 42
+        with pytest.raises(NameError, match="answer"):
+            _run_python(using, {}, tmp_path)  # isolated: the earlier block's name is gone
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("helper_mod", None)
+    assert ROOT / "README.md" in ISOLATED
 
 
 def test_harness_refuses_shell_operators_and_unclosed_fences(tmp_path: Path) -> None:

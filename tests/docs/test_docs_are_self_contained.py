@@ -93,3 +93,22 @@ def test_the_checks_can_fail(tmp_path: Path) -> None:
     assert _slug("Noise samplers: exact discrete, floating-point `x`") == (
         "noise-samplers-exact-discrete-floating-point-x"
     )
+
+
+def _paragraphs(path: Path) -> list[str]:
+    return [" ".join(p.split()) for p in re.split(r"\n\s*\n", _prose(path))]
+
+
+def test_the_regeneration_promise_names_its_exception_and_its_time() -> None:
+    # "byte for byte" held for every report but OpenDP's, whose CSPRNG no seed fixes; a page
+    # promising it says so in the same paragraph, and the README gives the command's time
+    promises = [
+        (page.relative_to(ROOT).as_posix(), paragraph)
+        for page in (README, ROOT / "docs" / "design-notes.md", ROOT / "docs" / "development.md")
+        for paragraph in _paragraphs(page)
+        if re.search(r"byte[ -]for[ -]byte", paragraph) and "reports/" in paragraph
+    ]
+    assert len(promises) >= 3, promises
+    assert all("OpenDP" in paragraph for _, paragraph in promises), promises
+    (readme,) = [p for name, p in promises if name == "README.md"]
+    assert "dpaudit report all" in readme and re.search(r"about \d+ minutes", readme)

@@ -31,10 +31,10 @@ class TestLaplace(EventConformance):
 
     def invalid(self):
         return [
-            (lambda: Laplace(0), r"Laplace: scale must be in \(0, oo\), got 0"),
+            (lambda: Laplace(0), r"Laplace: scale must be in \(0, inf\), got 0"),
             (lambda: Laplace(-1), r"scale .* got -1"),
             (lambda: Laplace(float("nan")), r"scale .* got nan"),
-            (lambda: Laplace(1, sensitivity=0), r"sensitivity must be in \(0, oo\)"),
+            (lambda: Laplace(1, sensitivity=0), r"sensitivity must be in \(0, inf\)"),
             (lambda: Laplace(1, relation="sideways"), r"relation must be one of"),
         ]
 
@@ -50,7 +50,7 @@ class TestGaussian(EventConformance):
 
     def invalid(self):
         return [
-            (lambda: Gaussian(0), r"Gaussian: sigma must be in \(0, oo\), got 0"),
+            (lambda: Gaussian(0), r"Gaussian: sigma must be in \(0, inf\), got 0"),
             (lambda: Gaussian(float("inf")), r"sigma .* got inf"),
         ]
 
@@ -84,7 +84,7 @@ class TestExponential(EventConformance):
         return [Exponential("0.1"), Exponential(1, sensitivity=2, monotone=True)]
 
     def invalid(self):
-        return [(lambda: Exponential(0), r"Exponential: epsilon must be in \(0, oo\), got 0")]
+        return [(lambda: Exponential(0), r"Exponential: epsilon must be in \(0, inf\), got 0")]
 
     def monotone_pairs(self):
         return [(Exponential("0.1"), Exponential("0.2"))]
@@ -98,7 +98,7 @@ class TestRandomizedResponse(EventConformance):
         return [
             (
                 lambda: RandomizedResponse(1, categories=1),
-                r"categories must be an integer in \[2, oo\), got 1",
+                r"categories must be an integer in \[2, inf\), got 1",
             ),
             (lambda: RandomizedResponse(-1), r"epsilon must be in"),
         ]
@@ -121,7 +121,7 @@ class TestAboveThreshold(EventConformance):
 
     def invalid(self):
         return [
-            (lambda: AboveThreshold(1, cutoff=0), r"cutoff must be an integer in \[1, oo\)"),
+            (lambda: AboveThreshold(1, cutoff=0), r"cutoff must be an integer in \[1, inf\)"),
             (
                 lambda: AboveThreshold(1, threshold_share=1),
                 r"threshold_share must be in \(0, 1\), got 1",
@@ -166,8 +166,8 @@ class TestCombinators(EventConformance):
                 r"must share one neighbouring relation",
             ),
             (lambda: Composed(Laplace(1)), r"got the single event"),
-            (lambda: SelfComposed(Laplace(1), 0), r"count must be an integer in \[1, oo\)"),
-            (lambda: Group(Laplace(1), 1.5), r"size must be an integer in \[1, oo\)"),
+            (lambda: SelfComposed(Laplace(1), 0), r"count must be an integer in \[1, inf\)"),
+            (lambda: Group(Laplace(1), 1.5), r"size must be an integer in \[1, inf\)"),
             (lambda: Parallel([Laplace(1), "x"]), r"events\[1\] must be an event"),
         ]
 

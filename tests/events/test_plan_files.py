@@ -85,6 +85,7 @@ EVENTS = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(event=EVENTS)
 def test_write_then_read_is_the_identity_and_matches_the_schema(event):
@@ -101,7 +102,21 @@ def test_write_then_read_is_the_identity_and_matches_the_schema(event):
         (_plan({"type": "Laplace", "scale": -1}), r"event.scale: expected a number > 0, got -1"),
         (
             _plan({"type": "Composed", "events": [{"type": "Laplace", "scale": 1}, {"type": "X"}]}),
-            r"event.events\[1\].type: expected one of .*Laplace.*, got 'X'",
+            r"event.events\[1\].type: expected an event type \(one of .*Laplace.*\), got 'X'",
+        ),
+        (
+            _plan({"type": "Lapalce", "scale": 1}),
+            r"event.type: expected an event type \(closest: Laplace, .*\), got 'Lapalce'",
+        ),
+        (
+            _plan(
+                {
+                    "type": "SelfComposed",
+                    "count": "1e399",
+                    "event": {"type": "PureDP", "epsilon": 1},
+                },
+            ),
+            r"event.count: expected a number of magnitude 1e-300 to 1e300, got '1e399'",
         ),
         (
             _plan({"type": "SelfComposed", "count": 2.5, "event": {"type": "Laplace", "scale": 1}}),

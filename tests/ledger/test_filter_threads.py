@@ -46,6 +46,7 @@ def test_many_threads_never_exceed_the_budget_and_spend_what_they_were_admitted(
         assert total > 1 - Fraction(1, min(SCALES))  # the smallest step no longer fits
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("fast_switching")
 def test_many_threads_on_an_advanced_filter_stay_within_its_statistic(run_threads) -> None:
     """The same with the advanced filter (a non-additive statistic): the filter's statistic

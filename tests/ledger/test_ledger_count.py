@@ -19,7 +19,7 @@ def test_record_refuses_a_bad_count_and_records_nothing(count: object) -> None:
     with Ledger(guard=f) as ledger:
         with pytest.raises(
             ValueError,
-            match=r"count must be an integer in \[1, oo\), got "
+            match=r"count must be an integer in \[1, inf\), got "
             + repr(count).replace("(", r"\(").replace(")", r"\)"),
         ):
             record(Laplace(1), count)
@@ -29,9 +29,9 @@ def test_record_refuses_a_bad_count_and_records_nothing(count: object) -> None:
 @pytest.mark.parametrize("count", BAD_COUNTS, ids=repr)
 def test_ledger_add_and_entry_refuse_a_bad_count(count: object) -> None:
     ledger = Ledger()
-    with pytest.raises(ValueError, match=r"count must be an integer in \[1, oo\)"):
+    with pytest.raises(ValueError, match=r"count must be an integer in \[1, inf\)"):
         ledger.add(Laplace(1), count)
-    with pytest.raises(ValueError, match=r"count must be an integer in \[1, oo\)"):
+    with pytest.raises(ValueError, match=r"count must be an integer in \[1, inf\)"):
         Entry(Laplace(1), count)
     assert ledger.entries == []
 

@@ -45,6 +45,7 @@ def test_gradient_canary_scores_have_the_gaussian_law(cls):
     assert honest == (cls is NoisyGDCanaryTrainer)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["gradient", "input"])
 def test_one_run_audit_passes_the_honest_trainer_and_catches_the_broken(kind):
     """m = 500 canaries, confidence 0.95 (alpha 0.05 per audit).  The honest trainer is
@@ -117,6 +118,7 @@ class _Memorizer:
         return sign * np.exp(-dist[np.arange(len(X)), near])
 
 
+@pytest.mark.slow
 def test_registered_learner_with_input_canaries_is_not_flagged_but_a_memorizer_is():
     """Black-box canaries on the registered noisy-sgd-margin learner (epsilon 1, delta 1e-5,
     200 steps, one run): one audit of m = 100 canaries at confidence 0.95 (alpha 0.05) does

@@ -59,6 +59,7 @@ def trees(draw: st.DrawFn, depth: int = 3) -> tuple[ExactNumber, object]:
     return apply("erfc", a), sympy.erfc(sa)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(trees())
 def test_enclosure_contains_sympys_value_and_the_sympy_form_is_equal(pair):
@@ -185,6 +186,7 @@ def number_texts(draw: st.DrawFn, depth: int = 3) -> str:
     return f"({a}) {op} ({b})"
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(number_texts())
 def test_parsed_numbers_are_the_values_sympy_reads(text):

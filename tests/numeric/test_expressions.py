@@ -100,6 +100,7 @@ def test_decimals_are_exact():
 GRAMMAR_CHARS = "0123456789.eE+-*/()[],=<>!'\" _xyzpiolgsqrtexpLaplce\u0435\uff58:;@{}\\"
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.one_of(st.text(max_size=60), st.text(alphabet=GRAMMAR_CHARS, max_size=60)))
 def test_random_text_raises_only_expression_error(text):

@@ -52,6 +52,7 @@ def _rational_of_a_float(node: ast.Call) -> bool:
     return inner_name in FLOAT_MAKERS
 
 
+@pytest.mark.slow
 def test_no_rational_of_a_computed_float_in_the_package() -> None:
     found = []
     for path in sorted((ROOT / "dpaudit").rglob("*.py")):

@@ -41,6 +41,7 @@ def test_coarsened_gaussian_composition_brackets_balle_wang(small_budget: int) -
     assert lo > 0 and hi < 1.05 * lo
 
 
+@pytest.mark.slow
 def test_coarsened_randomized_response_brackets_exact_binomial(small_budget: int) -> None:
     k = 10_000
     d = pld.randomized_response(0.5, 2, value_discretization=1e-3).self_compose(k)

@@ -53,6 +53,7 @@ def test_randomized_response_exact_on_its_lattice() -> None:
     assert lo >= 83.5307 * 0.999 or lo == 0.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "build",
     [
@@ -77,6 +78,7 @@ def test_k_at_once_equals_k_times(build) -> None:
         assert abs(hi1 - hi2) <= 1e-3 * max(1.0, hi1)
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(eps=st.floats(0.05, 2.0), k=st.integers(1, 20), delta=st.floats(1e-8, 1e-2))
 def test_generic_upper_at_least_exact_at_least_lower(eps: float, k: int, delta: float) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import mpmath
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,6 +28,7 @@ def _oracle(values: np.ndarray, h: float) -> list[mpmath.mpf]:
         ]
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(
     n=st.integers(1, 120),

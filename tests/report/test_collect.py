@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import dpaudit.events as ev
 from dpaudit.report import Target, collect, describe
-from dpaudit.report.collect import _certified_curve, plan_tree, target_seed
+from dpaudit.report.contents import _certified_curve, plan_tree, target_seed
 from dpaudit.report.verdict import down, up, verdict
 
 
@@ -29,6 +31,7 @@ def test_describe_is_cheap_and_complete(laplace_target: Target) -> None:
     assert describe(laplace_target, seed=4)["fingerprint"] != d["fingerprint"]
 
 
+@pytest.mark.slow
 def test_collect_correct_mechanism_is_consistent(laplace_target: Target) -> None:
     r = collect(laplace_target, seed=1)
     assert r["verification"]["status"] == "proved"

@@ -86,6 +86,12 @@ def test_escaped_text_stays_in_its_table_cell(text: str) -> None:
         assert not {t for t, _ in parsed.tags} & {"script", "img", "a", "em", "strong", "code"}
 
 
+def test_a_dollar_cannot_open_math() -> None:
+    # GitHub and notebook viewers typeset $...$ (and $$...$$) as math in Markdown: a user's
+    # "$x$" must stay text, which a backslash before each dollar makes it
+    assert md_escape("cost $x$ or $$y$$") == r"cost \$x\$ or \$\$y\$\$"
+
+
 @pytest.mark.parametrize("text", ["plain", "a`b", "``x``", "`lead", "trail`"])
 def test_code_spans_show_their_text_literally(text: str) -> None:
     page = RENDER.render(md_code(text))
@@ -129,6 +135,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow
 def test_reports_with_hostile_names_have_no_active_content(pages: dict[str, str]) -> None:
     assert len(pages) == 4  # a report and an index in each format
     for key, page in pages.items():

@@ -13,6 +13,7 @@ from dpaudit.cli import main
 from dpaudit.report import Target, check_up_to_date, generate
 
 
+@pytest.mark.slow
 def test_generate_markdown_with_index_plots_and_manifest(
     tmp_path: Path, laplace_target: Target, broken_target: Target
 ) -> None:
@@ -37,6 +38,7 @@ def test_generate_markdown_with_index_plots_and_manifest(
     assert check_up_to_date(tmp_path, [laplace_target, broken_target]) == []
 
 
+@pytest.mark.slow
 def test_generation_is_byte_identical_under_the_seed(tmp_path: Path, rr_target: Target) -> None:
     generate([rr_target], tmp_path / "a", seed=3, progress=False, command="x")
     generate([rr_target], tmp_path / "b", seed=3, progress=False, command="x")
@@ -71,6 +73,7 @@ def test_check_finds_edits_stale_inputs_and_missing_reports(
     )
 
 
+@pytest.mark.slow
 def test_check_with_curves_recomputes_the_privacy_curve(
     tmp_path: Path, rr_target: Target, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -79,7 +82,7 @@ def test_check_with_curves_recomputes_the_privacy_curve(
     default check, which does not recompute curves, cannot see it."""
     import importlib
 
-    collect = importlib.import_module("dpaudit.report.collect")  # the package names a function so
+    collect = importlib.import_module("dpaudit.report.contents")
     generate([rr_target], tmp_path, seed=3, progress=False, audit=False)
     assert check_up_to_date(tmp_path, [rr_target], curves=True) == []
     real = collect._curve
@@ -175,6 +178,7 @@ def test_cli_bad_input_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--out DIR is required" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_regenerating_one_target_keeps_the_others(
     tmp_path: Path, rr_target: Target, laplace_target: Target
 ) -> None:

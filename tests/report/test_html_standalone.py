@@ -38,6 +38,7 @@ def _sources(page: Path) -> list[tuple[str, str]]:
     return parser.sources
 
 
+@pytest.mark.slow
 def test_html_report_embeds_its_plots_and_links_no_file(
     tmp_path: Path, broken_target: Target
 ) -> None:
@@ -56,6 +57,7 @@ def test_html_report_embeds_its_plots_and_links_no_file(
     assert _sources(tmp_path / "out" / "index.html") == []
 
 
+@pytest.mark.slow
 def test_markdown_report_still_links_its_plot_files(tmp_path: Path, broken_target: Target) -> None:
     generate([broken_target], tmp_path, fmt="md", seed=1, progress=False)
     page = (tmp_path / "test--broken.md").read_text(encoding="utf-8")

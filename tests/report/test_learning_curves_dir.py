@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from dpaudit.report import Target, check_up_to_date, generate
 
 
+@pytest.mark.slow
 def test_report_generation_keeps_the_learning_curves_directory(
     tmp_path: Path, laplace_target: Target
 ) -> None:

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 _SCRIPT = """
@@ -28,6 +30,7 @@ print(matplotlib.get_backend(), plt.get_fignums())
 """
 
 
+@pytest.mark.slow
 def test_importing_and_plotting_keep_the_users_backend_and_figures() -> None:
     report = ROOT / "reports" / "000--theorem-5.json"
     done = subprocess.run(

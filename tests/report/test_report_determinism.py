@@ -21,7 +21,7 @@ from dpaudit.accountant import Accountant
 from dpaudit.accountant.domains import Rejection
 from dpaudit.events import Exponential, Laplace
 from dpaudit.events.stability import LabelFlipped, SubsampledCandidates
-from dpaudit.report.collect import (
+from dpaudit.report.contents import (
     CURVE_DELTAS,
     CurveTooSlowError,
     _cpu_safety_net,
@@ -45,6 +45,7 @@ def test_curve_lists_every_delta_without_a_bound() -> None:
     assert {u["reason"] for u in curve["unbounded"][1:]} == {"no guarantee at this delta"}
 
 
+@pytest.mark.slow
 def test_curve_of_label_flipped_stable_learner_is_complete() -> None:
     # 003 Corollary 1's instance: these points used to time out (> 20 s CPU each)
     plan = LabelFlipped(SubsampledCandidates(Exponential("3/400", relation=R), 1, 134), "1/20")

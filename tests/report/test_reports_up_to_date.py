@@ -38,6 +38,7 @@ from dpaudit.report import (
 REPORTS = Path(__file__).resolve().parents[2] / "reports"
 
 
+@pytest.mark.slow
 def test_committed_reports_are_up_to_date() -> None:
     load_targets()
     problems = check_up_to_date(REPORTS)
@@ -137,3 +138,13 @@ def _manifest(path: Path, loose: set[str]) -> dict[str, Any]:
         if name.replace("/", "--") not in loose
     }
     return data
+
+
+def test_a_nested_infinite_value_is_written_as_text_not_invalid_json() -> None:
+    """An infinite or NaN float anywhere in a report (a growth point, a diagnostic) is
+    written as its text: strict JSON, as the results' to_dict do for their own fields (CI's
+    regeneration once stopped on "Out of range float values are not JSON compliant: inf")."""
+    from dpaudit.report.writing import _dump
+
+    text = _dump({"audit": {"growth": [{"epsilon_lower": float("inf")}], "p": float("nan")}})
+    assert json.loads(text) == {"audit": {"growth": [{"epsilon_lower": "inf"}], "p": "nan"}}

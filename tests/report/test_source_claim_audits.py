@@ -18,7 +18,7 @@ import sympy
 from dpaudit.accountant import Accountant
 from dpaudit.audit import audit
 from dpaudit.report import TARGETS, Target, collect, load_targets
-from dpaudit.report.collect import AUDIT_CONFIDENCE, target_plan, target_seed
+from dpaudit.report.contents import AUDIT_CONFIDENCE, target_plan, target_seed
 from dpaudit.report.render import report_blocks, to_markdown
 from dpaudit.verify import CLAIMS, load_claim_modules
 from mechanisms.report_targets import CLAIM_INSTANCES, NO_FORM_YET, audit_status
@@ -92,6 +92,7 @@ def test_audited_instance_lies_in_the_claims_domain(key: str) -> None:
     assert not target_plan(_target(key)).free_symbols
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", [k for k in CLAIM_KEYS if audit_status(k)[0] == "audited"])
 def test_audit_lower_bound_below_accountant_upper_bound(key: str) -> None:
     """Certified lower bound <= the accountant's upper bound for the declared plan at the

@@ -64,7 +64,7 @@ def test_module_object_spec_loads_a_mechanism() -> None:
 
 
 def test_target_from_mechanism_requires_a_claim() -> None:
-    with pytest.raises(ValueError, match="lacks epsilon, pairs"):
+    with pytest.raises(ValueError, match=r"needs its claimed epsilon .* and the datasets"):
         target_from_mechanism(lambda d, rng: 0)
     t = target_from_mechanism(LaplaceCount(0.5), name="mine/laplace")
     assert t.name == "mine/laplace" and t.epsilon == 0.5 and t.expect == "private"

@@ -73,6 +73,7 @@ def test_scan_covers_the_package():
     assert len(files) > 50
 
 
+@pytest.mark.slow
 def test_no_call_evaluates_text():
     offences = []
     for path in _files():

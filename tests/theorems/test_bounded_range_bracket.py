@@ -40,6 +40,7 @@ def _oracle_epsilon(eps: float, delta: float) -> float:
     return hi
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("eps", "delta"), [(0.5, 1e-3), (1.0, 1e-2), (0.1, 1e-6)])
 def test_two_mechanisms_bracket_the_fine_oracle(eps: float, delta: float) -> None:
     lower, upper = bounded_range.bounded_range_composition_bounds(eps, 2, delta, cells=60)
@@ -55,6 +56,7 @@ def test_one_mechanism_brackets_the_closed_form() -> None:
     assert lower <= exact <= upper <= exact + eps / 100
 
 
+@pytest.mark.slow
 def test_hundred_exponential_mechanisms_bracket() -> None:
     lower, upper = bounded_range.bounded_range_composition_bounds(0.1, 100, 1e-6)
     # above the non-adaptive optimum 2.2460 (adaptivity only helps the adversary), far below

@@ -485,6 +485,7 @@ def test_card_bound_is_the_code(key: str) -> None:
             assert close(got, expected), f"{key}.{name} at {point}: card {got}, code {expected}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("rho", "delta"), [(R(1, 2), R(1, 10**5)), (R(1, 100), R(1, 10**9)), (3, R(1, 2))]
 )

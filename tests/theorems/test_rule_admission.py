@@ -160,6 +160,7 @@ NOT_APPLIED_BY_RULES = {
 }
 
 
+@pytest.mark.slow
 def test_every_card_with_a_domain_is_checked_by_some_rule_path() -> None:
     for mod in pkgutil.iter_modules(dpaudit.theorems.__path__):
         importlib.import_module(f"dpaudit.theorems.{mod.name}")

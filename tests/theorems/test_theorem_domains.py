@@ -223,6 +223,7 @@ def test_verifier_must_prove_the_side_conditions_over_the_claim_domain() -> None
 fractions = st.fractions(min_value=Fraction(-2), max_value=Fraction(3), max_denominator=10**6)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(eps=fractions, dlt=fractions, k=st.integers(-2, 50), slack=fractions)
 def test_property_advanced_domain_matches_exact_comparison(
@@ -241,6 +242,7 @@ def test_property_advanced_domain_matches_exact_comparison(
     assert all(c.status == "verified" for c in checks) == inside
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(
     b=st.fractions(min_value=Fraction(1, 10), max_value=Fraction(50), max_denominator=100),

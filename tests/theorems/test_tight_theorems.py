@@ -31,6 +31,7 @@ def test_kov_heterogeneous_is_min_of_three() -> None:
     assert float_up(eps) <= 6.31
 
 
+@pytest.mark.slow
 def test_optimal_composition_targets() -> None:
     e = optimal.optimal_epsilon(R(1, 2), 0, 50, R(1, 10**5))
     assert 18.9332 <= float_down(e) <= float_up(e) <= 18.9334

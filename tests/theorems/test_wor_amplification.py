@@ -146,6 +146,7 @@ def test_self_composed_advanced_matches_drv_closed_form() -> None:
     assert more > g.epsilon_upper
 
 
+@pytest.mark.slow
 def test_symbolic_self_composed_advanced_statement() -> None:
     k, d = sympy.symbols("k delta", positive=True)
     e = sympy.Symbol("epsilon", positive=True)
@@ -198,6 +199,7 @@ def test_best_candidate_keeps_the_minimum_of_undecidable_symbolic_ones() -> None
 load_claim_modules(["mechanisms.halfspaces", "mechanisms.margin", "mechanisms.private_prediction"])
 
 
+@pytest.mark.slow
 def test_lemma5_is_proved() -> None:
     v = verify_claim(get_claim("003/lemma-5"), time_limit=20)
     assert v.status == "proved", v.detail
@@ -212,6 +214,7 @@ CONCRETE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", sorted(CONCRETE))
 def test_noisy_gd_claims_at_the_concrete_point_are_below_the_claim(key) -> None:
     point, old = CONCRETE[key]
@@ -237,6 +240,7 @@ def _peer_rdp_epsilon(
     return acc.get_epsilon(delta) + em_eps
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", sorted(CONCRETE))
 def test_noisy_gd_concrete_point_against_dp_accounting(key) -> None:
     """Two independent routes agree that the claim holds at the concrete point: ours (BBG18
@@ -254,6 +258,7 @@ def test_noisy_gd_concrete_point_against_dp_accounting(key) -> None:
     assert peer > float(em.epsilon)  # the peer accounts the steps (not just the selection)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key,size", [("000/theorem-3", "n"), ("001/theorem-3.2", "m")])
 def test_noisy_gd_symbolic_bound_below_claim_on_a_grid(key, size) -> None:
     """The accountant's symbolic bound, enclosed rigorously (intervals) at points spanning

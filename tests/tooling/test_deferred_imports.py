@@ -8,6 +8,7 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
 from deferred_reads import reads_during_import
 
 from dpaudit.deferred_imports import DeferredModule, is_loaded
@@ -95,6 +96,7 @@ DEFERRED = [
 ]
 
 
+@pytest.mark.slow
 def test_deferred_modules_read_no_sympy_at_import():
     """A fresh interpreter imports :data:`DEFERRED` under the guard (whose control is the
     test above): no module-level read of the deferred sympy."""

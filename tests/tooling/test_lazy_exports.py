@@ -15,7 +15,7 @@ import types
 
 import pytest
 
-LAZY_PACKAGES = ("dpaudit.audit", "dpaudit.accountant")
+LAZY_PACKAGES = ("dpaudit.audit", "dpaudit.accountant", "dpaudit.report", "mechanisms.estimators")
 
 
 def shadowed(package: types.ModuleType, submodules: list[str]) -> list[str]:

@@ -60,6 +60,7 @@ CLEAN = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_configuration_rejects_a_module_with_type_errors(tmp_path: Path) -> None:
     cache = str(tmp_path / "cache")
     (tmp_path / "broken.py").write_text(BROKEN)

@@ -16,6 +16,7 @@ def test_verify_inequality_exit_codes(capsys: pytest.CaptureFixture[str]) -> Non
     assert "refuted at x =" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_verify_one_claim(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["verify", "--claim", "004/lemma-a1-small-lambda", "--time-limit", "60"]) == 0
     assert "proved" in capsys.readouterr().out

@@ -3,6 +3,7 @@ counterexamples, and never "proved" on a false claim."""
 
 from __future__ import annotations
 
+import pytest
 import sympy
 from _refutation import assert_refutation_holds
 from hypothesis import HealthCheck, given, settings
@@ -28,6 +29,7 @@ def test_advanced_composition_dominates_zcdp_route() -> None:
     assert v.proved, v.summary()
 
 
+@pytest.mark.slow
 def test_known_inequalities_proved() -> None:
     assert verify_inequality("exp(x) - 1 <= 2*x", Domain.parse("0 < x <= 5/4")).proved
     assert verify_inequality("log(1 + x) <= x", Domain.parse("x > -1")).proved
@@ -88,6 +90,7 @@ _TRUE_FAMILY = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     which=st.integers(0, len(_TRUE_FAMILY) - 1),

@@ -33,6 +33,7 @@ def _loaded(processes: int = 3) -> Iterator[None]:
             p.wait()
 
 
+@pytest.mark.slow
 def test_work_budget_decides_and_repeats_under_load() -> None:
     quiet = verify_inequality(TIGHT, UNIT, symbolic=False, max_boxes=10**6, max_work=300)
     with _loaded():

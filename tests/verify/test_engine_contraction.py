@@ -69,6 +69,7 @@ _CONSTRAINTS = [
 _fractions = st.fractions(min_value=-3, max_value=3, max_denominator=50)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
@@ -104,6 +105,7 @@ def test_contraction_never_discards_a_feasible_point(which, coeffs, corners, int
             assert lo <= F(int(v.p), int(v.q)) <= hi, (rels, box, shrunk, point)
 
 
+@pytest.mark.slow
 def test_finite_branch_bound() -> None:
     # a bound finite (0) exactly where its condition holds is <= 0 iff the condition holds
     d = Domain({"x": "(0, 1)", "y": "[1, oo)"}, constraints=[x <= y])
@@ -114,6 +116,7 @@ def test_finite_branch_bound() -> None:
     assert not verify_inequality(sympy.Le(false, 0), d, max_boxes=200).proved
 
 
+@pytest.mark.slow
 def test_lemma_7_proved() -> None:
     load_claim_modules()
     v = verify_claim(get_claim("003/lemma-7"), check_steps=False, max_boxes=1200)

@@ -124,6 +124,7 @@ def _families():
     ]
 
 
+@pytest.mark.slow
 def test_families_are_true() -> None:
     for lhs, rhs, domain in _families()[:3]:
         v = verify_inequality(lhs <= rhs, domain, **ALL)
@@ -155,6 +156,7 @@ def test_never_proves_a_perturbed_family(
             assert_refutation_holds(v, prec=200)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shift", ["1/1000", "1/100"])
 def test_constant_perturbed_past_a_monotone_branch(shift: str) -> None:
     # 1 + (e^eps - 1) x <= e^(2 eps x) holds for eps <= eps* = 1.25643... and is proved by

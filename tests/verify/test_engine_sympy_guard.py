@@ -57,6 +57,7 @@ def test_simplifiers_return_at_once_on_large_coefficients() -> None:
         assert (len(sympy.Mul.make_args(_factored(e))) >= 3) is factored
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", [0, 1, 2, 3])
 def test_large_denominator_perturbation_finishes_quickly(which: int) -> None:
     # the perturbation the derandomized property test avoids: a ~200-bit fraction

@@ -122,6 +122,7 @@ NOISY_GD = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("doc", sorted(NOISY_GD))
 def test_noisy_gd_pair_certifies_a_positive_lower_bound(doc: str) -> None:
     """000/theorem-3 (n = 10) and 001/theorem-3.2 (m = 10) at the reports' instances (eps =
@@ -135,6 +136,7 @@ def test_noisy_gd_pair_certifies_a_positive_lower_bound(doc: str) -> None:
     assert lower > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("doc", sorted(NOISY_GD))
 def test_noisy_gd_broken_selection_is_caught_by_the_same_pair(doc: str) -> None:
     """The same pair and samples, the selection's noise scale / 10: certified > 1."""
@@ -168,6 +170,7 @@ def test_corollary1_pair_certifies_a_positive_lower_bound() -> None:
     assert 0 < lower <= 0.0099 + 1e-9
 
 
+@pytest.mark.slow
 def test_corollary1_broken_selection_is_caught_by_the_same_pair() -> None:
     """The same pair and sample size, the exponential mechanism's noise scale / 300 (privacy
     x 300, 9.9): certified > the claimed 0.99.  A division by 10 stays invisible: the flip
@@ -209,6 +212,7 @@ def _winnow(scale: float) -> DPWinnow:
     return DPWinnow(4, params)
 
 
+@pytest.mark.slow
 def test_winnow_pair_certifies_a_positive_lower_bound() -> None:
     """004/theorem-4.4 at eps = 0.99, delta = 1e-4, m = K = 1 (eta = 0.028), d = 4, every
     run switching once, 160,000 samples: certified > 0 (exact loss of the pair on the
@@ -222,6 +226,7 @@ def test_winnow_pair_certifies_a_positive_lower_bound() -> None:
     assert lower > 0
 
 
+@pytest.mark.slow
 def test_winnow_broken_noise_is_caught_by_the_same_pair() -> None:
     """The same pair and sample size, both noise scales (AboveThreshold's Laplace, the
     sampler's Gumbel) divided by 30: certified > the claimed 0.99.  Divided by 10 the pair

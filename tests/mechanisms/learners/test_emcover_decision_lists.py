@@ -141,6 +141,7 @@ def test_theorem_3_5_claim_holds_at_sample_points() -> None:
         assert Accountant().guarantee(event, d).epsilon_upper <= float(e)
 
 
+@pytest.mark.slow
 def test_audit_emcover_pair_below_accountant() -> None:
     """The issue's pair: one set covers the added point, the others cover nothing.  lambda = 1,
     T = 4, 8 sets, delta = 1e-3; 100,000 samples per dataset, seed fixed.  Recorded gap:

@@ -50,10 +50,10 @@ def test_utility_gap_and_sample_size_formulas() -> None:
 @pytest.mark.parametrize(
     ("call", "match"),
     [
-        (lambda: em_utility_gap(0, 10, 1), r"epsilon must be a number in \(0, oo\), got 0"),
-        (lambda: em_utility_gap(1, 0, 1), r"n_candidates must be an integer in \[1, oo\)"),
+        (lambda: em_utility_gap(0, 10, 1), r"epsilon must be a number in \(0, inf\), got 0"),
+        (lambda: em_utility_gap(1, 0, 1), r"n_candidates must be an integer in \[1, inf\)"),
         (lambda: private_pac_sample_size(0.7, 0.1, 1, 5), r"alpha must be a number in \(0, 0.5"),
-        (lambda: thresholds_on_grid(0), r"grid_size must be an integer in \[1, oo\), got 0"),
+        (lambda: thresholds_on_grid(0), r"grid_size must be an integer in \[1, inf\), got 0"),
         (lambda: PrivatePACLearner(thresholds_on_grid(4), -1), r"epsilon must be"),
         (
             lambda: PrivatePACLearner(thresholds_on_grid(4), 1).scores([5], [1]),

@@ -86,6 +86,7 @@ def test_algorithm2_audit_below_accountant() -> None:
     assert result.epsilon_lower > 0.3
 
 
+@pytest.mark.slow
 def test_algorithm1_ledger_and_plan_accounting() -> None:
     """The ledger merges the runs' steps, and the plan is accounted from its steps
     (amplification by sampling without replacement, BBG18 Thm 9, then composition)."""
@@ -165,6 +166,7 @@ def test_lower_bound_construction_and_the_papers_agreement_error() -> None:
     assert np.all(yy * (X @ code[2]) >= 0.01)
 
 
+@pytest.mark.slow
 def test_demo_shows_a_part2_learner_end_to_end_next_to_part1() -> None:
     """`dpaudit demo` runs the part-1 learner's section and this one (registered by
     mechanisms/demo.py); this one trains, accounts, verifies and audits 000's Algorithm 2."""

@@ -67,6 +67,7 @@ def test_neural_net_utility(data) -> None:
     assert np.median(errs) < 0.45
 
 
+@pytest.mark.slow
 def test_efficient_learner_ledger_and_utility(data) -> None:
     """Algorithm 2 (rho = 1, k = 8) with 2 runs of 4000 noisy steps.  Shortfall: BST14's step
     size eta(t) ~ 1/sqrt(t m^2 L^2 + t k sigma^2) is tuned for m^2 = 160000 steps; after 4000

@@ -47,6 +47,7 @@ def test_corollary1_parameters_give_the_claimed_privacy() -> None:
         assert g.epsilon_upper <= float(sympy.Rational(eps))
 
 
+@pytest.mark.slow
 def test_stability_measured_below_accountant() -> None:
     """Empirical |P_S[h(x)=1] - P_S'[h(x)=1]| over 4000 runs each (Hoeffding half-width of
     the difference at alpha = 1e-4: 0.05) stays below the accountant's stability
@@ -96,6 +97,7 @@ def test_corollary1_audit_below_accountant_60k() -> None:
     assert lower > 1.5
 
 
+@pytest.mark.slow
 def test_corollary1_utility_at_the_papers_scale() -> None:
     """Corollary 1 at eps = 1, alpha = 0.1, n = 3000 (O~(d/(eps alpha^2)) = 200 x log
     factors), 10% label noise (best error 0.1): error over 400 test queries <= 0.1 + 2 alpha
@@ -173,6 +175,7 @@ def _theorem2_error(net_radius: str) -> float:
     return float(np.mean(preds != yt))
 
 
+@pytest.mark.slow
 def test_theorem2_utility_on_synthetic_data() -> None:
     """The check passes at eta = 1/400 and fails at eta = 1/2 (privacy 1/200 of it: the
     selection and the vote are then nearly uniform), so it can fail."""

@@ -230,7 +230,7 @@ def test_list_json_states_requirements_and_regimes(capsys) -> None:
         req = rows[cls.NAME]["requirements"]
         assert req["features"] == ("boolean" if cls.BOOLEAN else "real")
         assert req["min_features"] == 1 and req["max_features"] is None
-        assert req["epsilon"] == "(0, oo)"
+        assert req["epsilon"] == "(0, inf)"
         assert req["delta"] == ("delta" in cls().get_params())
         assert set(rows[cls.NAME]["regimes"]) == {"practical", "paper"}
     assert rows["net-margin"]["regimes"]["practical"]["rounds"] == "n // 250, between 1 and 8"

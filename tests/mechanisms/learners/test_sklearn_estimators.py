@@ -45,6 +45,7 @@ def test_net_margin_learner_utility_at_n_2000_eps_1() -> None:
     assert max(errors) <= 0.15
 
 
+@pytest.mark.slow
 def test_noisy_sgd_learner_utility_and_guarantee_at_n_2000() -> None:
     """000 Algorithm 1/3 (the paper regime) at n = 2000, eps = 1, delta = 1e-6, steps
     min(n^2, 1e5): test error <= 0.3 (recorded 0.2); the guarantee is the plan's, within what
@@ -102,15 +103,15 @@ def test_any_two_labels_and_seed_reproducibility() -> None:
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"epsilon": 0}, r"epsilon must be a number in \(0, oo\), got 0"),
-        ({"epsilon": float("nan")}, r"epsilon must be a number in \(0, oo\), got nan"),
-        ({"epsilon": "1"}, r"epsilon must be a number in \(0, oo\), got '1'"),
+        ({"epsilon": 0}, r"epsilon must be a number in \(0, inf\), got 0"),
+        ({"epsilon": float("nan")}, r"epsilon must be a number in \(0, inf\), got nan"),
+        ({"epsilon": "1"}, r"epsilon must be a number in \(0, inf\), got '1'"),
         ({"margin": 2.0}, r"margin must be a number in \(0, 1\], got 2.0"),
         ({"candidates": "net", "dimension": 9}, r"dimension must be an integer in \[1, 4\], got 9"),
         ({"regime": "tuned"}, r"regime must be one of 'practical', 'paper', got 'tuned'"),
         ({"rounds": 0}, r"rounds must be an integer in \[1, 64\], got 0"),
         ({"shrink": 1.5}, r"shrink must be a number in \(0, 1\], got 1.5"),
-        ({"random_state": -1}, r"random_state must be None, an integer in \[0, oo\)"),
+        ({"random_state": -1}, r"random_state must be None, an integer in \[0, inf\)"),
     ],
 )
 def test_bad_parameters_name_range_and_value(params, match) -> None:
@@ -127,7 +128,7 @@ def test_bad_data_is_refused_before_anything_runs() -> None:
         DPWinnowClassifier(epsilon=0.5).fit(X, y)
     with pytest.raises(ValueError, match=r"delta must be a number in \(0, 1\), got 1.5"):
         NoisySGDMarginClassifier(delta=1.5).fit(X, y)
-    with pytest.raises(ValueError, match=r"steps must be an integer in \[1, oo\), got 'many'"):
+    with pytest.raises(ValueError, match=r"steps must be an integer in \[1, inf\), got 'many'"):
         NoisySGDMarginClassifier(steps="many").fit(X, y)
 
 
@@ -148,12 +149,41 @@ def test_a_plan_above_the_requested_epsilon_is_refused() -> None:
 
 def test_every_estimator_is_registered_through_the_entry_point() -> None:
     infos = load_learners()
-    assert [i.name for i in infos if i.factory in ESTIMATORS] == [c.NAME for c in ESTIMATORS]
+    assert [i.name for i in infos if i.estimator in ESTIMATORS] == [c.NAME for c in ESTIMATORS]
     assert get_learner("noisy-sgd-margin").task == "halfspace"
     assert {LEARNERS[n].task for n in ("decision-list", "dp-winnow")} == {"boolean"}
     assert {i.privacy for i in infos} <= {"pure", "approximate", "label", "prediction"}
     with pytest.raises(KeyError, match="learner must be one of"):
         get_learner("no-such-learner")
+
+
+def test_the_registration_table_agrees_with_the_classes() -> None:
+    """``register()`` describes each learner from LEARNER_TABLE without importing it (so that
+    ``dpaudit learn --list`` imports no learner); the table must say what the class says."""
+    from mechanisms.estimators import LEARNER_TABLE
+
+    load_learners()
+    for name, task, source, privacy, path, summary, efficient in LEARNER_TABLE:
+        info = LEARNERS[name]
+        assert info.factory == path  # registered by path, imported on first use
+        cls = info.estimator
+        row = (name, task, source, privacy, summary, efficient)
+        attributes = (cls.NAME, cls.TASK, cls.SOURCE, cls.PRIVACY, cls.SUMMARY, cls.EFFICIENT)
+        assert attributes == row, f"LEARNER_TABLE's row for {name} differs from {path}"
+        assert info.to_dict()["estimator"] == f"{cls.__module__}.{cls.__qualname__}"
+    assert len(LEARNER_TABLE) == len(ESTIMATORS)
+
+
+def test_a_learner_registered_by_path_is_imported_on_first_use() -> None:
+    from dpaudit.learners import LearnerInfo
+    from dpaudit.plugins import TargetError
+
+    info = LearnerInfo("x", "halfspace", "s", "pure", "mechanisms.estimators.boolean:Nope")
+    assert info.to_dict()["estimator"] == "mechanisms.estimators.boolean.Nope"  # no import
+    with pytest.raises(TargetError, match="has no 'Nope'"):
+        _ = info.estimator
+    with pytest.raises(ValueError, match=r"import path 'package\.module:ClassName'"):
+        LearnerInfo("x", "halfspace", "s", "pure", "no-colon")
 
 
 def test_private_prediction_answers_each_row_privately() -> None:
@@ -187,6 +217,7 @@ def test_the_utility_threshold_can_fail() -> None:
     assert max(errors) > 0.15
 
 
+@pytest.mark.slow
 def test_long_loops_report_progress() -> None:
     """dpaudit.learners.progress: the noisy-SGD loop reports (done, total) per block of steps,
     ending at (steps, steps) for each run; nothing is reported outside the context."""

@@ -39,6 +39,7 @@ def _exact_p1() -> float:
     return alpha + (1 - 2 * alpha) * (s * v + (1 - s) * (1 - v))
 
 
+@pytest.mark.slow
 def test_batch_matches_the_exact_prediction_law_on_the_pair() -> None:
     """Frequencies of 1 over 40,000 batched runs per dataset lie within 4.5 standard
     deviations of the exact P (two-sided alpha ~ 7e-6 each); d1 is the mirror image."""

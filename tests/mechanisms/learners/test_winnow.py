@@ -54,7 +54,7 @@ def test_multiplicative_update_normalises() -> None:
         (lambda: paper_parameters(1.0, 1e-6, 0.3, 8, 10, 0.1), r"epsilon must be a number in"),
         (
             lambda: DPWinnowParameters(10, 0.5, 1.0, 0.1, 1.0, 0, 0.1, 3),
-            r"samples must be an integer in \[1, oo\), got 0",
+            r"samples must be an integer in \[1, inf\), got 0",
         ),
     ],
 )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 
 import numpy as np
+import pytest
 from scipy import stats
 
 from mechanisms.ledger import Ledger
@@ -51,6 +52,7 @@ def _p_value(a: collections.Counter, b: collections.Counter) -> float:
     return float(stats.chi2_contingency(np.array(table))[1])
 
 
+@pytest.mark.slow
 def test_batch_has_the_law_of_separate_runs() -> None:
     xs, ys = _stream()
     mech = _winnow(0.5)

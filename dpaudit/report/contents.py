@@ -264,6 +264,7 @@ def describe(target: Target, seed: int = 0) -> dict[str, Any]:
             **({"not_audited": target.not_audited} if target.not_audited else {}),
             **({"one_run": one_run_spec(target)} if target.one_run is not None else {}),
             **({"records": target.records.spec()} if target.records is not None else {}),
+            **({"regenerate": target.regenerate} if target.regenerate else {}),
         },
         "claim": None
         if claim is None

@@ -26,6 +26,8 @@ __all__ = [
     "RULES",
     "Accountant",
     "Approx",
+    "Calibration",
+    "CalibrationError",
     "Candidate",
     "Concentrated",
     "DeltaGuarantee",
@@ -37,6 +39,7 @@ __all__ = [
     "Step",
     "UnsupportedEventError",
     "account",
+    "calibrate",
     "plot_privacy_curve",
     "register_rule",
     "substitute",
@@ -52,11 +55,15 @@ from dpaudit.accountant import stability as _stability  # noqa: F401  (registers
 # isort: on
 
 if TYPE_CHECKING:
+    from dpaudit.accountant.calibration import Calibration, CalibrationError, calibrate
     from dpaudit.accountant.curve import PrivacyCurve, plot_privacy_curve
 
 #: Names imported on first use: the privacy curve needs numpy, which ``dpaudit account`` at
 #: delta 0 does not (start-up, issue 19 part 4).
 _LAZY = {
+    "Calibration": "dpaudit.accountant.calibration",
+    "CalibrationError": "dpaudit.accountant.calibration",
+    "calibrate": "dpaudit.accountant.calibration",
     "PrivacyCurve": "dpaudit.accountant.curve",
     "plot_privacy_curve": "dpaudit.accountant.curve",
 }

@@ -5,7 +5,7 @@ whole privacy profiles, evaluated at the requested delta.
   profiles.
 * :class:`OptimalComposition` -- k-fold composition by the exact Kairouz-Oh-Viswanath formula.
 * :class:`AdvancedComposition` -- Dwork-Rothblum-Vadhan.
-* :class:`RenyiCurve` -- an RDP curve on integer orders.
+* :class:`RenyiCurve` -- an RDP curve on integer orders (and real ones where it is known).
 * :class:`BoundedRangeComposition` -- composition of bounded-range mechanisms.
 
 Also the accountant's memo of built privacy-loss distributions (:func:`_memo`).
@@ -14,6 +14,7 @@ Also the accountant's memo of built privacy-loss distributions (:func:`_memo`).
 from __future__ import annotations
 
 import collections
+import contextvars
 import dataclasses
 import math
 import threading
@@ -111,6 +112,15 @@ class LossDistribution(Statement):
         return [Candidate(upper, delta, step, lower)]
 
 
+#: While True, a PLD's bounds are computed on the first (coarsest) grid only, not refined:
+#: certified, looser and several times faster.  A calibration's search sets it for its first
+#: phase (:mod:`dpaudit.accountant.calibration_search`); a context variable, so each thread
+#: and task has its own.
+COARSEST_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "dpaudit_coarsest_only", default=False
+)
+
+
 #: The PLD grid: the first (coarsest) step tried, the finest step (:data:`VALUE_DISCRETIZATION`)
 #: and the target: the grid is refined while the certified gap ``upper - lower`` exceeds
 #: ``TARGET_GAP * upper``.
@@ -124,7 +134,8 @@ def refined_epsilon_bounds(
 ) -> tuple[float, float, float] | None:
     """Certified ``(lower, upper, h)`` for the PLD ``build(h)`` at ``delta``.
 
-    Starts on the coarse grid :data:`COARSEST_GRID` and refines while the gap between the
+    Starts on the coarse grid :data:`COARSEST_GRID` (and stays there while
+    :data:`COARSEST_ONLY` is set) and refines while the gap between the
     certified bounds is above :data:`TARGET_GAP` times the upper bound, down to
     :data:`FINEST_GRID`.  Every grid gives certified bounds, so the best of each side is
     kept.  The discretisation error of the connect-the-dots pair shrinks about like h^2, so
@@ -141,6 +152,7 @@ def refined_epsilon_bounds(
     h = COARSEST_GRID
     best_lo, best_hi, used = 0.0, math.inf, h
     previous: tuple[float, float] | None = None  # (h, gap) of the grid before
+    coarsest_only = COARSEST_ONLY.get()
     while True:
         pair = build(h)
         coarsened = False
@@ -153,7 +165,7 @@ def refined_epsilon_bounds(
             # computed on a coarser grid: a finer leaf grid would be coarsened the same way
             coarsened = pair.h > h
         gap = best_hi - best_lo
-        if h <= FINEST_GRID or gap <= TARGET_GAP * best_hi or coarsened:
+        if h <= FINEST_GRID or gap <= TARGET_GAP * best_hi or coarsened or coarsest_only:
             break
         # the gap's order in h, measured on the last two grids (2 for one composition; about
         # 0.5 for a thousand distinct DP-SGD phases, where assuming 2 cost a grid more)
@@ -257,19 +269,35 @@ class RenyiCurve(Statement):
     ``tau_upper``, when given, is a callable order -> a rational upper bound on tau (an
     interval evaluation rounded up), used instead of the exact expression for speed: the
     conversion to (eps, delta) increases with tau, so the result is still an upper bound.
+
+    ``tau_real``, when given, is tau at any real order > 1 in floats (only to choose the
+    order): the curve is then known in closed form between its integer orders (Gaussian,
+    Laplace, randomized response: Mironov 2017, Table II holds for every alpha > 1, and so
+    for their k-fold compositions) and ``exact_tau`` and ``tau_upper`` accept rational
+    orders; the conversion is then made at the best real order near the best integer one
+    (:func:`~dpaudit.theorems.rdp.choose_real_order`).
     """
 
     orders: tuple[int, ...] = ()
     taus: tuple[sympy.Expr, ...] = ()
     exact_tau: Any = None  # callable order -> exact tau, used for the chosen order
     tau_upper: Any = None
+    tau_real: Any = None  # callable real order -> tau in floats (None: integer orders only)
     currency = "rdp"
+
+    def order(self, delta: sympy.Expr) -> Any:
+        """The order to convert at: the best integer order (floats: only a choice), refined
+        to a real order when the curve is known between integers."""
+        order = rdp.choose_order(self.orders, self.taus, delta)
+        if self.tau_real is None:
+            return order
+        return rdp.choose_real_order(self.tau_real, order, delta)
 
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
         d = None if delta is None else _number(delta)
         if d is None or not 0 < d < 1:
             return []
-        order = rdp.choose_order(self.orders, self.taus, delta)  # floats: only a choice
+        order = self.order(delta)
         checks = admit(rdp.RDP_CONVERSION, self.step.event, {"alpha": order, "delta": delta})
         if checks is None:
             return []
@@ -282,7 +310,7 @@ class RenyiCurve(Statement):
             rdp.RDP_CONVERSION,
             self.step.event,
             f"({show(eps)}, {show(delta)})-DP",
-            f"order alpha = {order}",
+            f"order alpha = {show(order)}",
             (self.step,),
             checks=with_params(checks, {"tau": tau}),
         )

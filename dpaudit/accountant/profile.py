@@ -384,11 +384,18 @@ def _renyi(s: cur.RenyiCurve, eps: sympy.Expr) -> list[DeltaCandidate]:
         log_d = (a - 1) * (t - ef) + (a - 1) * np.log((a - 1) / a) - np.log(a)
     if not np.any(np.isfinite(log_d)):
         return []
-    order = int(s.orders[int(np.nanargmin(np.where(np.isfinite(log_d), log_d, np.inf)))])
+    order: Any = int(s.orders[int(np.nanargmin(np.where(np.isfinite(log_d), log_d, np.inf)))])
+    if s.tau_real is not None:  # the curve is known between integers: the best real order
+        tau_real = s.tau_real
+
+        def log_delta(x: float) -> float:
+            return (x - 1) * (tau_real(x) - ef) + (x - 1) * math.log((x - 1) / x) - math.log(x)
+
+        order = rdp.best_real_order(log_delta, order)
     tau = (s.tau_upper or s.exact_tau)(order)
     if is_sympy_object(tau) and tau in (sympy.oo, sympy.zoo, sympy.nan):
         return []
-    alpha = rational(order)
+    alpha = exact(order, "order")
     # BBGHS20 Thm 21 solved for delta; increasing in tau, so tau rounded up is sound
     value = fn.exp((alpha - 1) * (tau - eps)) * ((alpha - 1) / alpha) ** (alpha - 1) / alpha
     up = float_up(value)
@@ -399,7 +406,7 @@ def _renyi(s: cur.RenyiCurve, eps: sympy.Expr) -> list[DeltaCandidate]:
             rdp.RDP_CONVERSION,
             up,
             None,
-            f"order alpha = {order}: delta = exp((alpha-1)(tau - eps)) "
+            f"order alpha = {show(alpha)}: delta = exp((alpha-1)(tau - eps)) "
             "((alpha-1)/alpha)^(alpha-1)/alpha",
         )
     ]
@@ -449,7 +456,8 @@ def refined_delta_bounds(
     """Certified ``(lower, upper, h)`` on the profile of ``build(h)`` at epsilon.
 
     The grid starts at :data:`~dpaudit.accountant.currencies.COARSEST_GRID` and halves (at
-    least) while the certified gap exceeds :data:`TARGET_DELTA_GAP` times the upper bound,
+    least) while the certified gap exceeds :data:`TARGET_DELTA_GAP` times the upper bound
+    (not at all while :data:`~dpaudit.accountant.currencies.COARSEST_ONLY` is set),
     down to :data:`~dpaudit.accountant.currencies.FINEST_GRID`; every grid gives certified
     bounds, so the best of each side is kept.
 
@@ -465,7 +473,7 @@ def refined_delta_bounds(
             if hi < best_hi:
                 best_hi, used = hi, h
         gap = best_hi - best_lo
-        if h <= cur.FINEST_GRID or gap <= TARGET_DELTA_GAP * best_hi:
+        if h <= cur.FINEST_GRID or gap <= TARGET_DELTA_GAP * best_hi or cur.COARSEST_ONLY.get():
             break
         h = max(cur.FINEST_GRID, h * 0.25)
     if not math.isfinite(best_hi):

@@ -25,6 +25,7 @@ from dpaudit.accountant.statements import (
     Statement,
     Step,
     compare,
+    settled,
     show,
 )
 from dpaudit.deferred_imports import sympy
@@ -79,10 +80,21 @@ def of_currency(statements: Sequence[Statement], cls: type[_S]) -> list[_S]:
 
 def best_candidate(statements: Sequence[Statement], delta: sympy.Expr | None) -> Candidate | None:
     """The candidate with the smallest epsilon among those with delta <= ``delta``
-    (numerically decided; the first one when undecidable)."""
+    (numerically decided; the first one when undecidable).
+
+    Costly statements (privacy loss distributions) are converted last, and among the others
+    those with an exact privacy profile first; once a candidate is exact (its certified band within
+    :data:`~dpaudit.accountant.statements.SETTLED`, :func:`~dpaudit.accountant.statements.
+    settled`) the others are not converted: as in :meth:`Accountant.guarantee`, they could
+    improve it by less than that band."""
     best: Candidate | None = None
-    for statement in statements:
+    exact: Candidate | None = None
+    for statement in sorted(statements, key=lambda s: (s.costly, not s.exact_profile)):
+        if exact is not None:
+            break
         for cand in statement.candidates(delta):
+            if exact is None and not statement.costly:
+                exact = settled([cand])
             if best is None:
                 best = cand
                 continue

@@ -18,6 +18,7 @@ compute their epsilon at the requested delta (they are whole privacy profiles, n
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -154,27 +155,51 @@ LEAF_ORDERS: tuple[int, ...] = rdp.DEFAULT_ORDERS[:48]
 
 def _leaf_renyi(event: Event, children: Children, budget: sympy.Expr | None) -> list[Statement]:
     """The RDP curve of a numeric Laplace (exact, Mironov 2017 Table II), Gaussian
-    (Proposition 7) or binary randomized response (Table II) leaf, on :data:`LEAF_ORDERS`;
+    (Proposition 7) or binary randomized response (Table II) leaf: closed forms for every real
+    order alpha > 1, tabulated on :data:`LEAF_ORDERS` to start the choice of the order;
     k-fold composition multiplies it (:func:`_renyi_power`) and RDP_CONVERSION resolves it at
-    the target delta.  The card's domain is checked at the smallest order (every order used
-    is at least that)."""
+    the target delta, at the best real order.  The card's domain (alpha > 1 and the
+    mechanism's parameters) is checked at the smallest tabulated order: every order used is
+    above 1."""
     a0 = LEAF_ORDERS[0]
+    tau_real: Callable[[float], float]
     if isinstance(event, ev.Laplace):
         card, params = rdp.RDP_LAPLACE, {"b": event.scale / event.sensitivity}
 
-        def tau(a: int) -> sympy.Expr:
+        def tau(a: Any) -> sympy.Expr:
             return rdp.laplace_rdp(a, event.scale, event.sensitivity)
+
+        lam = _number(event.scale / event.sensitivity) or 1.0
+
+        def tau_real(a: float) -> float:
+            return math.log(
+                a / (2 * a - 1) * math.exp((a - 1) / lam)
+                + (a - 1) / (2 * a - 1) * math.exp(-a / lam)
+            ) / (a - 1)
     elif isinstance(event, ev.Gaussian):
         card, params = rdp.RDP_GAUSSIAN, {"sigma": event.sigma, "Delta": event.sensitivity}
 
-        def tau(a: int) -> sympy.Expr:
+        def tau(a: Any) -> sympy.Expr:
             return rdp.gaussian_rdp(a, event.sigma, event.sensitivity)
+
+        half_mu2 = (_number(event.sensitivity / event.sigma) or 0.0) ** 2 / 2
+
+        def tau_real(a: float) -> float:
+            return a * half_mu2
     elif isinstance(event, ev.RandomizedResponse) and event.categories == 2:
         truth = fn.exp(event.epsilon) / (1 + fn.exp(event.epsilon))
         card, params = rdp.RDP_RANDOMIZED_RESPONSE, {"p": truth}
 
-        def tau(a: int) -> sympy.Expr:
+        def tau(a: Any) -> sympy.Expr:
             return rdp.randomized_response_rdp(a, truth)
+
+        e_rr = _number(event.epsilon) or 0.0
+        # log of p^a (1-p)^(1-a) + (1-p)^a p^(1-a), p = e^eps/(1+e^eps)
+        log_p, log_q = -math.log1p(math.exp(-e_rr)), -math.log1p(math.exp(min(e_rr, 700.0)))
+
+        def tau_real(a: float) -> float:
+            top = a * log_p + (1 - a) * log_q
+            return (top + math.log1p(math.exp(a * log_q + (1 - a) * log_p - top))) / (a - 1)
     else:  # a declared eps-DP leaf: its k-fold composition is exact by optimal composition
         return []
     if any(_number(v) is None for v in params.values()):
@@ -183,11 +208,11 @@ def _leaf_renyi(event: Event, children: Children, budget: sympy.Expr | None) -> 
     if checks is None:
         return []
     try:
-        taus = _curve_floats(tau)
+        taus = _curve_floats(tau, tau_real)
     except (EvaluationError, ValueError, OverflowError, TypeError):
         return []
 
-    def tau_upper(a: int) -> sympy.Expr:
+    def tau_upper(a: Any) -> sympy.Expr:
         # a rational rounded up: the conversion increases with tau, and the exact closed
         # forms (powers of e/(1+e), ...) make sympy's Max in the conversion crawl
         return from_float(float_up(tau(a)))
@@ -198,13 +223,15 @@ def _leaf_renyi(event: Event, children: Children, budget: sympy.Expr | None) -> 
                 card,
                 event,
                 "RDP curve",
-                f"tau(alpha) exact (rounded up), integer orders {a0}..{LEAF_ORDERS[-1]}",
+                f"tau(alpha) exact (rounded up), every order alpha > 1 (closed form; integer "
+                f"orders {a0}..{LEAF_ORDERS[-1]} to start the choice)",
                 checks=checks,
             ),
             orders=LEAF_ORDERS,
             taus=taus,
             exact_tau=tau,
             tau_upper=tau_upper,
+            tau_real=tau_real,
         )
     ]
 
@@ -213,14 +240,23 @@ for _cls in (ev.Laplace, ev.Gaussian, ev.RandomizedResponse):
     register_rule(_cls)(_leaf_renyi)
 
 
-def _curve_floats(tau: Callable[[Any], sympy.Expr]) -> tuple[float, ...]:
+def _curve_floats(
+    tau: Callable[[Any], sympy.Expr], tau_real: Callable[[float], float]
+) -> tuple[float, ...]:
     """tau at :data:`LEAF_ORDERS` in floats, only to choose the order (the chosen order's tau
-    is then bounded rigorously).  For plain-number parameters each order's exact value (an
+    is then bounded rigorously): the closed form in floats (microseconds) where it stays
+    finite; else for plain-number parameters each order's exact value (an
     :class:`~dpaudit.exact_numbers.ExactNumber`, ~0.3 ms an order); otherwise the closed form
     at a symbolic order in 30-digit mpmath (an interval evaluation of a sympy expression per
     order took ~0.1 s)."""
     import mpmath
 
+    try:
+        floats = tuple(tau_real(float(a)) for a in LEAF_ORDERS)
+        if all(math.isfinite(t) for t in floats):
+            return floats
+    except (ValueError, OverflowError, ZeroDivisionError):
+        pass
     first = tau(LEAF_ORDERS[0])
     if isinstance(first, ExactNumber):  # numeric parameters: the exact values, in floats
         return (float(first), *(float(tau(a)) for a in LEAF_ORDERS[1:]))

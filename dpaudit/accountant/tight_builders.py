@@ -218,6 +218,7 @@ def _renyi_subsampled_gaussian(
 
     floats = rdp.subsampled_gaussian_rdp_floats(orders, inner.sigma, event.rate, inner.sensitivity)
     taus = tuple(count * v for v in floats)  # floats: only to choose the order
+
     # the domain's order condition is checked at the smallest order (alpha > 1 holds for all)
     checks = admit(
         rdp.RDP_SUBSAMPLED_GAUSSIAN,
@@ -246,7 +247,7 @@ def _renyi_power(event: Event, s: RenyiCurve, k: int) -> RenyiCurve | None:
     checks = admit(rdp.RDP_COMPOSITION, event, {"alpha": s.orders[0], "k": k})
     if checks is None:
         return None
-    base, up = s.exact_tau, s.tau_upper
+    base, up, real = s.exact_tau, s.tau_upper, s.tau_real
     return RenyiCurve(
         Step(
             rdp.RDP_COMPOSITION,
@@ -260,6 +261,7 @@ def _renyi_power(event: Event, s: RenyiCurve, k: int) -> RenyiCurve | None:
         taus=tuple(k * t for t in s.taus),
         exact_tau=lambda a: k * base(a),
         tau_upper=None if up is None else lambda a: k * up(a),
+        tau_real=None if real is None else lambda a: k * real(a),
     )
 
 

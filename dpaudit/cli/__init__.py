@@ -27,6 +27,7 @@ COMMANDS = {
     "account": "account an event expression (guarantee and derivation)",
     "explain": "walk through the derivation of an event expression step by step",
     "compare": "compare composition methods for k-fold composition (table and plot)",
+    "calibrate": "the best noise, steps or rate whose certified guarantee meets a target",
     "verify": "verify privacy claims over their parameter domains",
     "audit": "audit a mechanism's code for a certified epsilon lower bound",
     "report": "write audit reports (Markdown/HTML) for mechanisms and algorithms",

@@ -50,10 +50,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--plot", help="write a PNG plot of epsilon against k to this path")
     p.add_argument(
+        "--latex",
+        action="store_true",
+        help="print the table, each method's formula with the numbers of one k, the methods "
+        "without a column and the notes as a LaTeX fragment",
+    )
+    p.add_argument(
         "--json",
         action="store_true",
         help='print JSON: "epsilon" (by method and k), "methods" (each with "theorem", '
-        '"citation", "assumptions", "formula", "latex", "values", ...) and "notes"',
+        '"citation", "assumptions", "formula", "latex", "values", ...), "notes" and "absent" '
+        "(expected methods without a column, with the reason)",
     )
     p.set_defaults(func=run)
 
@@ -74,12 +81,16 @@ def run(args: argparse.Namespace) -> int:
     except ValueError:
         raise ValueError(f"--k must be comma-separated integers, got {args.k[:80]!r}") from None
     exact_option("--delta", args.delta, 0.0, 1.0)  # the rule of every number option
+    if args.json and args.latex:
+        raise ValueError("give --json or --latex, not both")
     result = compare_methods(args.mechanism, ks, args.delta, k_ref=args.at)  # shown as given
     # files first: a reader that stops early (``| head``) must not cost the plot
     if args.plot:
         result.plot(args.plot)
     if args.json:
         print(dumps(result.to_dict(), indent=2))
+    elif args.latex:
+        print(result.latex())
     else:
         print(result.text())
         if args.plot:

@@ -20,10 +20,12 @@ from dpaudit.accountant import Accountant, Guarantee, Step
 from dpaudit.accountant.render import assumption_lines
 from dpaudit.cli.exit_codes import dumps
 from dpaudit.cli.numbers import exact_option
+from dpaudit.events import Composed, SelfComposed
 from dpaudit.latex import latex_escape
 from dpaudit.parse import parse_event
+from dpaudit.teaching.absences import Absence, absent_methods
 from dpaudit.teaching.cards import UnknownTheoremError, card_names, explain_card
-from dpaudit.teaching.explanation import explain_candidates
+from dpaudit.teaching.explanation import explain_candidates, given_values
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -66,8 +68,10 @@ def _ordered(step: Step) -> list[Step]:
 
 
 def explain_text(g: Guarantee) -> str:
-    """The derivation as numbered text steps."""
-    lines = [f"Why {g}:", ""]
+    """The derivation as numbered text steps (the numbers given first, and at the end the
+    expected methods that gave no candidate, with why)."""
+    given = ", ".join(f"{where} = {v}" for where, v in given_values(g.event, g.delta))
+    lines = [f"Why {g}:", f"Given: {given}", ""]
     for n, s in enumerate(_ordered(g.derivation), 1):
         t = s.theorem
         lines.append(f"Step {n}. {t.name} applied to {s.event}")
@@ -92,8 +96,20 @@ def explain_text(g: Guarantee) -> str:
         lines.append("Not applicable (outside the theorem's domain):")
         lines.extend(f"   - {r}" for r in g.rejected)
         lines.append("")
+    absent = _absent(g)
+    if absent:
+        lines.append("Methods with no candidate here (why):")
+        lines.extend(f"   - {a}" for a in absent)
+        lines.append("")
     lines.append(f"Result: {g}  (epsilon is an upper bound, rounded up)")
     return "\n".join(lines)
+
+
+def _absent(g: Guarantee) -> list[Absence]:
+    """The expected methods without a candidate for a composition (none for other events)."""
+    if not isinstance(g.event, (SelfComposed, Composed)):
+        return []
+    return absent_methods(g, {c.label for c in g.candidates})
 
 
 def explain_dict(g: Guarantee) -> dict[str, Any]:
@@ -125,8 +141,10 @@ def explain_dict(g: Guarantee) -> dict[str, Any]:
         )
     return {
         "guarantee": g.to_dict(),
+        "given": [{"where": w, "value": v} for w, v in given_values(g.event, g.delta)],
         "steps": steps,
         "not_applicable": [str(r) for r in g.rejected],
+        "absent": [{"method": a.method, "reason": a.reason} for a in _absent(g)],
         **explain_candidates(g).to_dict(),
     }
 
@@ -154,6 +172,12 @@ def explain_latex(g: Guarantee) -> str:
         if beaten:
             out.append(rf"    Beat: \texttt{{{_tex('; '.join(beaten))}}}.")
     out.append(r"\end{enumerate}")
+    absent = _absent(g)
+    if absent:
+        out.append(r"Methods with no candidate here:")
+        out.append(r"\begin{itemize}")
+        out += [rf"  \item {_tex(a.method)}: {_tex(a.reason)}" for a in absent]
+        out.append(r"\end{itemize}")
     if g.rejected:
         out.append(r"Not applicable (outside the theorem's domain):")
         out.append(r"\begin{itemize}")

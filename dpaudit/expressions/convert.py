@@ -4,6 +4,7 @@ one safe converter of any value to sympy."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -55,6 +56,7 @@ def parse(
     return _Parser(text, tokens, symbols, make_symbol, dict(callables or {})).parse()
 
 
+@functools.lru_cache(maxsize=4096)
 def names_in(text: str, *, primes: bool = False) -> frozenset[str]:
     """The parameter names ``text`` mentions (names that are neither called as functions nor
     constants), read by the restricted tokenizer without building anything.

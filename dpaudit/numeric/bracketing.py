@@ -51,25 +51,31 @@ def bracket_decreasing(
     rel_tol = exact(rel_tol, "rel_tol")
     value_at = _evaluator(expr, symbol)
 
-    def below(x: ExactNumber) -> bool | None:
-        lo, hi = endpoints(value_at(x))
-        t_lo, t_hi = endpoints(interval(target))
+    t_lo, t_hi = endpoints(interval(target))
+
+    def decide(enclosure: Any) -> bool | None:
+        lo, hi = endpoints(enclosure)
         if hi <= t_lo:
             return True
         if lo > t_hi:
             return False
         return None
 
+    def below(x: ExactNumber) -> bool | None:
+        # refined only until the comparison is decided (interval's ``enough``)
+        return decide(value_at(x, lambda enclosure: decide(enclosure) is not None))
+
     zero = rational(0)
-    if below(zero) is True:
-        return zero, zero
     if guess is not None and guess > 0:
-        # certify a bracket around a floating-point guess with two rigorous evaluations
+        # certify a bracket around a floating-point guess with two rigorous evaluations (the
+        # lower end certified above the target, f(0) is too: f decreases)
         g = exact(guess, "guess")
         hi_try = g * (1 + rel_tol / 4)
         lo_try = g * (1 - rel_tol / 4)
         if below(hi_try) is True and below(lo_try) is False:
             return lo_try, hi_try
+    if below(zero) is True:
+        return zero, zero
     lower, upper = zero, rational(1)
     steps = 0
     while (state := below(upper)) is not True:
@@ -96,10 +102,11 @@ def bracket_decreasing(
     return lower, upper
 
 
-def _evaluator(expr: Any, symbol: Any) -> Callable[[ExactNumber], Any]:
-    """``x -> interval enclosing f(x)`` for f a callable or a sympy expression in ``symbol``."""
+def _evaluator(expr: Any, symbol: Any) -> Callable[[ExactNumber, Callable[[Any], bool]], Any]:
+    """``(x, enough) -> interval enclosing f(x)`` (refined until ``enough`` holds or to
+    :func:`interval`'s default width) for f a callable or a sympy expression in ``symbol``."""
     if callable(expr) and not is_sympy_object(expr):
-        return lambda x: interval(expr(x))
+        return lambda x, enough: interval(expr(x), enough=enough)
     if symbol is None:
         raise TypeError("bracket_decreasing: a sympy expression needs its symbol")
-    return lambda x: interval(expr, {symbol: x})
+    return lambda x, enough: interval(expr, {symbol: x}, enough=enough)

@@ -309,6 +309,7 @@ def interval(
     rel_width: float = 2.0**-60,
     prec: int | None = None,
     extended: bool = False,
+    enough: Callable[[Any], bool] | None = None,
 ) -> Any:
     """Enclose the value of ``expr`` in a rigorous mpmath interval.
 
@@ -327,6 +328,9 @@ def interval(
             ``log([0, h])`` is ``[-oo, log h]``.  The result may then have infinite ends; it
             still contains every value the expression takes (used by the verifier on boxes
             that touch an open end of a domain).
+        enough: stop refining as soon as this returns True for an enclosure (e.g. once it
+            decides a comparison: a narrower one would decide it the same way, both being
+            rigorous); the precision ladder is otherwise unchanged.
 
     Returns:
         An ``mpmath.iv.mpf`` guaranteed to contain the true value (for every value of the
@@ -340,12 +344,18 @@ def interval(
     token = _EXTENDED.set(extended)
     try:
         with PRECISION_LOCK:
-            return _interval(expr, subs, rel_width, prec)
+            return _interval(expr, subs, rel_width, prec, enough)
     finally:
         _EXTENDED.reset(token)
 
 
-def _interval(expr: sympy.Expr, subs: Mapping[Any, Any], rel_width: float, prec: int | None) -> Any:
+def _interval(
+    expr: sympy.Expr,
+    subs: Mapping[Any, Any],
+    rel_width: float,
+    prec: int | None,
+    enough: Callable[[Any], bool] | None = None,
+) -> Any:
     precisions = [prec] if prec is not None else _precision_ladder()
     result = None
     for p in precisions:
@@ -364,6 +374,8 @@ def _interval(expr: sympy.Expr, subs: Mapping[Any, Any], rel_width: float, prec:
         lo, hi = endpoints(result)
         if not (mpmath.isfinite(lo) and mpmath.isfinite(hi)):
             continue
+        if enough is not None and enough(result):
+            break
         with mpmath.workprec(p + 20):
             width = hi - lo
             scale = max(abs(lo), abs(hi), mpmath.mpf(2) ** -1000)

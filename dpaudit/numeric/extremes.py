@@ -60,7 +60,8 @@ def _extreme(values: tuple[Any, ...], op: str, name: str) -> sympy.Expr:
         beaten = False
         survivors = []
         for k in kept:
-            lo, hi = endpoints(interval(v - k))
+            # refined only until the comparison is decided
+            lo, hi = endpoints(interval(v - k, enough=lambda e: _decided(op, e)))
             verdict = decide_relation(op, lo, hi)
             if verdict is True:  # v beats k: drop k
                 continue
@@ -71,3 +72,8 @@ def _extreme(values: tuple[Any, ...], op: str, name: str) -> sympy.Expr:
     if len(kept) == 1:
         return kept[0]
     return combine(*kept, evaluate=False)
+
+
+def _decided(op: str, enclosure: Any) -> bool:
+    """Whether an enclosure of a difference decides ``difference op 0``."""
+    return decide_relation(op, *endpoints(enclosure)) is not None

@@ -19,11 +19,12 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from dpaudit.accountant import Accountant
+from dpaudit.accountant import Accountant, Guarantee
 from dpaudit.accountant.statements import Candidate
 from dpaudit.events import Event, SelfComposed
 from dpaudit.numeric import EvaluationError, float_up
 from dpaudit.parse import parse_event, parse_number
+from dpaudit.teaching.absences import Absence, absent_methods
 from dpaudit.teaching.formulas import Instance, card_formula, card_latex, instantiate, value_text
 from dpaudit.teaching.orderings import ordering_notes
 from dpaudit.teaching.render import latex_escape, png_data_uri
@@ -56,6 +57,16 @@ class Method:
     instance: Instance | None
     how: str
     chain: tuple[str, ...]
+    given: frozenset[str] = frozenset()
+
+    def values_text(self) -> str:
+        """The values put into the formula, those the user gave marked ``(given)``."""
+        if self.instance is None:
+            return ""
+        return ", ".join(
+            f"{k} = {value_text(v)}" + (" (given)" if k in self.given else "")
+            for k, v in self.instance.values.items()
+        )
 
     def to_dict(self, k: int) -> dict[str, Any]:
         """JSON-ready: the fields of ``compare --json`` (values at the reference ``k``)."""
@@ -76,7 +87,7 @@ class Method:
         }
         if self.instance is not None:
             inst = self.instance.to_dict()
-            out["values"] = inst["values"]
+            out["values"] = [{**v, "given": v["symbol"] in self.given} for v in inst["values"]]
             out["substituted"] = inst["substituted"]
             out["results"] = inst["results"]
         return out
@@ -94,6 +105,8 @@ class Comparison:
         methods: one :class:`Method` per accounting method, by label order.
         notes: generated notes on the orderings between methods (see
             :func:`~dpaudit.teaching.orderings.ordering_notes`).
+        absent: the methods a reader expects that have no column, each with the reason read
+            from the accountant at the reference k (:mod:`dpaudit.teaching.absences`).
     """
 
     mechanism: Event
@@ -102,6 +115,7 @@ class Comparison:
     k_ref: int
     methods: tuple[Method, ...]
     notes: tuple[str, ...]
+    absent: tuple[Absence, ...] = ()
 
     def table(self) -> dict[str, dict[int, float]]:
         """epsilon (rounded up) by method label and k."""
@@ -120,6 +134,7 @@ class Comparison:
             },
             "methods": [m.to_dict(self.k_ref) for m in self.methods],
             "notes": list(self.notes),
+            "absent": [{"method": a.method, "reason": a.reason} for a in self.absent],
         }
 
     def text(self) -> str:
@@ -142,7 +157,7 @@ class Comparison:
             lines.append(f"   assumes:   {t.assumptions}")
             lines.append(f"   formula:   {card_formula(t)}")
             if m.instance is not None:
-                values = ", ".join(f"{k} = {value_text(v)}" for k, v in m.instance.values.items())
+                values = m.values_text()
                 if values:
                     lines.append(f"   with:      {values}")
                 lines += [f"   gives:     {line}" for line in m.instance.lines()]
@@ -156,9 +171,56 @@ class Comparison:
                 lines.append(f"   from:      {' <- '.join(m.chain)}")
             if self.k_ref in m.epsilons:
                 lines.append(f"   epsilon:   {m.epsilons[self.k_ref]:.10g} (rounded up)")
+        if self.absent:
+            lines += [
+                "",
+                f"Methods without a column (why, from the accountant at k = {self.k_ref}):",
+            ]
+            lines += [f"  - {a}" for a in self.absent]
         if self.notes:
             lines += ["", "Why the methods order as they do (from the numbers above):"]
             lines += [f"  - {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def latex(self) -> str:
+        """The comparison as a LaTeX fragment: the table (``tabular``), each method's theorem,
+        formula and formula at ``k_ref`` with its value, the methods without a column and the
+        notes (``dpaudit compare --latex``)."""
+        esc = latex_escape
+        cols = "l" + "r" * len(self.ks)
+        lines = [
+            rf"% epsilon (upper bound, rounded up) of SelfComposed({self.mechanism}, k) "
+            rf"at delta = {self.delta}",
+            rf"\begin{{tabular}}{{{cols}}}",
+            "method & " + " & ".join(f"$k = {k}$" for k in self.ks) + r" \\ \hline",
+        ]
+        for m in self.methods:
+            cells = [f"{m.epsilons[k]:.4g}" if k in m.epsilons else "--" for k in self.ks]
+            lines.append(f"{esc(m.label)} & " + " & ".join(cells) + r" \\")
+        lines += [r"\end{tabular}", "", r"\begin{description}"]
+        for m in self.methods:
+            t = m.theorem
+            lines.append(rf"  \item[{esc(m.label)}] {esc(t.citation)}.")
+            if card_latex(t):
+                lines.append(rf"    Formula: ${card_latex(t)}$.")
+            if m.instance is not None:
+                if m.values_text():
+                    lines.append(rf"    With {esc(m.values_text())}.")
+                for name, tex in m.instance.latex.items():
+                    r = m.instance.results.get(name)
+                    value = "" if r is None else rf" = {r:.10g}"
+                    lines.append(rf"    At $k = {self.k_ref}$: ${_tex_name(name)} = {tex}{value}$.")
+            if self.k_ref in m.epsilons:
+                lines.append(rf"    $\varepsilon \le {m.epsilons[self.k_ref]:.10g}$ (rounded up).")
+        lines.append(r"\end{description}")
+        if self.absent:
+            lines += ["", r"Methods without a column:", r"\begin{itemize}"]
+            lines += [rf"  \item {esc(a.method)}: {esc(a.reason)}" for a in self.absent]
+            lines.append(r"\end{itemize}")
+        if self.notes:
+            lines += ["", r"Why the methods order as they do:", r"\begin{itemize}"]
+            lines += [rf"  \item {esc(n)}" for n in self.notes]
+            lines.append(r"\end{itemize}")
         return "\n".join(lines)
 
     def plot(self, path: str | None = None, ax: Any = None) -> Any:
@@ -293,8 +355,11 @@ def compare_methods(
         raise ValueError(f"k_ref must be one of the listed k values {ks[:10]}, got {ref!r}")
     columns: dict[str, dict[int, float]] = {}
     at_ref: dict[str, tuple[float, Candidate]] = {}
+    g_ref: Guarantee | None = None
     for k in dict.fromkeys(ks):
         g = Accountant().guarantee(SelfComposed(event, k), d)
+        if k == ref:
+            g_ref = g
         for c in g.candidates:
             try:
                 value = float_up(c.epsilon)
@@ -314,8 +379,45 @@ def compare_methods(
         step = cand[1].step
         params = getattr(step.checks, "params", {})
         instance = instantiate(step.theorem, params) if step.theorem.bound else None
+        given = _given(instance, event, ref, d) if instance is not None else frozenset()
         methods.append(
-            Method(label, step.theorem, columns[label], instance, step.formula, _chain(cand[1]))
+            Method(
+                label,
+                step.theorem,
+                columns[label],
+                instance,
+                step.formula,
+                _chain(cand[1]),
+                given,
+            )
         )
     notes = ordering_notes(event, methods, [k for k in dict.fromkeys(ks)], str(delta))
-    return Comparison(event, str(delta), tuple(ks), ref, tuple(methods), tuple(notes))
+    absent = () if g_ref is None else tuple(absent_methods(g_ref, set(columns)))
+    return Comparison(event, str(delta), tuple(ks), ref, tuple(methods), tuple(notes), absent)
+
+
+#: A card's symbol -> the event field it is when the user wrote it (a mechanism's parameter).
+_FIELD_OF = {"sigma": "sigma", "Delta": "sensitivity", "b": "scale", "q": "rate"}
+
+
+def _given(instance: Instance, event: Event, k: int, delta: Any) -> frozenset[str]:
+    """The card's symbols whose values the user gave: k (the composition count), delta (the
+    target), and a mechanism's own parameter (sigma, Delta, b, q) with the value written in
+    the expression; the others were derived by an earlier step or chosen by the method."""
+    fields: dict[str, set[Any]] = {}
+    stack = [event]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children())
+        for name in _FIELD_OF.values():
+            if hasattr(node, name):
+                fields.setdefault(name, set()).add(getattr(node, name))
+    out = set()
+    for name, value in instance.values.items():
+        if isinstance(value, (list, tuple)):
+            continue
+        user = (name == "k" and value == k) or (name in ("delta", "delta_g") and value == delta)
+        written = name in _FIELD_OF and value in fields.get(_FIELD_OF[name], set())
+        if user or written:
+            out.add(name)
+    return frozenset(out)

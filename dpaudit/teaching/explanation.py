@@ -20,11 +20,12 @@ from typing import Any
 
 from dpaudit.accountant import Guarantee
 from dpaudit.accountant.statements import Step
+from dpaudit.events import Event
 from dpaudit.numeric import EvaluationError, float_up
 from dpaudit.teaching.formulas import card_formula, card_latex, value_text
 from dpaudit.teaching.render import latex_escape
 
-__all__ = ["MARKS", "Entry", "Explanation", "explain_candidates"]
+__all__ = ["MARKS", "Entry", "Explanation", "explain_candidates", "given_values"]
 
 #: The one-character marks of the text view, by status.
 MARKS = {"chosen": "*", "kept": "+", "dominated": "-", "beaten": "-", "in the minimum": "*"}
@@ -202,3 +203,37 @@ def explain_candidates(g: Guarantee) -> Explanation:
         for c in g.candidates
     )
     return Explanation(g, tuple(nodes), top)
+
+
+def given_values(event: Event, delta: Any = None) -> list[tuple[str, str]]:
+    """The numbers the user gave: every numeric parameter written in the event expression
+    (fields at their defaults, such as a sensitivity of 1, are named as defaults) and the
+    target delta, as ``(where, value)`` pairs: ``("count of SelfComposed", "100")``.
+
+    Args:
+        event: the event as given.
+        delta: the target delta (None: the natural guarantee, not listed).
+
+    Returns:
+        The pairs, outermost node first.
+    """
+    import dataclasses as dc
+
+    from dpaudit.exact_numbers import is_sympy_object
+
+    out: list[tuple[str, str]] = []
+    stack = [event]
+    while stack:
+        node = stack.pop(0)
+        for f in dc.fields(node):
+            value = getattr(node, f.name)
+            if f.metadata.get("range") is None or (is_sympy_object(value) and value.free_symbols):
+                continue
+            default = f.default
+            is_default = default is not dc.MISSING and str(value) == str(default)
+            where = f"{f.name} of {node.kind}" + (" (default)" if is_default else "")
+            out.append((where, value_text(value)))
+        stack.extend(node.children())
+    if delta is not None:
+        out.append(("delta (the target)", value_text(delta)))
+    return out

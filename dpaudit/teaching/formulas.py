@@ -17,10 +17,10 @@ from typing import Any
 
 import sympy
 from sympy.printing.latex import LatexPrinter
-from sympy.printing.str import StrPrinter
 
 from dpaudit.expressions import as_expr
 from dpaudit.numeric import EvaluationError, exact, float_up
+from dpaudit.teaching.notation import MathPrinter, math_text
 from dpaudit.theorems.base import Theorem
 
 __all__ = [
@@ -39,11 +39,12 @@ MAX_TERMS = 200
 
 
 def card_formula(card: Theorem) -> str:
-    """The card's bound as text, one ``name = expression`` per output, ``; `` separated (its
-    statement when it has no symbolic bound)."""
+    """The card's bound as text in mathematical notation (:mod:`dpaudit.teaching.notation`:
+    ``sum_{i=1}^{k} epsilon_i``, ``x^2``), one ``name = expression`` per output, ``; ``
+    separated (its statement when it has no symbolic bound)."""
     if not card.bound:
         return card.statement
-    return "; ".join(f"{name} = {sympy.sstr(expr)}" for name, expr in card.bound.items())
+    return "; ".join(f"{name} = {math_text(expr)}" for name, expr in card.bound.items())
 
 
 def card_latex(card: Theorem) -> str:
@@ -192,10 +193,18 @@ def _shown(value: Any, latex: bool) -> str:
     if latex and "/" in text:
         p, q = text.split("/", 1)
         return rf"\tfrac{{{p}}}{{{q}}}"
-    return text if text[0] != "-" else f"({text})"
+    if latex and "e" in text and text.lstrip("-")[0].isdigit():  # 1e-06 is 10^{-6}
+        mantissa, power = text.split("e", 1)
+        sign = "-" if mantissa.startswith("-") else ""
+        digits = mantissa.lstrip("-")
+        scale = f"10^{{{int(power)}}}"
+        return f"({sign}{scale})" if digits == "1" else rf"({mantissa} \cdot {scale})"
+    # a fraction or a negative number put in for a symbol keeps its parentheses: (a - 1)/a at
+    # a = 21/4 is (21/4 - 1)/(21/4), not (21/4 - 1)/21/4
+    return text if text[0] != "-" and "/" not in text else f"({text})"
 
 
-class _StrWithValues(StrPrinter):
+class _StrWithValues(MathPrinter):
     """Prints the card's expression with each symbol replaced by its value (no rebuild, so
     nothing is simplified or evaluated)."""
 

@@ -20,7 +20,7 @@ from dpaudit import events as ev
 from dpaudit.events import Event
 from dpaudit.theorems.base import Theorem
 
-__all__ = ["REASONS", "SAME", "ordering_notes"]
+__all__ = ["REASONS", "SAME", "SAME_REASONS", "ordering_notes"]
 
 #: Relative difference under which two rounded-up bounds count as the same number.
 SAME = 1e-6
@@ -104,6 +104,16 @@ def _gdp_exact(_: Event, __: str) -> str:
     )
 
 
+def _is_gaussian(event: Event) -> bool:
+    return isinstance(event, ev.Gaussian)
+
+
+_GAUSSIAN_LINE = (
+    "for a Gaussian mechanism the Renyi curve is exactly the line tau(alpha) = rho alpha, "
+    "rho = Delta^2/(2 sigma^2) (Mironov 2017, Proposition 7): RDP and zCDP hold the same "
+    "information"
+)
+
 Reason = Callable[[Event, str], str]
 
 #: (key of the method below, key of the method above) -> the reason, by event and delta.
@@ -126,7 +136,12 @@ REASONS: dict[tuple[str, str], Reason] = {
         "(Balle et al. 2020, Theorem 21) is an inequality that is not tight"
     ),
     ("rdp_to_approx_bbgg20", "zcdp_to_approx"): lambda e, d: (
-        "RDP keeps the mechanism's whole Renyi curve tau(alpha); zCDP keeps one number rho "
+        _GAUSSIAN_LINE
+        + "; the gap is the conversion: RDP's is optimised over the order (Balle et al. 2020, "
+        "Theorem 21, at the best real order), rho + 2 sqrt(rho ln(1/delta)) (Bun and Steinke "
+        "2016, Proposition 1.3) is a closed-form relaxation of it"
+        if _is_gaussian(e)
+        else "RDP keeps the mechanism's whole Renyi curve tau(alpha); zCDP keeps one number rho "
         "with tau(alpha) <= rho alpha for every alpha (a linear upper bound), so a conversion "
         "from zCDP cannot see where the curve lies below that line"
     ),
@@ -186,6 +201,17 @@ for _other in (
 ):
     REASONS[("gaussian_analytic", _other)] = _gdp_exact
 
+#: Why two methods give the same number, by the pair of their theorem keys (either order).
+SAME_REASONS: dict[frozenset[str], Reason] = {
+    frozenset({"rdp_to_approx_bbgg20", "zcdp_to_approx_cks20"}): lambda e, d: (
+        _GAUSSIAN_LINE + ", and the two conversions are one formula (Canonne, Kamath, Steinke "
+        "2020, Corollary 13 is Balle et al. 2020, Theorem 21 at tau = rho alpha), both taken "
+        "at the best real order"
+        if _is_gaussian(e)
+        else ""
+    ),
+}
+
 
 def _relation(a: _Method, b: _Method, ks: Sequence[int]) -> list[tuple[int, int]]:
     """(k, sign of a - b) at the k values where both are finite (0: the same number)."""
@@ -211,7 +237,10 @@ def _pair_note(
     k_last = signs[-1][0]
     nums = f"k = {k_last}: {a.epsilons[k_last]:.6g} vs {b.epsilons[k_last]:.6g}"
     if values == {0}:
-        return f"{a.label} and {b.label} give the same epsilon at every k listed ({nums}).", False
+        text = f"{a.label} and {b.label} give the same epsilon at every k listed ({nums})."
+        same = SAME_REASONS.get(frozenset({a.theorem.key, b.theorem.key}))
+        why = same(event, delta) if same is not None else ""
+        return (f"{text} Why: {why}.", True) if why else (text, False)
     if values <= {-1, 0} or values <= {0, 1}:
         low, high = (a, b) if -1 in values else (b, a)
         ties = [k for k, s in signs if s == 0]

@@ -6,6 +6,8 @@ the matching :class:`~dpaudit.theorems.base.Theorem` card cites it.
 
 from __future__ import annotations
 
+import math
+
 from dpaudit.deferred_imports import sympy
 from dpaudit.numeric import bracket_decreasing, exact, mp_digits
 from dpaudit.numeric import functions as fn
@@ -134,29 +136,129 @@ def gdp_epsilon(
 
 
 def _gdp_epsilon_guess(mu_: float, delta_: float) -> float | None:
-    """A floating-point solution of gdp_delta(mu, eps) = delta (certified by the caller)."""
+    """A floating-point solution of gdp_delta(mu, eps) = delta (certified by the caller).
+
+    Newton's method on ``log delta(eps) - log(delta)`` in floats, safeguarded by the bracket
+    ``[0, mu^2/2 + mu sqrt(2 log(1/delta))]`` (the zCDP conversion, Bun and Steinke 2016,
+    Proposition 1.3, is an upper bound on the exact epsilon), then two Newton steps at 30
+    digits (the certification needs the crossing to about 1e-13); in mpmath throughout
+    (:func:`_gdp_epsilon_mp`) where floats under- or overflow.  About six evaluations at 30
+    digits, where bisection took 170.
+    """
+    x = _gdp_epsilon_float(mu_, delta_)
+    if x is None:
+        return _gdp_epsilon_mp(mu_, delta_)
+    import mpmath
+
+    with mp_digits(30):
+        m, d = mpmath.mpf(mu_), mpmath.mpf(delta_)
+        e = mpmath.mpf(x)
+        for _ in range(4):
+            tail = mpmath.exp(e) * mpmath.ncdf(-m / 2 - e / m)  # -delta'(eps)
+            value = mpmath.ncdf(m / 2 - e / m) - tail
+            if value <= 0 or tail <= 0:
+                return _gdp_epsilon_mp(mu_, delta_)
+            step = (mpmath.log(value) - mpmath.log(d)) * value / tail
+            e += step
+            if abs(step) <= abs(e) * mpmath.mpf(10) ** -25:
+                break
+        return float(e)
+
+
+def _gdp_epsilon_float(mu_: float, delta_: float) -> float | None:
+    """The crossing in floats to about 1e-10 (None where floats cannot follow it)."""
+    if not (math.isfinite(mu_) and mu_ > 0 and 0 < delta_ < 1):
+        return None
+    root2 = math.sqrt(2.0)
+
+    def profile(eps: float) -> tuple[float, float] | None:
+        a, b = mu_ / 2 - eps / mu_, -mu_ / 2 - eps / mu_
+        lower = 0.5 * math.erfc(-b / root2)
+        if lower <= 0:
+            return None
+        try:
+            tail = math.exp(eps + math.log(lower))
+        except OverflowError:
+            return None
+        return 0.5 * math.erfc(-a / root2) - tail, tail
+
+    lo, hi = 0.0, mu_**2 / 2 + mu_ * math.sqrt(2 * math.log(1 / delta_))
+    at_zero = profile(0.0)
+    if at_zero is None or at_zero[0] <= delta_:
+        return None
+    x = hi
+    for _ in range(100):
+        found = profile(x)
+        if found is None:
+            return None
+        value, tail = found
+        if value > delta_:
+            lo = x
+        else:
+            hi = x
+        if value > 0 and tail > 0:
+            x_new = x + (math.log(value) - math.log(delta_)) * value / tail
+        else:
+            x_new = (lo + hi) / 2
+        if not lo < x_new < hi:
+            x_new = (lo + hi) / 2
+        if abs(x_new - x) <= 1e-10 * max(1.0, abs(x)):
+            return x_new
+        x = x_new
+    return None
+
+
+def _gdp_epsilon_mp(mu_: float, delta_: float) -> float | None:
+    """:func:`_gdp_epsilon_guess` in mpmath throughout (where floats under- or overflow).
+
+    Newton's method in ``gamma = e^eps`` from the left, safeguarded by a bracket: the profile
+    ``Phi(mu/2 - log(gamma)/mu) - gamma Phi(-mu/2 - log(gamma)/mu)`` is a hockey-stick
+    divergence of ``gamma``, convex and decreasing with derivative ``-Phi(-mu/2 -
+    log(gamma)/mu)``, so a Newton step from left of the root stays left of it; when a step
+    shrinks the bracket by less than half, a bisection step in eps follows.  About twenty
+    evaluations at 30 digits, where bisection alone took 170.
+    """
     import mpmath
 
     with mp_digits(30):
         m, d = mpmath.mpf(mu_), mpmath.mpf(delta_)
 
-        def f(e: mpmath.mpf) -> mpmath.mpf:
-            return mpmath.ncdf(m / 2 - e / m) - mpmath.exp(e) * mpmath.ncdf(-m / 2 - e / m) - d
+        def lower_tail(e: mpmath.mpf) -> mpmath.mpf:  # Phi(-mu/2 - eps/mu): minus the slope
+            return mpmath.ncdf(-m / 2 - e / m)
 
-        if f(0) <= 0:
+        def f(e: mpmath.mpf) -> mpmath.mpf:
+            return mpmath.ncdf(m / 2 - e / m) - mpmath.exp(e) * lower_tail(e) - d
+
+        f_lo = f(mpmath.mpf(0))
+        if f_lo <= 0:
             return None
         lo, hi = mpmath.mpf(0), mpmath.mpf(1)
-        while f(hi) > 0:  # mpmath numbers do not overflow: tiny sigma has eps ~ mu^2/2
-            lo, hi = hi, hi * 2
+        while (f_hi := f(hi)) > 0:  # mpmath numbers do not overflow: eps ~ mu^2/2 for tiny sigma
+            lo, hi, f_lo = hi, hi * 2, f_hi
             if hi > mpmath.mpf(2) ** 4000:
                 return None
-        for _ in range(80):  # bisection: relative accuracy far below the 1e-12 bracket
-            mid = (lo + hi) / 2
-            if f(mid) > 0:
-                lo = mid
+        tiny = mpmath.mpf(10) ** -20
+        for _ in range(200):
+            width = hi - lo
+            if width <= hi * tiny:
+                break
+            slope = lower_tail(lo)
+            x = mpmath.log(mpmath.exp(lo) + f_lo / slope) if slope > 0 else (lo + hi) / 2
+            if not lo < x < hi:
+                x = (lo + hi) / 2
+            value = f(x)
+            if value > 0:
+                lo, f_lo = x, value
             else:
-                hi = mid
-        return float((lo + hi) / 2)
+                hi = x
+            if hi - lo > width / 2:  # slow progress: bisect once
+                mid = (lo + hi) / 2
+                value = f(mid)
+                if value > 0:
+                    lo, f_lo = mid, value
+                else:
+                    hi = mid
+        return float(hi)
 
 
 GAUSSIAN_ZCDP = register(

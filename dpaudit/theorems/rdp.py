@@ -29,7 +29,9 @@ __all__ = [
     "RDP_RANDOMIZED_RESPONSE",
     "RDP_SUBSAMPLED_GAUSSIAN",
     "RDP_WITHOUT_REPLACEMENT",
+    "best_real_order",
     "choose_order",
+    "choose_real_order",
     "gaussian_rdp",
     "laplace_rdp",
     "pure_rdp",
@@ -480,21 +482,121 @@ def rdp_to_approx(
         raise ValueError(f"delta must be in (0, 1), got {d}")
     if not orders or len(orders) != len(taus):
         raise ValueError("orders and taus must be non-empty and of equal length")
-    best: tuple[float, sympy.Expr, sympy.Expr] | None = None
+    found: list[tuple[float | None, float, sympy.Expr, sympy.Expr]] = []
     for a_raw, t_raw in zip(orders, taus, strict=True):
         a = _order(a_raw)
         is_float = is_sympy_object(t_raw) and isinstance(t_raw, sympy.Float)
         t = t_raw if is_float else exact(t_raw, "tau")
+        estimates = _conversions_float(t, a, d)
         improved = _bbgg20_epsilon(t, a, d)
         mironov = t + fn.log(1 / d) / (a - 1)
-        for cand in (improved, mironov):
-            has_float = is_sympy_object(cand) and cand.has(sympy.Float)
-            value = float(cand.evalf(30)) if has_float else float_up(cand)
-            if best is None or value < best[0]:
-                best = (value, cand, a)
-    if best is None:  # unreachable: orders is non-empty
+        for cand, (value, slack) in zip((improved, mironov), estimates, strict=True):
+            found.append((value, slack, cand, a))
+    if not found:  # unreachable: orders is non-empty
         raise ValueError("no order given")
-    return exact_max(best[1], 0), best[2]
+    cand, order, value, slack = _smallest(found)
+    if value is not None and value > slack:  # certainly positive: the max with 0 is cand
+        return cand, order
+    return exact_max(cand, 0), order
+
+
+def _conversions_float(t: Any, a: Any, d: Any) -> tuple[tuple[float | None, float], ...]:
+    """Floating-point estimates of Balle et al.'s and Mironov's conversions at one order,
+    each with a bound on its error (None where floats cannot follow): only to choose the
+    candidate that :func:`rdp_to_approx` keeps; every candidate is a valid bound."""
+    try:
+        tf, af, df = float(t), float(a), float(d)
+        # orders >= 1.001 (alpha - 1 loses at most 10 bits), normal deltas, finite taus
+        if not (abs(tf) < 1e300 and df >= 1e-300 and 1.001 <= af < 1e300):
+            raise ValueError("beyond floats")
+        lf = math.log(df)
+        first, second = math.log((af - 1) / af), (lf + math.log(af)) / (af - 1)
+        third = lf / (af - 1)
+    except (TypeError, ValueError, OverflowError, ZeroDivisionError):
+        return ((None, 0.0), (None, 0.0))
+    # t, a and delta are rounded once and each term is then within about 1e-12 of its size
+    # (alpha - 1 >= 0.001 magnifies an ulp of alpha at most 1000 times): 1e-9 of the terms'
+    # size is far above the error, so a gap larger than it orders the exact values the same
+    # way, and a value above it has the exact value's sign
+    return (
+        (tf + first - second, 1e-9 * (abs(tf) + abs(first) + abs(second) + 1e-300)),
+        (tf - third, 1e-9 * (abs(tf) + abs(third) + 1e-300)),
+    )
+
+
+def _smallest(
+    found: list[tuple[float | None, float, sympy.Expr, sympy.Expr]],
+) -> tuple[sympy.Expr, sympy.Expr, float | None, float]:
+    """The (candidate, order) of smallest value with its float estimate and error (None when
+    not decided in floats): decided in floats when one estimate is below every other by more
+    than their errors, else (as before) by the candidates' values rounded up, the first of
+    equal ones."""
+    if all(value is not None for value, _, _, _ in found):
+        i = min(range(len(found)), key=lambda j: (found[j][0], j))
+        value, slack = found[i][0], found[i][1]
+        if value is not None and all(
+            j == i or (other is not None and other - s > value + slack)
+            for j, (other, s, _, _) in enumerate(found)
+        ):
+            return found[i][2], found[i][3], value, slack
+    best: tuple[float, sympy.Expr, sympy.Expr] | None = None
+    for _, _, cand, a in found:
+        has_float = is_sympy_object(cand) and cand.has(sympy.Float)
+        value_up = float(cand.evalf(30)) if has_float else float_up(cand)
+        if best is None or value_up < best[0]:
+            best = (value_up, cand, a)
+    if best is None:  # unreachable: found is non-empty
+        raise ValueError("no order given")
+    return best[1], best[2], None, 0.0
+
+
+def _conversion_float(tau: float, alpha: float, log_delta: float) -> float:
+    """The smaller of Balle et al. 2020, Theorem 21 and Mironov 2017, Proposition 3, in floats
+    (as :func:`choose_order` compares them)."""
+    improved = tau + math.log((alpha - 1) / alpha) - (log_delta + math.log(alpha)) / (alpha - 1)
+    return min(improved, tau - log_delta / (alpha - 1))
+
+
+def choose_real_order(
+    tau_real: Callable[[float], float], order: int, delta_: sympy.Expr
+) -> sympy.Expr:
+    """The real order near an integer ``order`` where the conversion (as in
+    :func:`rdp_to_approx`) of a curve known at every real order is smallest.
+
+    Only a choice: the bound at the returned order is then computed exactly.
+    """
+    log_d = float(fn.log(exact(delta_, "delta")))
+    return best_real_order(lambda a: _conversion_float(tau_real(a), a, log_d), order)
+
+
+def best_real_order(objective: Callable[[float], float], order: int) -> sympy.Expr:
+    """The real order in ``[max(1, order - 1), order + 1]`` minimising ``objective`` (golden
+    section, in floats), as a rational of denominator at most 1000 (exact curves evaluate it
+    exactly); the integer ``order`` when no real order there does better.  Only a choice."""
+
+    def value(a: float) -> float:
+        try:
+            return objective(a)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            return math.inf
+
+    lo, hi = max(1.0 + 1e-6, order - 1.0), order + 1.0
+    ratio = (math.sqrt(5) - 1) / 2
+    x1, x2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+    f1, f2 = value(x1), value(x2)
+    for _ in range(60):
+        if f1 <= f2:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - ratio * (hi - lo)
+            f1 = value(x1)
+        else:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + ratio * (hi - lo)
+            f2 = value(x2)
+    best = Fraction((lo + hi) / 2).limit_denominator(1000)
+    if best <= 1 or not value(float(best)) < value(float(order)):
+        return exact(order, "order")
+    return exact(best, "order")
 
 
 def choose_order(orders: Sequence[int], taus: Sequence[float], delta_: sympy.Expr) -> int:

@@ -167,7 +167,7 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
     # 1 - 1e-12).  (eps, delta)-DP implies (eps', delta)-DP for every eps' >= eps, so the
     # guarantee stated is (max(eps, 0), delta): epsilon is never negative.  The sign is
     # decided rigorously (interval arithmetic), not by a float.
-    lo, hi = endpoints(interval(eps))
+    lo, hi = endpoints(interval(eps, enough=_sign_decided))
     if hi < 0:
         return fn.Rational(0)
     if lo >= 0:
@@ -175,3 +175,9 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
     if fn.is_plain_number(eps):
         return fn.Max(0, eps)
     return sympy.Max(sympy.Integer(0), eps, evaluate=False)
+
+
+def _sign_decided(enclosure: Any) -> bool:
+    """Whether an enclosure lies on one side of 0 (``hi < 0`` or ``lo >= 0``)."""
+    lo, hi = endpoints(enclosure)
+    return bool(hi < 0 or lo >= 0)

@@ -119,7 +119,8 @@ def test_text_output_shows_sources_formulas_and_notes(capsys: Any) -> None:
     assert "Kairouz, Oh, Viswanath 2015, Theorem 3.3" in out
     assert "epsilon = sqrt(2)*1*sqrt(10)*sqrt(log(1/1/1000000))" not in out
     assert "Why the methods order as they do" in out
-    assert "gives:     epsilon = Sum(1, (i, 1, 10)) = 10 (rounded up)" in out
+    assert "gives:     epsilon = sum_{i=1}^{10} 1 = 10 (rounded up)" in out
+    assert "Sum(" not in out and "**" not in out
 
 
 def test_at_must_be_a_listed_k(capsys: Any) -> None:
@@ -184,6 +185,82 @@ def test_comparison_object_table_matches_json() -> None:
     d = c.to_dict()
     assert d["epsilon"] == {m: {str(k): v for k, v in col.items()} for m, col in c.table().items()}
     assert d["k_substituted"] == 2
+
+
+# ---- views that explain themselves (issue 34, part 4) -------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gaussian() -> Any:
+    return compare_methods("Gaussian(4)", [1, 10], "1e-6")
+
+
+def test_gaussian_says_why_advanced_composition_and_pld_have_no_column(gaussian: Any) -> None:
+    absent = {a.method: a.reason for a in gaussian.absent}
+    assert set(absent) == {
+        "advanced composition",
+        "optimal composition",
+        "privacy loss distribution",
+    }
+    assert "fixed (eps_0, delta_0)" in absent["advanced composition"]
+    assert "Gaussian(4) has none" in absent["advanced composition"]
+    assert "Gaussian mechanism is mu-GDP" in absent["advanced composition"]
+    assert "analytic Gaussian mechanism) is exact" in absent["privacy loss distribution"]
+    text = gaussian.text()
+    assert "Methods without a column (why, from the accountant at k = 10):" in text
+    d = gaussian.to_dict()
+    assert {a["method"] for a in d["absent"]} == set(absent)
+    # a Laplace mechanism has every expected column: nothing to explain
+    assert compare_methods("Laplace(1)", [1, 10], "1e-6").absent == ()
+
+
+def test_why_rdp_equals_zcdp_for_a_gaussian(gaussian: Any) -> None:
+    (same,) = [n for n in gaussian.notes if "give the same epsilon" in n]
+    assert "Renyi curve is exactly the line" in same and "one formula" in same
+    (gap,) = [
+        n
+        for n in gaussian.notes
+        if n.startswith(
+            "RDP to (eps, delta) (improved conversion) is below zCDP to (eps, delta) at"
+        )
+    ]
+    assert "the gap is the conversion" in gap  # not "the curve lies below the line"
+
+
+def test_formulas_are_in_mathematical_notation(gaussian: Any) -> None:
+    for c in (gaussian, compare_methods("Laplace(1)", [10], "1e-6")):
+        text = c.text()
+        for python in ("Sum(", "**", "Max(", "Min(", "[i]"):
+            assert python not in text, python
+    assert "epsilon = sum_{i=1}^{k} epsilon_i; delta = sum_{i=1}^{k} delta_i" in gaussian.text()
+    for card in THEOREMS.values():
+        if card.bound:
+            formula = card_formula(card)
+            assert "Sum(" not in formula and "**" not in formula, card.key
+
+
+def test_given_values_are_marked(gaussian: Any, laplace: dict) -> None:
+    basic = next(m for m in gaussian.methods if m.label == "basic composition")
+    assert basic.values_text().startswith("k = 10 (given), epsilon = ")
+    assert "delta = 1e-07" in basic.values_text()  # a part's delta, derived: not marked
+    adv = next(m for m in laplace["methods"] if m["method"] == "advanced composition")
+    given = {v["symbol"]: v["given"] for v in adv["values"]}
+    assert given == {"epsilon": False, "delta": False, "k": True, "delta'": False}
+    zcdp = next(m for m in gaussian.methods if m.label == "zCDP to (eps, delta)")
+    assert "delta = 1e-06 (given)" in zcdp.values_text()
+
+
+def test_compare_latex(capsys: Any) -> None:
+    assert main(["compare", "Gaussian(4)", "--k", "1,10", "--latex"]) == 0
+    tex = capsys.readouterr().out
+    assert r"\begin{tabular}{lrr}" in tex and r"\end{tabular}" in tex
+    assert r"\item[basic composition]" in tex
+    assert r"\sum_{i=1}^{10} 1.18175" in tex
+    assert "Methods without a column" in tex and "Sum(" not in tex
+    for env in ("tabular", "description", "itemize"):
+        assert tex.count(rf"\begin{{{env}}}") == tex.count(rf"\end{{{env}}}")
+    assert r"(10^{-6})" in tex  # 1e-06 in mathematical notation
+    assert main(["compare", "Gaussian(4)", "--k", "1", "--latex", "--json"]) == 2
 
 
 def test_the_plot_is_written_even_when_the_reader_stops_early(tmp_path: Any) -> None:

@@ -147,3 +147,24 @@ def test_symbolic_candidates_carry_their_exact_epsilon(capsys: Any) -> None:
     (cand,) = data["candidates"]
     assert cand["status"] == "in the minimum"
     assert cand["epsilon"] is None and cand["epsilon_exact"] == "k/b"
+
+
+def test_explain_names_what_was_given_and_why_a_method_is_missing(capsys: Any) -> None:
+    argv = ["explain", "SelfComposed(Gaussian(4), 10)", "--delta", "1e-6"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert (
+        "Given: count of SelfComposed = 10, sigma of Gaussian = 4, sensitivity of Gaussian "
+        "(default) = 1, delta (the target) = 1e-06"
+    ) in out
+    assert "Methods with no candidate here (why):" in out
+    assert "privacy loss distribution: not computed: the chosen bound" in out
+    data = _json(capsys, [*argv, "--json"])
+    assert {"where": "count of SelfComposed", "value": "10"} in data["given"]
+    assert {a["method"] for a in data["absent"]} == {
+        "advanced composition",
+        "optimal composition",
+        "privacy loss distribution",
+    }
+    assert main([*argv, "--latex"]) == 0
+    assert "Methods with no candidate here:" in capsys.readouterr().out

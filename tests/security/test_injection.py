@@ -137,6 +137,17 @@ COMMANDS = {
     "compare": lambda p: ["compare", p],
     "verify": lambda p: ["verify", p, "--domain", "0 < x < 1"],
     "verify --domain": lambda p: ["verify", "x <= 1", "--domain", p],
+    "calibrate": lambda p: ["calibrate", p, "--for", "s", "--epsilon", "1", "--delta", "0"],
+    "calibrate --epsilon": lambda p: [
+        "calibrate",
+        "Laplace(s)",
+        "--for",
+        "s",
+        "--epsilon",
+        p,
+        "--delta",
+        "0",
+    ],
 }
 #: a representative subset per command
 CLI_KINDS = ("import-call", "subclasses", "lambda", "cyrillic", "tower", "digits", "long")

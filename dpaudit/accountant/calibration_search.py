@@ -1,0 +1,530 @@
+"""The search behind :func:`dpaudit.accountant.calibrate`: the best value of one parameter whose
+certified bound meets a target, found with few evaluations of the accountant.
+
+The searched function is ``v -> (lower, upper)``: certified bounds on the measured quantity
+(epsilon at a delta, or delta at an epsilon) of the event at parameter value ``v``; ``v`` is
+*feasible* when ``upper <= target``.  The true quantity is monotone in ``v``
+(:mod:`dpaudit.accountant.parameter_roles`); the certified upper bound is so up to its grid
+error, and monotonicity is checked on every pair of evaluations (a certified contradiction,
+or an upper bound that moves the wrong way by more than :data:`MONOTONE_SLACK`, is an error).
+
+1. *Bracket*: from a start value, move towards the other side, half again as far as the
+   crossing is extrapolated to be (the first step assumes ``epsilon ~ v^(+-1)``, later ones
+   extrapolate the last two evaluations in ``log v`` against ``log upper``), at most a factor
+   :data:`MAX_STEP` at a time, until a feasible and an
+   infeasible value are found -- or an end of the admissible range is reached: the range's
+   least private end when it is feasible (the best value is that end), an error when its most
+   private end is not.
+2. *Close*: the secant of ``log upper`` against ``log v`` through the bracket's ends gives an
+   estimate of the crossing; the next value lies between the estimate and half the tolerance
+   beyond it towards the farther end, so that once the estimate is right within that, two
+   evaluations close the bracket to :data:`RELATIVE_TOLERANCE` (bisection when the secant
+   leaves the bracket).  Integers close when the ends are adjacent.
+
+Values are exact: a continuous value is a decimal of :data:`SIGNIFICANT_DIGITS` digits whose
+nearest float also lies on the private side of it (so the float a user copies is covered by
+the same certificate, by monotonicity), an integer parameter an integer.
+
+Privacy:
+    Nothing here is a bound: every decision uses the certified bounds the caller computed at
+    exactly the value decided; the value returned is one whose certified upper bound meets
+    the target.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+from dpaudit.accountant.parameter_roles import INCREASING, CalibrationError, NotMonotoneError
+
+__all__ = [
+    "MAX_EVALUATIONS",
+    "RELATIVE_TOLERANCE",
+    "SIGNIFICANT_DIGITS",
+    "Probe",
+    "Range",
+    "SearchResult",
+    "search",
+]
+
+#: The bracket of a continuous parameter is closed when its ends are within this factor - 1.
+RELATIVE_TOLERANCE = 1e-4
+#: A continuous value is a decimal of this many significant digits.
+SIGNIFICANT_DIGITS = 6
+#: The most evaluations of the accountant one calibration makes.
+MAX_EVALUATIONS = 80
+#: The largest factor one bracketing step moves the value by.
+MAX_STEP = 1e3
+#: How far (as a factor) from its start the bracket search goes on an unbounded side.
+SPAN = 1e12
+#: An upper bound may move the wrong way by this relative amount (grid error) before the
+#: dependence is called non-monotone.
+MONOTONE_SLACK = 1e-2
+
+
+@dataclasses.dataclass(frozen=True)
+class Probe:
+    """One evaluation: certified ``lower <= quantity(value) <= upper`` (``upper`` is inf when
+    no result bounds it, ``lower`` 0.0 when nothing is certified); ``result`` is what the
+    caller's evaluation returned (a guarantee); ``full``: whether the bounds are the
+    accountant's tightest (else the quick bounds of the search's first phase)."""
+
+    value: Fraction
+    lower: float
+    upper: float
+    result: Any
+    full: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
+class Range:
+    """The admissible values: ``low``/``high`` (None: unbounded; 0 is never reached), whether
+    each end is admissible itself, and whether values are integers."""
+
+    low: Fraction | None
+    high: Fraction | None
+    low_closed: bool
+    high_closed: bool
+    integer: bool
+
+    def text(self, name: str) -> str:
+        """The range as ``name in [a, b)``."""
+        lo = "0" if self.low is None else _text(self.low)
+        hi = "oo" if self.high is None else _text(self.high)
+        left = "[" if self.low is not None and self.low_closed else "("
+        right = "]" if self.high is not None and self.high_closed else ")"
+        kind = "an integer " if self.integer else ""
+        return f"{kind}{name} in {left}{lo}, {hi}{right}"
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchResult:
+    """The best feasible probe, the nearest infeasible one beyond it (None when the best is an
+    end of the range), the nearest one whose certified *lower* bound exceeds the target (no
+    accountant can certify it; None if none was seen), and every probe in order."""
+
+    best: Probe
+    rejected: Probe | None
+    infeasible: Probe | None
+    probes: tuple[Probe, ...]
+
+
+def _text(v: Fraction) -> str:
+    if v.denominator == 1:
+        return str(v.numerator)
+    return repr(float(v))
+
+
+def _decimal(x: float, digits: int, up: bool) -> Fraction:
+    """``x`` (> 0) as a decimal of ``digits`` significant digits, rounded up or down."""
+    exponent = math.floor(math.log10(x)) - digits + 1
+    scale = Fraction(10) ** exponent
+    units = Fraction(x) / scale
+    n = math.ceil(units) if up else math.floor(units)
+    return max(n, 1) * scale
+
+
+def _shortest(x: float, window: float, up: bool) -> Fraction:
+    """The decimal with the fewest significant digits within a factor ``e^window`` of ``x``
+    (the nearer of its two roundings at that length); ``x`` rounded towards ``up`` to
+    :data:`SIGNIFICANT_DIGITS` digits when no shorter one is that close.  Round values are
+    what a user writes down."""
+    lo, hi = x * math.exp(-window) * (1 - 1e-12), x * math.exp(window) * (1 + 1e-12)
+    for digits in range(1, SIGNIFICANT_DIGITS):
+        inside = [
+            v for v in (_decimal(x, digits, up), _decimal(x, digits, not up)) if lo <= v <= hi
+        ]
+        if inside:
+            return min(inside, key=lambda v: abs(float(v) - x))
+    return _decimal(x, SIGNIFICANT_DIGITS, up)
+
+
+def _float_safe(v: Fraction, private_up: bool) -> Fraction:
+    """Move the decimal ``v`` by one unit of its last digit towards the private side until its
+    nearest float also lies on the private side of it (at most a few steps)."""
+    unit = Fraction(10) ** (math.floor(math.log10(v)) - SIGNIFICANT_DIGITS + 1)
+    for _ in range(8):
+        f = Fraction(float(v))
+        if (f >= v) if private_up else (f <= v):
+            return v
+        v = v + unit if private_up else v - unit
+    return v
+
+
+class _Search:
+    def __init__(
+        self,
+        quick: Callable[[Fraction], Probe],
+        full: Callable[[Fraction], Probe],
+        target: float,
+        sign: int,
+        where: Range,
+        name: str,
+        quantity: str,
+    ) -> None:
+        self.quick = quick
+        self.full = full
+        self.target = target  # rounded down: feasible means upper <= target
+        self.sign = sign  # INCREASING: the quantity grows with v
+        self.range = where
+        self.name = name
+        self.quantity = quantity
+        self.probes: list[Probe] = []
+
+    # ---- values -----------------------------------------------------------------------
+
+    def private(self, v: Fraction, w: Fraction) -> bool:
+        """Whether v is on the private side of w (the quantity is smaller at v)."""
+        return v < w if self.sign == INCREASING else v > w
+
+    def snap(self, x: float, toward_private: bool, window: float = 0.0) -> Fraction:
+        """The value at log-coordinate x: an integer, or the shortest decimal within
+        ``window`` of it whose float is safe; kept inside the range."""
+        v_float = math.exp(min(max(x, -700.0), 700.0))
+        private_up = self.sign != INCREASING
+        up = toward_private == private_up
+        if self.range.integer:
+            v = Fraction(math.ceil(v_float - 1e-9) if up else math.floor(v_float + 1e-9))
+        else:
+            v = _float_safe(_shortest(v_float, window, up), private_up)
+        return self.clip(v)
+
+    def clip(self, v: Fraction) -> Fraction:
+        r = self.range
+        if r.integer:
+            v = max(v, Fraction(1))
+        if r.low is not None and (v < r.low or (v == r.low and not r.low_closed)):
+            v = r.low if r.low_closed else self.inside(r.low, up=True)
+        if r.high is not None and (v > r.high or (v == r.high and not r.high_closed)):
+            v = r.high if r.high_closed else self.inside(r.high, up=False)
+        return v
+
+    def inside(self, end: Fraction, up: bool) -> Fraction:
+        """The nearest representable value strictly inside an open end."""
+        if self.range.integer:
+            return end + 1 if up else end - 1
+        unit = Fraction(1, 10**SIGNIFICANT_DIGITS)
+        return end * (1 + unit) if up else end * (1 - unit)
+
+    # ---- evaluations --------------------------------------------------------------------
+
+    def probe(self, v: Fraction, full: bool) -> Probe:
+        for p in self.probes:
+            if p.value == v and (p.full or not full):
+                return p
+        if len(self.probes) >= MAX_EVALUATIONS:
+            raise CalibrationError(
+                f"calibrating {self.name}: no answer within {MAX_EVALUATIONS} evaluations of "
+                f"the accountant (last values tried: "
+                + ", ".join(_text(p.value) for p in self.probes[-3:])
+                + "); give a narrower range with low/high"
+            )
+        p = (self.full if full else self.quick)(v)
+        self.check_monotone(p)
+        self.probes.append(p)
+        return p
+
+    def check_monotone(self, new: Probe) -> None:
+        for old in self.probes:
+            a, b = (new, old) if self.private(new.value, old.value) else (old, new)
+            # a is the more private value: its quantity should not exceed b's
+            certified = a.lower > b.upper
+            grossly = (
+                a.full == b.full  # quick and full upper bounds differ by their grids
+                and math.isfinite(a.upper)
+                and math.isfinite(b.upper)
+                and b.upper > 0
+                and a.upper > b.upper * (1 + MONOTONE_SLACK)
+                and a.upper - b.upper > 1e-12
+            )
+            if certified or grossly:
+                how = "certified" if certified else "upper bounds"
+                raise NotMonotoneError(
+                    f"{self.quantity} is not monotone in {self.name} ({how}): "
+                    f"{self.name} = {_text(a.value)} gives {self.quantity} in "
+                    f"[{a.lower:.6g}, {a.upper:.6g}] but {self.name} = {_text(b.value)} gives "
+                    f"[{b.lower:.6g}, {b.upper:.6g}]; no best value can be searched for"
+                )
+
+    def feasible(self, p: Probe) -> bool:
+        return p.upper <= self.target
+
+    def y(self, p: Probe) -> float:
+        """log(upper / target): <= 0 when feasible (-inf at 0, inf when unbounded)."""
+        if p.upper <= 0:
+            return -math.inf
+        if not math.isfinite(p.upper) or self.target <= 0:
+            return math.inf
+        return math.log(p.upper / self.target)
+
+    # ---- the search -----------------------------------------------------------------------
+
+    def run(self, start: Fraction) -> SearchResult:
+        first = self.probe(self.clip(start), full=False)
+        good, bad = self.bracket(first, full=False)
+        if bad is None:  # the least private end is feasible even on the quick bounds
+            return self.result(self.probe(good.value, full=True), None)
+        good, bad = self.close(good, bad, full=False)
+        return self.refine(good, bad)
+
+    def end(self, toward_private: bool) -> tuple[Fraction | None, bool]:
+        """The end of the range in a direction, and whether that end is itself admissible."""
+        r = self.range
+        going_up = toward_private == (self.sign != INCREASING)
+        return (r.high, r.high_closed) if going_up else (r.low, r.low_closed)
+
+    def bracket(self, first: Probe, full: bool) -> tuple[Probe, Probe | None]:
+        """A feasible and an infeasible probe (or the feasible least private end, None)."""
+        ok = self.feasible(first)
+        toward_private = not ok
+        going_up = toward_private == (self.sign != INCREASING)
+        end, end_closed = self.end(toward_private)
+        limit_x = math.log(first.value) + (1 if going_up else -1) * math.log(SPAN)
+        if end is not None:
+            end_v = end if end_closed else self.inside(end, up=not going_up)
+            limit_x = math.log(end_v) if end_v > 0 else limit_x
+        elif self.range.integer and not going_up:
+            limit_x = 0.0
+        prev, cur = None, first
+        while self.feasible(cur) == ok:
+            x = math.log(cur.value)
+            at_limit = (x >= limit_x - 1e-12) if going_up else (x <= limit_x + 1e-12)
+            v = None
+            if not at_limit:
+                step = self.step(prev, cur)
+                x_next = min(x + step, limit_x) if going_up else max(x - step, limit_x)
+                v = self.snap(x_next, toward_private, window=0.05 * step)
+                if v == cur.value:
+                    v = self.clip(self.inside(cur.value, up=going_up))
+            if v is None or v == cur.value:  # the end of the range
+                if ok:
+                    return cur, None
+                if not cur.full:  # the quick bounds are looser: ask for the tightest
+                    cur = self.probe(cur.value, full=True)
+                    if self.feasible(cur):
+                        return cur, prev
+                raise self.unmet(cur)
+            prev, cur = cur, self.probe(v, full)
+        if prev is None:  # cannot happen: the loop ran because the first probe had the status
+            raise ArithmeticError("calibration search: empty bracket")
+        return (prev, cur) if ok else (cur, prev)
+
+    def step(self, prev: Probe | None, cur: Probe) -> float:
+        """How far (in log v) to move next: half again the extrapolated distance to the
+        crossing (to land beyond it), between log 1.01 and log MAX_STEP."""
+        y = self.y(cur)
+        slope = 1.0  # |d log upper / d log v| assumed at first
+        if prev is not None:
+            dy, dx = self.y(cur) - self.y(prev), math.log(cur.value) - math.log(prev.value)
+            if math.isfinite(dy) and dx != 0 and dy != 0:
+                slope = abs(dy / dx)
+        wanted = abs(y) / slope * 1.5 if math.isfinite(y) and slope > 0 else math.log(MAX_STEP)
+        return min(max(wanted, math.log(1.01)), math.log(MAX_STEP))
+
+    def close(self, good: Probe, bad: Probe, full: bool) -> tuple[Probe, Probe]:
+        """Shrink the bracket [good, bad] until its ends are within the tolerance (for quick
+        bounds, or within the band between their lower and upper bounds: the full bound lies
+        in that band, so a closer quick crossing says no more)."""
+        while not self.closed(good, bad, None if full else self.band(good, bad)):
+            estimate = self.crossing(good, bad)
+            v = self.next_value(estimate, good.value, bad.value)
+            if v is None:
+                break  # no representable value between the ends
+            p = self.probe(v, full)
+            if self.feasible(p):
+                good = p
+            else:
+                bad = p
+        return good, bad
+
+    def crossing(self, a: Probe, b: Probe) -> float:
+        """Where log upper crosses log target, by the secant through two probes (log v); the
+        middle when the secant is undefined."""
+        xa, xb = math.log(a.value), math.log(b.value)
+        ya, yb = self.y(a), self.y(b)
+        if math.isfinite(ya) and math.isfinite(yb) and ya != yb:
+            return xa - ya * (xb - xa) / (yb - ya)
+        return (xa + xb) / 2
+
+    def next_value(self, estimate: float, good: Fraction, bad: Fraction) -> Fraction | None:
+        """The next value inside (good, bad): the estimate moved half the tolerance towards
+        the farther end (so that two evaluations close the bracket once the estimate is right
+        within it), kept off the ends; the middle when that collapses onto an end."""
+        xg, xb = math.log(good), math.log(bad)
+        lo, hi = min(xg, xb), max(xg, xb)
+        margin = (hi - lo) * 0.02
+        estimate = min(max(estimate, lo + margin), hi - margin)
+        # the shortest decimal between the estimate and half the tolerance beyond it
+        quarter = math.log1p(RELATIVE_TOLERANCE) / 4
+        toward_good = abs(estimate - xg) >= abs(estimate - xb)
+        x = estimate + (quarter if (xg > estimate) == toward_good else -quarter)
+        v = self.snap(x, toward_private=toward_good, window=quarter)
+        if self.between(v, good, bad):
+            return v
+        if self.range.integer:
+            v = Fraction((good + bad) // 2)
+        else:
+            v = self.snap((xg + xb) / 2, toward_private=True, window=(hi - lo) / 8)
+        return v if self.between(v, good, bad) else None
+
+    def band(self, good: Probe, bad: Probe) -> float:
+        """The quick band at the crossing, in log v (0 when unknown): the full bound lies
+        somewhere in it, so a closer quick crossing says nothing more."""
+        if good.lower <= 0 or not math.isfinite(good.upper):
+            return 0.0
+        slope = abs(self.slope(good, bad))
+        return math.log(good.upper / good.lower) / slope if slope > 0 else 0.0
+
+    def refine(self, good: Probe, bad: Probe) -> SearchResult:
+        """From the quick bracket to the tightest bounds: the accountant's full evaluation at
+        the quick feasible end (feasible: the tightest bound is below the quick one), then at
+        the crossing predicted by the quick bounds' slope through the nearest full
+        evaluations, until the full evaluations close the bracket or the prediction lies
+        within the tolerance of the best full value."""
+        slope = self.quick_slope(good)
+        best = self.probe(good.value, full=True)
+        if not self.feasible(best):  # a bug in a rule: the tighter bound is larger
+            raise ArithmeticError(
+                f"calibration search: the full bound at {self.name} = {_text(good.value)} "
+                f"({best.upper!r}) exceeds its quick bound ({good.upper!r}); please report this"
+            )
+        worse = bad if bad.full else None  # quick bounds that were the tightest already
+        while worse is None or not self.closed(best, worse):
+            fulls = [p for p in self.probes if p.full and math.isfinite(self.y(p))]
+            if worse is not None:
+                estimate = self.crossing(best, worse)
+            elif len(fulls) >= 2 and self.secant_ok(fulls[-1], fulls[-2]):
+                estimate = self.crossing(fulls[-1], fulls[-2])
+            else:
+                y = self.y(best)
+                if not math.isfinite(y) or slope == 0:
+                    break
+                estimate = math.log(best.value) - y / slope
+            if worse is None:
+                gap = abs(estimate - math.log(best.value))
+                if gap <= math.log1p(RELATIVE_TOLERANCE) or self.private(
+                    self.snap(estimate, True), best.value
+                ):
+                    break  # the crossing is within the tolerance of the best value
+                quarter = math.log1p(RELATIVE_TOLERANCE) / 4
+                toward = 1.0 if math.log(best.value) > estimate else -1.0
+                v = self.snap(estimate + toward * quarter, toward_private=True, window=quarter)
+                if v == best.value:
+                    break
+            else:
+                inner = self.next_value(estimate, best.value, worse.value)
+                if inner is None:
+                    break
+                v = inner
+            seen = len(self.probes)
+            p = self.probe(v, full=True)
+            if len(self.probes) == seen:
+                break  # a value evaluated before: the estimates go round in a circle
+            if self.feasible(p):
+                if not self.private(p.value, best.value):
+                    best = p
+            elif worse is None or self.private(p.value, worse.value):
+                worse = p
+        return self.result(best, worse)
+
+    def slope(self, a: Probe, b: Probe) -> float:
+        """d log upper / d log v through two probes (0 when undefined)."""
+        dx = math.log(a.value) - math.log(b.value)
+        dy = self.y(a) - self.y(b)
+        return dy / dx if dx != 0 and math.isfinite(dy) else 0.0
+
+    def quick_slope(self, near: Probe) -> float:
+        """d log upper / d log v of the quick bounds near a probe, through two quick probes
+        at least 1% apart (closer ones see the grid's wiggles more than the slope)."""
+        quick = [p for p in self.probes if not p.full and math.isfinite(self.y(p))]
+        x0 = math.log(near.value)
+        best: tuple[float, float] | None = None
+        for i, a in enumerate(quick):
+            for b in quick[i + 1 :]:
+                xa, xb = math.log(a.value), math.log(b.value)
+                if abs(xa - xb) < 0.01:
+                    continue
+                cost = abs(xa - x0) + abs(xb - x0)
+                if best is None or cost < best[0]:
+                    best = (cost, self.slope(a, b))
+        return 0.0 if best is None else best[1]
+
+    def secant_ok(self, a: Probe, b: Probe) -> bool:
+        """Whether the secant through two full probes has the expected sign of slope."""
+        s = self.slope(a, b)
+        return s != 0 and (s > 0) == (self.sign == INCREASING)
+
+    def between(self, v: Fraction, a: Fraction, b: Fraction) -> bool:
+        return min(a, b) < v < max(a, b)
+
+    def closed(self, good: Probe, bad: Probe, width: float | None = None) -> bool:
+        """Whether the ends are adjacent integers or within the tolerance (or ``width``, in
+        log v, when larger)."""
+        if abs(good.value - bad.value) <= 1 and self.range.integer:
+            return True
+        ratio = max(good.value, bad.value) / min(good.value, bad.value)
+        return math.log(ratio) <= max(math.log1p(RELATIVE_TOLERANCE), width or 0.0)
+
+    def result(self, best: Probe, rejected: Probe | None) -> SearchResult:
+        beyond = [
+            p
+            for p in self.probes
+            if p.lower > self.target and not self.private(p.value, best.value)
+        ]
+        infeasible = None
+        if beyond:  # the one nearest to the best value
+            infeasible = min(beyond, key=lambda p: abs(math.log(p.value / best.value)))
+        return SearchResult(best, rejected, infeasible, tuple(self.probes))
+
+    def unmet(self, p: Probe) -> CalibrationError:
+        where = (
+            f"no value of {self.name} meets the target: at {self.name} = {_text(p.value)}, the "
+            f"most private value searched in {self.range.text(self.name)}, "
+        )
+        if math.isfinite(p.upper):
+            found = f"{self.quantity} <= {p.upper:.6g} is the best certified bound"
+        else:
+            why = f" ({p.result})" if isinstance(p.result, str) else ""
+            found = f"no result bounds {self.quantity}{why}"
+        return CalibrationError(f"{where}{found} (the target is {self.target:.6g})")
+
+
+def search(
+    quick: Callable[[Fraction], Probe],
+    full: Callable[[Fraction], Probe],
+    *,
+    target: float,
+    sign: int,
+    where: Range,
+    start: Fraction,
+    name: str,
+    quantity: str,
+) -> SearchResult:
+    """The best value of a parameter whose certified bound meets ``target``.
+
+    Args:
+        quick: value -> :class:`Probe`, certified bounds at exactly that value that may be
+            loose (the coarsest grid), for the first phase.
+        full: value -> :class:`Probe`, the accountant's tightest certified bounds there.
+        target: the target, a float rounded down (feasible: ``upper <= target``).
+        sign: :data:`~dpaudit.accountant.parameter_roles.INCREASING` when the quantity grows
+            with the parameter (the best value is the largest feasible one), else
+            ``DECREASING`` (the smallest).
+        where: the admissible values.
+        start: the first value evaluated.
+        name: the parameter's name (for messages).
+        quantity: what is bounded ("epsilon" or "delta", for messages).
+
+    Returns:
+        A :class:`SearchResult` whose ``best`` is a full evaluation.
+
+    Raises:
+        CalibrationError: when no value in the range meets the target, or after
+            :data:`MAX_EVALUATIONS` evaluations.
+        NotMonotoneError: when two evaluations contradict monotonicity.
+    """
+    return _Search(quick, full, target, sign, where, name, quantity).run(start)

@@ -1,0 +1,269 @@
+"""Calibration (dpaudit.accountant.calibrate) against closed forms, the accountant itself and a
+synthetic search.
+
+Oracles, at 40 digits with mpmath or exactly:
+
+* one Gaussian mechanism: Balle and Wang 2018, Theorem 8, delta(eps) = Phi(1/(2 sigma) - eps
+  sigma) - e^eps Phi(-1/(2 sigma) - eps sigma); the smallest sigma with delta(1) <= 1e-5 is
+  found by bisection at 40 digits;
+* k Laplace(b) at delta = 0: basic composition is exact, eps = k/b, so b = k/eps exactly;
+* k copies of a (1/2)-DP mechanism at delta = 0: eps = k/2, so k = floor(2 eps);
+* Poisson-subsampled Laplace(1) at delta = 0: eps = log(1 + q (e - 1)) (Balle, Barthe,
+  Gaboardi 2018, Theorem 8), so q = (e^eps - 1)/(e - 1).
+
+Every value returned must be certified (its bound recomputed by ``account`` meets the
+target) and within the search tolerance of the oracle on the right side; a value on the wrong
+side of the oracle fails the tests.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from fractions import Fraction
+
+import mpmath
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpaudit.accountant import Accountant, CalibrationError, calibrate
+from dpaudit.accountant.calibration_search import (
+    RELATIVE_TOLERANCE,
+    Probe,
+    Range,
+    search,
+)
+from dpaudit.accountant.currencies import COARSEST_ONLY
+from dpaudit.accountant.parameter_roles import DECREASING, INCREASING, NotMonotoneError
+from dpaudit.parse import parse_event
+
+TOL = RELATIVE_TOLERANCE
+
+
+def _gaussian_sigma(eps: float, delta: float) -> mpmath.mpf:
+    """The smallest sigma whose Balle-Wang delta at eps is <= delta (40-digit bisection)."""
+    with mpmath.workdps(40):
+        e, d = mpmath.mpf(eps), mpmath.mpf(delta)
+
+        def profile(s: mpmath.mpf) -> mpmath.mpf:
+            return mpmath.ncdf(1 / (2 * s) - e * s) - mpmath.exp(e) * mpmath.ncdf(
+                -1 / (2 * s) - e * s
+            )
+
+        lo, hi = mpmath.mpf("0.01"), mpmath.mpf(100)
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            if profile(mid) > d:
+                lo = mid
+            else:
+                hi = mid
+        return hi
+
+
+def _rounded_back(c, delta):
+    """The accountant's guarantee of the calibrated event, computed afresh."""
+    return Accountant().guarantee(c.event, delta)
+
+
+def test_gaussian_sigma_matches_the_analytic_oracle():
+    c = calibrate("Gaussian(sigma)", epsilon=1, delta="1e-5", parameter="sigma")
+    truth = _gaussian_sigma(1, 1e-5)
+    assert c.direction == "smallest" and c.parameter == "sigma"
+    assert mpmath.mpf(c.value_exact.numerator) / c.value_exact.denominator >= truth
+    assert c.value <= float(truth) * (1 + 2 * TOL)
+    assert c.epsilon_upper <= 1 and c.epsilon_lower <= c.epsilon_upper
+    assert Fraction(c.value) >= c.value_exact  # the float is at least the certified noise
+    again = _rounded_back(c, Fraction(1, 10**5))
+    assert again.epsilon_upper == c.epsilon_upper <= 1
+
+
+def test_delta_target_matches_the_same_oracle():
+    c = calibrate("Gaussian(sigma)", epsilon=1, delta_target="1e-5", parameter="sigma")
+    truth = _gaussian_sigma(1, 1e-5)
+    assert float(truth) <= c.value <= float(truth) * (1 + 2 * TOL)
+    assert c.delta_upper <= 1e-5 and c.delta_lower <= c.delta_upper
+    assert c.epsilon_upper is None and c.target == "delta"
+    d = c.to_dict()
+    assert {"parameter", "value", "delta_upper", "delta_lower", "delta_target", "epsilon"} <= set(d)
+    assert Accountant().delta_for_epsilon(c.event, 1).delta_upper <= 1e-5
+
+
+def test_laplace_noise_at_delta_zero_is_exact():
+    c = calibrate("SelfComposed(Laplace(b), 10)", epsilon=1, delta=0, parameter="b")
+    assert c.value_exact == 10 and c.value == 10.0 and c.epsilon_upper == 1.0
+
+
+@pytest.mark.parametrize(("epsilon", "steps"), [("5", 10), ("5.2", 10), ("0.5", 1)])
+def test_largest_number_of_steps(epsilon, steps):
+    c = calibrate("SelfComposed(PureDP(1/2), k)", epsilon=epsilon, delta=0, parameter="k")
+    assert c.direction == "largest" and c.value == steps and isinstance(c.value, int)
+    assert c.roles == ("number of steps: count of SelfComposed(PureDP(0.5), k)",)
+
+
+def test_largest_sampling_rate_matches_amplification():
+    c = calibrate("PoissonSampled(Laplace(1), q)", epsilon="0.5", delta=0, parameter="q")
+    truth = math.expm1(0.5) / math.expm1(1)
+    assert c.direction == "largest"
+    assert truth * (1 - 2 * TOL) <= c.value <= truth
+    assert Fraction(c.value) <= c.value_exact  # the float is at most the certified rate
+    assert _rounded_back(c, 0).epsilon_upper <= 0.5
+
+
+def test_rate_of_one_is_returned_when_it_meets_the_target():
+    c = calibrate("PoissonSampled(Laplace(1), q)", epsilon=2, delta=0, parameter="q")
+    assert c.value_exact == 1 and c.not_certified is None
+
+
+def test_range_given_and_the_range_end():
+    c = calibrate(
+        "SelfComposed(Laplace(b), 10)", epsilon=1, delta=0, parameter="b", low=12, high=20
+    )
+    assert c.value_exact == 12  # every value in [12, 20] meets the target: the smallest
+
+
+def test_parsed_event_given_as_an_event():
+    event = parse_event("SelfComposed(Laplace(b), 10)", symbols=["b"])
+    assert calibrate(event, epsilon=2, delta=0, parameter="b").value_exact == 5
+
+
+@pytest.mark.parametrize(
+    ("expression", "name", "message"),
+    [
+        ("SelfComposed(Laplace(2), 10)", "b", "does not depend on b: b does not appear"),
+        ("Gaussian(s, sensitivity=s)", "s", "does not depend on s: s = 1 and s = 2"),
+        ("Composed([Gaussian(x), Laplace(1/x)])", "x", "not known to be monotone in x"),
+        ("Gaussian(x**2 - x)", "x", "not monotone in x for every x > 0"),
+        ("Exponential(1, sensitivity=s)", "s", "whose effect on epsilon dpaudit does not know"),
+        ("Gaussian(exp)", "exp", "parameter must be a name that is not a constant"),
+        ("Gaussian(x)", "1x", "parameter must be a name"),
+    ],
+)
+def test_clear_errors(expression, name, message):
+    with pytest.raises(CalibrationError, match=message):
+        calibrate(expression, epsilon=1, delta="1e-6", parameter=name)
+
+
+def test_a_target_no_value_in_range_meets():
+    with pytest.raises(
+        CalibrationError, match=r"no value of b meets the target: at b = 5.*b in \[1, 5\]"
+    ):
+        calibrate("SelfComposed(Laplace(b), 10)", epsilon=1, delta=0, parameter="b", low=1, high=5)
+    with pytest.raises(CalibrationError, match="no result bounds epsilon"):
+        calibrate("Gaussian(sigma)", epsilon=1, delta=0, parameter="sigma")
+
+
+def test_targets_given_both_or_neither():
+    with pytest.raises(CalibrationError, match="not both"):
+        calibrate("Gaussian(s)", epsilon=1, delta="1e-6", delta_target="1e-6", parameter="s")
+    with pytest.raises(CalibrationError, match="got neither"):
+        calibrate("Gaussian(s)", epsilon=1, parameter="s")
+    with pytest.raises(ValueError, match="epsilon must be a number >= 0"):
+        calibrate("Gaussian(s)", epsilon=-1, delta="1e-6", parameter="s")
+    with pytest.raises(ValueError, match=r"delta must be in \[0, 1\)"):
+        calibrate("Gaussian(s)", epsilon=1, delta=2, parameter="s")
+    with pytest.raises(CalibrationError, match="symbols besides s: t"):
+        calibrate(
+            parse_event("Gaussian(s, sensitivity=t)", symbols=True),
+            epsilon=1,
+            delta="1e-6",
+            parameter="s",
+        )
+
+
+def test_quick_bounds_stay_in_their_context():
+    """The first phase's coarse grid (a context variable) is not seen by another thread."""
+    event = parse_event("SelfComposed(PoissonSampled(Gaussian(1), 1/100), 1000)")
+    full = Accountant().guarantee(event, Fraction(1, 10**5)).epsilon_upper
+    seen: list[float] = []
+    token = COARSEST_ONLY.set(True)
+    try:
+        quick = Accountant().guarantee(event, Fraction(1, 10**5)).epsilon_upper
+        worker = threading.Thread(
+            target=lambda: seen.append(
+                Accountant().guarantee(event, Fraction(1, 10**5)).epsilon_upper
+            )
+        )
+        worker.start()
+        worker.join()
+    finally:
+        COARSEST_ONLY.reset(token)
+    assert seen == [full] and quick > full
+
+
+# ---- the search on synthetic functions ------------------------------------------------
+
+
+def _synthetic(c: float, power: float, band: float):
+    """upper(v) = c v^power, lower = upper (1 - band): a certified band of that width."""
+
+    def evaluate(v: Fraction) -> Probe:
+        upper = c * float(v) ** power
+        return Probe(v, upper * (1 - band), upper, None)
+
+    return evaluate
+
+
+@settings(max_examples=40)
+@given(
+    c=st.floats(0.1, 100),
+    power=st.sampled_from([-2.0, -1.0, -0.5, 0.5, 1.0, 2.0]),
+    band=st.floats(0, 1e-3),
+    target=st.floats(0.01, 50),
+)
+def test_search_finds_the_crossing_of_the_upper_bound(c, power, band, target):
+    sign = INCREASING if power > 0 else DECREASING
+    evaluate = _synthetic(c, power, band)
+    found = search(
+        evaluate,
+        evaluate,
+        target=target,
+        sign=sign,
+        where=Range(None, None, False, False, False),
+        start=Fraction(1),
+        name="v",
+        quantity="epsilon",
+    )
+    crossing = (target / c) ** (1 / power)
+    v = float(found.best.value)
+    assert found.best.upper <= target  # feasible
+    if sign == DECREASING:
+        assert crossing * (1 - 1e-12) <= v <= crossing * (1 + 1.5 * TOL)
+    else:
+        assert crossing * (1 - 1.5 * TOL) <= v <= crossing * (1 + 1e-12)
+    assert len(found.probes) <= 30
+
+
+def test_search_refuses_a_certified_non_monotone_function():
+    def v_shape(v: Fraction) -> Probe:
+        x = float(v)
+        value = 1 + (math.log(x)) ** 2  # falls, then grows: not monotone
+        return Probe(v, value, value, None)
+
+    with pytest.raises(NotMonotoneError, match=r"epsilon is not monotone in v \(certified\)"):
+        search(
+            v_shape,
+            v_shape,
+            target=1.5,
+            sign=DECREASING,
+            where=Range(None, None, False, False, False),
+            start=Fraction(100),
+            name="v",
+            quantity="epsilon",
+        )
+
+
+def test_search_on_integers_ends_on_adjacent_values():
+    evaluate = _synthetic(1.0, 1.0, 0.0)  # epsilon = k
+    found = search(
+        evaluate,
+        evaluate,
+        target=1234.5,
+        sign=INCREASING,
+        where=Range(Fraction(1), None, True, False, True),
+        start=Fraction(1),
+        name="k",
+        quantity="epsilon",
+    )
+    assert found.best.value == 1234 and found.rejected is not None
+    assert found.rejected.value == 1235

@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from dpaudit.plugins import GROUPS, load_group, load_object, raise_on_errors
@@ -61,6 +61,13 @@ class LearnerInfo:
         summary: one line on what it does.
         efficient: runs in polynomial time (benchmarked at n = 10^5, d = 100); the others
             enumerate a cover or net exponential in a (small) projected dimension.
+        requirements: what it needs of its input (``features``: ``"real"`` or
+            ``"boolean"``; ``min_features``, ``max_features`` (None: no limit); ``epsilon``:
+            the range it accepts; ``delta``: whether it takes a delta; ``note``: how it treats
+            what its theorem does not cover).  Empty when the package does not say.
+        regimes: its parameter regimes, each a mapping of parameter to value (as text): by
+            convention ``"practical"`` (the defaults: tuned constants) and ``"paper"`` (the
+            source document's).  Empty when the package does not say.
     """
 
     name: str
@@ -70,6 +77,8 @@ class LearnerInfo:
     factory: Callable[..., Any] | str
     summary: str = ""
     efficient: bool = True
+    requirements: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    regimes: Mapping[str, Mapping[str, str]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or self.name != self.name.strip():
@@ -117,7 +126,30 @@ class LearnerInfo:
             "summary": self.summary,
             "efficient": self.efficient,
             "estimator": estimator,
+            "requirements": dict(self.requirements),
+            "regimes": {k: dict(v) for k, v in self.regimes.items()},
         }
+
+    def described(self) -> dict[str, Any]:
+        """:meth:`to_dict` with ``requirements`` and ``regimes`` filled in from the learner
+        class's ``requirements()`` / ``regimes()`` when they were not given at registration
+        (this imports the class; ``dpaudit learn --list`` shows them).
+
+        Raises:
+            dpaudit.plugins.TargetError: when the factory's path names nothing importable.
+        """
+        out = self.to_dict()
+        for hook in ("requirements", "regimes"):
+            if not out[hook]:
+                out[hook] = _from_class(self, hook)
+        return out
+
+
+def _from_class(info: LearnerInfo, hook: str) -> dict[str, Any]:
+    """A learner class's ``requirements()`` or ``regimes()`` (imports the class), {} when it
+    has none: what ``to_dict`` lists for a learner registered without them."""
+    method = getattr(info.estimator, hook, None)
+    return dict(method()) if callable(method) else {}
 
 
 #: Estimator classes imported from their paths, by path (an import is idempotent, so two

@@ -61,6 +61,15 @@ def jl_matrix(m: int, d: int, rng: np.random.Generator) -> np.ndarray:
     return (2 * _check_rng(rng).integers(0, 2, (m, d)) - 1) / math.sqrt(m)
 
 
+def projection(m: int | None, d: int, rng: np.random.Generator) -> np.ndarray:
+    """:func:`jl_matrix` (m x d), or for ``m`` None the d x d identity: no projection, the
+    practical regimes' choice when the data's own dimension is affordable (a fixed linear
+    map, data-independent like the JL matrix; nothing is drawn)."""
+    if m is None:
+        return np.eye(_int("d", d))
+    return jl_matrix(m, d, rng)
+
+
 def project_to_sphere(X: np.ndarray, A: np.ndarray) -> np.ndarray:
     """x -> Ax / ||Ax|| row by row (000, Algorithm 1 step 2); Ax = 0 maps to 0.
 

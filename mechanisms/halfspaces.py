@@ -64,8 +64,10 @@ from mechanisms.halfspace_inputs import (
     jl_matrix,
     project_to_sphere,
     projected_mechanism,
+    projection,
 )
 from mechanisms.ledger import Ledger
+from mechanisms.localised_selection import Localisation, localised_select
 from mechanisms.noisy_sgd import (
     SAMPLINGS,
     MarginLoss,
@@ -218,7 +220,7 @@ class NoisyGDMarginLearner:
         epsilon, delta: the privacy target of Theorem 3.
         margin: gamma, the margin the loss is built for.
         dimension: m, the projected dimension (000 takes m = O(log(1/beta_JL)/gamma^2); small
-            m at toy sizes, see the tests).
+            m at toy sizes, see the tests); None: the data's dimension, no projection.
         repetitions: ceil(log(8/beta)) in 000.
         steps: noisy-SGD steps per run (000: n^2; fewer is cheaper and spends less).
         selection_share: the share of epsilon given to the final exponential mechanism (see
@@ -238,7 +240,7 @@ class NoisyGDMarginLearner:
     epsilon: Any
     delta: Any
     margin: float
-    dimension: int
+    dimension: int | None
     repetitions: int = 3
     steps: int | None = None
     selection_share: Any = sympy.Rational(1, 2)
@@ -283,7 +285,8 @@ class NoisyGDMarginLearner:
         """Learn a halfspace of R^d (returns w = A^T w_hat, 000 Algorithm 1 step 6)."""
         X, y = _data(X, y)
         rng = _check_rng(rng)
-        A = jl_matrix(_int("dimension", self.dimension), X.shape[1], rng)
+        m = None if self.dimension is None else _int("dimension", self.dimension)
+        A = projection(m, X.shape[1], rng)
         w_hat = self.optimiser().fit(project_to_sphere(X, A), y, rng)
         return HalfspaceModel(A.T @ w_hat)
 
@@ -389,44 +392,79 @@ class NetMarginLearner:
     ``candidates`` (the practical regime; None: 000's net): the exponential mechanism runs
     over that many points drawn uniformly from the unit sphere of R^m with the learner's
     randomness *before* the data are read, instead of the enumerated net, so that m may be
-    the data's own dimension (an exact gamma/10-net of R^10 is ~10^20 points).
+    the data's own dimension (an exact gamma/10-net of R^10 is ~10^20 points); ``dimension``
+    None keeps the data's dimension (no projection).  ``rounds`` > 1 (with ``candidates``)
+    localises them: :mod:`mechanisms.localised_selection` (each round draws its candidates
+    around the previous round's choice and scores them on its own part of the rows).
 
     Privacy: Theorem 5, epsilon-DP (the projection is data-independent, the output
     post-processing).  The proof uses only that the candidate set is finite and chosen
     independently of the data (the exponential mechanism, McSherry-Talwar 2007 Theorem 6,
     with a sensitivity-1/n utility), so it holds verbatim for the random candidates; what
     they lose is Claim 4.1's utility argument (a net point within gamma/10 of the target).
-    The net is enumerated exactly (:func:`mechanisms.covers.ball_net`), so keep m small (2-3)
-    or raise ``max_points``.
+    With ``rounds`` R > 1 the plan is the rounds' parallel composition over a partition of
+    positions, still epsilon-DP (the proof is in :mod:`mechanisms.localised_selection`).
+    The net is enumerated exactly (:func:`mechanisms.covers.ball_net`), so keep m small
+    (2-3) or raise ``max_points``.
     """
 
     epsilon: Any
     margin: float
-    dimension: int
+    dimension: int | None
     max_points: int = 200_000
     candidates: int | None = None
+    rounds: int = 1
+    first_angle: float = 1.0
+    shrink: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.candidates is None and self.rounds != 1:
+            raise ValueError(
+                f"rounds must be 1 with the enumerated net (candidates None), got {self.rounds!r}"
+            )
+
+    def schedule(self) -> Localisation:
+        """The rounds of the random-candidate regime."""
+        return Localisation(
+            _int("rounds", self.rounds), self.candidates or 1, self.first_angle, self.shrink
+        )
 
     def plan(self, n: Any) -> ev.Event:
-        return ev.PostProcessed(ev.Exponential(self.epsilon, 1 / exact(n, "n"), relation=REPLACE))
+        return ev.PostProcessed(self.schedule().plan(self.epsilon, n))
 
-    def net(self, rng: np.random.Generator | None = None) -> np.ndarray:
+    def _dimension(self, d: int) -> int:
+        return d if self.dimension is None else _int("dimension", self.dimension)
+
+    def net(self, rng: np.random.Generator | None = None, d: int | None = None) -> np.ndarray:
         """000's gamma/10-net, or (``candidates`` set) that many uniform points of the unit
-        sphere drawn from ``rng`` (data-independent)."""
+        sphere drawn from ``rng`` (data-independent); ``d`` the data's dimension (used when
+        ``dimension`` is None)."""
+        m = self.dimension if self.dimension is not None else d
+        if m is None:
+            raise ValueError("d must be the data's dimension when dimension is None, got None")
         if self.candidates is None:
-            return ball_net(self.dimension, 1.0, float(self.margin) / 10, self.max_points)
+            return ball_net(m, 1.0, float(self.margin) / 10, self.max_points)
         if rng is None:
             raise ValueError("rng must be a numpy Generator to draw random candidates, got None")
-        return random_sphere_points(_int("candidates", self.candidates), self.dimension, rng)
+        return random_sphere_points(_int("candidates", self.candidates), m, rng)
 
     def fit(self, X: Any, y: Any, rng: np.random.Generator) -> HalfspaceModel:
         X, y = _data(X, y)
         rng = _check_rng(rng)
-        A = jl_matrix(_int("dimension", self.dimension), X.shape[1], rng)
-        net = self.net(rng)
-        k = net_selection(
-            project_to_sphere(X, A), y, net, float(self.margin) / 10, self.epsilon, rng
-        )
-        return HalfspaceModel(A.T @ net[int(k)])
+        m = self._dimension(X.shape[1])
+        A = projection(self.dimension, X.shape[1], rng)
+        net = self.net(rng, m)
+        Z = project_to_sphere(X, A)
+        threshold = float(self.margin) / 10
+        if self.candidates is None:
+            k = net_selection(Z, y, net, threshold, self.epsilon, rng)
+            return HalfspaceModel(A.T @ net[int(k)])
+
+        def loss(C: np.ndarray, rows: np.ndarray) -> np.ndarray:
+            return margin_fractions(C, Z[rows], y[rows], threshold, strict=True)
+
+        w, _ = localised_select(self.schedule(), self.epsilon, len(Z), net, loss, rng)
+        return HalfspaceModel(A.T @ w)
 
     def selection_mechanism(self, A: np.ndarray) -> Callable[..., Any]:
         """The auditable form for a *fixed* projection A (privacy holds for every A, so

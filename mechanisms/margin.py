@@ -74,14 +74,20 @@ from dpaudit import events as ev
 from dpaudit.numeric import exact
 from dpaudit.verify import Claim, Domain, register_claim
 from mechanisms.covers import halfspace_labelings_2d
-from mechanisms.halfspaces import HalfspaceModel, _data, _int, margin_fractions
+from mechanisms.halfspaces import (
+    HalfspaceModel,
+    _data,
+    _int,
+    margin_fractions,
+    random_sphere_points,
+)
+from mechanisms.localised_selection import Localisation, localised_select
 from mechanisms.margin_linear import (
     REPLACE,
     EfficientLinearLearner,
     PureLinearLearner,
     _auditable,
     _em,
-    _em_plan,
     _rng,
     margin_loss,
 )
@@ -105,32 +111,74 @@ class LabelDPLearner:
     the public features, scaled to norm ``weight_radius``, the exponential mechanism on the
     empirical rho-margin loss of the private labels (sensitivity 1/m).
 
-    Privacy: eps-label-DP (features fixed; one label changes); claim ``001/label-dp``.
+    ``candidates`` (the practical regime; None: the labelings of R^2): that many points of
+    the sphere of radius ``weight_radius`` of R^d (any d), drawn before the labels are read,
+    localised over ``rounds`` rounds (:mod:`mechanisms.localised_selection`).  The labelings
+    of d > 2 features are O(m^d) candidates, which no enumeration affords.
+
+    Privacy: eps-label-DP (features fixed; one label changes); claim ``001/label-dp``.  The
+    random candidates are label-independent (they do not even read the features), and with
+    R > 1 rounds the parallel composition over a partition of positions holds with one label
+    changed as it does with one record changed.
     """
 
     epsilon: Any
     rho: float
     weight_radius: float = 1.0
+    candidates: int | None = None
+    rounds: int = 1
+    first_angle: float = 1.0
+    shrink: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.candidates is None and self.rounds != 1:
+            raise ValueError(
+                f"rounds must be 1 with the labelings of R^2 (candidates None), got {self.rounds!r}"
+            )
+
+    def schedule(self) -> Localisation:
+        """The rounds of the random-candidate regime."""
+        return Localisation(
+            _int("rounds", self.rounds), self.candidates or 1, self.first_angle, self.shrink
+        )
 
     def plan(self, m: Any) -> ev.Event:
-        return _em_plan(self.epsilon, m)
+        return ev.PostProcessed(self.schedule().plan(self.epsilon, m))
 
-    def candidates(self, X: np.ndarray) -> np.ndarray:
-        return self.weight_radius * halfspace_labelings_2d(X)
+    def candidates_for(self, X: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        """The labelings of the features (R^2), or the random candidates drawn from ``rng``."""
+        if self.candidates is None:
+            return self.weight_radius * halfspace_labelings_2d(X)
+        if rng is None:
+            raise ValueError("rng must be a numpy Generator to draw random candidates, got None")
+        points = random_sphere_points(_int("candidates", self.candidates), X.shape[1], rng)
+        return self.weight_radius * points
 
     def select(
         self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator, size: int | None = None
     ) -> Any:
-        C = self.candidates(X)
+        C = self.candidates_for(X)
         loss = margin_fractions(C, X, y, self.rho)
         return _em(self.epsilon, len(X)).select(-loss, rng, size=size)
 
     def fit(self, X: Any, y: Any, rng: np.random.Generator) -> HalfspaceModel:
         X = np.asarray(X, dtype=float)
-        if X.ndim != 2 or X.shape[1] != 2:
-            raise ValueError(f"X must be an (m, 2) array, got shape {X.shape}")
+        if X.ndim != 2 or (self.candidates is None and X.shape[1] != 2):
+            raise ValueError(
+                f"X must be an (m, 2) array for the labelings of R^2 (candidates None), got "
+                f"shape {X.shape}"
+            )
         X, y = _data(X, y)
-        return HalfspaceModel(self.candidates(X)[int(self.select(X, y, _rng(rng)))])
+        rng = _rng(rng)
+        if self.candidates is None:
+            return HalfspaceModel(self.candidates_for(X)[int(self.select(X, y, rng))])
+        first = self.candidates_for(X, rng)
+
+        def loss(C: np.ndarray, rows: np.ndarray) -> np.ndarray:
+            return margin_fractions(C, X[rows], y[rows], self.rho)
+
+        w, _ = localised_select(self.schedule(), self.epsilon, len(X), first, loss, rng)
+        return HalfspaceModel(w)
 
     def mechanism(self) -> Any:
         """Auditable form: ``mechanism((X, y), rng)`` -> index of the selected candidate,
@@ -144,6 +192,10 @@ class MarginSelection:
     :class:`PureLinearLearner` at rho_j = r 2^-j (j < ``grid``) with eps/(2 grid) each, then
     the exponential mechanism (eps/2, sensitivity 1/m) on minus (empirical rho_j-margin loss
     of w_j + Lambda r / (rho_j sqrt(m))).
+
+    ``rounds``, ``first_angle``, ``shrink``: each margin's Algorithm 1 localises its random
+    candidates over that many rounds (:mod:`mechanisms.localised_selection`; its plan is the
+    rounds' parallel composition, eps-DP at its budget).
 
     Practical-regime options (neither enters the privacy proof's validity):
     ``selection_share`` s (default 1/2, Appendix F's): the final selection runs at s eps and
@@ -161,13 +213,16 @@ class MarginSelection:
 
     epsilon: Any
     grid: int
-    dimension: int
+    dimension: int | None
     weight_radius: float = 1.0
     radius: float = 1.0
     candidates: int | None = None
     selection_share: Any = sympy.Rational(1, 2)
     penalty: float = 1.0
     largest_margin: float | None = None
+    rounds: int = 1
+    first_angle: float = 1.0
+    shrink: float = 0.5
 
     def _shares(self) -> tuple[Any, Any]:
         """(each margin's epsilon, the final selection's epsilon), exact."""
@@ -196,10 +251,10 @@ class MarginSelection:
         return [top * 2.0 ** -(j - 1) for j in range(1, _int("grid", self.grid) + 1)]
 
     def plan(self, m: Any) -> ev.Event:
-        each, final = self._shares()
+        _, final = self._shares()
         return ev.Composed(
             [
-                ev.SelfComposed(_em_plan(each, m), self.grid),
+                ev.SelfComposed(self.learners()[0].plan(m), self.grid),
                 ev.Exponential(final, 1 / exact(m, "m"), relation=REPLACE),
             ]
         )
@@ -215,6 +270,9 @@ class MarginSelection:
                 self.weight_radius,
                 self.radius,
                 candidates=self.candidates,
+                rounds=self.rounds,
+                first_angle=self.first_angle,
+                shrink=self.shrink,
             )
             for rho in self.rhos()
         ]

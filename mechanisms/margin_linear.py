@@ -17,6 +17,7 @@ import sympy
 from dpaudit import events as ev
 from dpaudit.numeric import exact
 from mechanisms.covers import ball_net
+from mechanisms.halfspace_inputs import projection
 from mechanisms.halfspaces import (
     HalfspaceModel,
     MarginLoss,
@@ -27,6 +28,7 @@ from mechanisms.halfspaces import (
     margin_fractions,
     random_sphere_points,
 )
+from mechanisms.localised_selection import Localisation, localised_select
 from mechanisms.phased_sgd import PhasedSGD
 from mechanisms.primitives import ExponentialMechanism
 
@@ -85,44 +87,70 @@ class PureLinearLearner:
         epsilon: privacy parameter.
         rho: the confidence margin (0, r].
         dimension: k, the projected dimension (001: O(Lambda^2 r^2 log(m/beta)/rho^2); keep
-            2-3 at toy sizes, the cover is enumerated exactly).
+            2-3 at toy sizes, the cover is enumerated exactly); None: the data's dimension,
+            no projection (the practical regime; with ``candidates`` only).
         weight_radius: Lambda, the norm bound of the comparator class.
         radius: r, the feature norm bound.
-
         candidates: the practical regime (None: 001's cover): that many points drawn
             uniformly from the sphere of radius 2 Lambda in R^k with the learner's randomness
             before the data are read, instead of the enumerated rho/(10 r)-cover, so that k
             may be the data's own dimension.
+        rounds, first_angle, shrink: with ``candidates``, localise them over ``rounds``
+            rounds (:mod:`mechanisms.localised_selection`; 1: one exponential mechanism).
 
     Privacy: the exponential mechanism with sensitivity 1/m; Phi is data-independent and the
     output Phi^T w post-processing (claim ``001/theorem-3.1``).  Theorem 3.1's privacy part
     needs only a finite candidate set chosen independently of the data (McSherry-Talwar 2007
     Theorem 6), so it holds for the random candidates too; its utility part (a cover point
-    near the comparator) is not claimed for them.
+    near the comparator) is not claimed for them.  With R > 1 rounds: their parallel
+    composition over a partition of positions, eps-DP (:mod:`mechanisms.localised_selection`).
     """
 
     epsilon: Any
     rho: float
-    dimension: int
+    dimension: int | None
     weight_radius: float = 1.0
     radius: float = 1.0
     max_points: int = 200_000
     candidates: int | None = None
+    rounds: int = 1
+    first_angle: float = 1.0
+    shrink: float = 0.5
 
-    def cover(self, rng: np.random.Generator | None = None) -> np.ndarray:
+    def __post_init__(self) -> None:
+        if self.candidates is None and (self.rounds != 1 or self.dimension is None):
+            raise ValueError(
+                "rounds must be 1 and dimension an integer with the enumerated cover "
+                f"(candidates None), got rounds {self.rounds!r}, dimension {self.dimension!r}"
+            )
+
+    def schedule(self) -> Localisation:
+        """The rounds of the random-candidate regime."""
+        return Localisation(
+            _int("rounds", self.rounds), self.candidates or 1, self.first_angle, self.shrink
+        )
+
+    def cover(self, rng: np.random.Generator | None = None, d: int | None = None) -> np.ndarray:
         """001's cover, or (``candidates`` set) random points of the sphere of radius
-        2 Lambda drawn from ``rng`` (data-independent)."""
+        2 Lambda drawn from ``rng`` (data-independent; ``d`` the data's dimension, used when
+        ``dimension`` is None)."""
+        k = self.dimension if self.dimension is not None else d
+        if k is None:
+            raise ValueError("d must be the data's dimension when dimension is None, got None")
         if self.candidates is not None:
             if rng is None:
                 raise ValueError("rng must be a numpy Generator to draw random candidates")
-            points = random_sphere_points(_int("candidates", self.candidates), self.dimension, rng)
+            points = random_sphere_points(_int("candidates", self.candidates), k, rng)
             return 2 * self.weight_radius * points
-        return ball_net(
-            self.dimension, 2 * self.weight_radius, self.rho / (10 * self.radius), self.max_points
-        )
+        return ball_net(k, 2 * self.weight_radius, self.rho / (10 * self.radius), self.max_points)
 
     def plan(self, m: Any) -> ev.Event:
-        return _em_plan(self.epsilon, m)
+        return ev.PostProcessed(self.schedule().plan(self.epsilon, m))
+
+    def _features(self, Phi: np.ndarray, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Step 3: Phi x for rows of norm <= r (checked), and the labels."""
+        X, y = _data(np.asarray(X, dtype=float) / max(1.0, self.radius), y)
+        return X * self.radius @ Phi.T, y
 
     def _select(
         self,
@@ -134,16 +162,26 @@ class PureLinearLearner:
         size: int | None = None,
     ) -> Any:
         """Steps 3-5 for a given projection: the index of the selected cover point."""
-        X, y = _data(np.asarray(X, dtype=float) / max(1.0, self.radius), y)
-        loss = margin_fractions(C, X * self.radius @ Phi.T, y, self.rho)
-        return _em(self.epsilon, len(X)).select(-loss, rng, size=size)
+        Z, y = self._features(Phi, X, y)
+        loss = margin_fractions(C, Z, y, self.rho)
+        return _em(self.epsilon, len(Z)).select(-loss, rng, size=size)
 
     def fit(self, X: Any, y: Any, rng: np.random.Generator) -> HalfspaceModel:
         X = np.asarray(X, dtype=float)
         rng = _rng(rng)
-        Phi = jl_matrix(_int("dimension", self.dimension), X.shape[1], rng)
-        C = self.cover(rng)
-        return HalfspaceModel(Phi.T @ C[int(self._select(C, Phi, X, y, rng))])
+        d = X.shape[1]
+        k = None if self.dimension is None else _int("dimension", self.dimension)
+        Phi = projection(k, d, rng)
+        C = self.cover(rng, d)
+        if self.rounds == 1:
+            return HalfspaceModel(Phi.T @ C[int(self._select(C, Phi, X, y, rng))])
+        Z, labels = self._features(Phi, X, y)
+
+        def loss(W: np.ndarray, rows: np.ndarray) -> np.ndarray:
+            return margin_fractions(W, Z[rows], labels[rows], self.rho)
+
+        w, _ = localised_select(self.schedule(), self.epsilon, len(Z), C, loss, rng)
+        return HalfspaceModel(Phi.T @ w)
 
     def mechanism(self, Phi: np.ndarray) -> Any:
         """The auditable form for a *fixed* projection Phi (privacy holds for every Phi, so
@@ -186,7 +224,7 @@ class EfficientLinearLearner:
     epsilon: Any
     delta: Any
     rho: float
-    dimension: int
+    dimension: int | None
     weight_radius: float = 1.0
     radius: float = 1.0
     repetitions: int = 2
@@ -229,11 +267,15 @@ class EfficientLinearLearner:
             return self.calibrated()
         return self.phased() if self.optimizer == "phased" else self.erm()
 
-    def plan(self, m: Any) -> ev.Event:
+    def plan(self, m: Any, d: int | None = None) -> ev.Event:
         """The declared plan for m records (``"phased"``: m an integer; the number of
-        phases is floor(log2 m))."""
+        phases is floor(log2 m); ``d`` the features' dimension, which the phased plan needs
+        when ``dimension`` is None, i.e. no projection)."""
         if self.optimizer == "phased":
-            return ev.PostProcessed(self.phased().plan(_int("m", m, 2), self.dimension))
+            k = self.dimension if self.dimension is not None else d
+            if k is None:
+                raise ValueError("d must be the features' dimension when dimension is None")
+            return ev.PostProcessed(self.phased().plan(_int("m", m, 2), k))
         if self.optimizer == "calibrated":
             return ev.PostProcessed(self.calibrated().plan(_int("m", m, 2)))
         return ev.PostProcessed(self.erm().plan(m))
@@ -241,12 +283,14 @@ class EfficientLinearLearner:
     def fit_features(self, Z: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Steps 2-4 on features Z (rows of norm <= r); returns w in R^d of the features."""
         rng = _rng(rng)
+        if self.dimension is None:  # no projection: the identity, without its d x d product
+            return self.optimiser().fit(self._clipped(Z, None), y, rng)
         Phi = jl_matrix(_int("dimension", self.dimension), Z.shape[1], rng)
         return Phi.T @ self.optimiser().fit(self._clipped(Z, Phi), y, rng)
 
-    def _clipped(self, Z: np.ndarray, Phi: np.ndarray) -> np.ndarray:
-        """Steps 2-3: Phi z clipped onto B^k(2r), row by row."""
-        P = Z @ Phi.T
+    def _clipped(self, Z: np.ndarray, Phi: np.ndarray | None) -> np.ndarray:
+        """Steps 2-3: Phi z clipped onto B^k(2r), row by row (``Phi`` None: the identity)."""
+        P = Z if Phi is None else Z @ Phi.T
         norms = np.linalg.norm(P, axis=1, keepdims=True)
         cap = 2 * self.radius
         return np.where(norms > cap, P * cap / np.maximum(norms, 1e-300), P)

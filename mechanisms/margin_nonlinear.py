@@ -20,11 +20,11 @@ from mechanisms.halfspaces import (
     _positive,
     jl_matrix,
 )
+from mechanisms.localised_selection import Localisation, cap_points, localised_select
 from mechanisms.margin_linear import (
     EfficientLinearLearner,
     _auditable,
     _em,
-    _em_plan,
     _rng,
     margin_loss,
 )
@@ -74,7 +74,7 @@ class KernelLearner:
     delta: Any
     rho: float
     features: int
-    dimension: int
+    dimension: int | None
     bandwidth: float = 0.5
     weight_radius: float = 1.0
     repetitions: int = 2
@@ -95,7 +95,7 @@ class KernelLearner:
         )
 
     def plan(self, m: Any) -> ev.Event:
-        return self.linear().plan(m)
+        return self.linear().plan(m, 2 * _int("features", self.features))
 
     def fit(self, X: Any, y: Any, rng: np.random.Generator) -> KernelModel:
         X, y = _data(X, y)
@@ -181,6 +181,21 @@ class NeuralNetLearner:
     max_points: int = 60_000
     candidates: int | None = None
     chunk: int | None = None
+    rounds: int = 1
+    first_angle: float = 1.0
+    shrink: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.candidates is None and self.rounds != 1:
+            raise ValueError(
+                f"rounds must be 1 with the enumerated cover (candidates None), got {self.rounds!r}"
+            )
+
+    def schedule(self) -> Localisation:
+        """The rounds of the random-network regime (:mod:`mechanisms.localised_selection`)."""
+        return Localisation(
+            _int("rounds", self.rounds), self.candidates or 1, self.first_angle, self.shrink
+        )
 
     def cover(self) -> tuple[list[np.ndarray], np.ndarray]:
         nets = product_net(
@@ -192,7 +207,7 @@ class NeuralNetLearner:
         return nets, product_indices(nets)
 
     def plan(self, m: Any) -> ev.Event:
-        return _em_plan(self.epsilon, m)
+        return ev.PostProcessed(self.schedule().plan(self.epsilon, m))
 
     def _select(
         self,
@@ -292,6 +307,8 @@ class NeuralNetLearner:
         X = np.asarray(X, dtype=float)
         rng = _rng(rng)
         phi0 = jl_matrix(_int("dimension", self.dimension), X.shape[1], rng)
+        if self.candidates is not None and self.rounds > 1:
+            return self._fit_rounds(phi0, X, y, rng)
         if self.candidates is not None:
             # the candidates' seed is drawn before the data are read (data-independent)
             seed = int(rng.integers(0, 2**63 - 1))
@@ -302,6 +319,41 @@ class NeuralNetLearner:
         (net1, net2), idx = cover
         i, j = idx[int(self._select(cover, phi0, X, y, rng))]
         return NetworkModel(phi0, net1[i].reshape(self.dimension, self.width), net2[j], self.kappa)
+
+    def _fit_rounds(
+        self, phi0: np.ndarray, X: np.ndarray, y: Any, rng: np.random.Generator
+    ) -> NetworkModel:
+        """The localised random-network regime: round 1 over ``candidates`` random networks,
+        later rounds over networks near the previous choice (each weight block in a cap of
+        its sphere), every round on its own part of the rows (chunked scoring)."""
+        X, y = _data(X, y)
+        Z = X @ phi0.T
+        k, width = _int("dimension", self.dimension), _int("width", self.width)
+        kn = k * width
+        W1, w2 = random_networks(self.candidates or 1, k, width, self.weight_radius, rng)
+        first = np.concatenate([W1.reshape(len(W1), kn), w2], axis=1)
+
+        def near(center: np.ndarray, angle: float, count: int, gen: np.random.Generator) -> Any:
+            return np.concatenate(
+                [
+                    cap_points(center[:kn], angle, count, gen),
+                    cap_points(center[kn:], angle, count, gen),
+                ],
+                axis=1,
+            )
+
+        def loss(C: np.ndarray, rows: np.ndarray) -> np.ndarray:
+            chunk = self.chunk_size(len(rows))
+            out = np.empty(len(C))
+            for start in range(0, len(C), chunk):
+                block = C[start : start + chunk]
+                out[start : start + chunk] = self._network_losses(
+                    Z[rows], y[rows], block[:, :kn].reshape(len(block), k, width), block[:, kn:]
+                )
+            return out
+
+        best, _ = localised_select(self.schedule(), self.epsilon, len(Z), first, loss, rng, near)
+        return NetworkModel(phi0, best[:kn].reshape(k, width), best[kn:], self.kappa)
 
     def mechanism(self, phi0: np.ndarray, seed: int | None = None) -> Any:
         """The auditable form for a *fixed* embedding phi0 (data-independent, so conditioning

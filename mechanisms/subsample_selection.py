@@ -86,6 +86,49 @@ def _flip(label: int, flip: float, rng: np.random.Generator) -> int:
     return int(label)
 
 
+#: Odd 64-bit multipliers of :func:`class_representatives`' labeling hash (fixed constants).
+_HASH = np.random.default_rng(20260).integers(1, 2**63, size=4096, dtype=np.uint64) | np.uint64(1)
+
+
+def class_representatives(labels: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """H_T for a finite class: ``labels`` holds the class's labels on S, one row per
+    *record* (shape (n, |H|)); the result is, for each distinct labeling of the subsample
+    ``idx``, the index of the first hypothesis (in the class's fixed order) that induces it.
+    The choice depends on the subsample's records only (003 Section 2.1's H_T, one
+    hypothesis per labeling of T).  Labelings are compared by a 64-bit hash of their bits
+    (fixed multipliers; two distinct labelings of the same T collide with probability about
+    |H|^2 / 2^64, which would merge them into one representative, still a function of T)."""
+    packed = np.packbits(labels[idx].astype(bool), axis=0)  # (ceil(n'/8), |H|) bytes
+    pad = (-packed.shape[0]) % 8
+    if pad:
+        packed = np.concatenate([packed, np.zeros((pad, packed.shape[1]), np.uint8)])
+    words = np.ascontiguousarray(packed.T).view(np.uint64)  # (|H|, words)
+    with np.errstate(over="ignore"):
+        keys = (words * _HASH[: words.shape[1]]).sum(axis=1, dtype=np.uint64)
+    _, first = np.unique(keys, return_index=True)
+    return np.sort(first)
+
+
+def _select_in_class(
+    labels: np.ndarray,
+    errors: np.ndarray,
+    idx: np.ndarray,
+    epsilon: Any,
+    transform: Callable[[ev.Event], ev.Event],
+    rng: np.random.Generator,
+    size: int | None = None,
+) -> np.ndarray:
+    """Steps 2-3 of 003 Section 3.1 for a finite class given by its labels on S and its
+    error counts on S: H_T by :func:`class_representatives`, then the EM (score minus the
+    errors on all of S, sensitivity 1); the selected hypotheses' indices.  ``labels`` is
+    (n, |H|)."""
+    reps = class_representatives(labels, idx)
+    em = _selection_mechanism(exact(epsilon, "selection_epsilon"))
+    with recorded_as(transform):
+        k = em.select(-errors[reps].astype(float), rng, size=size)
+    return reps[k]
+
+
 def _select_in(
     X: np.ndarray,
     y: np.ndarray,
@@ -171,6 +214,27 @@ def _selections(
         where = np.flatnonzero(run_content == c)
         if where.size:
             out[where] = _select_in(X, y, keys[g], epsilon, transform, rng, size=where.size)
+    return out
+
+
+def class_selections(
+    labels: np.ndarray,
+    errors: np.ndarray,
+    sample: int,
+    epsilon: Any,
+    transform: Callable[[ev.Event], ev.Event],
+    runs: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """``runs`` independent draws of the stable learner's selection over a finite class
+    (steps 1-3 of 003 Section 3.1: a uniform subset I of ``sample`` of the n records, H_{S_I}
+    by :func:`class_representatives`, the EM on S): the selected hypotheses' indices.
+    ``labels`` is (n, |H|): the class's labels, one row per record."""
+    n = labels.shape[0]
+    out = np.empty(runs, dtype=np.int64)
+    for r in range(runs):
+        idx = np.sort(rng.choice(n, size=sample, replace=False))
+        out[r] = _select_in_class(labels, errors, idx, epsilon, transform, rng)
     return out
 
 

@@ -194,11 +194,15 @@ def _show(bar: Any, done: int, total: int, n: int, d: int) -> None:
 def _list(args: argparse.Namespace) -> int:
     infos = load_learners()
     if args.json:
-        print(dumps([info.to_dict() for info in infos], indent=2))
+        print(dumps([info.described() for info in infos], indent=2))
         return 0
     width = max((len(i.name) for i in infos), default=4)
     for info in infos:
         print(f"{info.name:<{width}}  {info.task:<14} {info.privacy:<11} {info.source}")
+        tuned = info.described()["regimes"].get("practical")
+        if tuned:
+            shown = ", ".join(f"{k}={v}" for k, v in tuned.items())
+            print(f"{'':<{width}}  defaults: tuned constants ({shown}); --param regime=paper")
     return 0
 
 
@@ -337,10 +341,16 @@ def run(args: argparse.Namespace) -> int:
         "requested_epsilon": epsilon,
         "requested_delta": delta,
         "spent_epsilon": g["spent_epsilon"],
+        "run_epsilon": g.get("run_epsilon", epsilon),
+        "regime": g.get("regime"),
+        "notes": list(g.get("notes", [])),
         "theorem": g["theorem"],
         "seconds": seconds,
         "seed": seed,
         "params": {k: v for k, v in estimator.get_params().items() if k != "random_state"},
+        "settings": {
+            k: v for k, v in getattr(estimator, "settings_", {}).items() if k != "random_state"
+        },
     }
     if args.json:
         print(dumps(result, indent=2))
@@ -358,4 +368,8 @@ def run(args: argparse.Namespace) -> int:
         f"(accounted upper bounds; asked epsilon {epsilon:g}"
         f"{'' if delta is None else f', delta {delta:g}'}; {g['theorem']})"
     )
+    if g.get("regime"):
+        print(f"  regime: {g['regime']}")
+    for note in g.get("notes", []):
+        print(f"  note: {note}")
     return 0

@@ -18,6 +18,7 @@ from dpaudit.learning_curves.compute import (
     breast_cancer,
     datasets_for,
     diffprivlib_available,
+    digits,
     learning_curves,
     synthetic,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "curve_plot",
     "datasets_for",
     "diffprivlib_available",
+    "digits",
     "learner_page",
     "learning_curves",
     "synthetic",

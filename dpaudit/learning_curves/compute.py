@@ -11,22 +11,26 @@ rows; beside it, on the same rows, two baselines:
   epsilon, when diffprivlib is installed (``pip install diffprivlib``); otherwise it is left
   out and :attr:`CurveSet.notes` says so.
 
-Each point is the mean error over the seeds with a 95% Student-t interval (mean +- t_{0.975,
-s-1} * sd / sqrt(s) over s seeds: the spread of the runs, not a bound).  A point the learner
-refuses (an epsilon outside its theorem's range, an n too small for its subsample) is kept,
-marked refused, with the learner's own message.
+Each point holds the test errors of every seed; the curves show their median with the
+quartiles (the spread of the runs over seeds, not a bound: a learner's defaults are chosen
+for the median, and a wide interquartile range says the result swings by seed); the mean
+with a 95% Student-t interval is kept too.  A point the learner refuses (an n too small for
+its subsample, ...) is kept, marked refused, with the learner's own message.
 
 Optional hooks a learner class may define (read with ``getattr``; see docs/learners.md):
 
-* ``N_FEATURES``: the exact feature count it needs (e.g. 2 for learners of R^2): the data
-  are cut to that many columns;
+* ``N_FEATURES``: the exact feature count it needs (a plugin's learner of a fixed
+  dimension): the data are cut to that many columns;
 * ``CURVE_REGIMES``: ``{label: parameters}``, other parameter settings to draw beside the
   defaults (e.g. a practical regime whose privacy proof still holds), each clearly labelled;
 * ``sample_complexity_notes(epsilon, delta, d, n)``: lines stating the paper's own
-  sample-complexity numbers at these parameters (why a learner cannot learn at practical n).
+  sample-complexity numbers at these parameters (why a learner cannot learn at practical n);
+* ``PEER_NOTE``: why the learner's algorithm may trail diffprivlib's (the pages quote it
+  where it does).
 
-Data (:func:`datasets_for`): per task, a synthetic distribution standard for it and a real
-dataset bundled with scikit-learn (breast cancer, Wolberg et al., 569 rows, 30 features).
+Data (:func:`datasets_for`): per task, synthetic distributions standard for it (margin data
+in d = 5, 20, 100 for the halfspace learners) and two real datasets bundled with
+scikit-learn (breast cancer; the digits turned binary).
 Randomness: every draw comes from ``numpy.random.Generator`` objects seeded from
 ``(seed, dataset index, seed index)``, so a run is reproducible.
 """
@@ -46,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.learners import LearnerInfo, get_learner
-from dpaudit.learning_curves.data import Dataset, breast_cancer, datasets_for, synthetic
+from dpaudit.learning_curves.data import Dataset, breast_cancer, datasets_for, digits, synthetic
 
 __all__ = [
     "FULL_GRID",
@@ -57,6 +61,7 @@ __all__ = [
     "breast_cancer",
     "datasets_for",
     "diffprivlib_available",
+    "digits",
     "learning_curves",
     "synthetic",
 ]
@@ -64,11 +69,11 @@ __all__ = [
 #: The grid of the committed curves (``dpaudit learn --curves``): keyword arguments of
 #: :func:`learning_curves` and ``test`` (synthetic test rows per seed).
 FULL_GRID: dict[str, Any] = {
-    "ns": [100, 300, 1000, 3000],
-    "epsilons": [0.1, 0.3, 0.9, 3.0],
-    "fixed_epsilon": 0.9,
+    "ns": [100, 300, 1000, 3000, 10000],
+    "epsilons": [0.1, 0.3, 1.0, 3.0],
+    "fixed_epsilon": 1.0,
     "fixed_n": 1000,
-    "seeds": 3,
+    "seeds": 5,
     "test": 1000,
 }
 #: A grid of seconds per learner (``--quick``, tests).
@@ -80,6 +85,11 @@ QUICK_GRID: dict[str, Any] = {
     "seeds": 2,
     "test": 200,
 }
+
+
+#: A private-prediction learner (and its baselines, on the same rows) is scored on the first
+#: this many test rows of each draw: every answered row is a fresh run of its mechanism.
+PREDICTION_ROWS = 200
 
 
 # ---- results ---------------------------------------------------------------------------------
@@ -110,6 +120,20 @@ class CurvePoint:
         return float(np.mean(self.errors)) if self.errors else math.nan
 
     @property
+    def median(self) -> float:
+        """The median test error over the seeds (what the curves draw)."""
+        return float(np.median(self.errors)) if self.errors else math.nan
+
+    @property
+    def quartiles(self) -> tuple[float, float]:
+        """The first and third quartiles of the test errors over the seeds (numpy's linear
+        interpolation; the spread of the runs, not a bound)."""
+        if not self.errors:
+            return math.nan, math.nan
+        q1, q3 = np.percentile(self.errors, [25, 75])
+        return float(q1), float(q3)
+
+    @property
     def half_width(self) -> float:
         """Half-width of the 95% Student-t interval over the seeds (nan for one seed)."""
         s = len(self.errors)
@@ -121,7 +145,8 @@ class CurvePoint:
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
-        out.update(mean=self.mean, half_width=self.half_width)
+        q1, q3 = self.quartiles
+        out.update(mean=self.mean, half_width=self.half_width, median=self.median, q1=q1, q3=q3)
         return out
 
 
@@ -144,6 +169,8 @@ class CurveSet:
     points: list[CurvePoint]
     notes: list[str]
     chance: dict[str, float] = dataclasses.field(default_factory=dict)
+    #: why the learner may trail diffprivlib (its class's ``PEER_NOTE``; "" if none).
+    peer_note: str = ""
 
     def select(self, *, dataset: str, axis: str) -> dict[tuple[str, str], list[CurvePoint]]:
         """The points of one panel, grouped by (method, regime), in grid order."""
@@ -253,7 +280,7 @@ def learning_curves(
     *,
     ns: Sequence[int],
     epsilons: Sequence[float],
-    fixed_epsilon: float = 0.9,
+    fixed_epsilon: float = 1.0,
     fixed_n: int | None = None,
     seeds: int = 3,
     seed: int = 0,
@@ -276,7 +303,7 @@ def learning_curves(
         seed: base seed (>= 0).
         delta: delta for the approximate learners, in (0, 1).
         datasets: default :func:`datasets_for`.
-        regimes: also draw the learner's ``CURVE_REGIMES``.
+        regimes: also draw the learner's ``CURVE_REGIMES`` (against n only).
         baselines: also draw the non-private and diffprivlib baselines.
 
     Returns:
@@ -321,15 +348,20 @@ def learning_curves(
         for s in range(count):
             rng = np.random.default_rng([base, k, s])
             X, y, Xt, yt = data.draw(n_max, rng)
+            if info.privacy == "prediction":  # each answered row is a run of the mechanism
+                Xt, yt = Xt[:PREDICTION_ROWS], yt[:PREDICTION_ROWS]
             majority.append(float(min(np.mean(yt == v) for v in np.unique(y))))
             fit_seed = int(rng.integers(2**31 - 1))
             for axis, n, eps in grid:
                 Xn, yn = X[:n], y[:n]
                 if len(np.unique(yn)) < 2:
                     continue  # too few rows to hold both classes: no method can fit
+                # the labelled regimes are drawn against n only (their epsilon panel would
+                # repeat the n panel's story at the cost of the paper's slow optimisers)
                 methods: list[tuple[str, str, Callable[[], Any]]] = [
                     (info.name, label, _learner_factory(info, data, eps, delta, fit_seed, params))
                     for label, params in regime_map.items()
+                    if label == "defaults" or axis == "n"
                 ]
                 if baselines:
                     methods += [
@@ -382,6 +414,7 @@ def learning_curves(
         points,
         notes,
         chance,
+        str(getattr(info.estimator, "PEER_NOTE", "") or ""),
     )
 
 

@@ -25,24 +25,23 @@ from dpaudit.learners import LearnerInfo, register_learner
 
 if TYPE_CHECKING:
     from mechanisms.estimators.base import PrivateClassifier
-    from mechanisms.estimators.boolean import (
-        DecisionListClassifier,
-        DPWinnowClassifier,
-        ThresholdClassifier,
-    )
+    from mechanisms.estimators.boolean import DecisionListClassifier, DPWinnowClassifier
     from mechanisms.estimators.halfspace import (
-        EfficientMarginClassifier,
-        KernelMarginClassifier,
         LabelDPClassifier,
         NetMarginClassifier,
-        NoisySGDMarginClassifier,
         PureMarginClassifier,
+    )
+    from mechanisms.estimators.halfspace_gd import (
+        EfficientMarginClassifier,
+        KernelMarginClassifier,
+        NoisySGDMarginClassifier,
     )
     from mechanisms.estimators.halfspace_selection import (
         MarginSelectionClassifier,
         NeuralNetMarginClassifier,
     )
     from mechanisms.estimators.prediction import PrivatePredictionClassifier
+    from mechanisms.estimators.threshold import ThresholdClassifier
 
 __all__ = [
     "ESTIMATORS",
@@ -75,8 +74,8 @@ LEARNER_TABLE: tuple[tuple[str, str, str, str, str, str, bool], ...] = (
         "halfspace",
         "000 Nguyen-Ullman-Zakynthinou 2020, Algorithm 1 via Algorithm 3 (JL + BST14 SGD)",
         "approximate",
-        f"{_HALFSPACE}:NoisySGDMarginClassifier",
-        "JL projection, noisy SGD on the margin loss, best of k runs by the EM",
+        "mechanisms.estimators.halfspace_gd:NoisySGDMarginClassifier",
+        "JL projection, noisy gradient descent on the margin loss, best run by the EM",
         True,
     ),
     (
@@ -84,8 +83,8 @@ LEARNER_TABLE: tuple[tuple[str, str, str, str, str, str, bool], ...] = (
         "halfspace",
         "000 Nguyen-Ullman-Zakynthinou 2020, Algorithm 2 (JL + EM over a net)",
         "pure",
-        f"{_HALFSPACE}:NetMarginClassifier",
-        "JL projection to R^2, exponential mechanism over a gamma/10-net",
+        "mechanisms.estimators.halfspace:NetMarginClassifier",
+        "exponential mechanism over a net (practical: localised random candidates)",
         False,
     ),
     (
@@ -93,8 +92,8 @@ LEARNER_TABLE: tuple[tuple[str, str, str, str, str, str, bool], ...] = (
         "halfspace",
         "001 Bassily-Mohri-Suresh 2022, Algorithm 1 (Theorem 3.1)",
         "pure",
-        f"{_HALFSPACE}:PureMarginClassifier",
-        "projection, exponential mechanism over a cover, rho-margin loss",
+        "mechanisms.estimators.halfspace:PureMarginClassifier",
+        "exponential mechanism over a cover, rho-margin loss (practical: localised)",
         False,
     ),
     (
@@ -102,8 +101,8 @@ LEARNER_TABLE: tuple[tuple[str, str, str, str, str, str, bool], ...] = (
         "halfspace",
         "001 Bassily-Mohri-Suresh 2022, Algorithm 2 (Theorem 3.2)",
         "approximate",
-        f"{_HALFSPACE}:EfficientMarginClassifier",
-        "projection, clipping, phased SGD on the rho-hinge loss, best run by the EM",
+        "mechanisms.estimators.halfspace_gd:EfficientMarginClassifier",
+        "projection, clipping, private ERM of the rho-hinge loss",
         True,
     ),
     (
@@ -111,7 +110,7 @@ LEARNER_TABLE: tuple[tuple[str, str, str, str, str, str, bool], ...] = (
         "halfspace",
         "001 Bassily-Mohri-Suresh 2022, Algorithm 3 (Theorem 4.2, random Fourier features)",
         "approximate",
-        f"{_HALFSPACE}:KernelMarginClassifier",
+        "mechanisms.estimators.halfspace_gd:KernelMarginClassifier",
         "random Fourier features of a Gaussian kernel, then Algorithm 2",
         True,
     ),
@@ -120,8 +119,8 @@ LEARNER_TABLE: tuple[tuple[str, str, str, str, str, str, bool], ...] = (
         "neural network",
         "001 Bassily-Mohri-Suresh 2022, Section 5 (Theorem 5.1)",
         "pure",
-        f"{_SELECTION}:NeuralNetMarginClassifier",
-        "exponential mechanism over a cover of two-layer networks (toy sizes)",
+        "mechanisms.estimators.halfspace_selection:NeuralNetMarginClassifier",
+        "exponential mechanism over two-layer networks (practical: localised)",
         False,
     ),
     (
@@ -129,8 +128,8 @@ LEARNER_TABLE: tuple[tuple[str, str, str, str, str, str, bool], ...] = (
         "halfspace",
         "001 Bassily-Mohri-Suresh 2022, Appendix E (label DP, reconstructed)",
         "label",
-        f"{_HALFSPACE}:LabelDPClassifier",
-        "features public, labels private: EM over the halfspaces labelling the sample",
+        "mechanisms.estimators.halfspace:LabelDPClassifier",
+        "features public, labels private: EM over halfspaces that do not read the labels",
         False,
     ),
     (
@@ -138,7 +137,7 @@ LEARNER_TABLE: tuple[tuple[str, str, str, str, str, str, bool], ...] = (
         "halfspace",
         "001 Bassily-Mohri-Suresh 2022, Appendix F (margin selection, reconstructed)",
         "pure",
-        f"{_SELECTION}:MarginSelectionClassifier",
+        "mechanisms.estimators.halfspace_selection:MarginSelectionClassifier",
         "Algorithm 1 over a grid of margins, the margin chosen privately",
         False,
     ),
@@ -156,8 +155,8 @@ LEARNER_TABLE: tuple[tuple[str, str, str, str, str, str, bool], ...] = (
         "threshold",
         "002 Lecture 4, private PAC learner over a finite class (exponential mechanism)",
         "pure",
-        f"{_BOOLEAN}:ThresholdClassifier",
-        "exponential mechanism over thresholds on a grid of one feature",
+        "mechanisms.estimators.threshold:ThresholdClassifier",
+        "exponential mechanism over thresholds (stumps) on a grid of each feature",
         True,
     ),
     (
@@ -165,7 +164,7 @@ LEARNER_TABLE: tuple[tuple[str, str, str, str, str, str, bool], ...] = (
         "boolean",
         "004 Bun-Fang, Algorithm 3.1 (DP-GreedyCover, Theorem 3.5)",
         "approximate",
-        f"{_BOOLEAN}:DecisionListClassifier",
+        "mechanisms.estimators.boolean:DecisionListClassifier",
         "greedy decision list over the literals, rules chosen by iterated EM",
         True,
     ),
@@ -174,7 +173,7 @@ LEARNER_TABLE: tuple[tuple[str, str, str, str, str, str, bool], ...] = (
         "boolean",
         "004 Bun-Fang, Algorithm 4.2 (DP-Winnow, Theorem 4.4)",
         "approximate",
-        f"{_BOOLEAN}:DPWinnowClassifier",
+        "mechanisms.estimators.boolean:DPWinnowClassifier",
         "online multiplicative weights; AboveThreshold decides when to update",
         True,
     ),

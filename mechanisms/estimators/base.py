@@ -15,7 +15,13 @@ rng)`` on internal labels, a ``plan(n)`` event) into a scikit-learn classifier:
   guarantee is accounted and the fit is *refused* (nothing runs) when it exceeds the
   requested epsilon or delta; after it ran, the ledger is checked against the plan
   (:meth:`~mechanisms.ledger.Ledger.check_within`) and ``guarantee_`` holds the accounted
-  upper bounds (rounded up) of what the run spent.
+  upper bounds (rounded up) of what the run spent;
+* ``regime`` (:mod:`mechanisms.estimators.regimes`): ``"practical"`` (default) fills the
+  parameters left at None with tuned, data-independent constants, ``"paper"`` with the source
+  document's; ``settings_`` holds what the fit ran with, ``guarantee_`` the regime and the
+  epsilon the run's formulas used (``run_epsilon``, at most the request: a theorem stated
+  for epsilon < 1 runs at :data:`~mechanisms.estimators.regimes.BELOW_ONE` when asked for
+  more, and ``guarantee_["notes"]`` says so).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpaudit.accountant import Accountant, Guarantee
 from dpaudit.events import Event, PostProcessed
+from mechanisms.estimators.regimes import check_regime, described, requirements, resolve
 from mechanisms.ledger import Ledger, LedgerExceededError
 
 __all__ = [
@@ -59,6 +66,22 @@ def _accounted(event: Event, delta: Any) -> Guarantee:
                 _ACCOUNTED.clear()
             _ACCOUNTED[key] = found
     return found
+
+
+def _json_ready(settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings of a fit as plain JSON values (a Generator ``random_state`` as its
+    type name)."""
+    out: dict[str, Any] = {}
+    for key, value in settings.items():
+        if isinstance(value, (bool, str)) or value is None:
+            out[key] = value
+        elif isinstance(value, numbers.Integral):
+            out[key] = int(value)
+        elif isinstance(value, numbers.Real):
+            out[key] = float(value)
+        else:
+            out[key] = type(value).__name__
+    return out
 
 
 def _is_boolean(X: np.ndarray) -> bool:
@@ -152,7 +175,10 @@ class AccountedGuarantee(dict):
     * ``requested_epsilon``, ``requested_delta``: what the learner was asked for;
     * ``privacy``: ``pure``, ``approximate``, ``label`` or ``prediction``;
     * ``theorem``: the theorem that concluded the plan's guarantee;
-    * ``plan``, ``ledger``: the event expressions of the plan and of what the run recorded.
+    * ``plan``, ``ledger``: the event expressions of the plan and of what the run recorded;
+    * ``regime``: ``practical`` (tuned constants) or ``paper`` (the document's);
+    * ``run_epsilon``: the epsilon the learner's formulas ran at (at most the request; below
+      it when the learner's theorem needs a smaller epsilon), ``notes`` saying why.
 
     Attribute access works too (``guarantee_.epsilon``).
     """
@@ -168,15 +194,23 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
     """Base class of the private learners' scikit-learn interface.
 
     A subclass sets the class attributes below and implements :meth:`_learner` (the wrapped
-    learner for the parameters and data shape), :meth:`_fit_learner` (run it on features
-    and internal labels) and :meth:`_decision` (real scores, > 0 for the positive class).
+    learner for the settings and data shape), :meth:`_fit_learner` (run it on features and
+    internal labels) and :meth:`_decision` (real scores, > 0 for the positive class).  The
+    hooks take ``s``, the settings of the fit (:func:`mechanisms.estimators.regimes.resolve`:
+    the constructor's arguments with the regime's values filled in).
 
     Attributes:
         NAME, TASK, SOURCE, PRIVACY, SUMMARY: the registry entry (:mod:`dpaudit.learners`).
         LABELS: the learner's internal (negative, positive) labels, (-1, 1) or (0, 1).
         EFFICIENT: polynomial time (benchmarked at n = 10^5, d = 100).
         BOOLEAN: features must be 0/1 (checked in fit and predict).
-        N_FEATURES, CURVE_REGIMES, :meth:`sample_complexity_notes`: read by
+        MIN_FEATURES, MAX_FEATURES: the number of features accepted (None: any).
+        REGIME_DEFAULTS: regime -> {parameter: value or Rule} for the parameters whose
+            constructor default is None.
+        TUNED: parameter -> why its tuned value keeps the privacy proof (docstrings,
+            ``learn --list``).
+        EPSILON_NOTE: how the learner treats an epsilon its theorem does not cover.
+        CURVE_REGIMES, :meth:`sample_complexity_notes`: read by
             :mod:`dpaudit.learning_curves`.
     """
 
@@ -188,12 +222,16 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
     LABELS: ClassVar[tuple[int, int]] = (-1, 1)
     EFFICIENT: ClassVar[bool] = True
     BOOLEAN: ClassVar[bool] = False
-    #: The exact number of features the learner takes (None: any); learning curves
-    #: (:mod:`dpaudit.learning_curves`) cut their data to it.
-    N_FEATURES: ClassVar[int | None] = None
+    MIN_FEATURES: ClassVar[int] = 1
+    MAX_FEATURES: ClassVar[int | None] = None
+    REGIME_DEFAULTS: ClassVar[dict[str, dict[str, Any]]] = {"practical": {}, "paper": {}}
+    TUNED: ClassVar[dict[str, str]] = {}
+    EPSILON_NOTE: ClassVar[str] = ""
     #: Labelled parameter settings that learning curves draw beside the defaults; each must
     #: keep the privacy proof valid (the accountant checks the plan of every fit anyway).
-    CURVE_REGIMES: ClassVar[dict[str, dict[str, Any]]] = {}
+    CURVE_REGIMES: ClassVar[dict[str, dict[str, Any]]] = {
+        "paper's constants (regime='paper')": {"regime": "paper"}
+    }
 
     @classmethod
     def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
@@ -203,20 +241,49 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
         an O(.))."""
         return []
 
+    @classmethod
+    def requirements(cls) -> dict[str, Any]:
+        """What the learner needs (``learn --list --json``): feature kind, dimension limits,
+        epsilon range, whether it takes delta, and how it handles the rest."""
+        return requirements(
+            "boolean" if cls.BOOLEAN else "real",
+            cls.MIN_FEATURES,
+            cls.MAX_FEATURES,
+            "(0, inf)",
+            "delta" in cls().get_params(),
+            cls.EPSILON_NOTE,
+        )
+
+    @classmethod
+    def regimes(cls) -> dict[str, dict[str, str]]:
+        """The regimes' constants as text (``learn --list``)."""
+        return described(cls.REGIME_DEFAULTS)
+
     # ---- to implement ------------------------------------------------------------------
 
-    def _check_params(self) -> None:
-        """Raise ValueError (parameter, range, value) for a bad constructor argument."""
+    def _check_params(self, s: Any) -> None:
+        """Raise ValueError (parameter, range, value) for a bad setting."""
 
-    def _learner(self, n: int, d: int) -> Any:
+    def _run_epsilon(self, s: Any) -> tuple[float, list[str]]:
+        """The epsilon the learner's formulas run at and notes saying why it is below the
+        request (default: the request).  Any value at most the request is private at the
+        request: the plan is accounted and checked against the request before the run."""
+        return float(self.epsilon), []
+
+    def _reduction_notes(self, s: Any, d: int) -> list[str]:
+        """Notes on a data-independent reduction the learner applies to d features (e.g. a
+        projection to the dimension its algorithm is stated in); default none."""
+        return []
+
+    def _learner(self, s: Any, n: int, d: int) -> Any:
         """The wrapped learner (it has ``plan``) for n examples of d features."""
         raise NotImplementedError
 
-    def _plan(self, learner: Any, n: int, d: int) -> Event:
+    def _plan(self, s: Any, learner: Any, n: int, d: int) -> Event:
         return learner.plan(n)
 
     def _fit_learner(
-        self, learner: Any, X: np.ndarray, y: np.ndarray, rng: np.random.Generator
+        self, s: Any, learner: Any, X: np.ndarray, y: np.ndarray, rng: np.random.Generator
     ) -> Any:
         raise NotImplementedError
 
@@ -243,6 +310,19 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
                 f"outside {{0, 1}} (e.g. {X[(X != 0) & (X != 1)][0]!r})"
             )
         return X
+
+    def _settings(self, n: int, d: int) -> Any:
+        """The settings of a fit on n rows of d features (regime filled in, epsilon checked,
+        the feature count checked against the learner's limits)."""
+        check_regime(getattr(self, "regime", "practical"))
+        check_in_range("epsilon", self.epsilon, 0.0)
+        high = self.MAX_FEATURES
+        if d < self.MIN_FEATURES or (high is not None and d > high):
+            limit = f"[{self.MIN_FEATURES}, {'inf)' if high is None else f'{high}]'}"
+            raise ValueError(
+                f"X must have a number of features in {limit} for the {self.NAME} learner, got {d}"
+            )
+        return resolve(self.get_params(), self.REGIME_DEFAULTS, n, d)
 
     def fit(self, X: Any, y: Any) -> PrivateClassifier:
         """Fit privately on (X, y); ``guarantee_`` then holds the accounted guarantee.
@@ -278,19 +358,24 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
                 f"{count} ({shown}). Only binary classification is supported. The type of the "
                 f"target is {y_type}."
             )
-        self._check_params()
         n, d = X.shape
-        learner = self._learner(n, d)
-        plan = self._plan(learner, n, d)
+        s = self._settings(n, d)
+        self._check_params(s)
+        s.epsilon, notes = self._run_epsilon(s)
+        notes = [*notes, *self._reduction_notes(s, d)]
+        learner = self._learner(s, n, d)
+        plan = self._plan(s, learner, n, d)
         delta = self._target_delta()
         planned = _accounted(plan, delta)
         self._refuse_if_over(planned)
         labels = np.asarray(self.LABELS, dtype=np.int64)[internal.ravel()]
-        self._run(learner, X, labels, classes, plan, planned)
+        self._run(s, notes, learner, X, labels, classes, plan, planned)
         return self
 
     def _run(
         self,
+        s: Any,
+        notes: list[str],
         learner: Any,
         X: np.ndarray,
         labels: np.ndarray,
@@ -299,12 +384,12 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
         planned: Guarantee,
     ) -> None:
         """Run the learner in a ledger, check the ledger against the plan, then set
-        ``classes_``, ``model_`` and ``guarantee_`` (nothing is set when a step raises; a
-        private-prediction learner overrides this: nothing runs at fit)."""
+        ``classes_``, ``model_``, ``settings_`` and ``guarantee_`` (nothing is set when a step
+        raises; a private-prediction learner overrides this: nothing runs at fit)."""
         delta = self._target_delta()
         rng = as_generator(self.random_state)
         with Ledger() as ledger:
-            model = self._fit_learner(learner, X, labels, rng)
+            model = self._fit_learner(s, learner, X, labels, rng)
         recorded = ledger.event()
         # the plan of a learner that outputs a function of its mechanisms' outputs is
         # PostProcessed(what it records): the same guarantee, so the same accounting
@@ -319,6 +404,7 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
             )
         self.classes_ = classes
         self.model_ = model
+        self.settings_ = _json_ready(vars(s))
         # The guarantee is the plan's: what one run spends may depend on the data (how many
         # rounds a cover ran, how many AboveThreshold instances fired), so only the
         # data-independent plan bounds the privacy of the output; the ledger is checked to
@@ -329,6 +415,9 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
             spent_epsilon=spent.epsilon_upper,
             requested_delta=None if delta is None else float(delta),
             ledger=recorded.expression(),
+            regime=s.regime,
+            run_epsilon=float(s.epsilon),
+            notes=list(notes),
         )
 
     def _accounted_guarantee(
@@ -356,16 +445,6 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
             ledger=ledger,
             **extra,
         )
-
-    def _check_feature_count(self, count: int) -> None:
-        """Raise ValueError unless the data has exactly ``count`` features (for a learner
-        built for a fixed dimension; call from :meth:`_check_params`, after ``fit`` has set
-        ``n_features_in_``)."""
-        if self.n_features_in_ != count:
-            raise ValueError(
-                f"X must have exactly {count} feature{'' if count == 1 else 's'} for the "
-                f"{self.NAME} learner, got {self.n_features_in_}"
-            )
 
     def _refuse_if_over(self, planned: Guarantee) -> None:
         eps = float(self.epsilon)

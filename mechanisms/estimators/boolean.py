@@ -1,40 +1,80 @@
 """Scikit-learn classifiers over boolean (0/1) features: source document 004 (Bun, Fang,
-"Privately learning decision lists and a differentially private Winnow") and the finite-class
-learner of 002 (Lecture 4) over one discretised feature.
+"Privately learning decision lists and a differentially private Winnow").  The finite-class
+learner of 002 (Lecture 4) is in :mod:`mechanisms.estimators.threshold`.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, ClassVar
 
 import numpy as np
+import sympy
 
 from dpaudit.events import Event
+from dpaudit.numeric import exact
 from mechanisms.decision_lists import (
     DPGreedyCover,
     embed_features,
     greedy_cover_inverse_temperature,
     greedy_cover_sample_size,
 )
-from mechanisms.estimators.base import PrivateClassifier, check_in_range, check_integer
-from mechanisms.exponential_learner import (
-    PrivatePACLearner,
-    private_pac_sample_size,
-    thresholds_on_grid,
+from mechanisms.estimators.base import (
+    PrivateClassifier,
+    _accounted,
+    check_in_range,
+    check_integer,
 )
-from mechanisms.exponential_learner import plan as pac_plan
+from mechanisms.estimators.regimes import BELOW_ONE, largest_certified
 from mechanisms.synthetic_discrete import literal_features
 from mechanisms.winnow import DPWinnow, DPWinnowParameters, above_threshold_accuracy
 from mechanisms.winnow_parameters import paper_parameters
 
-__all__ = ["DPWinnowClassifier", "DecisionListClassifier", "ThresholdClassifier"]
+__all__ = ["DPWinnowClassifier", "DecisionListClassifier"]
+
+
+def cover_temperature_limit(delta: float) -> float:
+    """The largest epsilon for which Proof A.7's inverse temperature
+    eps / (2 (ln(1/delta) + 3/2)) is covered by the proof: 2 (ln(1/delta) + 3/2) (table row 16
+    of docs/learners.md: Lemma A.1's stated form needs lambda <= 5/4 and this lambda is at
+    most 1 there)."""
+    return 2 * (math.log(1 / delta) + 1.5)
+
+
+@functools.lru_cache(maxsize=128)
+def calibrated_temperature(epsilon: float, delta: float, n_features: int) -> sympy.Rational:
+    """The practical regime's inverse temperature: the largest lambda (on a relative grid of
+    10^-3, an exact rational) whose DP-GreedyCover plan over ``n_features`` literals the
+    accountant bounds by (epsilon, delta): the corrected Lemma A.1, lambda + (e^lambda - 1)
+    (ln(1/delta) + 1) (:mod:`dpaudit.theorems.cover`), or basic composition of the M + 1
+    rounds, whichever is smaller.  Proof A.7's lambda is one value the accountant accepts;
+    this one is larger (about twice at delta = 1e-6)."""
+    from mechanisms.decision_lists import plan as cover_plan
+
+    def ok(lam: float) -> bool:
+        event = cover_plan(_rational(lam), n_features)
+        bound = _accounted(event, delta)
+        return bound.epsilon_upper is not None and bound.epsilon_upper <= epsilon
+
+    low = float(greedy_cover_inverse_temperature(min(epsilon, 1.0), delta)) / 4
+    return _rational(largest_certified(ok, low, 10 * epsilon))
+
+
+def _rational(x: float) -> sympy.Rational:
+    """x rounded down to an exact rational of 9 decimals."""
+    return sympy.Rational(math.floor(x * 1e9), 10**9)
 
 
 class DecisionListClassifier(PrivateClassifier):
     """004 Algorithm 3.1, DP-GreedyCover: a 1-decision list over the 2d literals of the
-    boolean features, each rule chosen by the exponential mechanism (EMCover), at the
-    inverse temperature of Proof A.7 for the requested (epsilon, delta).
+    boolean features, each rule chosen by the exponential mechanism (EMCover) at inverse
+    temperature ``inverse_temperature``.
+
+    Regimes: ``"practical"`` (default) calibrates the inverse temperature with the accountant
+    (:func:`calibrated_temperature`: the largest whose plan is within the request);
+    ``"paper"`` takes Proof A.7's eps / (2 (ln(1/delta) + 3/2)), which the proof covers for
+    epsilon up to 2 (ln(1/delta) + 3/2) (27.6 at delta = 1e-6; asked for more, it runs there).
 
     Privacy: (epsilon, delta)-DP under add/remove (Lemma A.1, Theorem 3.5; replace-one by
     group privacy, see :mod:`mechanisms.decision_lists`).
@@ -47,6 +87,23 @@ class DecisionListClassifier(PrivateClassifier):
     SUMMARY = "greedy decision list over the literals, rules chosen by iterated EM"
     LABELS: ClassVar[tuple[int, int]] = (0, 1)
     BOOLEAN = True
+    EPSILON_NOTE = (
+        "any epsilon > 0; regime='paper' runs Proof A.7's inverse temperature, which the "
+        "proof covers up to epsilon = 2 (ln(1/delta) + 3/2), there when asked for more"
+    )
+    PEER_NOTE = (
+        "a 1-decision list over the literals is a different hypothesis class from a linear "
+        "model over the same 0/1 features"
+    )
+    REGIME_DEFAULTS: ClassVar[dict[str, dict[str, Any]]] = {
+        "practical": {"inverse_temperature": "calibrated"},
+        "paper": {"inverse_temperature": "proof-a7"},
+    }
+    TUNED: ClassVar[dict[str, str]] = {
+        "inverse_temperature": "the largest lambda whose plan the accountant bounds by the "
+        "request (the corrected Lemma A.1, which holds for every lambda > 0; "
+        "dpaudit.theorems.cover), computed from (epsilon, delta, d) before the data are read",
+    }
 
     @classmethod
     def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
@@ -65,24 +122,48 @@ class DecisionListClassifier(PrivateClassifier):
             f"lists, far above the n of these curves."
         ]
 
-    def __init__(self, epsilon: float = 0.5, delta: float = 1e-6, random_state: Any = None) -> None:
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        delta: float = 1e-6,
+        random_state: Any = None,
+        inverse_temperature: Any = None,
+        regime: str = "practical",
+    ) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.random_state = random_state
+        self.inverse_temperature = inverse_temperature
+        self.regime = regime
 
-    def _check_params(self) -> None:
-        check_in_range("epsilon", self.epsilon, 0.0, 1.0)
-        check_in_range("delta", self.delta, 0.0, 1.0)
+    def _check_params(self, s: Any) -> None:
+        check_in_range("delta", s.delta, 0.0, 1.0)
+        if s.inverse_temperature not in ("calibrated", "proof-a7"):
+            check_in_range("inverse_temperature", s.inverse_temperature, 0.0)
 
-    def _learner(self, n: int, d: int) -> Any:
-        eps_hat = greedy_cover_inverse_temperature(float(self.epsilon), float(self.delta))
+    def _run_epsilon(self, s: Any) -> tuple[float, list[str]]:
+        eps, limit = float(self.epsilon), cover_temperature_limit(float(s.delta))
+        if s.inverse_temperature == "proof-a7" and eps > limit:
+            return limit, [
+                f"Proof A.7's inverse temperature is covered for epsilon <= 2 (ln(1/delta) + "
+                f"3/2) = {limit:.4g}: it ran there (private at the requested {eps:g} too)"
+            ]
+        return eps, []
+
+    def _learner(self, s: Any, n: int, d: int) -> Any:
+        if s.inverse_temperature == "proof-a7":
+            eps_hat = greedy_cover_inverse_temperature(float(s.epsilon), float(s.delta))
+        elif s.inverse_temperature == "calibrated":
+            eps_hat = calibrated_temperature(float(s.epsilon), float(s.delta), 2 * d)
+        else:
+            eps_hat = _rational(float(s.inverse_temperature))
         return DPGreedyCover(eps_hat, 2 * d)
 
-    def _plan(self, learner: Any, n: int, d: int) -> Event:
+    def _plan(self, s: Any, learner: Any, n: int, d: int) -> Event:
         return learner.plan()
 
     def _fit_learner(
-        self, learner: Any, X: np.ndarray, y: np.ndarray, rng: np.random.Generator
+        self, s: Any, learner: Any, X: np.ndarray, y: np.ndarray, rng: np.random.Generator
     ) -> Any:
         return learner.fit(literal_features(X.astype(np.int64)), y, rng)
 
@@ -132,19 +213,41 @@ def _winnow_regime_note(epsilon: float, delta: float, width: int, n: int) -> str
     )
 
 
+@functools.lru_cache(maxsize=64)
+def calibrated_eta(
+    epsilon: float, delta: float, epsilon_hat: float, switches: int, samples: int
+) -> float:
+    """The practical regime's learning rate: the largest eta (to 0.1%) whose DP-Winnow plan
+    (K AboveThreshold instances at eps_hat, m K exponential mechanisms (4 eta)-DP) the
+    accountant bounds by (epsilon, delta).  Theorem 4.4's eta is one value the accountant
+    accepts (its proof's composition is looser)."""
+    from mechanisms.winnow_parameters import plan
+
+    def ok(eta: float) -> bool:
+        # exactly the plan the learner declares for these floats (parameters_plan)
+        event = plan(exact(epsilon_hat), exact(eta), samples, switches)
+        bound = _accounted(event, delta)
+        return bound.epsilon_upper is not None and bound.epsilon_upper <= epsilon
+
+    return largest_certified(ok, 1e-7, 4.0)
+
+
 class DPWinnowClassifier(PrivateClassifier):
     """004 Algorithm 4.2, DP-Winnow, run once over the training set as a stream (horizon
     T = n), on Section 4.3's embedding of the boolean features (+-1 coordinates and a
     constant, doubled with their negations: non-negative weights over 2(d + 1) coordinates);
     the final released hypothesis w~ classifies.
 
-    Parameters follow Theorem 4.4 for the requested (epsilon, delta) and the chosen switch
-    bound K = ``switches`` and sample count m = ``samples``:
-    eps_hat = eps / (4 sqrt(2 K ln(2/delta))), eta = eps / (8 sqrt(2 m K ln(2/delta)));
-    the AboveThreshold threshold is alpha + 1 with alpha = 8 ln(2 T^2 / beta) / eps_hat
-    (Lemma 4.3).  The learning rate this leaves is tiny: at practical sizes the weights hardly
-    move from uniform (the documented shortfall of the paper's regime; no regime within the
-    proof learns at n of a few thousand, see :meth:`sample_complexity_notes`).
+    The switch bound K = ``switches``, sample count m = ``samples`` and the AboveThreshold
+    budget eps_hat = eps / (4 sqrt(2 K ln(2/delta))) are Theorem 4.4's; the AboveThreshold
+    threshold is alpha + 1 with alpha = 8 ln(2 T^2 / beta) / eps_hat (Lemma 4.3).  The
+    learning rate: ``regime="paper"`` takes Theorem 4.4's eta = eps / (8 sqrt(2 m K
+    ln(2/delta))) (the theorem is stated for epsilon in (0, 1): asked for more, its formulas
+    run at :data:`~mechanisms.estimators.regimes.BELOW_ONE`); ``regime="practical"``
+    (default) the largest eta the accountant certifies within the request
+    (:func:`calibrated_eta`).  Either way the weights hardly move at practical sizes (no
+    setting within the proof learns at n of a few thousand, see
+    :meth:`sample_complexity_notes`).
 
     Scores are exact: the released w~ is counts / m, so <w~, x_hat> is computed as the integer
     <counts, x_hat> (for the uniform w~ before any update, <1, x_hat> = 0: x_hat holds z and
@@ -162,16 +265,35 @@ class DPWinnowClassifier(PrivateClassifier):
     SUMMARY = "online multiplicative weights; AboveThreshold decides when to update"
     LABELS: ClassVar[tuple[int, int]] = (-1, 1)
     BOOLEAN = True
+    EPSILON_NOTE = (
+        f"any epsilon > 0; regime='paper' runs Theorem 4.4 (stated for epsilon < 1) at "
+        f"min(epsilon, {BELOW_ONE})"
+    )
+    PEER_NOTE = (
+        "its weights barely move at these n (the notes give the paper's numbers): it predicts "
+        "about the majority class"
+    )
+    REGIME_DEFAULTS: ClassVar[dict[str, dict[str, Any]]] = {
+        "practical": {"eta": "calibrated"},
+        "paper": {"eta": "theorem-4.4"},
+    }
+    TUNED: ClassVar[dict[str, str]] = {
+        "eta": "the largest learning rate whose plan the accountant bounds by the request, "
+        "computed from (epsilon, delta, K, m) before the data are read; the exponential "
+        "mechanisms are (4 eta)-DP for every eta (docs/learners.md row 19)",
+    }
 
     def __init__(
         self,
-        epsilon: float = 0.5,
+        epsilon: float = 1.0,
         delta: float = 1e-6,
         rho: float = 0.1,
         switches: int = 8,
         samples: int = 100,
         beta: float = 0.05,
         random_state: Any = None,
+        eta: Any = None,
+        regime: str = "practical",
     ) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -180,60 +302,80 @@ class DPWinnowClassifier(PrivateClassifier):
         self.samples = samples
         self.beta = beta
         self.random_state = random_state
+        self.eta = eta
+        self.regime = regime
 
     @classmethod
     def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
-        default = cls(epsilon=epsilon, delta=delta)
+        default = cls(epsilon=epsilon, delta=delta, regime="paper")
         width = 2 * (d + 1)
-        ours = default._parameters(n)
-        smallest = cls(epsilon=epsilon, delta=delta, switches=1, samples=1)._parameters(n)
-        paper = paper_parameters(epsilon, delta, float(default.rho), width, n, float(default.beta))
+        eps = min(epsilon, BELOW_ONE)
+        ours = default._parameters(default._settings(n, d), n, eps)
+        smallest = cls(epsilon=epsilon, delta=delta, switches=1, samples=1, regime="paper")
+        low = smallest._parameters(smallest._settings(n, d), n, eps)
+        paper = paper_parameters(eps, delta, 0.1, width, n, 0.05)
         return [
-            f"004 Theorem 4.5 at epsilon = {epsilon:g}, delta = {delta:g}, rho = "
-            f"{default.rho:g}, beta = {default.beta:g}, T = n = {n:,}, {width} weights: "
-            f"K = {paper.switches:,} switches, m = {paper.samples:,} samples, learning rate "
-            f"eta = {paper.eta:.3g}; Winnow's mistake bound 2 log(d) / (eta rho - eta^2) = "
-            f"{2 * math.log(width) / (paper.eta * float(default.rho) - paper.eta**2):.3g} is "
+            f"004 Theorem 4.5 at epsilon = {eps:g}, delta = {delta:g}, rho = 0.1, beta = 0.05, "
+            f"T = n = {n:,}, {width} weights: K = {paper.switches:,} switches, m = "
+            f"{paper.samples:,} samples, learning rate eta = {paper.eta:.3g}; Winnow's mistake "
+            f"bound 2 log(d) / (eta rho - eta^2) = "
+            f"{2 * math.log(width) / (paper.eta * 0.1 - paper.eta**2):.3g} is "
             f"far above T, so at these n the weights barely move from uniform.",
-            f"The estimator's defaults (Theorem 4.4, K = {ours.switches}, m = {ours.samples}) "
-            f"give eta = {ours.eta:.3g} and an AboveThreshold threshold of L = "
-            f"{ours.threshold:.3g} cached mistakes before an instance may fire (Lemma 4.3 at "
-            f"failure beta/T); a stream of n = {n:,} examples has at most {n:,} mistakes, so "
+            f"Theorem 4.4 at K = {ours.switches}, m = {ours.samples} gives eta = {ours.eta:.3g} "
+            f"and an AboveThreshold threshold of L = {ours.threshold:.3g} cached mistakes "
+            f"before an instance may fire (Lemma 4.3 at failure beta/T); a stream of n = {n:,} "
+            f"examples has at most {n:,} mistakes, so "
             f"{'no update can happen' if ours.threshold > n else 'few updates can happen'}. "
             "Theorem 4.4 holds for every K and m, but even K = m = 1 keeps L at "
-            f"{smallest.threshold:.3g} (at n = {n:,}; it grows like log n): with Theorem "
+            f"{low.threshold:.3g} (at n = {n:,}; it grows like log n): with Theorem "
             "4.4's constants no setting updates more than a handful of times at n of a few "
-            "thousand.",
+            "thousand. The defaults calibrate eta with the accountant, which does not change L.",
             _winnow_regime_note(epsilon, delta, width, n),
         ]
 
-    def _check_params(self) -> None:
-        check_in_range("epsilon", self.epsilon, 0.0, 1.0)
-        check_in_range("delta", self.delta, 0.0, 1.0)
-        check_in_range("rho", self.rho, 0.0, 1.0, high_open=False)
-        check_integer("switches", self.switches)
-        check_integer("samples", self.samples)
-        check_in_range("beta", self.beta, 0.0, 1.0)
+    def _check_params(self, s: Any) -> None:
+        check_in_range("delta", s.delta, 0.0, 1.0)
+        check_in_range("rho", s.rho, 0.0, 1.0, high_open=False)
+        check_integer("switches", s.switches)
+        check_integer("samples", s.samples)
+        check_in_range("beta", s.beta, 0.0, 1.0)
+        if s.eta not in ("calibrated", "theorem-4.4"):
+            check_in_range("eta", s.eta, 0.0)
 
-    def _parameters(self, n: int) -> DPWinnowParameters:
-        eps, delta = float(self.epsilon), float(self.delta)
-        k, m = int(self.switches), int(self.samples)
+    def _run_epsilon(self, s: Any) -> tuple[float, list[str]]:
+        eps = float(self.epsilon)
+        if s.eta == "theorem-4.4" and eps >= 1:
+            return BELOW_ONE, [
+                f"Theorem 4.4 is stated for epsilon in (0, 1): its formulas ran at epsilon "
+                f"{BELOW_ONE} (private at the requested {eps:g} too)"
+            ]
+        return eps, []
+
+    def _parameters(self, s: Any, n: int, eps: float | None = None) -> DPWinnowParameters:
+        eps = float(s.epsilon) if eps is None else eps
+        delta = float(s.delta)
+        k, m = int(s.switches), int(s.samples)
         log_term = math.log(2 / delta)
         eps_hat = eps / (4 * math.sqrt(2 * k * log_term))
-        eta = eps / (8 * math.sqrt(2 * m * k * log_term))
-        alpha = above_threshold_accuracy(n, float(self.beta), eps_hat)
+        if s.eta == "theorem-4.4":
+            eta = eps / (8 * math.sqrt(2 * m * k * log_term))
+        elif s.eta == "calibrated":
+            eta = calibrated_eta(eps, delta, eps_hat, k, m)
+        else:
+            eta = float(s.eta)
+        alpha = above_threshold_accuracy(n, float(s.beta), eps_hat)
         return DPWinnowParameters(
-            n, float(self.rho), eps_hat, eta, alpha + 1, m, float(self.beta), k, 0.5, "Theorem 4.4"
+            n, float(s.rho), eps_hat, eta, alpha + 1, m, float(s.beta), k, 0.5, "Theorem 4.4"
         )
 
-    def _learner(self, n: int, d: int) -> Any:
-        return DPWinnow(2 * (d + 1), self._parameters(n))
+    def _learner(self, s: Any, n: int, d: int) -> Any:
+        return DPWinnow(2 * (d + 1), self._parameters(s, n))
 
-    def _plan(self, learner: Any, n: int, d: int) -> Event:
+    def _plan(self, s: Any, learner: Any, n: int, d: int) -> Event:
         return learner.plan()
 
     def _fit_learner(
-        self, learner: Any, X: np.ndarray, y: np.ndarray, rng: np.random.Generator
+        self, s: Any, learner: Any, X: np.ndarray, y: np.ndarray, rng: np.random.Generator
     ) -> Any:
         run = learner.run(embed_features(X.astype(np.int64)), y, rng)
         if run.updates:
@@ -251,72 +393,3 @@ class DPWinnowClassifier(PrivateClassifier):
         # integer <counts, x_hat>, shifted by 1/2 so that a tie (score 0) is > 0: sgn(0) = +1
         scores = embed_features(X.astype(np.int64)).astype(np.int64) @ self._counts()
         return scores + 0.5
-
-
-class ThresholdClassifier(PrivateClassifier):
-    """002 Lecture 4, the generic private PAC learner over a finite class, here thresholds
-    x >= t on one feature discretised onto ``grid_size`` cells of [``low``, ``high``]
-    (a data-independent grid; values outside are clipped to the end cells): the exponential
-    mechanism with score the number of correctly labelled examples (sensitivity 1).
-
-    Privacy: epsilon-DP, replace-one (claim ``002/private-pac-learner``).
-    """
-
-    NAME = "pac-threshold"
-    TASK = "threshold"
-    SOURCE = "002 Lecture 4, private PAC learner over a finite class (exponential mechanism)"
-    PRIVACY = "pure"
-    SUMMARY = "exponential mechanism over thresholds on a grid of one feature"
-    LABELS: ClassVar[tuple[int, int]] = (-1, 1)
-
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        grid_size: int = 100,
-        low: float = 0.0,
-        high: float = 1.0,
-        random_state: Any = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.grid_size = grid_size
-        self.low = low
-        self.high = high
-        self.random_state = random_state
-
-    N_FEATURES = 1
-
-    @classmethod
-    def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
-        alpha, beta, size = 0.1, 0.05, int(cls().grid_size) + 1
-        m = private_pac_sample_size(alpha, beta, epsilon, size)
-        return [
-            f"002 Lecture 4 at alpha = {alpha:g}, beta = {beta:g}, epsilon = {epsilon:g}, "
-            f"|H| = {size} thresholds: m >= {m:,} samples suffice for error <= OPT + alpha "
-            "with probability >= 1 - beta."
-        ]
-
-    def _check_params(self) -> None:
-        check_in_range("epsilon", self.epsilon, 0.0)
-        check_integer("grid_size", self.grid_size, 1, 10**6)
-        low = check_in_range("low", self.low, -math.inf)
-        check_in_range("high", self.high, low)
-        self._check_feature_count(1)
-
-    def _cells(self, X: np.ndarray) -> np.ndarray:
-        g = int(self.grid_size)
-        scaled = (X[:, 0] - float(self.low)) / (float(self.high) - float(self.low)) * g
-        return np.clip(np.floor(scaled), 0, g - 1).astype(np.int64)
-
-    def _learner(self, n: int, d: int) -> Any:
-        return PrivatePACLearner(thresholds_on_grid(int(self.grid_size)), float(self.epsilon))
-
-    def _plan(self, learner: Any, n: int, d: int) -> Event:
-        return pac_plan(float(self.epsilon))
-
-    def _fit_learner(
-        self, learner: Any, X: np.ndarray, y: np.ndarray, rng: np.random.Generator
-    ) -> Any:
-        return learner.fit(self._cells(X), y, rng)
-
-    def _decision(self, X: np.ndarray) -> np.ndarray:
-        return self._cells(X) - self.model_ + 0.5

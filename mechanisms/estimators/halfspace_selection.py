@@ -1,8 +1,8 @@
 """Scikit-learn classifiers for 001's selection learners (Bassily, Mohri, Suresh 2022):
 the network learner of Section 5 and the margin selection of Appendix F, both an exponential
-mechanism over an enumerated (or, in the practical regimes, randomly drawn) candidate set.
-The shared parts (the unit-ball map, the ``candidates`` option) are those of
-:mod:`mechanisms.estimators.halfspace`."""
+mechanism over an enumerated (or, in the practical regime, randomly drawn and localised)
+candidate set.  The shared parts (the unit-ball map, the ``candidates`` and ``rounds``
+options, the regimes) are those of :mod:`mechanisms.estimators.halfspace`."""
 
 from __future__ import annotations
 
@@ -14,14 +14,19 @@ from mechanisms.estimators.base import check_in_range, check_integer
 from mechanisms.estimators.halfspace import (
     _candidates,
     _check_candidates,
+    _dimension,
     _HalfspaceClassifier,
+    _rounds_check,
 )
 from mechanisms.estimators.halfspace_regimes import (
-    MARGIN_SELECTION_REGIMES,
+    MARGIN_SELECTION_DEFAULTS,
+    MARGIN_SELECTION_TUNED,
+    NEURAL_NET_DEFAULTS,
     NEURAL_NET_NOTE,
-    NEURAL_NET_REGIMES,
+    NEURAL_NET_TUNED,
     RANDOM_CANDIDATES_NOTE,
     SELECTION_NOTE,
+    SELECTION_PEER_NOTE,
     projection_note,
 )
 from mechanisms.margin import MarginSelection, NeuralNetLearner
@@ -30,43 +35,57 @@ __all__ = ["MarginSelectionClassifier", "NeuralNetMarginClassifier"]
 
 
 class NeuralNetMarginClassifier(_HalfspaceClassifier):
-    """001 Section 5 (Theorem 5.1, epsilon-DP) at toy sizes: a two-layer tanh network of
-    width ``width`` on a ``dimension``-dimensional sign embedding, chosen by the exponential
-    mechanism over a cover of the weights (enumerated: keep the sizes small).
+    """001 Section 5 (Theorem 5.1, epsilon-DP): a two-layer tanh network of width ``width``
+    on a ``dimension``-dimensional sign embedding, chosen by the exponential mechanism over
+    a cover of the weights (``candidates="net"``, the paper regime: enumerated, so toy sizes
+    only) or over random networks localised over ``rounds`` rounds (practical).
 
-    ``candidates`` (the practical regime): None (the cover: ``dimension`` and ``width`` in
-    [1, 3]) or N random networks drawn before the data are read, scored in memory-bounded
-    chunks and selected by the streaming Gumbel-max (``dimension`` up to 1000, ``width`` up
-    to 64); ``kappa`` is the activation's Lipschitz constant, tanh(kappa a).  Neither enters
-    the privacy proof (see :class:`mechanisms.margin_nonlinear.NeuralNetLearner`).
+    ``candidates`` N random networks are drawn from the learner's randomness before the data
+    are read and scored in memory-bounded chunks (``dimension`` up to 1000, ``width`` up to
+    64); with one round they are selected by the streaming Gumbel-max; ``kappa`` is the
+    activation's Lipschitz constant, tanh(kappa a).  None of these enters the privacy proof
+    (see :class:`mechanisms.margin_nonlinear.NeuralNetLearner`).
+
+    Tuned constants (``regime="practical"``; ``"paper"`` in brackets): 2000 random networks
+    per round [the cover], ``rounds`` a function of n [1], k = 10 [2], width 4 [2],
+    kappa 3 [1], rho 0.05 [0.1].  See ``TUNED``.
     """
 
     NAME = "neural-net-margin"
     TASK = "neural network"
     SOURCE = "001 Bassily-Mohri-Suresh 2022, Section 5 (Theorem 5.1)"
     PRIVACY = "pure"
-    SUMMARY = "exponential mechanism over a cover of two-layer networks (toy sizes)"
+    SUMMARY = "exponential mechanism over two-layer networks (practical: localised)"
     EFFICIENT = False
-    CURVE_REGIMES: ClassVar[dict[str, dict[str, Any]]] = NEURAL_NET_REGIMES
+    REGIME_DEFAULTS: ClassVar[dict[str, dict[str, Any]]] = NEURAL_NET_DEFAULTS
+    TUNED: ClassVar[dict[str, str]] = NEURAL_NET_TUNED
+    PEER_NOTE = (
+        "its networks see a 10-dimensional random embedding of the features, which loses "
+        "information when d > 10; " + SELECTION_PEER_NOTE
+    )
 
     @classmethod
     def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
         return [
-            projection_note(cls, n, d, "001", "k = O(Lambda^2 r^2 log(m/beta)/rho^2)", "rho"),
+            projection_note(n, d, "001", "k = O(Lambda^2 r^2 log(m/beta)/rho^2)", 0.1, 2),
             NEURAL_NET_NOTE,
         ]
 
     def __init__(
         self,
         epsilon: float = 1.0,
-        rho: float = 0.1,
-        dimension: int = 2,
-        width: int = 2,
+        rho: float | None = None,
+        dimension: int | None = None,
+        width: int | None = None,
         feature_norm: float = 1.0,
         fit_intercept: bool = True,
         random_state: Any = None,
-        candidates: int | None = None,
-        kappa: float = 1.0,
+        candidates: Any = None,
+        kappa: float | None = None,
+        rounds: int | None = None,
+        first_angle: float | None = None,
+        shrink: float | None = None,
+        regime: str = "practical",
     ) -> None:
         self.epsilon = epsilon
         self.rho = rho
@@ -77,26 +96,34 @@ class NeuralNetMarginClassifier(_HalfspaceClassifier):
         self.random_state = random_state
         self.candidates = candidates
         self.kappa = kappa
+        self.rounds = rounds
+        self.first_angle = first_angle
+        self.shrink = shrink
+        self.regime = regime
 
-    def _check_params(self) -> None:
-        self._check_common("rho")
-        check_in_range("kappa", self.kappa, 0.0)
-        if self.candidates is None:
-            check_integer("dimension", self.dimension, 1, 3)
-            check_integer("width", self.width, 1, 3)
+    def _check_params(self, s: Any) -> None:
+        self._check_common(s, "rho")
+        check_in_range("kappa", s.kappa, 0.0)
+        if s.candidates == "net":
+            check_integer("dimension", s.dimension, 1, 3)
+            check_integer("width", s.width, 1, 3)
         else:
-            check_integer("candidates", self.candidates, 1, 10**6)
-            check_integer("dimension", self.dimension, 1, 1000)
-            check_integer("width", self.width, 1, 64)
+            check_integer("dimension", s.dimension, 1, 1000)
+            check_integer("width", s.width, 1, 64)
+        _check_candidates(s, None)
 
-    def _learner(self, n: int, d: int) -> Any:
+    def _learner(self, s: Any, n: int, d: int) -> Any:
+        _rounds_check(s, n)
         return NeuralNetLearner(
-            float(self.epsilon),
-            float(self.rho),
-            int(self.dimension),
-            int(self.width),
-            kappa=float(self.kappa),
-            candidates=_candidates(self.candidates),
+            float(s.epsilon),
+            float(s.rho),
+            int(s.dimension),
+            int(s.width),
+            kappa=float(s.kappa),
+            candidates=_candidates(s),
+            rounds=int(s.rounds),
+            first_angle=float(s.first_angle),
+            shrink=float(s.shrink),
         )
 
     def _decision(self, X: np.ndarray) -> np.ndarray:
@@ -104,13 +131,18 @@ class NeuralNetMarginClassifier(_HalfspaceClassifier):
 
 
 class MarginSelectionClassifier(_HalfspaceClassifier):
-    """001 Appendix F (reconstructed): Algorithm 1 at rho_j = 2^-j (j = 1..``grid``) with
-    epsilon/(2 grid) each, then the exponential mechanism (epsilon/2) picks the margin.
+    """001 Appendix F (reconstructed): Algorithm 1 at rho_j = g 2^-(j-1) (j = 1..``grid``)
+    with epsilon/(2 grid) each, then the exponential mechanism (epsilon/2) picks the margin.
 
-    Practical-regime options (privacy unchanged, see
-    :class:`mechanisms.margin.MarginSelection`): ``largest_margin`` g (None: 1/2; the grid
-    is g 2^-(j-1)), ``penalty`` c (the factor of Appendix F's complexity term, default 1)
-    and ``selection_share`` s (the final selection's share of epsilon, default 1/2).
+    Options (privacy unchanged, see :class:`mechanisms.margin.MarginSelection`):
+    ``largest_margin`` g (the paper's 1/2), ``penalty`` c (the factor of Appendix F's
+    complexity term, the paper's 1), ``selection_share`` s (the final selection's share of
+    epsilon, the paper's 1/2), and the candidates / rounds of each Algorithm 1 run.
+
+    Tuned constants (``regime="practical"``; ``"paper"`` in brackets): each margin's
+    Algorithm 1 on 2000 localised random candidates per round [the cover], no projection
+    [k = 2], the grid 0.2, 0.1, 0.05 [1/2, 1/4, 1/8], penalty x 0.1 [x 1], the final
+    selection's share of epsilon 0.1 [1/2].  See ``TUNED``.
     """
 
     NAME = "margin-selection"
@@ -118,13 +150,16 @@ class MarginSelectionClassifier(_HalfspaceClassifier):
     PRIVACY = "pure"
     SUMMARY = "Algorithm 1 over a grid of margins, the margin chosen privately"
     EFFICIENT = False
-
-    CURVE_REGIMES: ClassVar[dict[str, dict[str, Any]]] = MARGIN_SELECTION_REGIMES
+    REGIME_DEFAULTS: ClassVar[dict[str, dict[str, Any]]] = MARGIN_SELECTION_DEFAULTS
+    TUNED: ClassVar[dict[str, str]] = MARGIN_SELECTION_TUNED
+    PEER_NOTE = (
+        "it splits epsilon over three margins and the choice among them; " + SELECTION_PEER_NOTE
+    )
 
     @classmethod
     def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:
         return [
-            projection_note(cls, n, d, "001", "k = O(Lambda^2 r^2 log(m/beta)/rho^2)", ""),
+            projection_note(n, d, "001", "k = O(Lambda^2 r^2 log(m/beta)/rho^2)", 0.125, 2),
             RANDOM_CANDIDATES_NOTE,
             SELECTION_NOTE,
         ]
@@ -133,14 +168,18 @@ class MarginSelectionClassifier(_HalfspaceClassifier):
         self,
         epsilon: float = 1.0,
         grid: int = 3,
-        dimension: int = 2,
+        dimension: Any = None,
         feature_norm: float = 1.0,
         fit_intercept: bool = True,
         random_state: Any = None,
-        candidates: int | None = None,
+        candidates: Any = None,
         largest_margin: float | None = None,
-        penalty: float = 1.0,
-        selection_share: float = 0.5,
+        penalty: float | None = None,
+        selection_share: float | None = None,
+        rounds: int | None = None,
+        first_angle: float | None = None,
+        shrink: float | None = None,
+        regime: str = "practical",
     ) -> None:
         self.epsilon = epsilon
         self.grid = grid
@@ -152,29 +191,36 @@ class MarginSelectionClassifier(_HalfspaceClassifier):
         self.largest_margin = largest_margin
         self.penalty = penalty
         self.selection_share = selection_share
+        self.rounds = rounds
+        self.first_angle = first_angle
+        self.shrink = shrink
+        self.regime = regime
 
-    def _check_params(self) -> None:
-        self._check_common()
-        check_integer("grid", self.grid, 1, 8)
-        _check_candidates(self, 3)
-        if self.largest_margin is not None:
-            check_in_range("largest_margin", self.largest_margin, 0.0, 1.0, high_open=False)
-        check_in_range("penalty", self.penalty, 0.0, low_open=False)
-        check_in_range("selection_share", self.selection_share, 0.0, 1.0)
+    def _check_params(self, s: Any) -> None:
+        self._check_common(s)
+        check_integer("grid", s.grid, 1, 8)
+        _check_candidates(s, 3)
+        check_in_range("largest_margin", s.largest_margin, 0.0, 1.0, high_open=False)
+        check_in_range("penalty", s.penalty, 0.0, low_open=False)
+        check_in_range("selection_share", s.selection_share, 0.0, 1.0)
 
-    def _learner(self, n: int, d: int) -> Any:
+    def _learner(self, s: Any, n: int, d: int) -> Any:
+        _rounds_check(s, n)
         return MarginSelection(
-            float(self.epsilon),
-            int(self.grid),
-            int(self.dimension),
-            candidates=_candidates(self.candidates),
-            selection_share=float(self.selection_share),
-            penalty=float(self.penalty),
-            largest_margin=None if self.largest_margin is None else float(self.largest_margin),
+            float(s.epsilon),
+            int(s.grid),
+            _dimension(s.dimension),
+            candidates=_candidates(s),
+            selection_share=float(s.selection_share),
+            penalty=float(s.penalty),
+            largest_margin=float(s.largest_margin),
+            rounds=int(s.rounds),
+            first_angle=float(s.first_angle),
+            shrink=float(s.shrink),
         )
 
     def _fit_learner(
-        self, learner: Any, X: np.ndarray, y: np.ndarray, rng: np.random.Generator
+        self, s: Any, learner: Any, X: np.ndarray, y: np.ndarray, rng: np.random.Generator
     ) -> Any:
         model, rho = learner.fit(self._rows(X), y, rng)
         self.rho_ = rho

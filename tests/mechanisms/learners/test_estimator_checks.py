@@ -4,9 +4,9 @@ Every check runs; the ones expected to fail are listed with the reason (scikit-l
 ``expected_failed_checks``: they are reported as xfail, and an unexpected pass or a new failure
 shows).  The boolean learners are checked behind ``Binarizer`` (their features must be 0/1, and
 sklearn's checks draw real features): the Pipeline's own checks on its ``steps`` parameter are
-then expected to fail (a scikit-learn Pipeline property, not the learner's).  ``pac-threshold``
-(exactly one feature) and ``label-dp-margin`` (exactly two) are not run here: sklearn's checks
-use 3-10 features; they are tested in test_estimators.py.
+then expected to fail (a scikit-learn Pipeline property, not the learner's).
+``private-prediction`` is not run here: each prediction is a fresh random answer (it has no
+deterministic ``predict``), which sklearn's invariance checks assume.
 """
 
 from __future__ import annotations
@@ -21,11 +21,13 @@ from mechanisms.estimators import (
     DPWinnowClassifier,
     EfficientMarginClassifier,
     KernelMarginClassifier,
+    LabelDPClassifier,
     MarginSelectionClassifier,
     NetMarginClassifier,
     NeuralNetMarginClassifier,
     NoisySGDMarginClassifier,
     PureMarginClassifier,
+    ThresholdClassifier,
 )
 
 #: Why a private learner fails ``check_classifiers_train``: the check asks for training
@@ -43,6 +45,9 @@ FAST = [
     PureMarginClassifier(random_state=0),
     NeuralNetMarginClassifier(random_state=0),
     MarginSelectionClassifier(grid=2, random_state=0),
+    NetMarginClassifier(random_state=0, regime="paper"),
+    LabelDPClassifier(random_state=0),
+    ThresholdClassifier(random_state=0, low=-10.0, high=10.0),
     make_pipeline(Binarizer(), DecisionListClassifier(random_state=0)),
     make_pipeline(Binarizer(), DPWinnowClassifier(random_state=0)),
 ]
@@ -59,10 +64,20 @@ SLOW = [
 
 
 def expected_failures(estimator: object) -> dict[str, str]:
-    out = {"check_classifiers_train": UTILITY}
+    """The utility check fails for the paper regimes and DP-Winnow (whose weights barely
+    move); the tuned defaults of the selection learners and the greedy decision list (on
+    binarized blobs) reach it."""
     piped = isinstance(estimator, Pipeline)
-    if piped and isinstance(estimator[-1], DecisionListClassifier):
-        del out["check_classifiers_train"]  # the greedy list reaches it on binarized blobs
+    learner = estimator[-1] if piped else estimator
+    weak = getattr(learner, "regime", "practical") == "paper" or isinstance(
+        learner, DPWinnowClassifier
+    )
+    slow = isinstance(learner, (NoisySGDMarginClassifier, EfficientMarginClassifier))
+    out = (
+        {"check_classifiers_train": UTILITY}
+        if weak or slow or isinstance(learner, KernelMarginClassifier)
+        else {}
+    )
     if piped:
         out["check_estimators_overwrite_params"] = PIPELINE
         out["check_dont_overwrite_parameters"] = PIPELINE

@@ -17,6 +17,7 @@ from dpaudit.learning_curves import (
     Dataset,
     breast_cancer,
     diffprivlib_available,
+    digits,
     learning_curves,
     synthetic,
 )
@@ -39,16 +40,21 @@ def _threshold_data(test: int = 500) -> list[Dataset]:
 def test_tiny_grid_has_the_learner_and_the_non_private_baseline() -> None:
     curves = learning_curves("pac-threshold", **TINY)
     assert isinstance(curves, CurveSet)
-    assert [name for name, _ in curves.datasets] == ["synthetic", "breast-cancer"]
-    for dataset in ("synthetic", "breast-cancer"):
+    names = [name for name, _ in curves.datasets]
+    assert names == ["threshold", "breast-cancer", "digits"]
+    paper = "paper's constants (regime='paper')"
+    for dataset in names:
         for axis in ("n", "epsilon"):
             panel = curves.select(dataset=dataset, axis=axis)
             assert ("pac-threshold", "defaults") in panel
+            assert (("pac-threshold", paper) in panel) == (axis == "n")  # regimes: against n
             assert ("non-private", "baseline") in panel
             for points in panel.values():
                 for p in points:
                     assert len(p.errors) == 2 and 0.0 <= p.mean <= 1.0
                     assert math.isfinite(p.half_width)
+                    q1, q3 = p.quartiles
+                    assert min(p.errors) <= q1 <= p.median <= q3 <= max(p.errors)
         assert 0.0 < curves.chance[dataset] <= 0.5
     learner = [p for p in curves.points if p.method == "pac-threshold"]
     assert all(
@@ -137,24 +143,43 @@ def test_diffprivlib_used_when_importable(monkeypatch) -> None:
     monkeypatch.setattr(curves_compute, "_diffprivlib", lambda: (peer, ""))
     curves = learning_curves("pac-threshold", **TINY, datasets=_threshold_data())
     assert "diffprivlib" in {p.method for p in curves.points}
-    assert {e for e, _ in seen} == {0.5, 0.9, 2.0} and {d for _, d in seen} == {1.0}
+    assert {e for e, _ in seen} == {0.5, 1.0, 2.0} and {d for _, d in seen} == {1.0}
 
 
-def test_refused_points_keep_the_learners_message() -> None:
-    """decision-list needs epsilon < 1: epsilon 2 is refused, with its message."""
+def test_refused_points_keep_the_learners_message(monkeypatch) -> None:
+    """A regime whose localisation asks for more rounds than rows (64 rounds, n = 30) is
+    refused at n = 30, with the learner's message, and fitted at n = 200."""
+    monkeypatch.setattr(NetMarginClassifier, "CURVE_REGIMES", {"64 rounds": {"rounds": 64}})
+    curves = learning_curves(
+        "net-margin",
+        ns=[30, 200],
+        epsilons=[1.0],
+        fixed_n=200,
+        seeds=2,
+        datasets=[synthetic("halfspace", 3, 100)],
+        baselines=False,
+    )
+    refused = [p for p in curves.points if p.refused]
+    assert [(p.regime, p.n) for p in refused] == [("64 rounds", 30)]
+    assert refused[0].refused.startswith("rounds must be an integer in [1, 30]")
+    assert refused[0].errors == [] and math.isnan(refused[0].median)
+
+
+def test_every_epsilon_is_accepted_and_the_run_epsilon_recorded() -> None:
+    """decision-list used to refuse epsilon >= 1 ('must be in (0, 1)'); now every epsilon
+    of the grid is fitted, the accounted epsilon never above the one asked."""
     curves = learning_curves(
         "decision-list",
         ns=[60],
-        epsilons=[0.5, 2.0],
+        epsilons=[0.5, 2.0, 40.0],
         fixed_n=60,
         seeds=2,
         datasets=[synthetic("boolean", 6, 100)],
         baselines=False,
     )
-    refused = [p for p in curves.points if p.refused]
-    assert [(p.axis, p.epsilon) for p in refused] == [("epsilon", 2.0)]
-    assert refused[0].refused.startswith("epsilon must be a number in (0, 1), got 2")
-    assert refused[0].errors == [] and math.isnan(refused[0].mean)
+    assert not [p for p in curves.points if p.refused]
+    for p in curves.points:
+        assert p.accounted_epsilon is not None and p.accounted_epsilon <= p.epsilon
 
 
 @pytest.mark.parametrize(
@@ -191,14 +216,44 @@ def test_unknown_learner_and_bad_dataset_arguments() -> None:
         breast_cancer("halfspace").draw(399, np.random.default_rng(0))
 
 
-def test_breast_cancer_views_per_task() -> None:
+def test_breast_cancer_and_digits_views_per_task() -> None:
     rng = np.random.default_rng(0)
     X, _, Xt, _ = breast_cancer("boolean").draw(50, rng)
     assert set(np.unique(X)) <= {0.0, 1.0} and X.shape == (50, 30) and len(Xt) == 171
     X, *_ = breast_cancer("halfspace", 2).draw(50, rng)
     assert X.shape == (50, 2) and np.abs(X).max() <= 0.5
     X, *_ = breast_cancer("threshold").draw(50, rng)
-    assert X.shape == (50, 1) and X.min() >= 0.0 and X.max() <= 1.0
+    assert X.shape == (50, 30) and X.min() >= 0.0 and X.max() <= 1.0
+    data = digits("halfspace")
+    X, y, Xt, yt = data.draw(1258, rng)
+    assert X.shape == (1258, 64) and len(Xt) == 539 and np.abs(X).max() <= 0.5
+    assert np.all(np.linalg.norm(X, axis=1) <= data.feature_norm)
+    assert 0.45 < np.mean(np.concatenate([y, yt])) < 0.55  # 5-9 against 0-4: balanced
+    X, *_ = digits("boolean").draw(20, rng)
+    assert set(np.unique(X)) <= {0.0, 1.0}
+    with pytest.raises(ValueError, match=r"n must be at most 1258 for digits, got 1259"):
+        data.draw(1259, rng)
+
+
+def test_the_datasets_per_task() -> None:
+    """Halfspace learners: margin data in d = 5, 20, 100 and the two real datasets; boolean
+    learners: a decision list, a sparse disjunction over 30 features (balanced: each bit 1
+    with probability 0.2, three literals), and the two real datasets."""
+    from dpaudit.learners import get_learner
+    from dpaudit.learning_curves import datasets_for
+
+    names = [d.name for d in datasets_for(get_learner("net-margin"))]
+    assert names == ["margin d=5", "margin d=20", "margin d=100", "breast-cancer", "digits"]
+    boolean = datasets_for(get_learner("decision-list"))
+    assert [d.name for d in boolean] == [
+        "decision list d=10",
+        "disjunction d=30",
+        "breast-cancer",
+        "digits",
+    ]
+    X, y, _, _ = boolean[1].draw(5000, np.random.default_rng(0))
+    assert X.shape == (5000, 30) and np.array_equal(y, X[:, [0, 7, 19]].max(axis=1))
+    assert 0.46 < y.mean() < 0.52
 
 
 @pytest.mark.slow
@@ -211,7 +266,8 @@ def test_cli_writes_plot_page_json_and_index(tmp_path: Path, capsys) -> None:
     assert (out / "pac-threshold.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     page = (out / "pac-threshold.md").read_text(encoding="utf-8")
     assert "dpaudit learn --curves pac-threshold --quick --seed 3" in page
-    assert "### synthetic: error against n (epsilon = 0.9)" in page
+    assert "### threshold: error against n (epsilon = 0.9)" in page
+    assert "median error | quartiles" in page
     assert "002 Lecture 4 at alpha = 0.1" in page  # the paper's own sample-complexity number
     data = json.loads((out / "pac-threshold.json").read_text(encoding="utf-8"))
     assert data["learner"] == "pac-threshold" and data["seed"] == 3
@@ -257,12 +313,13 @@ def test_a_learners_labelled_regimes_are_drawn_beside_its_defaults(monkeypatch) 
     )
     curves = learning_curves("pac-threshold", **TINY, datasets=_threshold_data(), baselines=False)
     assert {p.regime for p in curves.points} == {"defaults", "coarse grid"}
+    assert {p.axis for p in curves.points if p.regime == "coarse grid"} == {"n"}
     # the page and the index give the regime its own verdict line / row
     from dpaudit.learning_curves.pages import _index, learner_page, verdict
 
     page = learner_page(curves, "cmd", "x.png")
-    assert "labelled regime *coarse grid*" in page
-    assert f"**{verdict(curves, 'synthetic', 'coarse grid')}**" in page
+    assert "  * *coarse grid*: " in page
+    assert f"**{verdict(curves, 'threshold', 'coarse grid')}**" in page
     rows = [r for r in _index([curves], "cmd").splitlines() if r.startswith("| [pac-threshold]")]
     assert len(rows) == 2 and "*coarse grid*" in rows[1]
     monkeypatch.setattr(ThresholdClassifier, "CURVE_REGIMES", {"bad": {"no_such": 1}})

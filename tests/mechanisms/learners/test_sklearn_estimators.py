@@ -17,6 +17,7 @@ from mechanisms.estimators import (
     PrivatePredictionClassifier,
     ThresholdClassifier,
 )
+from mechanisms.halfspaces import NetMarginLearner
 from mechanisms.synthetic_margin import margin_sample
 
 
@@ -36,7 +37,9 @@ def test_net_margin_learner_utility_at_n_2000_eps_1() -> None:
     errors = []
     for seed in range(5):
         X, y, Xt, yt = _margin_data(2000, seed, d=5)
-        est = NetMarginClassifier(epsilon=1.0, fit_intercept=False, random_state=seed).fit(X, y)
+        est = NetMarginClassifier(
+            epsilon=1.0, fit_intercept=False, random_state=seed, regime="paper"
+        ).fit(X, y)
         errors.append(1 - est.score(Xt, yt))
     print("net-margin test errors", errors)
     assert max(errors) <= 0.15
@@ -44,10 +47,13 @@ def test_net_margin_learner_utility_at_n_2000_eps_1() -> None:
 
 @pytest.mark.slow
 def test_noisy_sgd_learner_utility_and_guarantee_at_n_2000() -> None:
-    """000 Algorithm 1/3 at n = 2000, eps = 1, delta = 1e-6, default steps (min(n^2, 1e5)):
-    test error <= 0.3 (recorded 0.2); the guarantee is the plan's, within what was asked."""
+    """000 Algorithm 1/3 (the paper regime) at n = 2000, eps = 1, delta = 1e-6, steps
+    min(n^2, 1e5): test error <= 0.3 (recorded 0.2); the guarantee is the plan's, within what
+    was asked."""
     X, y, Xt, yt = _margin_data(2000, 5)
-    est = NoisySGDMarginClassifier(epsilon=1.0, delta=1e-6, fit_intercept=False, random_state=5)
+    est = NoisySGDMarginClassifier(
+        epsilon=1.0, delta=1e-6, fit_intercept=False, random_state=5, regime="paper"
+    )
     est.fit(X, y)
     error = 1 - est.score(Xt, yt)
     print("noisy-sgd-margin test error", error)
@@ -101,7 +107,10 @@ def test_any_two_labels_and_seed_reproducibility() -> None:
         ({"epsilon": float("nan")}, r"epsilon must be a number in \(0, inf\), got nan"),
         ({"epsilon": "1"}, r"epsilon must be a number in \(0, inf\), got '1'"),
         ({"margin": 2.0}, r"margin must be a number in \(0, 1\], got 2.0"),
-        ({"dimension": 9}, r"dimension must be an integer in \[1, 4\], got 9"),
+        ({"candidates": "net", "dimension": 9}, r"dimension must be an integer in \[1, 4\], got 9"),
+        ({"regime": "tuned"}, r"regime must be one of 'practical', 'paper', got 'tuned'"),
+        ({"rounds": 0}, r"rounds must be an integer in \[1, 64\], got 0"),
+        ({"shrink": 1.5}, r"shrink must be a number in \(0, 1\], got 1.5"),
         ({"random_state": -1}, r"random_state must be None, an integer in \[0, inf\)"),
     ],
 )
@@ -128,8 +137,8 @@ def test_a_plan_above_the_requested_epsilon_is_refused() -> None:
     the fit is refused before the run (nothing recorded, no fitted attributes)."""
 
     class Greedy(NetMarginClassifier):
-        def _plan(self, learner, n, d):
-            return NetMarginClassifier(epsilon=2 * self.epsilon)._learner(n, d).plan(n)
+        def _plan(self, s, learner, n, d):
+            return NetMarginLearner(2 * self.epsilon, 0.3, 2).plan(n)
 
     X, y, _, _ = _margin_data(50, 0)
     est = Greedy(epsilon=1.0)
@@ -188,8 +197,9 @@ def test_private_prediction_answers_each_row_privately() -> None:
     print("private-prediction test error", error)
     assert error <= 0.25 and est.predictions_answered_ == 500
     assert not hasattr(est, "decision_function")
-    with pytest.raises(ValueError, match=r"epsilon must be a number in \(0, 1\), got 1.5"):
-        PrivatePredictionClassifier(epsilon=1.5).fit(X, y)
+    paper = PrivatePredictionClassifier(epsilon=1.5, regime="paper", random_state=0).fit(X, y)
+    assert paper.guarantee_.run_epsilon == 0.99 and paper.guarantee_.epsilon <= 0.99
+    assert "stated for epsilon in (0, 1)" in paper.guarantee_.notes[0]
 
 
 def test_the_utility_threshold_can_fail() -> None:
@@ -199,7 +209,9 @@ def test_the_utility_threshold_can_fail() -> None:
     errors = []
     for seed in range(5):
         X, y, Xt, yt = _margin_data(2000, seed, d=5)
-        est = NetMarginClassifier(epsilon=1e-3, fit_intercept=False, random_state=seed)
+        est = NetMarginClassifier(
+            epsilon=1e-3, fit_intercept=False, random_state=seed, regime="paper"
+        )
         errors.append(1 - est.fit(X, y).score(Xt, yt))
     print("net-margin test errors at eps = 1e-3", errors)
     assert max(errors) > 0.15
@@ -213,7 +225,7 @@ def test_long_loops_report_progress() -> None:
 
     X, y, _, _ = _margin_data(200, 2)
     seen: list[tuple[int, int]] = []
-    est = NoisySGDMarginClassifier(steps=40_000, repetitions=2, random_state=2)
+    est = NoisySGDMarginClassifier(steps=40_000, repetitions=2, random_state=2, regime="paper")
     with progress(lambda done, total: seen.append((done, total))):
         est.fit(X, y)
     assert seen == [(32768, 40_000), (40_000, 40_000)] * 2

@@ -18,6 +18,8 @@ that they agree.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dpaudit.deferred_imports import lazy_attributes
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ESTIMATORS",
+    "LEARNER_INDEX",
     "LEARNER_TABLE",
     "DPWinnowClassifier",
     "DecisionListClassifier",
@@ -59,7 +62,10 @@ __all__ = [
     "PrivatePredictionClassifier",
     "PureMarginClassifier",
     "ThresholdClassifier",
+    "build_learner_index",
+    "learner_index",
     "register",
+    "write_learner_index",
 ]
 
 _HALFSPACE = "mechanisms.estimators.halfspace"
@@ -198,13 +204,59 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
+#: Each learner's ``requirements()`` and ``regimes()`` as the classes state them, written by
+#: :func:`write_learner_index` so that ``dpaudit learn --list`` shows them without importing
+#: a learner (scikit-learn alone takes about a second);
+#: ``tests/mechanisms/learners/test_learner_index.py`` checks it equals what the classes say.
+LEARNER_INDEX = Path(__file__).with_name("learner_index.json")
+
+
+def learner_index() -> dict[str, dict[str, Any]]:
+    """The committed :data:`LEARNER_INDEX`: by learner name, ``{"requirements": ...,
+    "regimes": ...}`` (no learner is imported)."""
+    data: dict[str, dict[str, Any]] = json.loads(LEARNER_INDEX.read_text(encoding="utf-8"))
+    return data
+
+
+def build_learner_index() -> dict[str, dict[str, Any]]:
+    """What :data:`LEARNER_INDEX` must hold, from the classes themselves (imports them)."""
+    out = {}
+    for name, *_, path, _summary, _efficient in LEARNER_TABLE:
+        cls = _attribute(path.partition(":")[2])
+        out[name] = {"requirements": cls.requirements(), "regimes": cls.regimes()}
+    return out
+
+
+def write_learner_index() -> None:
+    """Rewrite :data:`LEARNER_INDEX` from the classes (run after changing a learner's
+    requirements or regimes: ``python -c "import mechanisms.estimators as e;
+    e.write_learner_index()"``)."""
+    text = json.dumps(build_learner_index(), indent=2, sort_keys=True) + "\n"
+    LEARNER_INDEX.write_text(text, encoding="utf-8")
+
+
 def register() -> list[str]:
     """Register every learner with :mod:`dpaudit.learners` (entry point of the group
-    ``dpaudit.learners``), by import path: nothing is imported until a learner is fitted.
+    ``dpaudit.learners``), by import path: nothing is imported until a learner is fitted
+    (the requirements and regimes come from :data:`LEARNER_INDEX`).
 
     Returns:
         The names registered.
     """
+    index = learner_index()
     for name, task, source, privacy, path, summary, efficient in LEARNER_TABLE:
-        register_learner(LearnerInfo(name, task, source, privacy, path, summary, efficient))
+        known = index.get(name, {})
+        register_learner(
+            LearnerInfo(
+                name,
+                task,
+                source,
+                privacy,
+                path,
+                summary,
+                efficient,
+                requirements=known.get("requirements", {}),
+                regimes=known.get("regimes", {}),
+            )
+        )
     return [row[0] for row in LEARNER_TABLE]

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpaudit.audit import audit
+from dpaudit.audit import audit, audit_records
 from dpaudit.audit.float_bits import ClassKey, class_keys, fields, trailing_zeros
 from dpaudit.audit.outputs import infer_schema, to_array
 
@@ -157,3 +157,33 @@ def test_torch_float32_laplace_is_flagged() -> None:
     mechanism.batch = batch
     result = audit(mechanism, 1.0, 0.0, epsilon=EPSILON, samples=SAMPLES, seed=0)
     assert result.violation and "float32" in result.event
+
+
+def _float32_clamped_sum(data: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+    total = np.float32(np.clip(np.nan_to_num(np.asarray(data, float)[:, 0]), 0.0, 1.0).sum())
+    return total + rng.laplace(0.0, 1 / EPSILON, n).astype(np.float32)
+
+
+def float32_clamped_sum(data: Any, rng: np.random.Generator) -> Any:
+    """A sum of records clamped to [0, 1] (NaN read as 0) with textbook Laplace noise added
+    in float32: the real-number mechanism is 0.1-DP; its float32 outputs are not."""
+    return _float32_clamped_sum(data, 1, rng)[0]
+
+
+float32_clamped_sum.batch = _float32_clamped_sum  # type: ignore[attr-defined]
+
+
+def test_float32_laplace_is_found_by_the_record_search_with_no_designed_pair() -> None:
+    """audit_records with only the domain and the claim (10,000 samples per dataset, alpha
+    0.05, seed 0) certifies far above 0.1 through float32 bit-pattern events; with
+    ``arithmetic="real"`` (no bits events) the same search is not flagged."""
+    found = audit_records(
+        float32_clamped_sum, [(0.0, 1.0)], epsilon=EPSILON, samples=10_000, seed=0
+    )
+    assert found.violation and found.family == "bits" and found.epsilon_lower > 2
+    assert "of the float32" in found.event
+    real = audit_records(
+        float32_clamped_sum, [(0.0, 1.0)], epsilon=EPSILON, samples=10_000, seed=0,
+        arithmetic="real",
+    )  # fmt: skip
+    assert not real.violation

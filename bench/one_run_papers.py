@@ -1,6 +1,7 @@
 """The one-run papers' methods beside their reference implementations (issue 36, item 3).
 
-    python bench/one_run_papers.py > bench/one_run_papers.md
+    python bench/one_run.py --papers    (section 5 of bench/one_run.md)
+    python bench/one_run_papers.py      (the same, as a page of its own)
 
 Prints Markdown.  Issue 36 asks to "reproduce the papers' idealized numbers within their
 stated noise first".  What could be read of the papers from this machine, and what this
@@ -18,23 +19,25 @@ script therefore checks:
   5.2 / Corollary 5.4) and Mahloujifar et al.'s recursion ``audit_rh_with_cap`` on the
   mu-GDP curve of an (eps, delta) claim (``_epsilon_one_run_fdp``); Meta's PrivacyGuard
   (``privacy_guard.analysis.mia.fdp_analysis_node``, the f-DP paper's authors' library) has
-  the same recursion line for line, so the jax-privacy column stands for both.  Table 1
-  runs both on the *same* counts (m, k, c) drawn from the idealized trainer and reports
+  the same recursion line for line, so the jax-privacy column stands for both.  The first
+  table runs both on the *same* counts (m, k, c) drawn from the idealized trainer and reports
   each audit's best epsilon over the same guess grid with the same Bonferroni split, and
   the largest difference over all counts.  Ours is certified (rounded down, allowances
   added), theirs a root-finder's point (brentq, xtol 1e-6): ours should be at or just
   below theirs, never above by more than their tolerance.
 * jax-privacy is bench-only (installed with ``pip install --no-deps jax-privacy==2.0.0``;
   its package ``__init__`` imports jax, so this script loads only its ``auditing.py``, which
-  needs numpy, scipy and dp-accounting).  Without it Table 1 is skipped.
-* Table 2: the idealized setting of the authors' own demonstration (PrivacyGuard's FDP
-  tutorial, ``tutorials/fdp_analysis``-style notebook: m = 1000, guesses on the top
-  scores, delta 1e-5, threshold 0.05) draws the canary bit as s in {-1, +1} and adds
-  N(0, sigma^2), then compares with the epsilon of (1/sigma)-GDP.  That mechanism has mean
-  gap 2, so it is (2/sigma)-GDP: a sound audit of it may certify *more* than the epsilon it
-  is compared with.  The table runs our f-DP audit on that encoding and on ours (bit in
-  {0, 1}, exactly (1/sigma)-GDP) to show the difference; any paper figure drawn with the
-  {-1, +1} encoding is not comparable with bench/one_run.md.
+  needs numpy, scipy and dp-accounting).  Without it the first table is skipped.
+* The second table: the idealized setting of the f-DP authors' own demonstration (PrivacyGuard's
+  ``tutorials/fdp_analysis_tutorial.py``, "Gaussian DP auditing example": m = 1000, noise
+  1, delta 1e-5, threshold 0.05) draws the canary bit as s in {-1, +1}, adds N(0, sigma^2)
+  and compares with the epsilon of (1/sigma)-GDP.  That mechanism has mean gap 2, so it is
+  (2/sigma)-GDP: a sound audit of it may certify *more* than the epsilon it is compared
+  with.  (The tutorial also counts its correct guesses as the precision of the top k/2
+  scores times k, not as guesses it made.)  The table runs our f-DP audit on that encoding
+  and on ours (bit in {0, 1}, exactly (1/sigma)-GDP); whether the paper's idealized figure
+  uses the {-1, +1} encoding could not be read, but a figure that does is not comparable
+  with section 1 of bench/one_run.md.
 """
 
 from __future__ import annotations
@@ -64,9 +67,7 @@ CANARIES = (1_000, 10_000)
 def load_peer() -> ModuleType | None:
     """jax-privacy's ``auditing.py`` loaded alone (its package imports jax), or None."""
     try:
-        path = importlib.metadata.distribution("jax-privacy").locate_file(
-            "jax_privacy/auditing.py"
-        )
+        path = importlib.metadata.distribution("jax-privacy").locate_file("jax_privacy/auditing.py")
     except importlib.metadata.PackageNotFoundError:
         return None
     spec = importlib.util.spec_from_file_location("jax_privacy_auditing", str(path))
@@ -116,16 +117,17 @@ def ours_fdp_gdp(m: int, k: int, c: int, level: float) -> float:
     return _gdp_epsilon_down(fdp_theta_lower(m, k, c, level, "gaussian"), DELTA)
 
 
-def table_peer(peer: ModuleType) -> None:
-    print("## 1. Our implementation beside the reference code (jax-privacy 2.0.0)\n")
+def table_peer(peer: ModuleType, heading: str) -> None:
+    print(f"{heading} Our implementation beside the reference code (jax-privacy 2.0.0)\n")
     print(
         "Idealized trainer (score = inclusion bit + N(0, sigma^2), exactly (1/sigma)-GDP), "
         f"delta {DELTA:g}, confidence {CONFIDENCE}, one-sided guesses on dpaudit's default "
         "grid (Bonferroni over its one-sided counts, the same level on both sides). Each cell:"
         " the best epsilon over the grid, median over seeds "
         f"{', '.join(map(str, SEEDS))} (ours / jax-privacy); then, over every (m, k, c) of "
-        "those runs, the largest |ours - theirs| and the largest ours - theirs (above 0 "
-        "would be ours certifying more than the reference), and the time per count.\n"
+        "those runs, the largest |ours - theirs| and the largest ours - theirs (above 0: "
+        "ours above the reference point, by less than its root-finding tolerance 1e-6 where "
+        "the two agree), and the time per count (both bounds).\n"
     )
     print(
         "| sigma | m | theoretical eps | Steinke et al.: ours / jax-privacy | "
@@ -172,55 +174,76 @@ def table_peer(peer: ModuleType) -> None:
     print()
 
 
-def table_encoding() -> None:
-    print("## 2. The {-1, +1} encoding of the authors' tutorial is (2/sigma)-GDP\n")
+def table_encoding(heading: str) -> None:
+    print(f"{heading} The {{-1, +1}} encoding of the authors' tutorial is (2/sigma)-GDP\n")
     print(
         "Our f-DP audit on the mu-GDP curve (ours, `fdp_theta_lower`, best over the one-sided"
-        " grid with Bonferroni), m = 1,000, sigma 1, "
+        " grid with Bonferroni), m = 1,000 and 10,000, sigma 1, "
         f"delta {DELTA:g}, confidence {CONFIDENCE}, median over seeds "
         f"{', '.join(map(str, SEEDS))}: the certified mu and epsilon for scores bit + N(0, 1)"
         " (ours, exactly 1-GDP) and (2 bit - 1) + N(0, 1) (the tutorial's, 2-GDP), beside "
         "the epsilon of 1-GDP the tutorial compares with and that of 2-GDP.\n"
     )
-    m, sigma = 1_000, 1.0
-    ks = one_sided_counts(m)
-    level = (1.0 - CONFIDENCE) / len(ks)
+    sigma = 1.0
     eps_1 = _gdp_epsilon_down(1.0 / sigma, DELTA)
     eps_2 = _gdp_epsilon_down(2.0 / sigma, DELTA)
-    print("| encoding | true mu | eps(true mu) | eps(1/sigma) compared with | certified mu | "
-          "certified eps |")
-    print("|---|---|---|---|---|---|")
-    for signed, true_mu, true_eps in ((False, 1.0, eps_1), (True, 2.0, eps_2)):
-        mus = []
-        for seed in SEEDS:
-            included, scores = idealized_run(sigma, m, seed, signed=signed)
-            counts = top_k_correct(included, scores, ks)
-            mus.append(max(fdp_theta_lower(m, k, c, level, "gaussian") for k, c in zip(ks, counts, strict=True)))
-        mu = statistics.median(mus)
-        name = "(2 bit - 1) + N(0, 1) (tutorial)" if signed else "bit + N(0, 1) (dpaudit)"
-        print(
-            f"| {name} | {true_mu:g} | {true_eps:.3f} | {eps_1:.3f} | {mu:.3f} | "
-            f"{_gdp_epsilon_down(mu, DELTA):.3f} |"
-        )
+    print(
+        "| encoding | m | true mu | eps(true mu) | eps(1/sigma), compared with | "
+        "certified mu | certified eps |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for m in CANARIES:
+        ks = one_sided_counts(m)
+        level = (1.0 - CONFIDENCE) / len(ks)
+        for signed, true_mu, true_eps in ((False, 1.0, eps_1), (True, 2.0, eps_2)):
+            mus = []
+            for seed in SEEDS:
+                included, scores = idealized_run(sigma, m, seed, signed=signed)
+                counts = top_k_correct(included, scores, ks)
+                pairs = zip(ks, counts, strict=True)
+                mus.append(max(fdp_theta_lower(m, k, c, level, "gaussian") for k, c in pairs))
+            mu = statistics.median(mus)
+            name = "(2 bit - 1) + N(0, 1) (tutorial)" if signed else "bit + N(0, 1) (dpaudit)"
+            print(
+                f"| {name} | {m:,} | {true_mu:g} | {true_eps:.3f} | {eps_1:.3f} | {mu:.3f} | "
+                f"{_gdp_epsilon_down(mu, DELTA):.3f} |"
+            )
     print()
 
 
-def main() -> None:
-    print("# The one-run papers' methods beside their reference code\n")
+def _prose(doc: str) -> str:
+    """The docstring after "Prints Markdown." as Markdown: its bullets one a line."""
+    text = " ".join(line.strip() for line in doc.split("Prints Markdown.", 1)[1].splitlines())
+    return text.strip().replace(" * ", "\n* ").replace("\n* ", "\n\n* ", 1)
+
+
+def main(section: str = "") -> None:
+    """Print the page; with ``section`` (e.g. "5") as that section of bench/one_run.md."""
+    top, sub = ("##", "###") if section else ("#", "##")
+    number = f"{section}." if section else ""
+    command = "one_run.py --papers" if section else "one_run_papers.py"
+    print(
+        f"{top} {number}{' ' if number else ''}The one-run papers' methods beside their "
+        "reference code\n"
+    )
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
     print(
-        f"Generated by `python bench/one_run_papers.py` on {platform.machine()}, "
+        f"Generated by `python bench/{command}` on {platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}; load average at start "
         f"{load:.1f}.\n"
     )
-    print(" ".join(line.strip() for line in (__doc__ or "").splitlines()[3:]) + "\n")
+    print(_prose(__doc__ or "") + "\n")
+    first = f"{sub} {number}1" if section else f"{sub} 1."
+    second = f"{sub} {number}2" if section else f"{sub} 2."
     peer = load_peer()
     if peer is None:
-        print("## 1. Skipped: jax-privacy is not installed (`pip install --no-deps "
-              "jax-privacy==2.0.0`, with dp-accounting)\n")
+        print(
+            f"{first} Skipped: jax-privacy is not installed "
+            "(`pip install --no-deps jax-privacy==2.0.0`, with dp-accounting)\n"
+        )
     else:
-        table_peer(peer)
-    table_encoding()
+        table_peer(peer, first)
+    table_encoding(second)
 
 
 if __name__ == "__main__":

@@ -13,18 +13,19 @@ script therefore checks:
   start of the introduction); the stored full-text URL is unreachable from this machine (no
   network), and arXiv likewise.  Agrawal et al. (2026, "Let's Ask Gauss", arXiv 2606.12733):
   the same, its abstract only.  No number below is copied from a paper's figure or table.
-* The papers' methods *are* reproduced against their authors' reference code: Google
-  DeepMind's ``jax_privacy.auditing`` (jax-privacy 2.0.0; Steinke, Nasr and Jagielski are
-  at Google DeepMind) implements Steinke et al.'s p-value (``_one_run_p_value``, Theorem
-  5.2 / Corollary 5.4) and Mahloujifar et al.'s recursion ``audit_rh_with_cap`` on the
-  mu-GDP curve of an (eps, delta) claim (``_epsilon_one_run_fdp``); Meta's PrivacyGuard
+* The papers' methods *are* reproduced against public reference implementations: Google
+  DeepMind's ``jax_privacy.auditing`` (jax-privacy 2.0.0, from Steinke, Nasr and Jagielski's
+  employer; its comments cite both papers) implements Steinke et al.'s p-value
+  (``_one_run_p_value``, Theorem 5.2 / Corollary 5.4) and Mahloujifar et al.'s recursion
+  ``audit_rh_with_cap`` on the mu-GDP curve of an (eps, delta) claim
+  (``_epsilon_one_run_fdp``); Meta's PrivacyGuard
   (``privacy_guard.analysis.mia.fdp_analysis_node``, the f-DP paper's authors' library) has
   the same recursion line for line, so the jax-privacy column stands for both.  The first
   table runs both on the *same* counts (m, k, c) drawn from the idealized trainer and reports
-  each audit's best epsilon over the same guess grid with the same Bonferroni split, and
-  the largest difference over all counts.  Ours is certified (rounded down, allowances
-  added), theirs a root-finder's point (brentq, xtol 1e-6): ours should be at or just
-  below theirs, never above by more than their tolerance.
+  each audit's best epsilon over the same guess grid with the same Bonferroni split, and the
+  largest difference over all counts.  Ours is certified (rounded down, allowances added),
+  theirs a root-finder's point (brentq, xtol 1e-6): ours should be at or just below theirs,
+  never above by more than their tolerance.
 * jax-privacy is bench-only (installed with ``pip install --no-deps jax-privacy==2.0.0``;
   its package ``__init__`` imports jax, so this script loads only its ``auditing.py``, which
   needs numpy, scipy and dp-accounting).  Without it the first table is skipped.
@@ -214,7 +215,8 @@ def table_encoding(heading: str) -> None:
 def _prose(doc: str) -> str:
     """The docstring after "Prints Markdown." as Markdown: its bullets one a line."""
     text = " ".join(line.strip() for line in doc.split("Prints Markdown.", 1)[1].splitlines())
-    return text.strip().replace(" * ", "\n* ").replace("\n* ", "\n\n* ", 1)
+    text = text.strip().replace(" * ", "\n* ").replace("\n* ", "\n\n* ", 1)
+    return "\n".join(line.rstrip() for line in text.splitlines())
 
 
 def main(section: str = "") -> None:

@@ -31,8 +31,11 @@ clipped gradient), full batch (mu-GDP, Gaussian scores) and Poisson(0.2) batches
 is dpaudit's accountant on the same plan, Opacus's own RDP epsilon beside it.  Table 4: the
 theory curve of Steinke et al. (``one_run_theory(eps, m, r=m)``, the median bound an exactly
 eps-DP mechanism certifies with every canary guessed, one test), the ceiling of their method.
-Not reproduced: the papers' own idealized figures (only their abstracts could be read where
-this was written); the f-DP recursion is checked against exact enumeration instead
+Section 5 (``python bench/one_run.py --papers``, appended by hand): Steinke et al.'s bound and
+the f-DP recursion on the same counts as the reference code of jax-privacy (bench-only), and
+the {-1, +1} encoding of the f-DP authors' tutorial.  Not reproduced: the papers' own
+idealized figures (their full texts could not be read from this machine, only their
+openings); the f-DP recursion is also checked against exact enumeration
 (tests/audit/test_one_run_methods.py).
 """
 
@@ -41,6 +44,7 @@ from __future__ import annotations
 import os
 import platform
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -262,4 +266,9 @@ def main(parts: tuple[Callable[[], None], ...] = (idealized, noisy_gd, opacus, t
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--papers"]:  # section 5: the papers' methods beside reference code
+        import one_run_papers  # bench/ is on sys.path when this file is run as a script
+
+        one_run_papers.main(section="5")
+    else:
+        main()

@@ -8,8 +8,11 @@ probability 1/2 (S_j in {0, 1}); from the output O the auditor makes exactly k g
 ``g = 1 - f`` (concave, nondecreasing) and ``g_inv(y) = min{x : g(x) >= y}``.
 
 The recursion of the paper (its Algorithm "audit_rh_with_cap"; the same recursion is in the
-auditing library of jax_privacy) and our proof of it -- we could not read the paper's proof,
-so the argument below is re-derived here and is what the code relies on:
+auditing library of jax_privacy and in the authors' PrivacyGuard, and on the mu-GDP curve our
+bound agrees with jax-privacy 2.0.0's to its root-finding tolerance 1e-6:
+tests/audit/test_one_run_reference.py, bench/one_run.md section 5) and our proof of it -- we
+could not read the paper's proof, so the argument below is re-derived here and is what the
+code relies on:
 
 1. *One constraint per count i (1 <= i <= k).*  For canary j let W_{-j} be the correct
    guesses on the other canaries (a function of O and S_{-j}).  The rule "keep j's guess iff

@@ -82,6 +82,7 @@ def test_delta_lowers_the_bound():
     assert approx.epsilon_lower < pure.epsilon_lower
 
 
+@pytest.mark.slow
 def test_pair_family_search_certifies_one_pair():
     def rnm_value(d, rng):  # noisy max value: leaks when all answers move up
         return float(np.max(np.asarray(d) + rng.laplace(0.0, 2.0, len(d))))

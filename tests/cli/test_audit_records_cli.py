@@ -205,6 +205,7 @@ def test_a_target_whose_epsilon_is_a_function_of_the_dataset_is_read_per_pair(
         )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("target", "extra", "message"),
     [

@@ -263,6 +263,7 @@ def test_compare_latex(capsys: Any) -> None:
     assert main(["compare", "Gaussian(4)", "--k", "1", "--latex", "--json"]) == 2
 
 
+@pytest.mark.slow
 def test_the_plot_is_written_even_when_the_reader_stops_early(tmp_path: Any) -> None:
     """``dpaudit compare --plot x.png | head`` wrote no plot: the table went out first, the
     reader closed the pipe, and the broken pipe ended the command before the plot."""

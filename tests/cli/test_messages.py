@@ -149,6 +149,7 @@ def test_a_plan_count_beyond_a_double_is_refused_with_its_field(
     assert "plan field event.count: expected a number of magnitude 1e-300 to 1e300" in err
 
 
+@pytest.mark.slow
 def test_a_count_beyond_a_double_is_accounted_not_an_internal_error() -> None:
     """mpmath converting an integer over 1e308 to a float raised OverflowError (exit 3) in
     the Gaussian-DP candidate; the candidate is now left out and the others answer."""

@@ -46,6 +46,7 @@ def test_every_page_is_in_the_navigation() -> None:
     assert listed - pages == set(), "nav entries without a page"
 
 
+@pytest.mark.slow
 def test_the_site_builds_in_strict_mode(tmp_path: Path) -> None:
     done = subprocess.run(
         [

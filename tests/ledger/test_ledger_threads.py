@@ -15,6 +15,7 @@ THREADS = 16
 ROUNDS = 20
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("fast_switching")
 def test_a_ledger_entered_by_many_threads_conserves_every_count(run_threads) -> None:
     """16 threads enter one shared ledger and record 30 runs each, with counts 1..3, 20
@@ -36,6 +37,7 @@ def test_a_ledger_entered_by_many_threads_conserves_every_count(run_threads) -> 
             assert sum(1 for e in ledger.entries if e.label == f"t{i}") == 30
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("fast_switching")
 def test_a_guarded_ledger_shared_by_threads_records_exactly_what_its_filter_admitted(
     run_threads,
@@ -106,6 +108,7 @@ def test_a_ledger_entered_twice_records_each_run_once() -> None:
     assert len(ledger) == 1 and len(f.spent_epsilons) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("fast_switching")
 def test_ledgers_nested_in_opposite_orders_in_two_threads_do_not_deadlock(run_threads) -> None:
     """Thread A records inside L1(f1) then L2(f2), thread B inside L2 then L1: the locks are

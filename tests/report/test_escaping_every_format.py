@@ -97,6 +97,7 @@ def user_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow
 def test_a_mechanisms_name_docstring_and_error_are_inert(user_pages: dict[str, str]) -> None:
     pages = {k: v for k, v in user_pages.items() if not k.startswith("json:")}
     assert len(pages) == 6  # two reports and an index, in each format

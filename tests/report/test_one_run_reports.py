@@ -61,6 +61,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     return out, {r["target"]["name"]: r for r in reports}
 
 
+@pytest.mark.slow
 def test_one_run_report_shows_the_audit_numbers_and_the_plot(generated) -> None:
     """The private target's Markdown has its verdict line and every number of the one-run
     audit (m, guesses, correct count, certified bound rounded down with its confidence,

@@ -67,6 +67,7 @@ def test_durations_read_as_people_write_them() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_the_command_shows_progress_in_a_log_by_default(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -51,6 +51,7 @@ def test_symbolic_claim():
 """
 
 
+@pytest.mark.slow
 def test_plugin_in_a_user_suite(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_user=USER_SUITE)
     result = pytester.runpytest("-p", "no:cacheprovider", "--dpaudit-seed", "3")

@@ -104,6 +104,7 @@ def _regenerate_line(page: Path) -> str:
     return line.split("`")[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "argv",
     [

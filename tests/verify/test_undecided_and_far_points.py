@@ -34,6 +34,7 @@ def test_undecided_has_its_own_exit_status(capsys: pytest.CaptureFixture[str]) -
     assert main(["verify", "x <= 1e10", "--domain", "x > 0"]) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("relation", "domain", "where"),
     [

@@ -158,6 +158,7 @@ def test_noisy_gd_broken_selection_is_caught_by_the_same_pair(doc: str) -> None:
 COROLLARY1_SAMPLES = 3_000_000
 
 
+@pytest.mark.slow
 def test_corollary1_pair_certifies_a_positive_lower_bound() -> None:
     """003/corollary-1 at alpha = 1/5, eps = 0.99, n = 31, n' = 1 (EM privacy eps alpha/6 =
     0.033), 3,000,000 samples: certified > 0 (exact loss of the pair 0.0099; the previous

@@ -37,6 +37,7 @@ def _threshold_data(test: int = 500) -> list[Dataset]:
     return [synthetic("threshold", 1, test)]
 
 
+@pytest.mark.slow
 def test_tiny_grid_has_the_learner_and_the_non_private_baseline() -> None:
     curves = learning_curves("pac-threshold", **TINY)
     assert isinstance(curves, CurveSet)

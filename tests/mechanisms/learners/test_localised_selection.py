@@ -158,6 +158,7 @@ def _errors(cls, n: int, d: int, seeds: int = 3, **params) -> list[float]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "cls",
     [NetMarginClassifier, PureMarginClassifier, LabelDPClassifier, MarginSelectionClassifier],

@@ -182,10 +182,12 @@ def _leaf_renyi(event: Event, children: Children, budget: sympy.Expr | None) -> 
         def tau(a: Any) -> sympy.Expr:
             return rdp.gaussian_rdp(a, event.sigma, event.sensitivity)
 
-        half_mu2 = (_number(event.sensitivity / event.sigma) or 0.0) ** 2 / 2
+        mu = _number(event.sensitivity / event.sigma) or 0.0
 
         def tau_real(a: float) -> float:
-            return a * half_mu2
+            # mu ** 2 overflows (OverflowError) for mu beyond 1e154: _curve_floats below
+            # then leaves this leaf to the exact theorems, as for every float construction
+            return a * (mu**2 / 2)
     elif isinstance(event, ev.RandomizedResponse) and event.categories == 2:
         truth = fn.exp(event.epsilon) / (1 + fn.exp(event.epsilon))
         card, params = rdp.RDP_RANDOMIZED_RESPONSE, {"p": truth}

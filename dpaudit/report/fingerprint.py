@@ -29,11 +29,19 @@ FORMAT_VERSION = 1
 
 def _same_package_imports(module: types.ModuleType) -> list[str]:
     """Modules of the same top-level package that ``module`` uses: imported as modules, or
-    whose functions and classes it imported by name."""
+    whose functions and classes it imported by name.
+
+    A package's own submodules are left out: the import system binds every submodule
+    imported *anywhere in the process* as an attribute of its package, so following them
+    made the fingerprint depend on what else the process had imported (a test worker that
+    had imported one more library adapter saw every library report as stale)."""
     top = module.__name__.split(".")[0]
+    children = module.__name__ + "." if hasattr(module, "__path__") else None
     found = []
     for value in vars(module).values():
         name = value.__name__ if isinstance(value, types.ModuleType) else None
+        if name is not None and children is not None and name.startswith(children):
+            continue
         if name is None and (inspect.isclass(value) or inspect.isfunction(value)):
             name = getattr(value, "__module__", None)
         if isinstance(name, str) and name.split(".")[0] == top and name != module.__name__:

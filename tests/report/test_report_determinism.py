@@ -157,3 +157,26 @@ def test_reports_are_identical_under_load_and_another_hash_seed(tmp_path: Path) 
     assert files == sorted(p.relative_to(loaded) for p in loaded.rglob("*") if p.is_file())
     differ = [str(p) for p in files if (quiet / p).read_bytes() != (loaded / p).read_bytes()]
     assert not differ, f"reports differ between the two runs: {differ}"
+
+
+def test_the_fingerprint_does_not_depend_on_what_else_the_process_imported() -> None:
+    """Importing a sibling module of an audited one (another library's adapters) binds it as
+    an attribute of their package; the fingerprint must not change with it."""
+    import importlib
+    import sys
+
+    from dpaudit.report.fingerprint import fingerprint
+    from dpaudit.report.target import TARGETS, load_targets
+
+    load_targets()
+    target = TARGETS["diffprivlib/geometric-count"]
+    before = fingerprint(target, 2024, None, None)
+    name = "mechanisms.libraries.hunt_targets"
+    had = name in sys.modules
+    importlib.import_module(name)
+    try:
+        assert fingerprint(target, 2024, None, None) == before
+    finally:
+        if not had:
+            sys.modules.pop(name, None)
+            delattr(sys.modules["mechanisms.libraries"], "hunt_targets")

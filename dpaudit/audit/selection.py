@@ -293,12 +293,12 @@ def non_finite_events(x0: np.ndarray, x1: np.ndarray, schema: OutputSchema) -> l
         absent, present = _guards(schema, j)
         # a complement under guards ("the key is there and its value is not NaN") is no
         # longer one plain statement: guarded columns get the non-finite kinds only
-        kinds = [
-            k
-            for k in NON_FINITE
-            if not (absent or present is not None) or k not in NON_FINITE_COMPLEMENTS
+        guarded = bool(absent) or present is not None
+        events += [
+            NonFiniteEvent(kind, j, name, absent, present)
+            for kind in NON_FINITE
+            if not (guarded and kind in NON_FINITE_COMPLEMENTS)
         ]
-        events += [NonFiniteEvent(kind, j, name, absent, present) for kind in kinds]
     return events
 
 

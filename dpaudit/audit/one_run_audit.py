@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,15 +34,10 @@ import numpy as np
 import sympy
 
 from dpaudit.audit.limits import MAX_CANARIES
-from dpaudit.audit.one_run import (
-    _accuracy,
-    _certify,
-    _check_level,
-    default_guesses,
-    one_run_theory,
-)
+from dpaudit.audit.one_run import _accuracy, _certify, _check_level, one_run_theory
 from dpaudit.audit.one_run_fdp import fdp_theta_lower
 from dpaudit.audit.one_run_gauss import gaussian_diagnostics, gaussian_mu_lower
+from dpaudit.audit.one_run_subsets import correct_counts, plan_candidates
 from dpaudit.audit.result import AuditResult, _down
 from dpaudit.audit.validation import check as _check
 from dpaudit.audit.validation import check_epsilon
@@ -78,12 +73,15 @@ class OneRunAuditResult(AuditResult):
 
     Attributes:
         m: number of canaries.
-        guesses: ``(k_plus, k_minus)`` of the certified guess: the k+ highest scores guessed
-            included, the k- lowest guessed excluded ((0, 0) for ``"gaussian"``, which uses
-            every score).
+        subset: the number m' of canaries (the first m') among which the certified guess
+            was made (:mod:`dpaudit.audit.one_run_subsets`; m for ``"gaussian"``).
+        guesses: ``(k_plus, k_minus)`` of the certified guess: among the first ``subset``
+            canaries, the k+ highest scores guessed included, the k- lowest guessed excluded
+            ((0, 0) for ``"gaussian"``, which uses every score).
         correct: correct guesses among them.
         included: number of canaries included in the run.
-        candidates: every guess count tried: ``(k_plus, k_minus, correct, epsilon_lower)``.
+        candidates: every test tried: ``(m', k_plus, k_minus, correct, epsilon_lower)``
+            (m' the prefix of canaries guessed among).
         certified_by: the certification that produced ``epsilon_lower``: ``"steinke"``,
             ``"f-dp"`` or ``"gaussian"``.
         curve: the trade-off curve tested by ``"f-dp"``: ``"approx-dp"`` (f_{eps,delta}) or
@@ -96,10 +94,11 @@ class OneRunAuditResult(AuditResult):
     """
 
     m: int = 0
+    subset: int = 0
     guesses: tuple[int, int] = (0, 0)
     correct: int = 0
     included: int = 0
-    candidates: tuple[tuple[int, int, int, float], ...] = ()
+    candidates: tuple[tuple[int, int, int, int, float], ...] = ()
     certified_by: str = "steinke"
     curve: str = ""
     mu_lower: float | None = None
@@ -109,18 +108,17 @@ class OneRunAuditResult(AuditResult):
     def theory(self, epsilon: float | None = None) -> float:
         """Steinke, Nasr, Jagielski's theory value beside the measured bound: the median
         bound a mechanism exactly ``epsilon``-DP (default: the claimed epsilon) certifies by
-        their theorem with the same m and confidence, at the best of the guess counts tried
-        (:func:`one_run_theory` with the same Bonferroni split, maximised over their totals
-        r = k+ + k-).  A value for ``"steinke"``; the other methods are measured against the
-        claimed epsilon in bench/one_run.md."""
+        their theorem with the same confidence, at the best of the tests tried
+        (:func:`one_run_theory` with the same Bonferroni split, maximised over their prefix
+        sizes m' and totals r = k+ + k-).  A value for ``"steinke"``; the other methods are
+        measured against the claimed epsilon in bench/one_run.md."""
         eps = self.epsilon_claimed if epsilon is None else epsilon
-        totals = sorted({kp + km for kp, km, _, _ in self.candidates} or {sum(self.guesses)})
-        totals = [r for r in totals if r > 0] or [self.m]
+        tests = {(size, kp + km) for size, kp, km, _, _ in self.candidates if kp + km > 0}
         return max(
             one_run_theory(
-                eps, self.m, r, delta=self.delta, confidence=self.confidence, tests=self.tests
+                eps, size, r, delta=self.delta, confidence=self.confidence, tests=self.tests
             )
-            for r in totals
+            for size, r in sorted(tests or {(self.m, self.m)})
         )
 
     @property
@@ -141,8 +139,8 @@ class OneRunAuditResult(AuditResult):
             f"  claim               : epsilon={self.epsilon_claimed:g}, delta={self.delta:g}",
             f"  canaries            : m={self.m:,}, {self.included:,} included (probability 1/2)",
             (
-                f"  guesses             : {kp:,} highest included, {km:,} lowest excluded; "
-                f"{self.correct:,} of {r:,} correct"
+                f"  guesses             : {kp:,} highest included, {km:,} lowest excluded "
+                f"among the first {self.subset:,} canaries; {self.correct:,} of {r:,} correct"
                 if r
                 else "  guesses             : none (every score used)"
             ),
@@ -175,6 +173,7 @@ def audit_one_run(
     confidence: float = 0.95,
     seed: int | None = None,
     guesses: Iterable[tuple[int, int]] | None = None,
+    subsets: Iterable[int] | None = None,
     name: str | None = None,
     method: str = "auto",
     curve: str = "auto",
@@ -184,10 +183,14 @@ def audit_one_run(
     Each canary is included independently with probability 1/2 (drawn from a generator
     seeded by ``seed``); ``train(included, rng)`` gets the boolean mask and a generator of
     its own, trains once, and returns one score per canary (higher = more likely included).
-    For ``"steinke"`` and ``"f-dp"``, for each ``(k_plus, k_minus)`` in ``guesses`` the k+
-    highest scores are guessed included and the k- lowest excluded (ties broken by canary
-    index: a function of the output only), the correct guesses are counted and certified at
-    level ``(1 - confidence) / len(guesses)``; the largest certified bound is returned.
+    For ``"steinke"`` and ``"f-dp"``, for each prefix size m' in ``subsets`` and each
+    ``(k_plus, k_minus)`` in ``guesses`` the k+ highest scores among the first m' canaries
+    are guessed included and the k- lowest excluded (ties broken by canary index: a function
+    of the output only), the correct guesses are counted and certified with m' canaries at
+    level ``(1 - confidence) / T`` (T the number of (m', k+, k-) tried); the largest certified
+    bound is returned.  A prefix keeps Steinke et al.'s bound from falling as m grows, where
+    its delta term grows with m (soundness and measurements:
+    :mod:`dpaudit.audit.one_run_subsets`).
     ``"gaussian"`` uses every score once (one test).
 
     The trainer may declare (as attributes) ``claimed_tradeoff = "gaussian"`` (its claim is
@@ -212,7 +215,13 @@ def audit_one_run(
         confidence: family-wise confidence, in (0, 1).
         seed: seed of the root ``SeedSequence`` (None: fresh entropy, reported in the result).
         guesses: the ``(k_plus, k_minus)`` counts to try, fixed before the run, each with
-            k+ + k- in [1, m]; default :func:`~dpaudit.audit.one_run.default_guesses`.
+            k+ + k- in [1, m], each tried on every prefix it fits; default
+            :func:`~dpaudit.audit.one_run.default_guesses` of each prefix size.
+        subsets: the prefix sizes m' to guess among, each in [1, m], fixed before the run
+            (several: a union bound over all); default
+            :func:`~dpaudit.audit.one_run_subsets.default_subsets` when ``guesses`` is None
+            (``"steinke"`` with delta > 0: the first min(m, M) canaries, M = 10^4 at delta
+            1e-5; otherwise all m), else ``(m,)``.
         name: the trainer's name in the result (default: its ``name`` or ``__name__``).
         method: ``"auto"``, ``"steinke"``, ``"f-dp"`` or ``"gaussian"``.
         curve: for ``"f-dp"``: ``"auto"``, ``"approx-dp"`` or ``"gaussian"``.
@@ -240,11 +249,11 @@ def audit_one_run(
     check_epsilon(epsilon)
     _check("method", method, method in METHODS, f"one of {', '.join(METHODS)}")
     _check("curve", curve, curve in CURVE_CHOICES, f"one of {', '.join(CURVE_CHOICES)}")
-    candidates = _check_guesses(default_guesses(m) if guesses is None else guesses, m)
     _check_level(delta, confidence, 1)
     if seed is not None and not (_is_int(seed) and seed >= 0):
         raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
     method, curve = _resolve(train, float(delta), method, curve)
+    candidates = plan_candidates(m, float(delta), method, guesses, subsets)
 
     root = np.random.SeedSequence(seed)
     mask_seq, train_seq = root.spawn(2)
@@ -258,12 +267,14 @@ def audit_one_run(
     eps_lower = fields["epsilon_lower"]
     q_lower = _accuracy(eps_lower)
     kp, km = fields["guesses"]
+    subset = fields.pop("subset")
     return OneRunAuditResult(
         epsilon_claimed=float(epsilon),
         delta=float(delta),
         violation=eps_lower > epsilon,
         event=(
-            f"guess included for the {kp} highest scores, excluded for the {km} lowest"
+            f"guess included for the {kp} highest scores, excluded for the {km} lowest, "
+            f"among the first {subset} canaries"
             if kp + km
             else "the mean score of included canaries against excluded ones"
         ),
@@ -287,6 +298,7 @@ def audit_one_run(
         included=int(included.sum()),
         **{k: v for k, v in fields.items() if k != "guesses"},
         guesses=(kp, km),
+        subset=subset,
     )
 
 
@@ -324,6 +336,7 @@ def _gaussian(scores: np.ndarray, included: np.ndarray, delta: float, alpha: flo
         "epsilon_lower": _gdp_epsilon_down(mu, delta),
         "epsilon_estimate": _gdp_epsilon_estimate(scores, included, delta),
         "guesses": (0, 0),
+        "subset": len(scores),
         "correct": 0,
         "candidates": (),
         "tests": 1,
@@ -356,28 +369,27 @@ def _gdp_epsilon_estimate(scores: np.ndarray, included: np.ndarray, delta: float
 def _counting(
     scores: np.ndarray,
     included: np.ndarray,
-    candidates: list[tuple[int, int]],
+    candidates: list[tuple[int, int, int]],
     method: str,
     curve: str,
     delta: float,
     confidence: float,
 ) -> dict:
-    m = len(scores)
+    # each (m', k+, k-) certified with m' canaries (dpaudit.audit.one_run_subsets)
     level = (1.0 - confidence) / len(candidates)
     tried = []
-    for (kp, km), v in zip(candidates, _correct_counts(scores, included, candidates), strict=True):
+    counts = correct_counts(scores, included, candidates)
+    for (size, kp, km), v in zip(candidates, counts, strict=True):
         if method == "steinke":
-            theta = _certify(m, kp + km, v, delta, level)
+            theta = _certify(size, kp + km, v, delta, level)
         else:
-            theta = fdp_theta_lower(m, kp + km, v, level, curve, delta)
-        tried.append((kp, km, v, theta))
+            theta = fdp_theta_lower(size, kp + km, v, level, curve, delta)
+        tried.append((size, kp, km, v, theta))
     # the largest bound; among equal bounds (e.g. all 0) the largest excess over chance
-    kp, km, v, theta = max(tried, key=lambda c: (c[3], c[2] - (c[0] + c[1]) / 2))
+    size, kp, km, v, theta = max(tried, key=lambda c: (c[4], c[3] - (c[1] + c[2]) / 2))
     gdp = curve == "gaussian"
     if gdp:  # each candidate's mu as an epsilon at delta: that of mu rounded down to 0.01
-        tried = [
-            (a, b, c, _gdp_epsilon_down(math.floor(t * 100) / 100, delta)) for a, b, c, t in tried
-        ]
+        tried = [(*c[:4], _gdp_epsilon_down(math.floor(c[4] * 100) / 100, delta)) for c in tried]
     r = kp + km
     estimate = math.inf if v == r else (math.log(v / (r - v)) if v > 0 else -math.inf)
     theorem = "f-DP recursion" if method == "f-dp" else "binomial"
@@ -385,10 +397,11 @@ def _counting(
         "epsilon_lower": _gdp_epsilon_down(theta, delta) if gdp else theta,
         "epsilon_estimate": max(0.0, estimate),
         "guesses": (kp, km),
+        "subset": size,
         "correct": v,
         "candidates": tuple(tried),
         "tests": len(candidates),
-        "correction": f"Bonferroni over {len(candidates)} guess counts ({theorem})",
+        "correction": f"Bonferroni over {len(candidates)} (prefix, guess count) tests ({theorem})",
         "certified_by": method,
         "curve": curve,
         "mu_lower": theta if gdp else None,
@@ -397,35 +410,6 @@ def _counting(
         else "",
         "diagnostics": (),
     }
-
-
-def _correct_counts(
-    scores: np.ndarray, included: np.ndarray, pairs: Sequence[tuple[int, int]]
-) -> list[int]:
-    """Correct guesses of each ``(k_plus, k_minus)`` from one ordering: the same counts as
-    :func:`~dpaudit.audit.one_run.count_correct` (ties broken by canary index)."""
-    order = np.argsort(-scores, kind="stable")
-    hits_top = np.concatenate([[0], np.cumsum(included[order])])
-    hits_bottom = np.concatenate([[0], np.cumsum(~included[order][::-1])])
-    return [int(hits_top[kp] + hits_bottom[km]) for kp, km in pairs]
-
-
-def _check_guesses(guesses: Iterable[Any], m: int) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for g in guesses:
-        if not (isinstance(g, Sequence) and len(g) == 2 and all(_is_int(k) for k in g)):
-            raise TypeError(f"guesses must hold (k_plus, k_minus) integer pairs, got {g!r}")
-        kp, km = int(g[0]), int(g[1])
-        _check(
-            "guesses",
-            g,
-            kp >= 0 and km >= 0 and 1 <= kp + km <= m,
-            f"pairs (k_plus, k_minus) >= 0 with 1 <= k_plus + k_minus <= m = {m}",
-        )
-        out.append((kp, km))
-    if not out:
-        raise ValueError("guesses must hold at least one (k_plus, k_minus) pair, got none")
-    return out
 
 
 def _check_scores(scores: Any, m: int) -> np.ndarray:

@@ -44,15 +44,16 @@ THEORY_SCALES = (-4, -3, -2, -1, 0, 1, 2, 3, 4)
 
 
 def _theory_at(epsilon: float, m: int, delta: float, confidence: float) -> float:
-    """The median bound of an exactly (epsilon, delta)-DP mechanism with m canaries and the
-    default guess counts (their Bonferroni split), at the best of their totals."""
+    """The median bound of an exactly (epsilon, delta)-DP mechanism with m canaries and
+    Steinke et al.'s default tests (prefix and guess counts, their Bonferroni split), at the
+    best of them."""
     from dpaudit.audit import one_run_theory
-    from dpaudit.audit.one_run import default_guesses
+    from dpaudit.audit.one_run_subsets import plan_candidates
 
-    guesses = default_guesses(m)
+    tests = plan_candidates(m, delta, "steinke", None, None)
     return max(
-        one_run_theory(epsilon, m, r, delta=delta, confidence=confidence, tests=len(guesses))
-        for r in sorted({kp + km for kp, km in guesses})
+        one_run_theory(epsilon, size, r, delta=delta, confidence=confidence, tests=len(tests))
+        for size, r in sorted({(size, kp + km) for size, kp, km in tests})
     )
 
 
@@ -105,10 +106,11 @@ def one_run_audit(target: Target, seed: int, confidence: float) -> dict[str, Any
     data.pop("wall_time", None)  # reports depend on inputs and seed only
     data.pop("extra", None)
     data["candidates"] = [
-        {"k_plus": kp, "k_minus": km, "correct": v, "epsilon_lower": e}
-        for kp, km, v, e in result.candidates
+        {"canaries": size, "k_plus": kp, "k_minus": km, "correct": v, "epsilon_lower": e}
+        for size, kp, km, v, e in result.candidates
     ]
-    m, r = result.m, sum(result.guesses)
+    # the count curve is the theorem's at the certified test: its prefix of canaries
+    m, r = result.subset, sum(result.guesses)
     q = 1.0 / (1.0 + math.exp(-target.epsilon))
     expected = int(binom.median(r, q))
     counts = {round(i * r / (COUNT_CURVE_POINTS - 1)) for i in range(COUNT_CURVE_POINTS)}
@@ -124,12 +126,12 @@ def one_run_audit(target: Target, seed: int, confidence: float) -> dict[str, Any
         }
         for v in sorted(counts)
     ]
-    sizes = sorted({max(2, round(m * 2.0**k)) for k in THEORY_SCALES})
+    sizes = sorted({max(2, round(result.m * 2.0**k)) for k in THEORY_SCALES})
     data["theory_curve"] = [
         {
             "m": size,
             "theory": data["theory"]
-            if size == m  # the audit's own guess counts
+            if size == result.m  # the audit's own tests
             else _theory_at(target.epsilon, size, target.delta, confidence),
         }
         for size in sizes
@@ -177,7 +179,12 @@ def one_run_blocks(report: dict[str, Any]) -> list[Block]:
                 (
                     "guesses",
                     f"{kp:,} highest scores guessed included, {km:,} lowest guessed excluded "
-                    f"({r:,} guesses)",
+                    f"({r:,} guesses)"
+                    + (
+                        f", among the first {a['subset']:,} canaries"
+                        if a.get("subset", a["m"]) != a["m"]
+                        else ""
+                    ),
                 ),
                 (
                     "correct guesses",
@@ -263,4 +270,9 @@ def one_run_blocks(report: dict[str, Any]) -> list[Block]:
 
 
 def _chosen(c: dict[str, Any], a: dict[str, Any]) -> bool:
-    return [c["k_plus"], c["k_minus"]] == list(a["guesses"]) and c["correct"] == a["correct"]
+    same_prefix = c.get("canaries", a["m"]) == a.get("subset", a["m"])
+    return (
+        same_prefix
+        and [c["k_plus"], c["k_minus"]] == list(a["guesses"])
+        and (c["correct"] == a["correct"])
+    )

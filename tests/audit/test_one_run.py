@@ -247,9 +247,10 @@ def test_audit_result_fields_and_reproducibility():
     res = audit_one_run(_rr_trainer(2.0), 1000, epsilon=2.0, seed=7, name="rr", method="steinke")
     assert isinstance(res, OneRunAuditResult) and isinstance(res, AuditResult)
     assert 0 < res.epsilon_lower <= 2.0 and not res.violation
-    assert res.m == 1000 and res.correct == res.hits_d0 and sum(res.guesses) == res.samples_d0
+    assert res.m == res.subset == 1000 and res.correct == res.hits_d0
+    assert sum(res.guesses) == res.samples_d0
     assert res.tests == len(default_guesses(1000)) == len(res.candidates)
-    assert res.epsilon_lower == max(c[3] for c in res.candidates)
+    assert res.epsilon_lower == max(c[4] for c in res.candidates)
     assert res.theory() == max(
         one_run_theory(2.0, 1000, kp + km, confidence=0.95, tests=res.tests)
         for kp, km in default_guesses(1000)

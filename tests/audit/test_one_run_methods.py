@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from dpaudit.audit import audit_one_run
 from dpaudit.audit.one_run import GRID_STEPS, MIN_GUESSES, count_correct, default_guesses
-from dpaudit.audit.one_run_audit import _correct_counts
+from dpaudit.audit.one_run_subsets import correct_counts
 from dpaudit.audit.one_run_fdp import fdp_rejects, fdp_theta_lower, g_inverse
 from dpaudit.audit.one_run_gauss import gaussian_diagnostics, gaussian_mu_lower
 from mechanisms.one_run_training import IdealizedGaussianTrainer
@@ -183,24 +183,30 @@ def test_gaussian_bound_edge_cases():
 
 
 def test_default_grid_scales_with_m():
-    for m in (1, 2, 10, 100, 1000, 10**5, 131_072, 10**6, 10**7):
+    """A coarse two-sided grid of fractions 4^-j of m (at most GRID_STEPS + 1 = 8 counts)."""
+    for m in (1, 2, 10, 100, 1000, 10**5, 262_144, 10**6, 10**7):
         grid = default_guesses(m)
-        assert len(set(grid)) == len(grid) <= 2 * (GRID_STEPS + 1)
+        assert len(set(grid)) == len(grid) <= GRID_STEPS + 1
         assert all(kp >= 0 and km >= 0 and 1 <= kp + km <= m for kp, km in grid)
+        assert all(abs(kp - km) <= 1 or kp + km == 1 for kp, km in grid)  # two-sided
         assert grid[0] == ((m // 2, m - m // 2) if m >= 2 else (1, 0))
         if m >= 128:
             assert min(kp + km for kp, km in grid) >= MIN_GUESSES
-    assert len(default_guesses(131_072)) == len(default_guesses(10**7)) == 54
+    assert len(default_guesses(262_144)) == len(default_guesses(10**7)) == 8
+    assert len(default_guesses(1000)) == 4
     totals = sorted({kp + km for kp, km in default_guesses(10**6)})
-    assert totals[0] == round(10**6 / math.sqrt(2) ** GRID_STEPS)
+    assert totals[0] == round(10**6 / 4**GRID_STEPS)
 
 
 def test_counts_from_one_ordering_match_count_correct():
+    """Each (m', k+, k-) counts among the first m' canaries only."""
     rng = np.random.default_rng(3)
     scores = rng.integers(0, 5, 200).astype(float)  # many ties: broken by index in both
     inc = rng.random(200) < 0.5
-    pairs = [(10, 10), (0, 7), (50, 0), (100, 100), (1, 199)]
-    assert _correct_counts(scores, inc, pairs) == [count_correct(scores, inc, *p) for p in pairs]
+    tests = [(200, 10, 10), (200, 0, 7), (200, 50, 0), (200, 100, 100), (200, 1, 199)]
+    tests += [(60, 10, 10), (60, 30, 30), (150, 5, 0)]
+    expected = [count_correct(scores[:s], inc[:s], kp, km) for s, kp, km in tests]
+    assert correct_counts(scores, inc, tests) == expected
 
 
 def _rr(eps: float):
@@ -228,10 +234,10 @@ def test_default_follows_the_trainers_declarations():
     }
     fdp = audit_one_run(ideal, 2000, epsilon=claimed, delta=DELTA, seed=0, method="f-dp")
     assert (fdp.certified_by, fdp.curve) == ("f-dp", "gaussian") and fdp.mu_lower is not None
-    assert fdp.epsilon_lower == max(c[3] for c in fdp.candidates) or fdp.epsilon_lower > 0
+    assert fdp.epsilon_lower == max(c[4] for c in fdp.candidates) or fdp.epsilon_lower > 0
     plain = audit_one_run(_rr(1.0), 2000, epsilon=1.0, delta=DELTA, seed=0)  # declares nothing
     assert (plain.certified_by, plain.curve, plain.mu_lower) == ("f-dp", "approx-dp", None)
-    assert plain.epsilon_lower == max(c[3] for c in plain.candidates)
+    assert plain.epsilon_lower == max(c[4] for c in plain.candidates)
     forced = audit_one_run(ideal, 2000, epsilon=claimed, delta=DELTA, seed=0, curve="approx-dp")
     assert (forced.certified_by, forced.curve) == ("gaussian", "")
     with pytest.raises(ValueError, match="delta must be > 0 for a Gaussian certification"):

@@ -2,11 +2,13 @@
 
     python bench/one_run.py > bench/one_run.md
     /path/to/venv-with-opacus/bin/python bench/one_run.py > bench/one_run.md   (Opacus rows)
+    python bench/one_run.py --parts idealized,peaks,noisy_gd,opacus,theory   (some sections)
 
 Prints Markdown.  Every audit is ``dpaudit.audit.audit_one_run`` at confidence 0.95 and
-delta 1e-5 with the default guess grid (``default_guesses``: fractions 1 .. 1/8192 of m,
-two-sided and one-sided, Bonferroni over them), one training run per audit.  Methods:
-``steinke`` (Steinke, Nasr, Jagielski 2023, Theorem 5.2 / Corollary 5.4), ``f-dp approx``
+delta 1e-5 with the default tests (``default_guesses``: two-sided guess totals of 1, 1/4,
+1/16 .. 1/16384 of the canaries audited, at least 16, Bonferroni over them; ``steinke``
+audits the first min(m, 10^4) canaries, ``default_subsets``), one training run per audit.
+Methods: ``steinke`` (Steinke, Nasr, Jagielski 2023, Theorem 5.2 / Corollary 5.4), ``f-dp approx``
 (Mahloujifar, Melis, Chaudhuri 2025's recursion on the curve f_{eps,delta} of the claim:
 sound for any (eps, delta)-DP trainer), ``f-dp GDP`` (the same recursion on the mu-GDP curve:
 sound for a trainer whose claim is mu-GDP), ``gaussian`` (the Gaussian-score bound: sound when
@@ -15,9 +17,11 @@ certified epsilon_lower as a fraction of the trainer's theoretical epsilon (the 
 at delta 1e-5), the median over SEEDS runs; the method the default picks for that trainer is
 marked with *.
 
-Table 1, the idealized trainer (``mechanisms.one_run_training.IdealizedGaussianTrainer``:
-score = inclusion bit + N(0, sigma^2), exactly (1/sigma)-GDP per canary) for sigma 0.5, 1, 2
-and m = 10^3 .. 10^6.  Table 2, the project's noisy gradient descent
+Table 1 (and 1b: each counting bound on prefixes of one run of 10^6 canaries, as a
+stand-alone audit of that many: why ``steinke`` stops at 10^4), the idealized trainer
+(``mechanisms.one_run_training.IdealizedGaussianTrainer``: score = inclusion bit + N(0,
+sigma^2), exactly (1/sigma)-GDP per canary) for sigma 0.5, 1, 2 and m = 10^3 .. 10^6.
+Table 2, the project's noisy gradient descent
 (``NoisyGDCanaryTrainer``: full batch, noise multiplier 10, 25 steps, mu-GDP with mu = 0.5,
 accounted (1.993, 1e-5)) with white-box gradient canaries and black-box input canaries, noisy
 SGD on Poisson(0.2) batches (noise multiplier 4, 50 steps, accounted (1.453, 1e-5) by the
@@ -121,6 +125,62 @@ def idealized() -> None:
         for m in CANARIES:
             row = [f"{sigma:g}", f"{m:,}", f"{claimed:.3f}", *_cells(trainer, m, claimed)]
             print("| " + " | ".join(row) + " |", flush=True)
+
+
+def peaks() -> None:
+    """Each counting bound on the first m' canaries of one run of 10^6, as a stand-alone
+    audit of m' canaries (its default guess counts at their Bonferroni split): where each
+    bound peaks (dpaudit.audit.one_run_subsets chose its default prefixes from this)."""
+    from dpaudit.audit.one_run import default_guesses
+
+    sizes = (1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000)
+    print("\n## 1b. Where each counting bound peaks: prefixes of one run\n")
+    print(
+        "The idealized trainer, one run of 10^6 canaries per seed (seeds "
+        f"{', '.join(map(str, SEEDS))}); each cell: the bound certified on the first m' "
+        "canaries alone (their default guess counts, Bonferroni over them), as a fraction "
+        "of the theoretical epsilon, median over the seeds.  The first m' canaries of a run "
+        "have the law of a run of m', so a row is the bound against m.\n"
+    )
+    print("| sigma | method | " + " | ".join(f"m' = {n:,}" for n in sizes) + " |")
+    print("|---" * (len(sizes) + 2) + "|")
+    m = sizes[-1]
+    for sigma in SIGMAS:
+        trainer = IdealizedGaussianTrainer(sigma)
+        claimed = trainer.claimed_epsilon(DELTA)
+        runs = []
+        for seed in SEEDS:
+            mask_seq, train_seq = np.random.SeedSequence(seed).spawn(2)
+            inc = np.random.default_rng(mask_seq).random(m) < 0.5
+            runs.append((inc, trainer(inc.copy(), np.random.default_rng(train_seq))))
+        labels = (("steinke", ""), ("f-dp approx", "approx-dp"), ("f-dp GDP", "gaussian"))
+        for label, curve in labels:
+            cells = []
+            for size in sizes:
+                tests = [(size, kp, km) for kp, km in default_guesses(size)]
+                fractions = [_best(tests, inc, scores, curve) / claimed for inc, scores in runs]
+                cells.append(f"{statistics.median(fractions):.3f}")
+            print(f"| {sigma:g} | {label} | " + " | ".join(cells) + " |", flush=True)
+
+
+def _best(tests: list[tuple[int, int, int]], inc: np.ndarray, scores: Any, curve: str) -> float:
+    """The best bound over ``tests`` at their Bonferroni split (curve "": Steinke et al.;
+    else the f-DP recursion on that curve, mu turned into epsilon at DELTA)."""
+    from dpaudit.audit.one_run import _certify
+    from dpaudit.audit.one_run_audit import _gdp_epsilon_down
+    from dpaudit.audit.one_run_fdp import fdp_theta_lower
+    from dpaudit.audit.one_run_subsets import correct_counts
+
+    level, best = 0.05 / len(tests), 0.0
+    counts = correct_counts(np.asarray(scores, dtype=float), inc, tests)
+    for (size, kp, km), v in zip(tests, counts, strict=True):
+        if not curve:
+            theta = _certify(size, kp + km, v, DELTA, level)
+        else:
+            theta = fdp_theta_lower(size, kp + km, v, level, curve, DELTA)
+            theta = _gdp_epsilon_down(theta, DELTA) if curve == "gaussian" else theta
+        best = max(best, theta)
+    return best
 
 
 def noisy_gd() -> None:
@@ -253,14 +313,20 @@ def theory() -> None:
         print(f"| {m} | {' | '.join(cells)} |", flush=True)
 
 
-def main(parts: tuple[Callable[[], None], ...] = (idealized, noisy_gd, opacus, theory)) -> None:
+PARTS = {"idealized": idealized, "peaks": peaks, "noisy_gd": noisy_gd, "opacus": opacus}
+PARTS["theory"] = theory
+
+
+def main(
+    parts: tuple[Callable[[], None], ...] = (idealized, peaks, noisy_gd, opacus, theory),
+) -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print("# One-run auditing benchmark\n")
     print(
         f"Generated by `python bench/one_run.py` on {platform.machine()}, {os.cpu_count()} "
         f"cores, Python {platform.python_version()}; load average at start {load:.1f}.\n"
     )
-    print(" ".join(line.strip() for line in (__doc__ or "").splitlines()[4:]))
+    print(" ".join(line.strip() for line in (__doc__ or "").splitlines()[5:]))
     for part in parts:
         part()
 
@@ -270,5 +336,7 @@ if __name__ == "__main__":
         import one_run_papers  # bench/ is on sys.path when this file is run as a script
 
         one_run_papers.main(section="5")
+    elif sys.argv[1:2] == ["--parts"]:  # e.g. --parts idealized,peaks: those sections only
+        main(tuple(PARTS[name] for name in sys.argv[2].split(",")))
     else:
         main()

@@ -31,21 +31,24 @@ def test_steinke_bound_does_not_fall_with_m():
     10^3 (the prefix of 10^4 certifies more than 10^3 canaries: median 0.515 against 0.393
     of the theoretical epsilon); the medians never fall from 10^3 to 10^6; and m = 10^5 and
     10^6 certify exactly what m = 10^4 does with the same seed (the mask and the trainer's
-    noise are drawn in order, so the first 10^4 canaries of every run are the same).
+    noise are drawn in order, so the first 10^4 canaries of every run are the same; 10^6
+    with the first seed only, to stay fast).
     Without the prefix the medians fall from 10^4 to 10^6 (0.515, 0.475, 0.439 of the
     theoretical epsilon with the same grid): the test fails."""
     trainer = IdealizedGaussianTrainer(1.0)
     claimed = trainer.claimed_epsilon(DELTA)
     kw = {"epsilon": claimed, "delta": DELTA, "method": "steinke"}
-    sizes = (1_000, 10_000, 100_000, 1_000_000)
-    bounds = {m: [audit_one_run(trainer, m, seed=s, **kw) for s in (2024, 2025, 2026)] for m in sizes}
+    seeds = {1_000: (2024, 2025, 2026), 10_000: (2024, 2025, 2026)}
+    seeds |= {100_000: (2024, 2025, 2026), 1_000_000: (2024,)}  # 10^6: one seed (time)
+    bounds = {m: [audit_one_run(trainer, m, seed=s, **kw) for s in seeds[m]] for m in seeds}
     for low, high in zip(bounds[1_000], bounds[100_000], strict=True):
         assert high.epsilon_lower >= low.epsilon_lower
-    medians = [float(np.median([r.epsilon_lower for r in bounds[m]])) for m in sizes]
+    medians = [float(np.median([r.epsilon_lower for r in bounds[m]])) for m in seeds]
     assert medians == sorted(medians) and medians[-1] <= claimed
     for m in (100_000, 1_000_000):
-        assert [r.subset for r in bounds[m]] == [10_000] * 3
-        assert [r.epsilon_lower for r in bounds[m]] == [r.epsilon_lower for r in bounds[10_000]]
+        assert [r.subset for r in bounds[m]] == [10_000] * len(seeds[m])
+        same = [r.epsilon_lower for r in bounds[10_000][: len(seeds[m])]]
+        assert [r.epsilon_lower for r in bounds[m]] == same
 
 
 def test_default_prefix_rule():
@@ -124,6 +127,7 @@ def _leaky_rr(eps: float, leak: float):
 AUDITS, CANARIES, EPS, LEAK, ALPHA = 100, 1000, 1.0, 1e-4, 0.05
 
 
+@pytest.mark.slow
 def test_false_alarm_rate_over_several_prefixes():
     """An exactly (1, 1e-4)-DP trainer audited at its claim by Steinke et al.'s bound on
     the prefixes 250, 500 and 1000 (one union bound over all their guess counts), AUDITS =

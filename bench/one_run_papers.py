@@ -13,6 +13,23 @@ script therefore checks:
   start of the introduction); the stored full-text URL is unreachable from this machine (no
   network), and arXiv likewise.  Agrawal et al. (2026, "Let's Ask Gauss", arXiv 2606.12733):
   the same, its abstract only.  No number below is copied from a paper's figure or table.
+* A second attempt (the change that made the bounds non-decreasing in m, about 30 minutes)
+  found no idealized number either.  Tried: the search service's "pages" corpus with queries
+  on each paper's idealized experiment (figures, tables, "empirical epsilon", "10^6
+  canaries", the comparison with Steinke et al.) returned only openings: the two papers'
+  stored full texts, arxiv.org/html/2606.12733, proceedings.mlr.press/v267/mahloujifar25a,
+  a deep-paper.org post on the f-DP paper and paper digests (chatpaper, arxivlens,
+  pith.science), none quoting a figure value; fetching the stored full-text URL directly got
+  no response (no network).  The "code" corpus and exact-string search ("audit_rh_with_cap",
+  "Let's Ask Gauss", "Privacy Auditing with One (1) Training Run", "idealized setting")
+  found the reference code already used below (jax-privacy, PrivacyGuard and its tests),
+  unofficial reproductions that are not idealized (zj-jayzhang/one_round_auditing: CIFAR-10
+  input canaries at epsilon 100; ubc-systopia/panoramia-privacy-measurement: the paper's
+  p-value code; isaacyclai/metagradient-canary-optimization: optimized canaries), reading
+  lists and digests.  PrivacyGuard's notebook ``tutorial_notebooks/fdp_analysis_tutorial.ipynb``
+  stores outputs, but of synthetic membership scores (N(0.8, 0.3^2) against N(0.3, 0.3^2)),
+  not of the paper's figure.  The "docs" and "issues" corpora had nothing on these
+  experiments, and no code of Agrawal et al. was found.
 * The papers' methods *are* reproduced against public reference implementations: Google
   DeepMind's ``jax_privacy.auditing`` (jax-privacy 2.0.0, from Steinke, Nasr and Jagielski's
   employer; its comments cite both papers) implements Steinke et al.'s p-value
@@ -86,9 +103,10 @@ def load_peer() -> ModuleType | None:
 
 
 def one_sided_counts(m: int) -> list[int]:
-    """The one-sided guess totals of dpaudit's default grid (jax-privacy guesses one-sided:
-    "included" for the top k scores, no "excluded" guesses)."""
-    return [kp for kp, km in default_guesses(m) if km == 0]
+    """The guess totals of dpaudit's default grid, each guessed one-sided (jax-privacy
+    guesses one-sided: "included" for the top k scores, no "excluded" guesses; the default
+    grid itself is two-sided since the coarse grid of this change)."""
+    return [kp + km for kp, km in default_guesses(m)]
 
 
 def idealized_run(sigma: float, m: int, seed: int, signed: bool = False) -> tuple[np.ndarray, ...]:

@@ -15,9 +15,11 @@ Three certifications of the same run, each a sound lower bound under what it sta
 declares: with delta = 0, ``"steinke"`` (Theorem 3.1 is an exact binomial domination: on
 randomized response it certified 0.001-0.005 more than the f-DP recursion at m = 10^2..10^5);
 with delta > 0, ``"gaussian"`` when the trainer declares Gaussian scores, otherwise ``"f-dp"``
-on its declared curve (mu-GDP when declared, else f_{eps,delta}, which certified more than
-``"steinke"`` for m >= 1000 in every case measured, bench/one_run.md: the delta term of
-Theorem 5.2 grows with m delta, the recursion's delta stays per canary).
+on its declared curve (mu-GDP when declared, else f_{eps,delta}: in bench/one_run.md it
+certified within 0.001 of the theoretical-epsilon fraction of ``"steinke"`` at m <= 2000 and
+more at every m >= 10^4 measured, where Theorem 5.2's delta term grows with m delta -- kept
+in check by its prefix, :mod:`dpaudit.audit.one_run_subsets` -- while the recursion's delta
+stays per canary).
 The result's ``certified_by``, ``curve`` and ``assumption`` say which certified and on what.
 """
 

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from dpaudit.audit import audit_one_run
 from dpaudit.audit.one_run import GRID_STEPS, MIN_GUESSES, count_correct, default_guesses
-from dpaudit.audit.one_run_subsets import correct_counts
 from dpaudit.audit.one_run_fdp import fdp_rejects, fdp_theta_lower, g_inverse
 from dpaudit.audit.one_run_gauss import gaussian_diagnostics, gaussian_mu_lower
+from dpaudit.audit.one_run_subsets import correct_counts
 from mechanisms.one_run_training import IdealizedGaussianTrainer
 
 DELTA = 1e-5

@@ -9,7 +9,7 @@ Public API:
     audit_records(fn, domain, *, epsilon, delta=0.0, relation="replace-one", sizes=(1, 8),
                   samples, confidence=0.95, seed=None, budget_seconds=None, workers=1)
     audit_one_run(train, m, *, epsilon, delta=0.0, confidence=0.95, seed=None, guesses=None,
-                  method="auto", curve="auto")
+                  subsets=None, method="auto", curve="auto")
         (one training run with m canaries: Steinke, Nasr, Jagielski 2023; f-DP, Mahloujifar,
         Melis, Chaudhuri 2025; Gaussian scores), OneRunAuditResult,
         one_run_epsilon_lower(m, r, v, *, delta, confidence, tests), one_run_p_value,

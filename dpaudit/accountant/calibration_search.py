@@ -9,7 +9,7 @@ error, and monotonicity is checked on every pair of evaluations (a certified con
 or an upper bound that moves the wrong way by more than :data:`MONOTONE_SLACK`, is an error).
 
 1. *Bracket*: from a start value, move towards the other side, half again as far as the
-   crossing is extrapolated to be (the first step assumes ``epsilon ~ v^(+-1)``, later ones
+   crossing is extrapolated to be (the first step assumes ``epsilon ~ v^(+-2)``, later ones
    extrapolate the last two evaluations in ``log v`` against ``log upper``), at most a factor
    :data:`MAX_STEP` at a time, until a feasible and an
    infeasible value are found -- or an end of the admissible range is reached: the range's
@@ -61,6 +61,17 @@ MAX_EVALUATIONS = 80
 MAX_STEP = 1e3
 #: How far (as a factor) from its start the bracket search goes on an unbounded side.
 SPAN = 1e12
+#: The quick phase stops once its bracket is this narrow (in log v) or as narrow as the quick
+#: band: the first full evaluation is placed by extrapolating from its feasible end, which is
+#: then close enough that the curve's bending does not matter.
+QUICK_WIDTH = 3e-3
+#: |d log epsilon / d log v| assumed for the first bracketing step (DP-SGD's noise multiplier:
+#: 1.3-5 on the schedules of bench/calibrate.py; 1 for a Gaussian's sigma).
+FIRST_SLOPE = 2.0
+#: Where the full bound is guessed to lie in the quick band ``[lower, upper]`` before any full
+#: evaluation (0.32-0.41 on the DP-SGD schedules of bench/calibrate.py): a guess for where to
+#: evaluate first, never a bound.
+BAND_SHARE = 0.45
 #: An upper bound may move the wrong way by this relative amount (grid error) before the
 #: dependence is called non-monotone.
 MONOTONE_SLACK = 1e-2
@@ -317,7 +328,7 @@ class _Search:
         """How far (in log v) to move next: half again the extrapolated distance to the
         crossing (to land beyond it), between log 1.01 and log MAX_STEP."""
         y = self.y(cur)
-        slope = 1.0  # |d log upper / d log v| assumed at first
+        slope = FIRST_SLOPE  # |d log upper / d log v| assumed at first
         if prev is not None:
             dy, dx = self.y(cur) - self.y(prev), math.log(cur.value) - math.log(prev.value)
             if math.isfinite(dy) and dx != 0 and dy != 0:
@@ -329,12 +340,18 @@ class _Search:
         """Shrink the bracket [good, bad] until its ends are within the tolerance (for quick
         bounds, or within the band between their lower and upper bounds: the full bound lies
         in that band, so a closer quick crossing says no more)."""
-        while not self.closed(good, bad, None if full else self.band(good, bad)):
-            estimate = self.crossing(good, bad)
+        last = (good, bad)  # the two latest probes: their secant, while it stays inside
+        width = None if full else max(self.band(good, bad), QUICK_WIDTH)
+        while not self.closed(good, bad, width):
+            estimate = self.crossing(*last)
+            lo, hi = sorted((math.log(good.value), math.log(bad.value)))
+            if not lo < estimate < hi:  # regula falsi through the bracket's ends
+                estimate = self.crossing(good, bad)
             v = self.next_value(estimate, good.value, bad.value)
             if v is None:
                 break  # no representable value between the ends
             p = self.probe(v, full)
+            last = (last[1], p)
             if self.feasible(p):
                 good = p
             else:
@@ -386,13 +403,23 @@ class _Search:
         evaluations, until the full evaluations close the bracket or the prediction lies
         within the tolerance of the best full value."""
         slope = self.quick_slope(good)
-        best = self.probe(good.value, full=True)
-        if not self.feasible(best):  # a bug in a rule: the tighter bound is larger
-            raise ArithmeticError(
-                f"calibration search: the full bound at {self.name} = {_text(good.value)} "
-                f"({best.upper!r}) exceeds its quick bound ({good.upper!r}); please report this"
-            )
         worse = bad if bad.full else None  # quick bounds that were the tightest already
+        guess = None if worse is not None else self.first_guess(good, slope)
+        best = None
+        if guess is not None:
+            p = self.probe(guess, full=True)
+            if self.feasible(p):
+                best = p
+            else:
+                worse = p
+        if best is None:
+            best = self.probe(good.value, full=True)
+            if not self.feasible(best):  # a bug in a rule: the tighter bound is larger
+                raise ArithmeticError(
+                    f"calibration search: the full bound at {self.name} = {_text(good.value)} "
+                    f"({best.upper!r}) exceeds its quick bound ({good.upper!r}); please report "
+                    "this"
+                )
         while worse is None or not self.closed(best, worse):
             fulls = [p for p in self.probes if p.full and math.isfinite(self.y(p))]
             if worse is not None:
@@ -416,6 +443,8 @@ class _Search:
                 if v == best.value:
                     break
             else:
+                if abs(estimate - math.log(best.value)) <= math.log1p(RELATIVE_TOLERANCE):
+                    break  # the secant of two full bounds puts the crossing that close
                 inner = self.next_value(estimate, best.value, worse.value)
                 if inner is None:
                     break
@@ -430,6 +459,23 @@ class _Search:
             elif worse is None or self.private(p.value, worse.value):
                 worse = p
         return self.result(best, worse)
+
+    def first_guess(self, good: Probe, slope: float) -> Fraction | None:
+        """Where the first full evaluation goes: the crossing of the full bound predicted from
+        the quick feasible end, the full bound taken :data:`BAND_SHARE` of the way up the
+        quick band there and extrapolated along the quick slope; on the private side of that
+        by a quarter of the tolerance.  None when it cannot be predicted or lies no further
+        than ``good`` (the first full evaluation is then at ``good``, feasible for sure)."""
+        if good.lower <= 0 or not math.isfinite(good.upper) or slope == 0 or self.target <= 0:
+            return None
+        predicted = good.lower + BAND_SHARE * (good.upper - good.lower)
+        if predicted <= 0:
+            return None
+        x = math.log(good.value) - math.log(predicted / self.target) / slope
+        quarter = math.log1p(RELATIVE_TOLERANCE) / 4
+        toward = 1.0 if math.log(good.value) > x else -1.0
+        v = self.snap(x + toward * quarter, toward_private=True, window=quarter)
+        return None if not self.private(good.value, v) else v
 
     def slope(self, a: Probe, b: Probe) -> float:
         """d log upper / d log v through two probes (0 when undefined)."""

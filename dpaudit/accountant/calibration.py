@@ -277,8 +277,8 @@ def _range(name: str, found: list[Occurrence], low: Any, high: Any) -> Range:
 
     for o in found:
         f_low, f_high, low_open, high_open = o.bounds
-        ratio = sympy.simplify(o.value / symbol)
-        inverse = sympy.simplify(o.value * symbol)
+        ratio = sympy.cancel(o.value / symbol)  # a rational function: no simplify needed
+        inverse = sympy.cancel(o.value * symbol)
         if not ratio.free_symbols and ratio.is_positive:  # field = c name
             c = Fraction(str(ratio))
             if f_low is not None:

@@ -377,7 +377,7 @@ class GaussianDP(Statement):
         one Gaussian mechanism with this profile, e.g. sqrt(k) Delta/sigma for k of them)."""
         event = self.step.event
         sigma, sens = getattr(event, "sigma", None), getattr(event, "sensitivity", None)
-        if sigma is not None and sens is not None and sympy.simplify(sens / sigma - self.mu) == 0:
+        if sigma is not None and sens is not None and sens / sigma == self.mu:
             return {"Delta": sens, "sigma": sigma}
         return {"Delta": rational(1), "sigma": 1 / self.mu}
 

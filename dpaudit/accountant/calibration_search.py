@@ -282,7 +282,9 @@ class _Search:
     def close(self, good: Probe, bad: Probe, full: bool) -> tuple[Probe, Probe]:
         """Shrink the bracket [good, bad] until its ends are within the tolerance (for quick
         bounds, or within the band between their lower and upper bounds: the full bound lies
-        in that band, so a closer quick crossing says no more)."""
+        in that band, so a closer quick crossing says no more; or :data:`QUICK_WIDTH`, or
+        until the secant of the latest two values puts the crossing within a quarter of that
+        of the latest, feasible, one)."""
         last = (good, bad)  # the two latest probes: their secant, while it stays inside
         width = None if full else max(self.band(good, bad), QUICK_WIDTH)
         while not self.closed(good, bad, width):
@@ -290,6 +292,12 @@ class _Search:
             lo, hi = sorted((math.log(good.value), math.log(bad.value)))
             if not lo < estimate < hi:  # regula falsi through the bracket's ends
                 estimate = self.crossing(good, bad)
+            elif (
+                width is not None
+                and last[1] is good
+                and abs(estimate - math.log(good.value)) <= width / 4
+            ):
+                break  # the latest value is feasible and that near the quick crossing
             v = self.next_value(estimate, good.value, bad.value)
             if v is None:
                 break  # no representable value between the ends

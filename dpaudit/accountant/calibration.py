@@ -287,10 +287,11 @@ def _pld_search(
     def at(v: Fraction) -> Event:
         return _substituted(event, name, v)
 
+    hint = GridHint()  # shared: the refined evaluations start where the coarse ones point
     try:
         found = search(
-            pld_evaluator(at, delta, quick=True),
-            pld_evaluator(at, delta, quick=False),
+            pld_evaluator(at, delta, quick=True, hint=hint),
+            pld_evaluator(at, delta, quick=False, hint=hint),
             target=target,
             sign=sign,
             where=where,

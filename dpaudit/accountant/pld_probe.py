@@ -25,7 +25,15 @@ from typing import Any
 
 from dpaudit.accountant import domains
 from dpaudit.accountant.calibration_search import Probe
-from dpaudit.accountant.currencies import COARSEST_ONLY, GRID_HINT, GridHint, LossDistribution
+from dpaudit.accountant.currencies import (
+    COARSEST_GRID,
+    COARSEST_ONLY,
+    GRID_HINT,
+    TARGET_GAP,
+    GridHint,
+    LossDistribution,
+    next_grid,
+)
 from dpaudit.accountant.rules import PLD_RULES
 from dpaudit.accountant.statements import Candidate, as_delta
 from dpaudit.events.base import Event
@@ -90,34 +98,41 @@ def pld_candidate(event: Event, delta: Any) -> Candidate | None:
 
 
 def pld_evaluator(
-    at: Callable[[Fraction], Event], delta: Any, quick: bool
+    at: Callable[[Fraction], Event], delta: Any, quick: bool, hint: GridHint | None = None
 ) -> Callable[[Fraction], Probe]:
     """value -> the certified epsilon bounds of the PLD candidate of ``at(value)`` at
     ``delta``, as a :class:`~dpaudit.accountant.calibration_search.Probe`: on the coarsest
     PLD grid (``quick``; :data:`~dpaudit.accountant.currencies.COARSEST_ONLY`) or refined as
     the accountant refines it, starting on the grid the previous refined evaluation ended on
-    (:class:`~dpaudit.accountant.currencies.GridHint`).  An upper bound of inf when the PLD
-    proves nothing there.
+    (``hint``, a :class:`~dpaudit.accountant.currencies.GridHint` shared by the coarse and the
+    refined evaluator of one search; before any refined evaluation, on the grid the refinement
+    would build after the latest coarse one, :func:`~dpaudit.accountant.currencies.next_grid`).
+    An upper bound of inf when the PLD proves nothing there.
 
     Raises (from the returned function):
         NoLossDistributionError: when the event has no PLD.
     """
 
-    hint = GridHint()
+    shared = GridHint() if hint is None else hint
 
     def evaluate(v: Fraction) -> Probe:
         event = at(v)
         token = COARSEST_ONLY.set(quick)
-        grid = GRID_HINT.set(None if quick else hint)
+        grid = GRID_HINT.set(None if quick else shared)
         try:
             found = pld_candidate(event, delta)
         finally:
             GRID_HINT.reset(grid)
             COARSEST_ONLY.reset(token)
-        result = PLDProbe(found, None if quick else hint.start)
+        result = PLDProbe(found, None if quick else shared.start)
         if found is None:
             return Probe(v, 0.0, math.inf, result, not quick)
         lower = 0.0 if found.epsilon_lower is None else max(0.0, float_down(found.epsilon_lower))
-        return Probe(v, lower, float_up(found.epsilon), result, not quick)
+        upper = float_up(found.epsilon)
+        if quick and not shared.refined:  # where the first refined evaluation should start
+            gap = upper - lower
+            coarse_enough = found.epsilon_lower is None or gap <= TARGET_GAP * upper
+            shared.start = None if coarse_enough else next_grid(COARSEST_GRID, gap, upper)
+        return Probe(v, lower, upper, result, not quick)
 
     return evaluate

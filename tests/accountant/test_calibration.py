@@ -428,3 +428,32 @@ def test_search_with_a_quick_band_lands_within_the_tolerance():
     assert crossing <= float(found.best.value) <= crossing * (1 + 1.5 * TOL)
     assert sum(p.full for p in found.probes) <= 2
     assert len(found.probes) <= 7
+
+
+def test_every_refined_evaluation_of_a_search_builds_one_grid(monkeypatch):
+    """The first refined evaluation starts on the grid the refinement would pick after the
+    latest coarse one (the coarse band's gap), the next ones on the grid the previous one
+    ended on, the accountant's final run on the search's: no coarse grid is built again."""
+    from dpaudit.accountant import currencies
+
+    real = currencies.refined_epsilon_bounds
+    built: list[list[float]] = []
+
+    def logged(build, delta):
+        grids: list[float] = []
+
+        def counted(h: float):
+            grids.append(h)
+            return build(h)
+
+        found = real(counted, delta)
+        if not currencies.COARSEST_ONLY.get():
+            built.append(grids)
+        return found
+
+    monkeypatch.setattr(currencies, "refined_epsilon_bounds", logged)
+    currencies._PLD_MEMO.clear()
+    c = calibrate(DPSGD, epsilon=1, delta="1e-5", parameter="sigma")
+    assert c.epsilon_upper <= 1 and len(built) >= 2
+    assert all(len(grids) == 1 for grids in built), built
+    assert built[0][0] < currencies.COARSEST_GRID

@@ -20,12 +20,15 @@ epsilon dpaudit certifies at dp_accounting's and at Opacus's sigma (an upper bou
 sigma whose certified epsilon exceeds the target is not proven to meet it); time ratios.
 Times are CPU seconds of this process (``time.process_time``: every library here computes in
 one thread, and the machine is shared, so wall-clock time would measure the neighbours); one
-run per cell (dp_accounting's calibrations take 5-50 CPU seconds each).  Imports happen before
-any timer starts.  ``python bench/calibrate.py 0 3`` runs only the schedules of those indices.
+run per cell for dp_accounting (its calibrations take 5-50 CPU seconds each), the median of
+:data:`REPEATS` runs for dpaudit (its PLD memo cleared before each) and Opacus.  Imports
+happen before any timer starts.  ``python bench/calibrate.py 0 3`` runs only the schedules
+of those indices.
 """
 
 from __future__ import annotations
 
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -74,11 +77,22 @@ def _rate(text: str) -> float:
     return float(Fraction(int(num), int(den) if den else 1))
 
 
+#: dpaudit's and Opacus's calibrations are timed this many times and the median reported (they
+#: take tenths of a second, so one run on a shared machine is mostly its neighbours' noise);
+#: dp_accounting's, taking 5-50 s each, once.
+REPEATS = 5
+
+
 def ours(case: Case) -> tuple[Any, float]:
-    _currencies._PLD_MEMO.clear()  # nothing reused from an earlier case
-    start = time.process_time()
-    result = calibrate(case.expression(), epsilon=case.epsilon, delta=case.delta, parameter="sigma")
-    return result, time.process_time() - start
+    times, result = [], None
+    for _ in range(REPEATS):
+        _currencies._PLD_MEMO.clear()  # nothing reused from an earlier case or run
+        start = time.process_time()
+        result = calibrate(
+            case.expression(), epsilon=case.epsilon, delta=case.delta, parameter="sigma"
+        )
+        times.append(time.process_time() - start)
+    return result, statistics.median(times)
 
 
 def dp_accounting_sigma(case: Case) -> tuple[float | None, float, int]:
@@ -116,15 +130,18 @@ def opacus_sigma(case: Case, get: Callable[..., float] | None) -> tuple[float | 
     if get is None or len(case.phases) != 1:
         return None, 0.0
     ((q, k),) = case.phases
-    start = time.process_time()
-    sigma = get(
-        target_epsilon=case.epsilon,
-        target_delta=float(case.delta),
-        sample_rate=_rate(q),
-        steps=k,
-        accountant="rdp",
-    )
-    return float(sigma), time.process_time() - start
+    times, sigma = [], 0.0
+    for _ in range(REPEATS):
+        start = time.process_time()
+        sigma = get(
+            target_epsilon=case.epsilon,
+            target_delta=float(case.delta),
+            sample_rate=_rate(q),
+            steps=k,
+            accountant="rdp",
+        )
+        times.append(time.process_time() - start)
+    return float(sigma), statistics.median(times)
 
 
 def certified_at(case: Case, sigma: float | None) -> str:

@@ -121,6 +121,28 @@ COARSEST_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar(
 )
 
 
+@dataclasses.dataclass
+class GridHint:
+    """Where to start refining a PLD's grid: a calibration's evaluations at nearby values end
+    on about the same grid, so each one after the first starts on the grid the previous one
+    ended on (``start``, written back by :func:`refined_epsilon_bounds` unless ``fixed``)
+    instead of building the coarser grids again.  Any grid's bounds are certified; this only
+    saves their cost."""
+
+    start: float | None = None
+    fixed: bool = False
+    #: whether ``start`` is the grid a refined evaluation ended on (else a coarse evaluation's
+    #: guess, :func:`next_grid` from its gap)
+    refined: bool = False
+
+
+#: The grid hint of the current context (None: start on :data:`COARSEST_GRID`); a calibration
+#: sets its own for its evaluations (:mod:`dpaudit.accountant.pld_probe`).
+GRID_HINT: contextvars.ContextVar[GridHint | None] = contextvars.ContextVar(
+    "dpaudit_grid_hint", default=None
+)
+
+
 #: The PLD grid: the first (coarsest) step tried, the finest step (:data:`VALUE_DISCRETIZATION`)
 #: and the target: the grid is refined while the certified gap ``upper - lower`` exceeds
 #: ``TARGET_GAP * upper``.
@@ -147,9 +169,15 @@ def refined_epsilon_bounds(
     Laplace's, the coarse grid is also the tighter one: the FFT's rounding bound grows with
     the grid's length).
 
+    With a :data:`GRID_HINT` set, starts on its grid instead and records there the grid the
+    upper bound came from.
+
     Returns None when no grid gives a finite upper bound.
     """
+    hint = GRID_HINT.get()
     h = COARSEST_GRID
+    if hint is not None and hint.start is not None:
+        h = min(COARSEST_GRID, max(FINEST_GRID, hint.start))
     best_lo, best_hi, used = 0.0, math.inf, h
     previous: tuple[float, float] | None = None  # (h, gap) of the grid before
     coarsest_only = COARSEST_ONLY.get()
@@ -173,12 +201,22 @@ def refined_epsilon_bounds(
         if previous is not None and 0 < gap < previous[1] and math.isfinite(previous[1]):
             order = min(2.0, max(0.5, math.log(previous[1] / gap) / math.log(previous[0] / h)))
         previous = (h, gap)
-        ratio = TARGET_GAP * best_hi / gap if math.isfinite(gap) else 0.0
-        shrink = 0.7 * ratio ** (1 / order) if ratio > 0 else 0.1
-        h = max(FINEST_GRID, h * min(0.5, max(0.1, shrink)))
+        h = next_grid(h, gap, best_hi, order)
     if not math.isfinite(best_hi):
         return None
+    if hint is not None and not (coarsest_only or hint.fixed):
+        hint.start, hint.refined = used, True
     return min(best_lo, best_hi), best_hi, used
+
+
+def next_grid(h: float, gap: float, upper: float, order: float = 2.0) -> float:
+    """The grid :func:`refined_epsilon_bounds` builds after one of step ``h`` whose certified
+    gap ``upper - lower`` is ``gap`` (above :data:`TARGET_GAP` times ``upper``), the gap taken
+    to shrink like ``h^order``: ``h (target / gap)^(1/order)`` with a safety factor 0.7, at
+    least ten and at most two times finer, never finer than :data:`FINEST_GRID`."""
+    ratio = TARGET_GAP * upper / gap if math.isfinite(gap) else 0.0
+    shrink = 0.7 * ratio ** (1 / order) if ratio > 0 else 0.1
+    return max(FINEST_GRID, h * min(0.5, max(0.1, shrink)))
 
 
 @dataclasses.dataclass(frozen=True)

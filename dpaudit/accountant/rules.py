@@ -51,8 +51,15 @@ RULES: dict[type[Event], list[Rule]] = {}
 #: not computed, which is most of the cost of a schedule of many distinct parts.
 BUDGET_FREE: dict[type[Event], Callable[[Children], bool]] = {}
 
+#: The rules that build privacy loss distributions, by event class (each is also in
+#: :data:`RULES`): a calibration's search evaluates only these
+#: (:mod:`~dpaudit.accountant.pld_probe`), the other results' conversions being most of an
+#: evaluation's cost when the PLD is the tightest.
+PLD_RULES: dict[type[Event], list[Rule]] = {}
+
 __all__ = [
     "BUDGET_FREE",
+    "PLD_RULES",
     "RULES",
     "Children",
     "Rule",
@@ -62,12 +69,18 @@ __all__ = [
 ]
 
 
-def register_rule(event_type: type[_E]) -> Callable[[RuleFor[_E]], RuleFor[_E]]:
-    """Decorator: add a rule for ``event_type`` (more rules for one type may be added)."""
+def register_rule(
+    event_type: type[_E], *, pld: bool = False
+) -> Callable[[RuleFor[_E]], RuleFor[_E]]:
+    """Decorator: add a rule for ``event_type`` (more rules for one type may be added);
+    ``pld``: the rule builds the event's privacy loss distribution from its children's
+    (also listed in :data:`PLD_RULES`)."""
 
     def add(rule: RuleFor[_E]) -> RuleFor[_E]:
         # RULES[t] is only ever applied to events of type t, which the mapping's type cannot say
         RULES.setdefault(event_type, []).append(cast(Rule, rule))
+        if pld:
+            PLD_RULES.setdefault(event_type, []).append(cast(Rule, rule))
         return rule
 
     return add

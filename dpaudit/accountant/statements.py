@@ -16,7 +16,7 @@ import functools
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from dpaudit.accountant.domains import admit
+from dpaudit.accountant.domains import admit, with_params
 from dpaudit.deferred_imports import sympy
 from dpaudit.events.base import Event
 from dpaudit.exact_numbers import ExactNumber, is_sympy_object, rational
@@ -330,7 +330,8 @@ class Concentrated(Statement):
                         "eps = alpha rho + (log(1/delta) + alpha log(1 - 1/alpha) - log(alpha - 1))"
                         f"/(alpha - 1) = {show(opt)}",
                         (self.step,),
-                        checks=checks,
+                        # the order the conversion was evaluated at, for the card's formula
+                        checks=with_params(checks, {"alpha": zcdp.cks20_order(self.rho, delta)}),
                     ),
                 )
             )
@@ -366,9 +367,19 @@ class GaussianDP(Statement):
             f"eps in [{float_down(lower):.10g}, {float_up(upper):.10g}]",
             (self.step,),
             note="solved with rigorous interval bisection on the exact profile",
-            checks=checks,
+            checks=with_params(checks, {"epsilon": upper, **self._noise()}),
         )
         return [Candidate(upper, delta, step, lower if self.exact_profile else None)]
+
+    def _noise(self) -> dict[str, Any]:
+        """Delta and sigma of the card's formula (which depends on Delta/sigma = mu alone):
+        the event's own when it is one Gaussian mechanism, else Delta = 1, sigma = 1/mu (the
+        one Gaussian mechanism with this profile, e.g. sqrt(k) Delta/sigma for k of them)."""
+        event = self.step.event
+        sigma, sens = getattr(event, "sigma", None), getattr(event, "sensitivity", None)
+        if sigma is not None and sens is not None and sens / sigma == self.mu:
+            return {"Delta": sens, "sigma": sigma}
+        return {"Delta": rational(1), "sigma": 1 / self.mu}
 
 
 @functools.cache

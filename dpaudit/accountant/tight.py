@@ -91,7 +91,7 @@ for _cls in (
     ev.DiscreteGaussian,
     ev.Exponential,
 ):
-    register_rule(_cls)(_leaf_rule)
+    register_rule(_cls, pld=True)(_leaf_rule)
 
 
 @register_rule(ev.Exponential)
@@ -117,14 +117,13 @@ def _exponential_bounded_range(
     ]
 
 
-@register_rule(ev.PoissonSampled)
+@register_rule(ev.PoissonSampled, pld=True)
 def _poisson(
     event: ev.PoissonSampled, children: Children, budget: sympy.Expr | None
 ) -> list[Statement]:
     rate = _number(event.rate)
     if rate is None:
         return []
-    out: list[Statement] = []
     found = _leaf_builder(event.event, rate)
     st = (
         None
@@ -136,17 +135,20 @@ def _poisson(
             f"PLD of Poisson({show(event.rate)})-sampled {type(event.event).__name__}",
         )
     )
-    if st is not None:
-        out.append(st)
+    return [] if st is None else [st]
+
+
+@register_rule(ev.PoissonSampled)
+def _poisson_renyi(
+    event: ev.PoissonSampled, children: Children, budget: sympy.Expr | None
+) -> list[Statement]:
     inner = event.event
-    if isinstance(inner, ev.Gaussian) and None not in (
-        _number(inner.sigma),
-        _number(inner.sensitivity),
-    ):
-        curve = _renyi_subsampled_gaussian(event, inner, 1)
-        if curve.step.checks is not None:
-            out.append(curve)
-    return out
+    if _number(event.rate) is None or not isinstance(inner, ev.Gaussian):
+        return []
+    if None in (_number(inner.sigma), _number(inner.sensitivity)):
+        return []
+    curve = _renyi_subsampled_gaussian(event, inner, 1)
+    return [curve] if curve.step.checks is not None else []
 
 
 #: Orders of the RDP curves of leaves (the conversion picks the best; Mironov 2017).
@@ -354,7 +356,7 @@ def _composed_advanced(
     return out
 
 
-@register_rule(ev.SelfComposed)
+@register_rule(ev.SelfComposed, pld=True)
 def _self_composed_tight(
     event: ev.SelfComposed, children: Children, budget: sympy.Expr | None
 ) -> list[Statement]:
@@ -397,7 +399,7 @@ def _self_composed_tight(
     return out
 
 
-@register_rule(ev.Composed)
+@register_rule(ev.Composed, pld=True)
 def _composed_tight(
     event: ev.Composed, children: Children, budget: sympy.Expr | None
 ) -> list[Statement]:
@@ -443,7 +445,7 @@ def _composed_tight(
         tight = all(p[0].tight for p in plds)
         composed = _pld_statement(
             event,
-            _sequence([p[0].build for p in plds]),
+            _sequence([p[0].build for p in plds], event),
             tight,
             tuple(p[0].step for p in plds),
             f"FFT composition of {len(plds)} parts",

@@ -157,10 +157,15 @@ def _power(build: Builder, count: int, key: Any) -> Builder:
     return make
 
 
-def _sequence(builds: list[Builder]) -> Builder:
-    """The builder of the composition of the parts' PLDs, in order."""
+def _sequence(builds: list[Builder], key: Any) -> Builder:
+    """The builder of the composition of the parts' PLDs, in order (memoised on ``key``, the
+    composed event: a calibration's final accountant evaluation, and a query repeated,
+    reuse it)."""
 
     def make(h: float) -> pld.PLDPair | None:
+        return _memo(("sequence", key, h), lambda: build(h))
+
+    def build(h: float) -> pld.PLDPair | None:
         from dpaudit import pld
 
         def parts() -> Iterator[pld.PLDPair]:

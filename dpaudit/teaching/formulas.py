@@ -17,6 +17,7 @@ from typing import Any
 
 import sympy
 from sympy.printing.latex import LatexPrinter
+from sympy.printing.precedence import PRECEDENCE
 
 from dpaudit.expressions import as_expr
 from dpaudit.numeric import EvaluationError, exact, float_up
@@ -189,19 +190,49 @@ def _for_printing(expr: sympy.Expr, values: Mapping[str, Any]) -> tuple[sympy.Ex
 
 
 def _shown(value: Any, latex: bool) -> str:
+    """A value put in for a symbol, bare: the printers add the parentheses its place in the
+    formula needs (:func:`_value_precedence`), so ``log(1e-05)``, not ``log((1e-05))``."""
     text = value_text(value)
     if latex and "/" in text:
         p, q = text.split("/", 1)
-        return rf"\tfrac{{{p}}}{{{q}}}"
+        sign = "-" if p.startswith("-") else ""
+        return rf"{sign}\tfrac{{{p.lstrip('-')}}}{{{q}}}"
     if latex and "e" in text and text.lstrip("-")[0].isdigit():  # 1e-06 is 10^{-6}
         mantissa, power = text.split("e", 1)
         sign = "-" if mantissa.startswith("-") else ""
         digits = mantissa.lstrip("-")
         scale = f"10^{{{int(power)}}}"
-        return f"({sign}{scale})" if digits == "1" else rf"({mantissa} \cdot {scale})"
-    # a fraction or a negative number put in for a symbol keeps its parentheses: (a - 1)/a at
-    # a = 21/4 is (21/4 - 1)/(21/4), not (21/4 - 1)/21/4
-    return text if text[0] != "-" and "/" not in text else f"({text})"
+        return f"{sign}{scale}" if digits == "1" else rf"{mantissa} \cdot {scale}"
+    return text
+
+
+def _wrapped(shown: str, level: int, strict: bool) -> bool:
+    r"""Whether a value printed as ``shown`` needs parentheses where a printer asks at
+    ``level``: a negative number, a fraction or ``m \cdot 10^{p}`` always does as a factor or
+    a power's part (sympy asks at a sum's level for the factors of a negative product, so the
+    level alone would print ``-Delta/(2 sigma)`` at sigma = 1/5 as ``-1/2*1/1/5``);
+    ``10^{p}`` as a power's base; a plain number never.  A function's argument (asked at
+    level 0) and a sum's term (not asked) are bare: ``log(1e-05)`` and ``21/4 - 1``, not
+    ``log((1e-05))``."""
+    p = _value_precedence(shown)
+    if level < PRECEDENCE["Add"]:  # a function's arguments (sympy asks at level 0)
+        return False
+    if p <= PRECEDENCE["Mul"]:
+        return True
+    return p < level or (not strict and p <= level)
+
+
+def _value_precedence(shown: str) -> int:
+    r"""The precedence of a value as :func:`_shown` prints it: a negative number binds like
+    a sum, a fraction or ``m \cdot 10^{p}`` like a product, ``10^{p}`` like a power, a
+    plain number like an atom."""
+    if shown.startswith("-"):
+        return int(PRECEDENCE["Add"])
+    if "/" in shown or r"\tfrac" in shown or r"\cdot" in shown:
+        return int(PRECEDENCE["Mul"])
+    if "^" in shown:
+        return int(PRECEDENCE["Pow"])
+    return int(PRECEDENCE["Atom"])
 
 
 class _StrWithValues(MathPrinter):
@@ -217,6 +248,12 @@ class _StrWithValues(MathPrinter):
             return _shown(self._values[expr.name], False)
         return super()._print_Symbol(expr)
 
+    def parenthesize(self, item: Any, level: int, strict: bool = False) -> str:
+        if isinstance(item, sympy.Symbol) and item.name in self._values:
+            shown = _shown(self._values[item.name], False)
+            return f"({shown})" if _wrapped(shown, level, strict) else shown
+        return str(super().parenthesize(item, level, strict))
+
 
 class _LatexWithValues(LatexPrinter):
     """The LaTeX counterpart of :class:`_StrWithValues`."""
@@ -229,6 +266,21 @@ class _LatexWithValues(LatexPrinter):
         if expr.name in self._values:
             return _shown(self._values[expr.name], True)
         return super()._print_Symbol(expr, style)
+
+    def _needs_mul_brackets(self, expr: Any, first: bool = False, last: bool = False) -> bool:
+        # a factor: 2 (1/5), not the mixed number 2 1/5
+        if isinstance(expr, sympy.Symbol) and expr.name in self._values:
+            return _wrapped(_shown(self._values[expr.name], True), int(PRECEDENCE["Mul"]), False)
+        return bool(super()._needs_mul_brackets(expr, first=first, last=last))
+
+    def parenthesize(
+        self, item: Any, level: int, is_neg: bool = False, strict: bool = False
+    ) -> str:
+        if isinstance(item, sympy.Symbol) and item.name in self._values:
+            shown = _shown(self._values[item.name], True)
+            wrap = _wrapped(shown, level, strict) or (is_neg and strict)
+            return rf"\left({shown}\right)" if wrap else shown
+        return str(super().parenthesize(item, level, is_neg, strict))
 
 
 def _too_large(expr: sympy.Expr) -> bool:

@@ -146,22 +146,8 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
     if not r > 0:
         raise ValueError(f"rho must be > 0, got {r}")
 
-    import math
-
-    rf, log_inv_d = float(r), float(fn.log(1 / d))
-
-    def objective(log_gap: float) -> float:
-        # the same formula in floats: it only chooses the order, _cks20_epsilon at it is exact
-        order = 1 + math.exp(log_gap)
-        return order * rf + (log_inv_d + order * math.log1p(-1 / order) - math.log(order - 1)) / (
-            order - 1
-        )
-
-    best = 1 + math.exp(minimize_bounded(objective, -12.0, 12.0, xatol=1e-9))
-    order = fn.Rational(round(best * 10**6), 10**6)
-    if order <= 1:
-        order = fn.Rational(101, 100)
-    # the card's formula (one formula), at the order chosen above
+    order = cks20_order(r, d)
+    # the card's formula (one formula), at the order chosen by cks20_order
     eps = _cks20_epsilon(order, r, d)
     # For delta near 1 the formula goes negative (e.g. -8.52 for rho = 9/2 at delta
     # 1 - 1e-12).  (eps, delta)-DP implies (eps', delta)-DP for every eps' >= eps, so the
@@ -175,6 +161,34 @@ def zcdp_to_approx_optimal(rho_: sympy.Expr, delta_: sympy.Expr) -> sympy.Expr:
     if fn.is_plain_number(eps):
         return fn.Max(0, eps)
     return sympy.Max(sympy.Integer(0), eps, evaluate=False)
+
+
+def cks20_order(rho_: Any, delta_: Any) -> sympy.Expr:
+    """The rational order alpha > 1 at which :func:`zcdp_to_approx_optimal` evaluates the
+    CKS20 conversion: the float minimiser of its epsilon over alpha, rounded to 6 decimals
+    (any alpha > 1 is valid; this one is near the best).
+
+    Args:
+        rho_: rho > 0 (a number).
+        delta_: delta in (0, 1) (a number).
+
+    Returns:
+        alpha as an exact rational > 1.
+    """
+    import math
+
+    rf, log_inv_d = float(exact(rho_, "rho")), float(fn.log(1 / exact(delta_, "delta")))
+
+    def objective(log_gap: float) -> float:
+        # the same formula in floats: it only chooses the order, _cks20_epsilon at it is exact
+        order = 1 + math.exp(log_gap)
+        return order * rf + (log_inv_d + order * math.log1p(-1 / order) - math.log(order - 1)) / (
+            order - 1
+        )
+
+    best = 1 + math.exp(minimize_bounded(objective, -12.0, 12.0, xatol=1e-9))
+    order = fn.Rational(round(best * 10**6), 10**6)
+    return order if order > 1 else fn.Rational(101, 100)
 
 
 def _sign_decided(enclosure: Any) -> bool:

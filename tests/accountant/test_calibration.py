@@ -267,3 +267,193 @@ def test_search_on_integers_ends_on_adjacent_values():
     )
     assert found.best.value == 1234 and found.rejected is not None
     assert found.rejected.value == 1235
+
+
+# ---- the search on the PLD alone (issue 34 item 2: time) ---------------------------------
+
+DPSGD = "SelfComposed(PoissonSampled(Gaussian(sigma), 256/60000), 1000)"
+
+
+def test_pld_candidate_is_the_accountants():
+    """The PLD-only walk gives exactly the accountant's PLD candidate (same rules, same grid
+    refinement), for a self-composition and for a composition of distinct parts."""
+    from dpaudit.accountant.pld_probe import pld_candidate
+    from dpaudit.theorems.accounting import PLD_ACCOUNTING
+
+    for text in (
+        "SelfComposed(PoissonSampled(Gaussian(0.9), 256/60000), 1000)",
+        "Composed([SelfComposed(PoissonSampled(Gaussian(1), 1/100), 50), "
+        "SelfComposed(PoissonSampled(Gaussian(1), 1/50), 20)])",
+    ):
+        event = parse_event(text)
+        g = Accountant().guarantee(event, Fraction(1, 10**5))
+        (ours,) = [c for c in g.candidates if c.step.theorem is PLD_ACCOUNTING]
+        found = pld_candidate(event, Fraction(1, 10**5))
+        assert found is not None
+        assert found.epsilon == ours.epsilon and found.epsilon_lower == ours.epsilon_lower
+
+
+def test_pld_candidate_refuses_an_event_without_a_pld():
+    from dpaudit.accountant.pld_probe import NoLossDistributionError, pld_candidate
+
+    event = parse_event("SelfComposed(PoissonSampled(Gaussian(1), 1/100), 10)")
+    assert pld_candidate(event, Fraction(1, 10**5)) is not None
+    with pytest.raises(NoLossDistributionError):
+        pld_candidate(
+            parse_event("SampledWithoutReplacement(Gaussian(1, relation='replace_one'), 10, 100)"),
+            Fraction(1, 10**5),
+        )
+
+
+def test_dpsgd_calibration_runs_the_whole_accountant_once(monkeypatch):
+    """The search evaluates the PLD alone; the whole accountant runs once, at the value
+    returned, on the grid the search ended on -- and certifies it."""
+    calls: list[object] = []
+    real = Accountant.guarantee
+
+    def counted(self, event=None, delta=None):
+        calls.append(event)
+        return real(self, event, delta)
+
+    monkeypatch.setattr(Accountant, "guarantee", counted)
+    c = calibrate(DPSGD, epsilon=1, delta="1e-5", parameter="sigma")
+    assert len(calls) == 1 and calls[0] == c.event
+    assert c.theorem == "privacy loss distribution" and c.epsilon_upper <= 1
+    monkeypatch.setattr(Accountant, "guarantee", real)
+    assert _rounded_back(c, Fraction(1, 10**5)).epsilon_upper <= 1
+    # the smallest certified value: 1e-4 below it the accountant does not certify the target
+    below = parse_event(DPSGD.replace("sigma", repr(float(c.value_exact) * (1 - 1.5 * TOL))))
+    assert Accountant().guarantee(below, Fraction(1, 10**5)).epsilon_upper > 1
+    assert c.evaluations <= 8
+
+
+def test_calibration_falls_back_when_another_result_is_tighter():
+    """A single Gaussian: the analytic result beats its PLD, so the value is searched with
+    the whole accountant (the PLD's best value would be a little larger)."""
+    c = calibrate("Gaussian(sigma)", epsilon=1, delta="1e-5", parameter="sigma")
+    assert c.theorem != "privacy loss distribution"
+    oracle = float(_gaussian_sigma(1.0, 1e-5))
+    assert oracle <= c.value <= oracle * (1 + 1.5 * TOL)
+
+
+def test_grid_hint_starts_on_its_grid_and_records_the_one_used():
+    """A refined evaluation given a hint builds no coarser grid than the hint's, and writes
+    back the grid its upper bound came from; a fixed hint is not written."""
+    from dpaudit.accountant.currencies import (
+        COARSEST_GRID,
+        GRID_HINT,
+        GridHint,
+        refined_epsilon_bounds,
+    )
+    from dpaudit.accountant.pld_probe import _loss_distribution
+
+    event = parse_event("SelfComposed(PoissonSampled(Gaussian(0.9), 256/60000), 1000)")
+    statement = _loss_distribution(event)
+    assert statement is not None
+    grids: list[float] = []
+
+    def build(h: float):
+        grids.append(h)
+        return statement.build(h)
+
+    plain = refined_epsilon_bounds(build, 1e-5)
+    assert plain is not None and grids[0] == COARSEST_GRID and len(grids) >= 2
+    hint = GridHint(plain[2])
+    grids.clear()
+    token = GRID_HINT.set(hint)
+    try:
+        hinted = refined_epsilon_bounds(build, 1e-5)
+    finally:
+        GRID_HINT.reset(token)
+    assert hinted is not None and grids == [plain[2]] and hint.start == plain[2]
+    assert hinted[1] == plain[1]  # the same grid, the same certified bound
+    fixed = GridHint(2 * plain[2], fixed=True)
+    token = GRID_HINT.set(fixed)
+    try:
+        refined_epsilon_bounds(build, 1e-5)
+    finally:
+        GRID_HINT.reset(token)
+    assert fixed.start == 2 * plain[2]
+
+
+def test_composition_of_distinct_parts_is_memoised(monkeypatch):
+    """The composed PLD of distinct parts is built once per grid (a calibration's final
+    accountant evaluation reuses the search's)."""
+    from dpaudit import pld
+    from dpaudit.accountant import currencies
+
+    event = parse_event(
+        "Composed([SelfComposed(PoissonSampled(Gaussian(1.1), 1/100), 30), "
+        "SelfComposed(PoissonSampled(Gaussian(1.1), 1/50), 20)])"
+    )
+    currencies._PLD_MEMO.clear()
+    calls: list[int] = []
+    real = pld.PLDPair.compose_stream
+
+    def counted(parts):
+        calls.append(1)
+        return real(parts)
+
+    monkeypatch.setattr(pld.PLDPair, "compose_stream", staticmethod(counted))
+    first = Accountant().guarantee(event, Fraction(1, 10**5))
+    n = len(calls)
+    second = Accountant().guarantee(event, Fraction(1, 10**5))
+    assert n >= 1 and len(calls) == n and first.epsilon_upper == second.epsilon_upper
+
+
+def test_search_with_a_quick_band_lands_within_the_tolerance():
+    """Quick bounds that bracket the full one (a band of -0.3%..+0.5%, the first full
+    evaluation placed by :func:`first_guess` inside it): the value is still the crossing to
+    the tolerance, on its feasible side, with two full evaluations."""
+
+    def full(v: Fraction) -> Probe:
+        u = 3.0 * float(v) ** -2.5
+        return Probe(v, u * (1 - 1e-5), u, None, True)
+
+    def quick(v: Fraction) -> Probe:
+        u = 3.0 * float(v) ** -2.5
+        return Probe(v, u * 0.997, u * 1.005, None, False)
+
+    found = search(
+        quick,
+        full,
+        target=1.0,
+        sign=DECREASING,
+        where=Range(None, None, False, False, False),
+        start=Fraction(1),
+        name="v",
+        quantity="epsilon",
+    )
+    crossing = 3.0 ** (1 / 2.5)
+    assert crossing <= float(found.best.value) <= crossing * (1 + 1.5 * TOL)
+    assert sum(p.full for p in found.probes) <= 2
+    assert len(found.probes) <= 7
+
+
+def test_every_refined_evaluation_of_a_search_builds_one_grid(monkeypatch):
+    """The first refined evaluation starts on the grid the refinement would pick after the
+    latest coarse one (the coarse band's gap), the next ones on the grid the previous one
+    ended on, the accountant's final run on the search's: no coarse grid is built again."""
+    from dpaudit.accountant import currencies
+
+    real = currencies.refined_epsilon_bounds
+    built: list[list[float]] = []
+
+    def logged(build, delta):
+        grids: list[float] = []
+
+        def counted(h: float):
+            grids.append(h)
+            return build(h)
+
+        found = real(counted, delta)
+        if not currencies.COARSEST_ONLY.get():
+            built.append(grids)
+        return found
+
+    monkeypatch.setattr(currencies, "refined_epsilon_bounds", logged)
+    currencies._PLD_MEMO.clear()
+    c = calibrate(DPSGD, epsilon=1, delta="1e-5", parameter="sigma")
+    assert c.epsilon_upper <= 1 and len(built) >= 2
+    assert all(len(grids) == 1 for grids in built), built
+    assert built[0][0] < currencies.COARSEST_GRID

@@ -259,7 +259,9 @@ def test_compare_latex(capsys: Any) -> None:
     assert "Methods without a column" in tex and "Sum(" not in tex
     for env in ("tabular", "description", "itemize"):
         assert tex.count(rf"\begin{{{env}}}") == tex.count(rf"\end{{{env}}}")
-    assert r"(10^{-6})" in tex  # 1e-06 in mathematical notation
+    assert r"10^{-6}" in tex  # 1e-06 in mathematical notation
+    # a number put in for a symbol is wrapped once, by the printer, where it must be
+    assert r"\left((" not in tex and "{((" not in tex and r"\left(\left(" not in tex
     assert main(["compare", "Gaussian(4)", "--k", "1", "--latex", "--json"]) == 2
 
 
@@ -285,3 +287,53 @@ def test_the_plot_is_written_even_when_the_reader_stops_early(tmp_path: Any) -> 
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == 0, err
     assert plot.read_bytes().startswith(b"\x89PNG")
+
+
+# ---- every "gives:" line shows numbers; numbers wrapped once ------------------------------
+
+
+def test_every_gives_line_of_a_gaussian_is_evaluated() -> None:
+    """The analytic Gaussian's formula is put at the accountant's epsilon with Delta and sigma
+    (the mechanism's own at k = 1, Delta = 1 and sigma = 1/mu composed), and the optimal
+    zCDP conversion at the order alpha it was evaluated at: no "gives:" line keeps a symbol,
+    each ends with its number."""
+    for ks, ref in (([1], 1), ([1, 100], 100)):
+        c = compare_methods("Gaussian(2)", ks, "1e-5", k_ref=ref)
+        gives = [ln for ln in c.text().splitlines() if ln.strip().startswith("gives:")]
+        assert len(gives) >= 5
+        for line in gives:
+            assert line.endswith("(rounded up)"), line
+            rhs = line.split("=", 1)[1]
+            for symbol in ("sigma", "Delta", "epsilon", "alpha", "rho", "tau"):
+                assert symbol not in rhs, line
+        analytic = next(m for m in c.methods if m.label == "analytic Gaussian mechanism")
+        assert analytic.instance is not None and analytic.instance.missing == ()
+        delta = analytic.instance.results["delta"]
+        assert delta is not None and delta == pytest.approx(1e-5, rel=1e-8)
+        values = analytic.instance.values
+        assert values["Delta"] / values["sigma"] == (sympy.Rational(1, 2) if ref == 1 else 5)
+    one = compare_methods("Gaussian(2)", [1], "1e-5")
+    analytic = next(m for m in one.methods if m.label == "analytic Gaussian mechanism")
+    assert "Delta = 1 (given), sigma = 2 (given)" in analytic.values_text()
+
+
+def test_substituted_numbers_are_parenthesised_once() -> None:
+    """(a - 1)/a at a = 1134/587 and log(delta) at 1e-5: parentheses only where the formula
+    needs them, in text and LaTeX."""
+    rdp = instantiate(
+        THEOREMS["rdp_to_approx_bbgg20"],
+        {"alpha": sympy.Rational(1134, 587), "delta": sympy.Rational(1, 10**5), "tau": 24},
+    )
+    text, tex = rdp.text["epsilon"], rdp.latex["epsilon"]
+    assert "log((1134/587 - 1)/(1134/587))" in text and "log(1134/587)" in text
+    assert "log(1e-05)" in text and "((" not in text.replace("log((1134", "log(1134")
+    assert r"\log{\left(10^{-5} \right)}" in tex and r"\left((" not in tex
+    assert r"\log{\left(\tfrac{1134}{587} \right)}" in tex
+    gauss = instantiate(
+        THEOREMS["gaussian_analytic"],
+        {"epsilon": 1, "Delta": 1, "sigma": sympy.Rational(1, 5)},
+    )
+    # a fraction in a denominator keeps its parentheses: 1/(2*(1/5)), never 1/(2*1/5)
+    assert "1/(2*(1/5))" in gauss.text["delta"] and "2*1/5" not in gauss.text["delta"]
+    assert r"2 \left(\tfrac{1}{5}\right)" in gauss.latex["delta"]
+    assert gauss.results["delta"] is not None

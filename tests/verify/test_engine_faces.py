@@ -10,9 +10,9 @@ counterexample) or unknown.
 
 from __future__ import annotations
 
+import resource
 import subprocess
 import sys
-import time
 from fractions import Fraction
 from pathlib import Path
 
@@ -217,7 +217,9 @@ def test_open_end_is_not_an_elimination_end() -> None:
 @pytest.mark.slow
 def test_verify_all_under_a_minute() -> None:
     root = Path(__file__).resolve().parents[2]
-    start = time.monotonic()
+    # CPU seconds of the child, not wall time: on a shared machine at load 15 the same run took
+    # 164 s of wall time and 38 s of CPU
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(
         [sys.executable, "-m", "dpaudit", "verify", "--all"],
         cwd=root,
@@ -226,9 +228,10 @@ def test_verify_all_under_a_minute() -> None:
         text=True,
         timeout=300,
     )
-    elapsed = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     assert "claims in" in out.stdout, out.stderr[-2000:]
-    assert elapsed < 60, f"verify --all took {elapsed:.1f} s"
+    assert cpu < 60, f"verify --all took {cpu:.1f} CPU s"
     for key in ("Theorem 3.5", "Theorem 4.4", "Corollary 1"):
         row = next(line for line in out.stdout.splitlines() if key in line)
         assert " proved " in row, row

@@ -81,8 +81,9 @@ def add_search_options(group: argparse._ActionsContainer) -> None:
         choices=ON_ERROR,
         default=None,
         help="when OBJECT raises: 'skip' (with --records, the default: the candidate pair is "
-        "refused and listed, the search goes on), 'raise' (abort, exit 2, naming the datasets; "
-        "the default for a given pair) or 'output' (the exception's type is that sample's "
+        "refused and listed, the search goes on), 'raise' (abort the audit naming the datasets: "
+        "exit 2 from audit, the error in a report's audit section; the default for a given "
+        "pair) or 'output' (the exception's type is that sample's "
         "outcome, e.g. the event 'the mechanism raised ValueError'; a failing OBJECT.batch "
         "falls back to single calls; docs/auditing.md)",
     )

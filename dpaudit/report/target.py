@@ -391,11 +391,11 @@ class MechanismClaim:
         records: search the pair over a record domain instead (:class:`Records`).
         samples: samples per dataset of the audit (None: the object's ``samples``, else
             :data:`DEFAULT_SAMPLES`).
+        arguments: the command-line words that state the above, for the report's
+            "Regenerate:" line.
         audit_options: further keyword arguments of the audit (``--no-edge-values``,
             ``--on-error``: ``{"edge_values": False, "on_error": "output"}``), the target's
             ``audit_options``.
-        arguments: the command-line words that state the above, for the report's
-            "Regenerate:" line.
     """
 
     epsilon: float | None = None
@@ -403,8 +403,8 @@ class MechanismClaim:
     pairs: tuple[tuple[Any, Any], ...] | None = None
     records: Records | None = None
     samples: int | None = None
-    audit_options: dict[str, Any] = dataclasses.field(default_factory=dict)
     arguments: tuple[str, ...] = ()
+    audit_options: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def given(self) -> bool:
         """Whether the command line stated anything."""

@@ -9,7 +9,7 @@ import argparse
 import json
 from typing import Any
 
-from dpaudit.audit.domain import ON_ERROR
+from dpaudit.audit.errors import ON_ERROR  # no NumPy: report --list stays light
 
 __all__ = [
     "MAX_DATASET_TEXT",

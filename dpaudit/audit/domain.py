@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.audit.errors import ON_ERROR
+
 __all__ = [
     "EDGE_KINDS",
     "MAX_CATEGORIES",
@@ -46,9 +48,6 @@ __all__ = [
 #: The neighbouring relations between datasets of records: replace one record by another,
 #: or add/remove one record.
 RELATIONS = ("replace-one", "add-remove")
-#: What the record search does when the function raises on a candidate pair: refuse the
-#: pair and go on, abort, or (passed on to the final audit) treat the exception as an outcome.
-ON_ERROR = ("skip", "raise", "output")
 #: Most columns a record domain may have.
 MAX_COLUMNS = 1_000
 #: Most values of one categorical column.

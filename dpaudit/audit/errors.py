@@ -6,11 +6,18 @@
 * :class:`EngineError` (a ``RuntimeError``): the execution engine failed (a worker process
   died, a Dask task failed for a reason other than the mechanism).  The command line reports
   it as an engine failure (exit code 3).
+
+:data:`ON_ERROR` names what the record search does when the mechanism raises (here, where
+the command line reads it without importing NumPy).
 """
 
 from __future__ import annotations
 
-__all__ = ["EngineError", "MechanismError"]
+__all__ = ["ON_ERROR", "EngineError", "MechanismError"]
+
+#: What the record search does when the function raises on a candidate pair: refuse the
+#: pair and go on, abort, or (passed on to the final audit) treat the exception as an outcome.
+ON_ERROR = ("skip", "raise", "output")
 
 
 class MechanismError(ValueError):

@@ -2,13 +2,17 @@
 
 * :func:`structured`: the structured candidates, most promising first. Ordinary records
   first: the all-low and all-high records exchanged, in datasets of one record (or none for
-  add/remove), of equal records, of duplicates and of mixed low/high records; then (with edge
-  values) an edge record (:meth:`~dpaudit.audit.domain.RecordDomain.edge_records`: NaN, the
-  infinities, values outside the declared range, ...) as the differing record of the
-  smallest dataset; then the centre and zero records, the corners of the box and one column
-  at a time at its other extreme; then the edge records in larger datasets, as the differing
-  record and as the rest of the dataset. An ordinary bug is found by the first block, at the
-  cost it had before edge values were tried.
+  add/remove), of equal records, of duplicates and of mixed low/high records; with edge
+  values, the first :data:`EARLY_EDGES` edge records
+  (:meth:`~dpaudit.audit.domain.RecordDomain.edge_records`: NaN, then +inf and -inf) as the
+  differing record of the smallest dataset are interleaved with the first ordinary
+  candidates (second, fourth and sixth), so that a search that scores only a few candidates
+  (a slow function under a time budget, or a small ``samples``) tries NaN; then the other
+  edge records (values outside the declared range, ...) in the smallest dataset; then the
+  centre and zero records, the corners of the box and one column at a time at its other
+  extreme; then the edge records in larger datasets, as the differing record and as the rest
+  of the dataset. An ordinary bug is found by the first block, at the cost it had before
+  edge values were tried plus at most :data:`EARLY_EDGES` candidates.
 * :func:`perturb`: a move of the local search (a record moved towards a corner, an edge or,
   with edge values, onto an edge value; the other records made equal or duplicated; the
   dataset resized).
@@ -20,6 +24,7 @@ with edge values, edge values of their columns.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,6 +35,7 @@ from dpaudit.audit.domain import RecordDomain, as_records
 
 __all__ = [
     "CORNER_LIMIT",
+    "EARLY_EDGES",
     "EDGE_LIMIT",
     "CandidatePair",
     "json_rows",
@@ -43,6 +49,10 @@ __all__ = [
 CORNER_LIMIT = 16
 #: Edge records tried by the structured candidates (:meth:`RecordDomain.edge_records`).
 EDGE_LIMIT = 24
+#: Edge records of the smallest dataset tried among the first candidates, one after each of
+#: the first ordinary ones: NaN (it passes np.clip and every comparison: the most common real
+#: bug the panel found), +inf and -inf (they overflow sums and bounds).
+EARLY_EDGES = 3
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,6 +116,17 @@ def _copies(record: np.ndarray, s: int, width: int) -> np.ndarray:
     return np.tile(record, (s, 1)).reshape(s, width)
 
 
+def _interleaved(
+    ordinary: Iterator[CandidatePair], early: list[CandidatePair]
+) -> Iterator[CandidatePair]:
+    """``ordinary`` with the ``early`` candidates put one after each of its first ones."""
+    pending = iter(early)
+    for candidate in ordinary:
+        yield candidate
+        yield from itertools.islice(pending, 1)
+    yield from pending
+
+
 def _replace_one(
     domain: RecordDomain, sizes: tuple[int, int], rng: np.random.Generator, edge_values: bool
 ) -> Iterator[CandidatePair]:
@@ -121,23 +142,29 @@ def _replace_one(
         name = "one record replaced" if s == 1 else f"{s} equal records, one replaced"
         return CandidatePair(_copies(start, s, width), target, s - 1, name)
 
-    # the all-low and all-high records exchanged, in every kind of dataset
-    for start, target in ((low, high), (high, low)):
-        for s in counts:
-            yield replaced(start, target, s)
-            rest = np.vstack([_copies(target, s - 1, width), start[None, :]])
-            yield CandidatePair(rest, target, s - 1, f"{s} records, one replaced")
-            yield CandidatePair(
-                np.vstack([mixed(s - 1), start[None, :]]),
-                target,
-                s - 1,
-                f"{s} mixed records, one replaced",
-            )
+    def exchanged() -> Iterator[CandidatePair]:
+        """The all-low and all-high records exchanged, in every kind of dataset."""
+        for start, target in ((low, high), (high, low)):
+            for s in counts:
+                yield replaced(start, target, s)
+                rest = np.vstack([_copies(target, s - 1, width), start[None, :]])
+                yield CandidatePair(rest, target, s - 1, f"{s} records, one replaced")
+                yield CandidatePair(
+                    np.vstack([mixed(s - 1), start[None, :]]),
+                    target,
+                    s - 1,
+                    f"{s} mixed records, one replaced",
+                )
+
     edges = domain.edge_records(EDGE_LIMIT) if edge_values else []
-    for edge in edges:  # an edge record replacing an ordinary one, in the smallest dataset
-        yield CandidatePair(
+    smallest = [  # an edge record replacing an ordinary one, in the smallest dataset
+        CandidatePair(
             _copies(low, lo, width), edge, lo - 1, "an ordinary record replaced by an edge record"
         )
+        for edge in edges
+    ]
+    yield from _interleaved(exchanged(), smallest[:EARLY_EDGES])
+    yield from smallest[EARLY_EDGES:]
     moves = [(r, t) for r in (centre, zero) if r is not None for t in (high, low)]
     for start, target in moves:
         for s in counts:
@@ -200,13 +227,18 @@ def _add_remove(
         if mix:
             yield CandidatePair(mixed(s), record, None, f"{s} mixed records, one added")
 
-    for record in (low, high):
-        for s in counts:
-            yield from added(record, s, (low, high, centre), True)
+    def exchanged() -> Iterator[CandidatePair]:
+        """The all-low and all-high records added, to every kind of dataset."""
+        for record in (low, high):
+            for s in counts:
+                yield from added(record, s, (low, high, centre), True)
+
     edges = domain.edge_records(EDGE_LIMIT) if edge_values else []
-    for edge in edges:  # an edge record added to the smallest dataset
-        name = "no records, an edge record added" if smin == 0 else "an edge record added"
-        yield CandidatePair(_copies(low, smin, width), edge, None, name)
+    name = "no records, an edge record added" if smin == 0 else "an edge record added"
+    # an edge record added to the smallest dataset
+    smallest = [CandidatePair(_copies(low, smin, width), edge, None, name) for edge in edges]
+    yield from _interleaved(exchanged(), smallest[:EARLY_EDGES])
+    yield from smallest[EARLY_EDGES:]
     for record in [zero] if zero is not None else []:
         for s in counts:
             yield from added(record, s, (low, high, centre), True)

@@ -26,10 +26,10 @@ import argparse
 import sys
 from typing import Any
 
-from dpaudit.audit.domain import ON_ERROR, RELATIONS
+from dpaudit.audit.domain import RELATIONS
 from dpaudit.audit.limits import DEFAULT_MAX_MEMORY_BYTES, MAX_SAMPLES
 from dpaudit.audit.options import ARITHMETICS, CERTIFICATIONS
-from dpaudit.cli.datasets import json_dataset, record_sizes
+from dpaudit.cli.datasets import add_search_options, json_dataset, record_sizes, search_options
 from dpaudit.cli.exit_codes import dumps
 from dpaudit.cli.numbers import float_option
 from dpaudit.plugins import load_object
@@ -95,23 +95,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help="with --records: time budget of the search (default: a fixed number of rounds)",
     )
-    p.add_argument(
-        "--no-edge-values",
-        action="store_true",
-        help="with --records: try only records of the declared domain; by default the search "
-        "also tries NaN, +inf, -inf, -0.0, 5e-324, the largest double and values just and "
-        "well outside each range (turn them off for code whose inputs are validated upstream)",
-    )
-    p.add_argument(
-        "--on-error",
-        choices=ON_ERROR,
-        default=None,
-        help="when OBJECT raises: 'skip' (with --records, the default: the candidate pair is "
-        "refused and listed, the search goes on), 'raise' (abort, exit 2, naming the datasets; "
-        "the default for a given pair) or 'output' (the exception's type is that sample's "
-        "outcome, e.g. the event 'the mechanism raised ValueError'; a failing OBJECT.batch "
-        "falls back to single calls; docs/auditing.md)",
-    )
+    add_search_options(p)
     p.add_argument(
         "--workers",
         type=int,
@@ -201,8 +185,7 @@ def _run_records(args: argparse.Namespace, fn: Any, epsilon: Any, delta: Any) ->
         max_memory_bytes=args.max_memory,
         arithmetic=args.arithmetic,
         certification=args.certification,
-        edge_values=not args.no_edge_values,
-        on_error=args.on_error or "skip",
+        **search_options(args),
     )
 
 
@@ -240,16 +223,7 @@ def run(args: argparse.Namespace) -> int:
     from dpaudit.audit import exact_audit, query_pairs
 
     mechanism = _load(args.target)
-    if args.records is None and args.no_edge_values:
-        raise ValueError(
-            "--no-edge-values must be combined with --records (it steers the record search), "
-            "got it without"
-        )
-    if args.records is None and args.on_error == "skip":
-        raise ValueError(
-            "--on-error must be 'raise' or 'output' without --records ('skip' leaves out a "
-            "candidate pair of the record search), got 'skip'"
-        )
+    options = search_options(args)  # checked before anything runs
     epsilon, delta = _claim(args, mechanism, claimed, given_delta)
     if args.records is not None:
         result = _run_records(args, mechanism, epsilon, delta)
@@ -268,12 +242,6 @@ def run(args: argparse.Namespace) -> int:
                 "datasets must be given: --d0/--d1, --query-pairs K, or an"
                 " OBJECT with a pairs attribute; got none"
             )
-    on_error = args.on_error or "raise"
-    if on_error == "skip":
-        raise ValueError(
-            "--on-error must be 'raise' or 'output' for a given pair ('skip' skips the "
-            "candidate pairs of --records), got 'skip'"
-        )
     if args.exact and args.scheduler is not None:
         raise ValueError("--scheduler must not be combined with --exact (nothing to sample)")
     if args.exact:
@@ -295,7 +263,7 @@ def run(args: argparse.Namespace) -> int:
             max_memory_bytes=args.max_memory,
             arithmetic=args.arithmetic,
             certification=args.certification,
-            on_error=on_error,
+            **options,
         )
     return _show(result, args)
 

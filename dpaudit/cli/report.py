@@ -8,6 +8,8 @@
     dpaudit report mymod:fn --epsilon 1 --d0 '[1,2]' --d1 '[1]' --out out
     dpaudit report mymod:fn --epsilon 1 --records "(-1,10)" --out out
                                                       a function, its claim given as in audit
+    dpaudit report mymod:fn --epsilon 1 --records "(-1,10)" --no-edge-values --on-error output
+                        --out out                     ... and the search's options as in audit
     dpaudit report --check reports                    are the stored reports up to date?
     dpaudit report --check reports --curves           ... privacy curves recomputed too
     dpaudit report --list [PATTERN ...]               the known targets (those matched)
@@ -24,7 +26,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from dpaudit.cli.datasets import json_dataset, record_sizes
+from dpaudit.cli.datasets import add_search_options, json_dataset, record_sizes, search_options
 from dpaudit.cli.exit_codes import dumps
 from dpaudit.cli.numbers import float_option
 from dpaudit.report.settings import REGENERATE_COMMAND, REPORTS_SEED
@@ -100,6 +102,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     mech.add_argument("--relation", help="with --records: replace-one (the default) or add-remove")
     mech.add_argument("--sizes", metavar="MIN,MAX", help="with --records (default 1,8)")
+    add_search_options(mech)
     mech.add_argument(
         "--samples",
         type=int,
@@ -126,6 +129,8 @@ MECHANISM_OPTIONS = (
     ("--records", "records"),
     ("--relation", "relation"),
     ("--sizes", "sizes"),
+    ("--no-edge-values", "no_edge_values"),
+    ("--on-error", "on_error"),
     ("--samples", "samples"),
 )
 
@@ -137,16 +142,20 @@ def _mechanism_claim(args: argparse.Namespace) -> MechanismClaim | None:
         ValueError: for a malformed or inconsistent option (named).
     """
     given = [(flag, getattr(args, attr)) for flag, attr in MECHANISM_OPTIONS]
-    given = [(flag, value) for flag, value in given if value is not None]
+    given = [(flag, value) for flag, value in given if value is not None and value is not False]
     if not given:
         return None
-    arguments = tuple(word for flag, value in given for word in (flag, str(value)))
+    # a switch (--no-edge-values) is one word, an option with its value two
+    arguments = tuple(
+        word for flag, value in given for word in ((flag,) if value is True else (flag, str(value)))
+    )
     if (args.d0 is None) != (args.d1 is None):
         raise ValueError("--d0 and --d1 must be given together, got only one")
     if args.records is not None and args.d0 is not None:
         raise ValueError("--records must not be combined with --d0/--d1 (it searches the pair)")
     if args.records is None and (args.relation is not None or args.sizes is not None):
         raise ValueError("--relation and --sizes apply to --records only")
+    options = search_options(args)
     from dpaudit.audit.limits import MAX_SAMPLES
     from dpaudit.report import MechanismClaim, Records
 
@@ -172,6 +181,7 @@ def _mechanism_claim(args: argparse.Namespace) -> MechanismClaim | None:
         pairs=pairs,
         records=records,
         samples=args.samples,
+        audit_options=options,
         arguments=arguments,
     )
 

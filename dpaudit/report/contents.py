@@ -264,6 +264,7 @@ def describe(target: Target, seed: int = 0) -> dict[str, Any]:
             **({"not_audited": target.not_audited} if target.not_audited else {}),
             **({"one_run": one_run_spec(target)} if target.one_run is not None else {}),
             **({"records": target.records.spec()} if target.records is not None else {}),
+            **({"audit_options": _options(target.audit_options)} if target.audit_options else {}),
             **({"regenerate": target.regenerate} if target.regenerate else {}),
         },
         "claim": None
@@ -403,6 +404,13 @@ def target_curve(target: Target, guarantee: dict[str, Any] | None) -> dict[str, 
     if plan is None or plan.free_symbols or "error" in (guarantee or {}):
         return None
     return _curve(plan)
+
+
+def _options(options: dict[str, Any]) -> dict[str, Any]:
+    """A target's audit options, JSON-ready: numbers, strings and booleans as they are, other
+    values as their ``repr``."""
+    plain = (bool, int, float, str, type(None))
+    return {k: v if isinstance(v, plain) else repr(v) for k, v in sorted(options.items())}
 
 
 def _audit_dict(r: Any) -> dict[str, Any]:

@@ -119,6 +119,9 @@ def report_blocks(report: dict[str, Any], images: dict[str, str]) -> list[Block]
     ]
     if t["source"]:
         meta.append(("code", _u(t["source"])))
+    if t.get("audit_options"):  # e.g. edge_values=False, on_error='output'
+        options = ", ".join(f"{k}={v!r}" for k, v in t["audit_options"].items())
+        meta.append(("audit options", _u(options)))
     if t["true_epsilon"] is not None:
         meta.append(("true epsilon (known analytically)", _u(t["true_epsilon"])))
     blocks.append(("table", ("", ""), meta))

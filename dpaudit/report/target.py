@@ -168,7 +168,9 @@ class Target:
             ``(d0, d1)`` or :class:`dpaudit.audit.NeighbouringPair`); default: the
             mechanism's ``pairs`` attribute.
         samples: samples per dataset of the audit.
-        audit_options: further keyword arguments for :func:`dpaudit.audit.audit`.
+        audit_options: further keyword arguments for :func:`dpaudit.audit.audit` (for
+            :func:`dpaudit.audit.audit_records` with ``records``: ``edge_values``,
+            ``on_error``, ``budget_seconds``, ...); the report lists them.
         true_epsilon: the mechanism's true epsilon where known (math.inf: none finite).
         expect: ``"private"``, ``"broken"`` (the audit is *expected* to flag it) or
             ``"refuted"`` (a document's claim known not to hold as stated: the verifier is
@@ -391,6 +393,9 @@ class MechanismClaim:
             :data:`DEFAULT_SAMPLES`).
         arguments: the command-line words that state the above, for the report's
             "Regenerate:" line.
+        audit_options: further keyword arguments of the audit (``--no-edge-values``,
+            ``--on-error``: ``{"edge_values": False, "on_error": "output"}``), the target's
+            ``audit_options``.
     """
 
     epsilon: float | None = None
@@ -399,10 +404,11 @@ class MechanismClaim:
     records: Records | None = None
     samples: int | None = None
     arguments: tuple[str, ...] = ()
+    audit_options: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def given(self) -> bool:
         """Whether the command line stated anything."""
-        return any(
+        return bool(self.audit_options) or any(
             v is not None
             for v in (self.epsilon, self.delta, self.pairs, self.records, self.samples)
         )
@@ -506,6 +512,7 @@ def target_from_mechanism(
         expect="broken" if label.startswith("Broken") else "private",
         source=_source(obj),
         records=records,
+        audit_options=dict(claim.audit_options),
     )
 
 

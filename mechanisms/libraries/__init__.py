@@ -28,7 +28,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LibraryAdapter", "LibraryUnavailableError", "library_version"]
+__all__ = [
+    "LibraryAdapter",
+    "LibraryUnavailableError",
+    "adapter_maker",
+    "by_name",
+    "library_version",
+]
 
 
 class LibraryUnavailableError(ImportError):
@@ -114,3 +120,64 @@ class LibraryAdapter:
             "relation": self.relation,
             "sizes": self.sizes,
         }
+
+
+def adapter_maker(
+    library: str,
+    prefix: str,
+    *,
+    epsilon: float = 1.0,
+    relation: str = "add-remove",
+    seedable: bool = False,
+) -> Callable[..., LibraryAdapter]:
+    """The constructor of one library's adapters: what they share (the library, the name's
+    prefix, the relation, whether the seed fixes the outputs, the usual epsilon) given once.
+
+    Args:
+        library: the distribution audited (``python-dp``).
+        prefix: the adapters' names start with ``prefix-`` (``pydp``).
+        epsilon: the claimed epsilon, unless an adapter states its own.
+        relation: the neighbouring relation of every adapter.
+        seedable: whether ``rng`` fixes the outputs (False: the library's own CSPRNG).
+
+    Returns:
+        ``make(name, api, summary, domain, sizes, release, *, epsilon=..., delta=0.0,
+        finding="", ...)`` returning the :class:`LibraryAdapter` named ``prefix-name`` (further
+        keywords are :class:`LibraryAdapter` fields).
+    """
+
+    def make(
+        name: str,
+        api: str,
+        summary: str,
+        domain: list[Any],
+        sizes: tuple[int, int],
+        release: Callable[[np.ndarray, np.random.Generator], Any],
+        *,
+        epsilon: float = epsilon,
+        delta: float = 0.0,
+        finding: str = "",
+        **fields: Any,
+    ) -> LibraryAdapter:
+        return LibraryAdapter(
+            name=f"{prefix}-{name}",
+            library=library,
+            api=api,
+            summary=summary,
+            domain=domain,
+            relation=relation,
+            sizes=sizes,
+            epsilon=epsilon,
+            delta=delta,
+            seedable=seedable,
+            release=release,
+            finding=finding,
+            **fields,
+        )
+
+    return make
+
+
+def by_name(*adapters: LibraryAdapter) -> dict[str, LibraryAdapter]:
+    """The adapters by their names (a module's ``ADAPTERS``)."""
+    return {a.name: a for a in adapters}

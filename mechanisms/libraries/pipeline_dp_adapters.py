@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from mechanisms.libraries import LibraryAdapter, import_library
+from mechanisms.libraries import LibraryAdapter, adapter_maker, by_name, import_library
 
 __all__ = [
     "ADAPTERS",
@@ -107,30 +107,7 @@ def _count_by_partition(data: np.ndarray, rng: np.random.Generator) -> dict[int,
     return {int(k): float(v.count) for k, v in sorted(out.items())}
 
 
-def _adapter(
-    name: str,
-    api: str,
-    summary: str,
-    domain: list[Any],
-    sizes: tuple[int, int],
-    release: Callable[[np.ndarray, np.random.Generator], Any],
-    delta: float = 0.0,
-    finding: str = "",
-) -> LibraryAdapter:
-    return LibraryAdapter(
-        name=f"pipeline-dp-{name}",
-        library="pipeline-dp",
-        api=api,
-        summary=summary,
-        domain=domain,
-        relation="add-remove",
-        sizes=sizes,
-        epsilon=EPSILON,
-        delta=delta,
-        seedable=False,
-        release=release,
-        finding=finding,
-    )
+_adapter = adapter_maker("pipeline-dp", "pipeline-dp", epsilon=EPSILON)
 
 
 NAN_FINDING = (
@@ -202,13 +179,10 @@ pipeline_dp_count_by_partition = _adapter(
 )
 
 #: Every pipeline-dp adapter, by name.
-ADAPTERS: dict[str, LibraryAdapter] = {
-    a.name: a
-    for a in (
-        pipeline_dp_sum,
-        pipeline_dp_mean,
-        pipeline_dp_variance,
-        pipeline_dp_count,
-        pipeline_dp_count_by_partition,
-    )
-}
+ADAPTERS: dict[str, LibraryAdapter] = by_name(
+    pipeline_dp_sum,
+    pipeline_dp_mean,
+    pipeline_dp_variance,
+    pipeline_dp_count,
+    pipeline_dp_count_by_partition,
+)

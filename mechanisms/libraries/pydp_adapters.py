@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from mechanisms.libraries import LibraryAdapter, import_library
+from mechanisms.libraries import LibraryAdapter, adapter_maker, by_name, import_library
 
 __all__ = [
     "ADAPTERS",
@@ -93,29 +93,7 @@ def _kept_partitions(data: np.ndarray, rng: np.random.Generator) -> frozenset[in
     return frozenset(k for k, n in users.items() if strategy.should_keep(n))
 
 
-def _adapter(
-    name: str,
-    api: str,
-    summary: str,
-    domain: list[Any],
-    sizes: tuple[int, int],
-    release: Callable[[np.ndarray, np.random.Generator], Any],
-    delta: float = 0.0,
-) -> LibraryAdapter:
-    return LibraryAdapter(
-        name=f"pydp-{name}",
-        library="python-dp",
-        api=api,
-        summary=summary,
-        domain=domain,
-        relation="add-remove",
-        sizes=sizes,
-        epsilon=EPSILON,
-        delta=delta,
-        seedable=False,
-        release=release,
-    )
-
+_adapter = adapter_maker("python-dp", "pydp", epsilon=EPSILON)
 
 pydp_bounded_sum = _adapter(
     "bounded-sum",
@@ -165,13 +143,10 @@ pydp_partition_selection = _adapter(
 )
 
 #: Every PyDP adapter, by name.
-ADAPTERS: dict[str, LibraryAdapter] = {
-    a.name: a
-    for a in (
-        pydp_bounded_sum,
-        pydp_bounded_mean,
-        pydp_count,
-        pydp_auto_bounds_sum,
-        pydp_partition_selection,
-    )
-}
+ADAPTERS: dict[str, LibraryAdapter] = by_name(
+    pydp_bounded_sum,
+    pydp_bounded_mean,
+    pydp_count,
+    pydp_auto_bounds_sum,
+    pydp_partition_selection,
+)

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from mechanisms.libraries import LibraryAdapter, import_library
+from mechanisms.libraries import LibraryAdapter, adapter_maker, by_name, import_library
 
 __all__ = [
     "ADAPTERS",
@@ -143,31 +143,7 @@ def _sum(data: np.ndarray, rng: np.random.Generator) -> float | None:
     return None if not rows or rows[0][0] is None else float(rows[0][0])
 
 
-def _adapter(
-    name: str,
-    api: str,
-    summary: str,
-    domain: list[Any],
-    sizes: tuple[int, int],
-    release: Callable[[np.ndarray, np.random.Generator], Any],
-    cost: tuple[float, float],
-    finding: str = "",
-) -> LibraryAdapter:
-    return LibraryAdapter(
-        name=f"smartnoise-{name}",
-        library="smartnoise-sql",
-        api=api,
-        summary=summary,
-        domain=domain,
-        relation="add-remove",
-        sizes=sizes,
-        epsilon=cost[0],
-        delta=cost[1],
-        seedable=False,
-        release=release,
-        finding=finding,
-    )
-
+_adapter = adapter_maker("smartnoise-sql", "smartnoise")
 
 #: smartnoise-sql 1.0.10's cost of the queries below (reader.get_privacy_cost with epsilon 1
 #: and delta 1e-5, as it prints them; tests/libraries/test_smartnoise.py checks them).
@@ -186,7 +162,8 @@ smartnoise_count_by_key = _adapter(
     [KEYS, (0.0, 1.0)],
     (0, CENSORED_SIZE),
     _by_key(censor=True),
-    COUNT_COST,
+    epsilon=COUNT_COST[0],
+    delta=COUNT_COST[1],
 )
 smartnoise_count_by_key_uncensored = _adapter(
     "count-by-key-uncensored",
@@ -197,7 +174,8 @@ smartnoise_count_by_key_uncensored = _adapter(
     [KEYS, (0.0, 1.0)],
     (0, MAX_SIZE),
     _by_key(censor=False),
-    COUNT_COST,
+    epsilon=COUNT_COST[0],
+    delta=COUNT_COST[1],
     finding="Finding (smartnoise-sql 1.0.10, documented): with censor_dims False the groups "
     "released are exactly the keys present in the data, so adding the only row of a key "
     "adds that key to the output with probability 1 while reader.get_privacy_cost still "
@@ -211,10 +189,11 @@ smartnoise_sum = _adapter(
     [[0], (-1.0, 2.0)],
     (0, MAX_SIZE),
     _sum,
-    SUM_COST,
+    epsilon=SUM_COST[0],
+    delta=SUM_COST[1],
 )
 
 #: Every smartnoise-sql adapter, by name.
-ADAPTERS: dict[str, LibraryAdapter] = {
-    a.name: a for a in (smartnoise_count_by_key, smartnoise_count_by_key_uncensored, smartnoise_sum)
-}
+ADAPTERS: dict[str, LibraryAdapter] = by_name(
+    smartnoise_count_by_key, smartnoise_count_by_key_uncensored, smartnoise_sum
+)

@@ -27,12 +27,11 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from mechanisms.libraries import LibraryAdapter, import_library
+from mechanisms.libraries import LibraryAdapter, adapter_maker, by_name, import_library
 
 __all__ = ["ADAPTERS", "tmlt_geometric_count", "tmlt_laplace_sum", "tmlt_noisy_median"]
 
@@ -90,27 +89,8 @@ def _median(data: np.ndarray, rng: np.random.Generator) -> float:
     return float(_built("noisy-median")(pd.Series(data[:, 0], dtype=float)))
 
 
-def _adapter(
-    name: str,
-    api: str,
-    summary: str,
-    domain: list[Any],
-    sizes: tuple[int, int],
-    release: Callable[[np.ndarray, np.random.Generator], Any],
-) -> LibraryAdapter:
-    return LibraryAdapter(
-        name=f"tmlt-{name}",
-        library="tmlt.core",
-        api=api,
-        summary=summary,
-        domain=domain,
-        relation="add-remove",
-        sizes=sizes,
-        epsilon=1.0,  # privacy_function(1) of each (tests/libraries/test_tmlt.py checks it)
-        delta=0.0,
-        seedable=False,
-        release=release,
-    )
+# epsilon 1: privacy_function(1) of each (tests/libraries/test_tmlt.py checks it)
+_adapter = adapter_maker("tmlt.core", "tmlt", epsilon=1.0)
 
 
 tmlt_geometric_count = _adapter(
@@ -143,6 +123,6 @@ tmlt_noisy_median = _adapter(
 )
 
 #: Every Tumult Core adapter, by name.
-ADAPTERS: dict[str, LibraryAdapter] = {
-    a.name: a for a in (tmlt_geometric_count, tmlt_laplace_sum, tmlt_noisy_median)
-}
+ADAPTERS: dict[str, LibraryAdapter] = by_name(
+    tmlt_geometric_count, tmlt_laplace_sum, tmlt_noisy_median
+)

@@ -18,14 +18,15 @@ from dpaudit.report.contents import _records_audit
 
 
 def seeded_sum(data: np.ndarray, rng: np.random.Generator) -> float:
-    """Sum of records clipped to [0, 1] with Laplace noise of scale 1 (1-DP, add/remove)."""
-    return float(np.clip(data[:, 0], 0.0, 1.0).sum() + rng.laplace(0.0, 1.0))
+    """Sum of records clipped to [0, 1] with Laplace noise of scale 1 (1-DP, add/remove; NaN
+    read as 0: np.clip alone passes it, which the search tries second)."""
+    return float(np.clip(np.nan_to_num(data[:, 0]), 0.0, 1.0).sum() + rng.laplace(0.0, 1.0))
 
 
 def unseeded_sum(data: np.ndarray, rng: np.random.Generator) -> float:
     """The same mechanism drawing from the OS (as OpenDP does): the seed does not fix it."""
     own = np.random.default_rng(int.from_bytes(os.urandom(8), "little"))
-    return float(np.clip(data[:, 0], 0.0, 1.0).sum() + own.laplace(0.0, 1.0))
+    return float(np.clip(np.nan_to_num(data[:, 0]), 0.0, 1.0).sum() + own.laplace(0.0, 1.0))
 
 
 def _target(fn: object, name: str) -> Target:

@@ -180,3 +180,24 @@ def test_the_fingerprint_does_not_depend_on_what_else_the_process_imported() -> 
         if not had:
             sys.modules.pop(name, None)
             delattr(sys.modules["mechanisms.libraries"], "hunt_targets")
+
+
+def test_a_library_report_reads_its_own_adapter_module_and_the_shared_helpers_only() -> None:
+    """An edit of one library's adapters makes only that library's reports stale: the
+    fingerprint of a pipeline-dp report reads its adapter module and the package's shared
+    code (``mechanisms/libraries/__init__.py``: LibraryAdapter, adapter_maker), not the other
+    libraries' adapter modules, though the process has imported them."""
+    import importlib
+
+    from dpaudit.report.fingerprint import _module_files
+    from mechanisms.libraries.hunt_targets import pipeline_dp
+
+    for sibling in ("pydp_adapters", "tmlt_adapters", "smartnoise_adapters", "opacus_adapters"):
+        importlib.import_module(f"mechanisms.libraries.{sibling}")
+    root = Path(__file__).resolve().parents[2]
+    for target in pipeline_dp():
+        files = {p.resolve().relative_to(root).as_posix() for p in _module_files(target)}
+        assert files == {
+            "mechanisms/libraries/__init__.py",
+            "mechanisms/libraries/pipeline_dp_adapters.py",
+        }, target.name

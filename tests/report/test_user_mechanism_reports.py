@@ -38,6 +38,20 @@ MODULE = textwrap.dedent(
     clipped_sum.arithmetic = "real"
 
 
+    def nan_sum(data, rng):  # np.clip passes NaN: one NaN record makes every release NaN
+        return float(np.clip(data[:, 0], 0, 1).sum() + rng.laplace(0.0, 1.0))
+
+    nan_sum.arithmetic = "real"
+
+
+    def count_or_raise(data, rng):  # raises on the empty dataset (as pipeline-dp's COUNT)
+        if len(data) == 0:
+            raise ValueError("col must be non-empty")
+        return float(len(data) + rng.laplace(0.0, 1.0))
+
+    count_or_raise.arithmetic = "real"
+
+
     class Count:
         """Count plus noise, with its claim as attributes."""
 
@@ -112,8 +126,12 @@ def _regenerate_line(page: Path) -> str:
         ["usermod:clipped_sum", "--epsilon", "1", "--records", "(-1,10)", "--sizes", "1,3"],
         ["usermod:count"],  # an instance carrying its claim
         ["usermod:Count", "--epsilon", "0.5"],  # a class, its claim overridden
+        [
+            *("usermod:clipped_sum", "--epsilon", "1", "--records", "(-1,10)", "--sizes", "1,3"),
+            *("--no-edge-values", "--on-error", "raise"),
+        ],
     ],
-    ids=["function+pair", "function+records", "instance", "class+epsilon"],
+    ids=["function+pair", "function+records", "instance", "class+epsilon", "records+options"],
 )
 def test_a_function_or_instance_is_reported_and_its_regenerate_line_works(
     argv: list[str], project: Path, capsys: pytest.CaptureFixture[str]
@@ -158,6 +176,34 @@ def test_a_function_reports_its_name_source_and_docstring(project: Path) -> None
         (["usermod:odd"], "OddClaims.epsilon must be a number (or give --epsilon E), got 'one'"),
         (["usermod:odd", "--epsilon", "1"], "OddClaims.delta must be a finite number (or give"),
         (["usermod:odd", "--epsilon", "1", "--delta", "0"], "OddClaims.samples must be an int"),
+        (
+            [
+                "usermod:noisy_count",
+                "--epsilon",
+                "1",
+                "--d0",
+                "[1]",
+                "--d1",
+                "[]",
+                "--no-edge-values",
+            ],
+            "--no-edge-values must be combined with --records",
+        ),
+        (
+            [
+                "usermod:noisy_count",
+                "--epsilon",
+                "1",
+                "--d0",
+                "[1]",
+                "--d1",
+                "[]",
+                "--on-error",
+                "skip",
+            ],
+            "--on-error must be 'raise' or 'output' without --records",
+        ),
+        (["catalogue/laplace-count", "--on-error", "raise"], "state the claim of a mechanism"),
     ],
 )
 def test_a_mechanism_without_its_claim_is_bad_input_saying_what_a_target_is(
@@ -173,3 +219,44 @@ def test_a_target_factory_named_as_module_object_keeps_working(project: Path) ->
     assert (
         isinstance(t, Target) and t.name == "mine/count" and t.regenerate == "usermod:make_target"
     )
+
+
+#: A record search that finds both bugs at these samples (seed 3): the NaN record of nan_sum
+#: (certified 5.8 > 1 with edge values), the exception of count_or_raise on [] (5.8 > 1 with
+#: on_error="output"; refused and skipped without it).
+SEARCH = ("--epsilon", "1", "--records", "(0,1)", "--relation", "add-remove", "--sizes", "0,2")
+
+
+@pytest.mark.parametrize(
+    ("argv", "options", "code"),
+    [
+        (["usermod:nan_sum", "--no-edge-values"], {"edge_values": False}, 0),
+        (["usermod:count_or_raise", "--on-error", "output"], {"on_error": "output"}, 1),
+    ],
+    ids=["no-edge-values", "on-error-output"],
+)
+def test_the_record_search_options_reach_the_audit_and_the_report(
+    argv: list[str],
+    options: dict[str, object],
+    code: int,
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--no-edge-values`` and ``--on-error`` as ``dpaudit audit --records`` takes them: the
+    report's audit runs with them (no NaN record found / the exception certified as an
+    outcome), its JSON and its page list them, and its "Regenerate:" line repeats them."""
+    out = project / "out"
+    words = [*argv[:1], *SEARCH, *argv[1:], "--samples", "2000"]
+    assert main(["report", *words, "--out", str(out), "--seed", "3", "--no-progress"]) == code, (
+        capsys.readouterr()
+    )
+    (page,) = out.glob("user--*.md")
+    data = json.loads(page.with_suffix(".json").read_text(encoding="utf-8"))
+    assert data["target"]["audit_options"] == options
+    assert data["target"]["regenerate"] == shlex.join(words)
+    assert shlex.join(argv[1:]) in _regenerate_line(page)
+    assert "| audit options |" in page.read_text(encoding="utf-8")
+    if "edge_values" in options:  # the default search certifies NaN: 5.8 > 1
+        assert "edge values" not in data["audit"]["pair"] and not data["audit"]["violation"]
+    else:  # the default search refuses the pairs with [] and finds nothing
+        assert "raised ValueError" in data["audit"]["event"] and data["audit"]["violation"]

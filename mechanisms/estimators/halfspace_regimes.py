@@ -18,8 +18,8 @@ from mechanisms.estimators.regimes import Rule
 __all__ = [
     "AUTO_STEPS",
     "EFFICIENT_MARGIN_DEFAULTS",
-    "EMBEDDING",
     "EFFICIENT_MARGIN_TUNED",
+    "EMBEDDING",
     "GD_PEER_NOTE",
     "KERNEL_MARGIN_DEFAULTS",
     "KERNEL_MARGIN_TUNED",

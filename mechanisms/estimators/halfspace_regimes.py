@@ -19,7 +19,6 @@ __all__ = [
     "AUTO_STEPS",
     "EFFICIENT_MARGIN_DEFAULTS",
     "EFFICIENT_MARGIN_TUNED",
-    "EMBEDDING",
     "GD_PEER_NOTE",
     "KERNEL_MARGIN_DEFAULTS",
     "KERNEL_MARGIN_TUNED",
@@ -196,19 +195,6 @@ def _rounds(n: int, d: int) -> int:
 
 #: The practical regimes' number of localisation rounds (a function of n only).
 ROUNDS = Rule("n // 250, between 1 and 8", _rounds)
-
-
-def _embedding(n: int, d: int) -> int:
-    """The network learner's embedding dimension k for d features: 2d, at least 40 and at
-    most 1000.  Phi0 is a random k x d sign matrix: with k = d it is square and often badly
-    conditioned (measured at d = 20, n = 20,000: k = 20 errs 0.073, k = 40 0.002, medians of
-    3 seeds), and k = 2d keeps it well conditioned in every d (d = 100, n = 10,000: k = 40
-    errs 0.228, k = 200 0.098)."""
-    return min(1000, max(40, 2 * d))
-
-
-#: The network learner's embedding dimension (a function of d only, the schema).
-EMBEDDING = Rule("2d, between 40 and 1000", _embedding)
 
 
 def _steps(n: int, d: int) -> int:
@@ -450,7 +436,7 @@ NEURAL_NET_DEFAULTS: dict[str, dict[str, Any]] = {
         "rounds": ROUNDS,
         "first_angle": 1.0,
         "shrink": 0.7,
-        "dimension": EMBEDDING,
+        "dimension": 40,
         "width": 2,
         "kappa": 3.0,
         "rho": 0.05,
@@ -470,9 +456,9 @@ NEURAL_NET_TUNED: dict[str, str] = {
     "candidates, rounds": "1000 random networks per round (weights on the spheres of radius "
     "Lambda) instead of the cover, localised: " + _LOCALISED,
     "first_angle, shrink": _CAPS,
-    "dimension, width, kappa": "the embedding k = 2d (between 40 and 1000), width 2, "
-    "tanh(3 a): the network architecture, a function of the number of features only, fixed "
-    "before the data are read",
+    "dimension, width, kappa": "the embedding k = 40, width 2, tanh(3 a): the network "
+    "architecture, fixed before the data are read (k = 40 is well conditioned for d up to "
+    "about 20 and small enough to search at n of a few thousand)",
     "rho": "the margin of the rho-margin loss (sensitivity 1/m for every rho)",
 }
 

@@ -79,7 +79,7 @@ def test_done_when_at_n_20000() -> None:
 
 
 def test_network_learner_learns_in_20_dimensions() -> None:
-    """neural-net-margin's defaults (k = 2d = 40 embedding, width 2) on the done-when data at
+    """neural-net-margin's defaults (k = 40 embedding, width 2) on the done-when data at
     n = 2000, d = 20, epsilon 1, seeds 0-2: median test error <= 0.1 (recorded 0.050; at
     n = 20,000 0.002).  The same check fails with the earlier k = 10, width 4 (recorded
     0.153; at n = 20,000 0.146): a 10-dimensional embedding of 20 features loses

@@ -438,10 +438,14 @@ def _limits(name: str, raw: Any) -> dict[str, tuple[int, str]]:
     """A learner's ``CURVE_MAX_N``, checked: ``{label: (largest n >= 2, why)}``."""
     out: dict[str, tuple[int, str]] = {}
     for label, value in dict(raw).items():
-        ok = isinstance(value, tuple) and len(value) == 2
-        largest, why = value if ok else (None, None)
-        ok = ok and isinstance(largest, numbers.Integral) and not isinstance(largest, bool)
-        if not (ok and int(largest) >= 2 and isinstance(why, str) and why.strip()):
+        largest, why = value if isinstance(value, tuple) and len(value) == 2 else (None, None)
+        if (
+            not isinstance(largest, numbers.Integral)
+            or isinstance(largest, bool)
+            or int(largest) < 2
+            or not isinstance(why, str)
+            or not why.strip()
+        ):
             raise TypeError(
                 f"CURVE_MAX_N of {name} must map a regime label to (an integer n >= 2, a "
                 f"non-empty reason), got {value!r} for {label!r}"

@@ -307,9 +307,9 @@ def learner_page(curves: CurveSet, command: str, image: str) -> str:
                 for p in pts:
                     eps = "-" if method == "non-private" else f"{p.epsilon:g}"
                     if p.refused is not None or p.skipped is not None:
-                        why = f"refused: {p.refused}" if p.refused is not None else p.skipped
+                        reason = f"refused: {p.refused}" if p.refused is not None else p.skipped
                         lines.append(
-                            f"| {_u(method)} | {_u(regime)} | {p.n} | {eps} | {_u(why or '')} "
+                            f"| {_u(method)} | {_u(regime)} | {p.n} | {eps} | {_u(reason or '')} "
                             "| | | | |"
                         )
                         continue

@@ -23,6 +23,9 @@ Optional hooks a learner class may define (read with ``getattr``; see docs/learn
   dimension): the data are cut to that many columns;
 * ``CURVE_REGIMES``: ``{label: parameters}``, other parameter settings to draw beside the
   defaults (e.g. a practical regime whose privacy proof still holds), each clearly labelled;
+* ``CURVE_MAX_N``: ``{label: (largest n, why)}`` (``"defaults"`` or a ``CURVE_REGIMES``
+  label): a setting too slow above that n is not run there; each point left out is kept,
+  marked not run with the reason, and the notes say so (never silently missing);
 * ``sample_complexity_notes(epsilon, delta, d, n)``: lines stating the paper's own
   sample-complexity numbers at these parameters (why a learner cannot learn at practical n);
 * ``PEER_NOTE``: why the learner's algorithm may trail diffprivlib's (the pages quote it
@@ -101,7 +104,8 @@ class CurvePoint:
 
     ``method`` is the learner's name, ``non-private`` or ``diffprivlib``; ``regime`` the
     parameter setting (``defaults`` or a label of the learner's ``CURVE_REGIMES``); ``axis``
-    ``"n"`` or ``"epsilon"``; ``refused`` the learner's message when it would not run.
+    ``"n"`` or ``"epsilon"``; ``refused`` the learner's message when it would not run;
+    ``skipped`` why the curves did not run it there (the learner's ``CURVE_MAX_N``).
     """
 
     method: str
@@ -114,6 +118,7 @@ class CurvePoint:
     seconds: float = 0.0
     refused: str | None = None
     accounted_epsilon: float | None = None
+    skipped: str | None = None
 
     @property
     def mean(self) -> float:
@@ -328,6 +333,7 @@ def learning_curves(
     regime_map: dict[str, dict[str, Any]] = {"defaults": {}}
     if regimes:
         regime_map.update(getattr(info.estimator, "CURVE_REGIMES", {}) or {})
+    limits = _limits(info.name, getattr(info.estimator, "CURVE_MAX_N", {}) or {})
     notes: list[str] = []
     if baselines and not diffprivlib_available():
         notes.append(f"{_diffprivlib()[1]}: its LogisticRegression baseline is left out.")
@@ -372,6 +378,10 @@ def learning_curves(
                     point = _point(points, method, regime, data.name, axis, n, eps)
                     if point.refused is not None:
                         continue
+                    limit = limits.get(regime) if method == info.name else None
+                    if limit is not None and n > limit[0]:
+                        point.skipped = f"not run above n = {limit[0]}: {limit[1]}"
+                        continue
                     if axis == "epsilon" and eps == fixed_eps and n in sizes:
                         # the same fit as the n curve's point (same rows, same seed)
                         twin = _point(points, method, regime, data.name, "n", n, eps)
@@ -394,6 +404,12 @@ def learning_curves(
                             point.accounted_epsilon or 0.0, float(g["epsilon"])
                         )
         chance[data.name] = float(np.mean(majority))
+    for label, (largest, why) in limits.items():
+        if any(p.skipped and p.regime == label for p in points):
+            notes.append(
+                f"{'the defaults' if label == 'defaults' else label}: not run above "
+                f"n = {largest} ({why})."
+            )
     hook = getattr(info.estimator, "sample_complexity_notes", None)
     if callable(hook):
         d = data_list[0].draw(2, np.random.default_rng(0))[0].shape[1]
@@ -416,6 +432,26 @@ def learning_curves(
         chance,
         str(getattr(info.estimator, "PEER_NOTE", "") or ""),
     )
+
+
+def _limits(name: str, raw: Any) -> dict[str, tuple[int, str]]:
+    """A learner's ``CURVE_MAX_N``, checked: ``{label: (largest n >= 2, why)}``."""
+    out: dict[str, tuple[int, str]] = {}
+    for label, value in dict(raw).items():
+        largest, why = value if isinstance(value, tuple) and len(value) == 2 else (None, None)
+        if (
+            not isinstance(largest, numbers.Integral)
+            or isinstance(largest, bool)
+            or int(largest) < 2
+            or not isinstance(why, str)
+            or not why.strip()
+        ):
+            raise TypeError(
+                f"CURVE_MAX_N of {name} must map a regime label to (an integer n >= 2, a "
+                f"non-empty reason), got {value!r} for {label!r}"
+            )
+        out[str(label)] = (int(largest), why.strip())
+    return out
 
 
 def _point(

@@ -153,6 +153,15 @@ def _regimes(curves: CurveSet) -> list[str]:
     return list(seen)
 
 
+def _skipped(curves: CurveSet, dataset: str, regime: str) -> str:
+    """Why the curves did not run ``regime`` at the larger n of ``dataset`` ("" if they did)."""
+    for p in curves.points:
+        same = p.dataset == dataset and p.method == curves.learner and p.regime == regime
+        if same and p.axis == "n" and p.skipped:
+            return p.skipped
+    return ""
+
+
 def verdict(curves: CurveSet, dataset: str, regime: str | None = None) -> str:
     """One honest phrase on the learner's median error at the largest n (defaults, or the
     labelled ``regime``) against the majority-class error: ``learns``, ``weak``, ``near
@@ -271,7 +280,8 @@ def learner_page(curves: CurveSet, command: str, image: str) -> str:
             if q is not None:
                 lines.append(
                     f"  * *{_u(regime)}*: {_spread(q)} at n = {q.n}: "
-                    f"**{verdict(curves, dataset, regime)}**."
+                    f"**{verdict(curves, dataset, regime)}**"
+                    + (f" ({_u(why)})." if (why := _skipped(curves, dataset, regime)) else ".")
                 )
     lines += ["", "## Notes", ""]
     lines += [f"* {_u(note)}" for note in curves.notes]
@@ -296,10 +306,11 @@ def learner_page(curves: CurveSet, command: str, image: str) -> str:
                     pts = pts[:1]  # the same fit at every epsilon
                 for p in pts:
                     eps = "-" if method == "non-private" else f"{p.epsilon:g}"
-                    if p.refused is not None:
+                    if p.refused is not None or p.skipped is not None:
+                        reason = f"refused: {p.refused}" if p.refused is not None else p.skipped
                         lines.append(
-                            f"| {_u(method)} | {_u(regime)} | {p.n} | {eps} | refused: "
-                            f"{_u(p.refused)} | | | | |"
+                            f"| {_u(method)} | {_u(regime)} | {p.n} | {eps} | {_u(reason or '')} "
+                            "| | | | |"
                         )
                         continue
                     q1, q3 = p.quartiles
@@ -378,7 +389,10 @@ def _index(all_curves: list[CurveSet], command: str) -> str:
                 cells = [name if regime is None else f"{name} *{_u(regime)}*", _u(c.privacy)]
                 for dataset in names:
                     p = _largest(c, dataset, c.learner, regime)
-                    cells.append(f"{p.median:.3f} ({verdict(c, dataset, regime)})" if p else "-")
+                    at = f", n = {p.n}" if p and _skipped(c, dataset, regime or "defaults") else ""
+                    cells.append(
+                        f"{p.median:.3f} ({verdict(c, dataset, regime)}{at})" if p else "-"
+                    )
                 lines.append("| " + " | ".join(cells) + " |")
         for method in ("diffprivlib", "non-private"):
             cells = [

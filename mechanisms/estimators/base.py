@@ -42,12 +42,16 @@ from mechanisms.estimators.regimes import check_regime, described, requirements,
 from mechanisms.ledger import Ledger, LedgerExceededError
 
 __all__ = [
+    "PAPER_CURVE",
     "AccountedGuarantee",
     "PrivateClassifier",
     "as_generator",
     "check_in_range",
     "check_integer",
 ]
+
+#: The label of the paper regime in the learning curves (``CURVE_REGIMES``, ``CURVE_MAX_N``).
+PAPER_CURVE = "paper's constants (regime='paper')"
 
 #: Guarantees of plans already accounted, by (event, delta): sklearn's checks fit the same
 #: learner on the same sizes many times, and accounting a noisy-SGD plan takes about a second.
@@ -210,7 +214,7 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
         TUNED: parameter -> why its tuned value keeps the privacy proof (docstrings,
             ``learn --list``).
         EPSILON_NOTE: how the learner treats an epsilon its theorem does not cover.
-        CURVE_REGIMES, :meth:`sample_complexity_notes`: read by
+        CURVE_REGIMES, CURVE_MAX_N, :meth:`sample_complexity_notes`: read by
             :mod:`dpaudit.learning_curves`.
     """
 
@@ -229,9 +233,10 @@ class PrivateClassifier(ClassifierMixin, BaseEstimator):
     EPSILON_NOTE: ClassVar[str] = ""
     #: Labelled parameter settings that learning curves draw beside the defaults; each must
     #: keep the privacy proof valid (the accountant checks the plan of every fit anyway).
-    CURVE_REGIMES: ClassVar[dict[str, dict[str, Any]]] = {
-        "paper's constants (regime='paper')": {"regime": "paper"}
-    }
+    CURVE_REGIMES: ClassVar[dict[str, dict[str, Any]]] = {PAPER_CURVE: {"regime": "paper"}}
+    #: {label ("defaults" or a CURVE_REGIMES label): (largest n, why)}: the learning curves
+    #: do not run that setting above that n and say why on the page.
+    CURVE_MAX_N: ClassVar[dict[str, tuple[int, str]]] = {}
 
     @classmethod
     def sample_complexity_notes(cls, epsilon: float, delta: float, d: int, n: int) -> list[str]:

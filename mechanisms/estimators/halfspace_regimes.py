@@ -436,8 +436,8 @@ NEURAL_NET_DEFAULTS: dict[str, dict[str, Any]] = {
         "rounds": ROUNDS,
         "first_angle": 1.0,
         "shrink": 0.7,
-        "dimension": 10,
-        "width": 4,
+        "dimension": 40,
+        "width": 2,
         "kappa": 3.0,
         "rho": 0.05,
     },
@@ -456,8 +456,9 @@ NEURAL_NET_TUNED: dict[str, str] = {
     "candidates, rounds": "1000 random networks per round (weights on the spheres of radius "
     "Lambda) instead of the cover, localised: " + _LOCALISED,
     "first_angle, shrink": _CAPS,
-    "dimension, width, kappa": "the embedding k = 10, width 4, tanh(3 a): the network "
-    "architecture, fixed before the data are read",
+    "dimension, width, kappa": "the embedding k = 40, width 2, tanh(3 a): the network "
+    "architecture, fixed before the data are read (k = 40 is well conditioned for d up to "
+    "about 20 and small enough to search at n of a few thousand)",
     "rho": "the margin of the rho-margin loss (sensitivity 1/m for every rho)",
 }
 

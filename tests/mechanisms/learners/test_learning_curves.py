@@ -330,3 +330,41 @@ def test_a_learners_labelled_regimes_are_drawn_beside_its_defaults(monkeypatch) 
         "pac-threshold", **TINY, datasets=_threshold_data(), baselines=False, regimes=False
     )
     assert {p.regime for p in curves.points} == {"defaults"}
+
+
+def test_a_setting_too_slow_at_large_n_is_marked_not_run_and_the_pages_say_why(
+    monkeypatch,
+) -> None:
+    """``CURVE_MAX_N``: above its n a setting is not run; its points stay, marked with the
+    reason, the notes say so, and the page's table, regime line and index cell show it."""
+    paper = "paper's constants (regime='paper')"
+    why = "too slow here (test)"
+    monkeypatch.setattr(ThresholdClassifier, "CURVE_MAX_N", {paper: (30, why)})
+    curves = learning_curves("pac-threshold", **TINY, datasets=_threshold_data(), baselines=False)
+    by_n = {p.n: p for p in curves.points if p.regime == paper}
+    assert by_n[30].errors and by_n[30].skipped is None
+    assert by_n[200].errors == [] and by_n[200].skipped == f"not run above n = 30: {why}"
+    defaults = [p for p in curves.points if p.regime == "defaults"]
+    assert all(p.errors and p.skipped is None for p in defaults)
+    assert f"{paper}: not run above n = 30 ({why})." in curves.notes
+    from dpaudit.learning_curves.pages import _index, learner_page
+
+    page = learner_page(curves, "cmd", "x.png")
+    assert f"| pac-threshold | {paper} | 200 | 1 | not run above n = 30: {why} |" in page
+    assert "at n = 30: **" in page and f"(not run above n = 30: {why})." in page
+    rows = [r for r in _index([curves], "cmd").splitlines() if r.startswith("| [pac-threshold]")]
+    assert ", n = 30)" in rows[1] and ", n = " not in rows[0]
+    assert by_n[200].to_dict()["skipped"] == by_n[200].skipped
+    monkeypatch.setattr(ThresholdClassifier, "CURVE_MAX_N", {paper: (30, "")})
+    with pytest.raises(TypeError, match="CURVE_MAX_N of pac-threshold must map"):
+        learning_curves("pac-threshold", **TINY, datasets=_threshold_data(), baselines=False)
+
+
+def test_label_dp_paper_regime_is_capped_in_the_curves_with_its_cost() -> None:
+    """label-dp-margin's paper regime (O(n^2) labelings) runs up to n = 3,000 in the curves,
+    and the reason names its measured cost at n = 10^4."""
+    from mechanisms.estimators import LabelDPClassifier
+
+    ((label, (largest, why)),) = LabelDPClassifier.CURVE_MAX_N.items()
+    assert label in LabelDPClassifier.CURVE_REGIMES and largest == 3000
+    assert "O(n^2)" in why and "52 CPU s and 840 MB" in why

@@ -68,8 +68,16 @@ def test_false_alarm_rate_on_correct_mechanisms() -> None:
         # alarm: its real-number claim is what is audited here
         extra = {"arithmetic": "real"} if a.finding else {}
         for seed in range(FALSE_ALARM_RUNS):
+            # the declared domain only: a NaN record through np.clip is a true finding
+            # (test_a_nan_record_leaks_through_the_clamp), and the search tries NaN second
             r = audit_records(
-                a, a.domain, samples=FALSE_ALARM_SAMPLES, seed=seed, **a.audit_kwargs(), **extra
+                a,
+                a.domain,
+                samples=FALSE_ALARM_SAMPLES,
+                seed=seed,
+                edge_values=False,
+                **a.audit_kwargs(),
+                **extra,
             )
             flags += bool(r.violation)
     assert flags <= 7, f"{flags} false alarms in {2 * FALSE_ALARM_RUNS} audits"

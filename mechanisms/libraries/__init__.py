@@ -137,13 +137,14 @@ def adapter_maker(
         library: the distribution audited (``python-dp``).
         prefix: the adapters' names start with ``prefix-`` (``pydp``).
         epsilon: the claimed epsilon, unless an adapter states its own.
-        relation: the neighbouring relation of every adapter.
+        relation: the neighbouring relation of the adapters that state none.
         seedable: whether ``rng`` fixes the outputs (False: the library's own CSPRNG).
 
     Returns:
         ``make(name, api, summary, domain, sizes, release, *, epsilon=..., delta=0.0,
-        finding="", ...)`` returning the :class:`LibraryAdapter` named ``prefix-name`` (further
-        keywords are :class:`LibraryAdapter` fields).
+        relation=..., finding="", ...)`` returning the :class:`LibraryAdapter` named
+        ``prefix-name`` (``relation`` overrides the library's for one adapter; further keywords
+        are :class:`LibraryAdapter` fields).
     """
 
     def make(
@@ -156,6 +157,7 @@ def adapter_maker(
         *,
         epsilon: float = epsilon,
         delta: float = 0.0,
+        relation: str = relation,
         finding: str = "",
         **fields: Any,
     ) -> LibraryAdapter:

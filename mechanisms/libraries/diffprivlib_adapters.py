@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 import dpaudit.events as ev
-from mechanisms.libraries import LibraryAdapter, import_library
+from mechanisms.libraries import LibraryAdapter, adapter_maker, import_library
 
 __all__ = [
     "ADAPTERS",
@@ -65,6 +65,9 @@ def _quiet(call: Callable[[], Any]) -> Any:
         return call()
 
 
+_make = adapter_maker("diffprivlib", "diffprivlib", seedable=True)
+
+
 def _adapter(
     name: str,
     api: str,
@@ -94,20 +97,18 @@ def _adapter(
         out = _quiet(lambda: [one(data, made) for _ in range(n)])
         return np.asarray(out, dtype=float)
 
-    return LibraryAdapter(
-        name=f"diffprivlib-{name}",
-        library="diffprivlib",
-        api=api,
-        summary=summary,
-        domain=domain,
-        relation=relation,
-        sizes=sizes,
+    return _make(
+        name,
+        api,
+        summary,
+        domain,
+        sizes,
+        release,
         epsilon=epsilon,
         delta=delta,
-        seedable=True,
-        release=release,
-        release_batch=release_batch,
+        relation=relation,
         finding=finding,
+        release_batch=release_batch,
         plan=plan,
     )
 

@@ -29,7 +29,7 @@ import numpy as np
 import sympy
 
 import dpaudit.events as ev
-from mechanisms.libraries import LibraryAdapter, import_library
+from mechanisms.libraries import LibraryAdapter, adapter_maker, import_library
 
 __all__ = [
     "ADAPTERS",
@@ -145,6 +145,9 @@ def _release_batch(name: str) -> Callable[[np.ndarray, int, np.random.Generator]
     return release_batch
 
 
+_make = adapter_maker("opendp", "opendp")
+
+
 def _adapter(
     name: str,
     api: str,
@@ -157,18 +160,16 @@ def _adapter(
     batch: bool = True,
     plan: Callable[[], Any] | None = None,
 ) -> LibraryAdapter:
-    return LibraryAdapter(
-        name=f"opendp-{name}",
-        library="opendp",
-        api=api,
-        summary=summary,
-        domain=domain,
-        relation=relation,
-        sizes=sizes,
+    return _make(
+        name,
+        api,
+        summary,
+        domain,
+        sizes,
+        _release(name),
         epsilon=epsilon,
         delta=delta,
-        seedable=False,
-        release=_release(name),
+        relation=relation,
         release_batch=_release_batch(name) if batch else None,
         plan=plan,
     )

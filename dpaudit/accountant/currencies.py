@@ -187,11 +187,13 @@ def refined_epsilon_bounds(
         if pair is not None:
             lo, hi = pair.epsilon_bounds(delta)
             best_lo = max(best_lo, lo)
-            if hi < best_hi:
-                best_hi, used = hi, pair.h
             # the composition outgrew the grid budget (dpaudit.pld.GRID_BUDGET) and was
             # computed on a coarser grid: a finer leaf grid would be coarsened the same way
-            coarsened = pair.h > h
+            # (a composition in blocks, dpaudit.pld.blocks, also ends on a coarser grid, but
+            # one that a finer leaf grid refines)
+            coarsened = pair.budgeted
+            if hi < best_hi:
+                best_hi, used = hi, (pair.h if coarsened else h)
         gap = best_hi - best_lo
         if h <= FINEST_GRID or gap <= TARGET_GAP * best_hi or coarsened or coarsest_only:
             break

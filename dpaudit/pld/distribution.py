@@ -333,6 +333,9 @@ class PrivacyLossDistribution:
     tail: float = DEFAULT_TAIL
     #: the tilted refinement of the composition that made this PLD, applied by :meth:`refined`
     pending: tilt.Pending | None = dataclasses.field(default=None, compare=False, repr=False)
+    #: whether a composition that made this PLD outgrew :data:`GRID_BUDGET` and was computed on
+    #: a coarser grid (a finer leaf grid would be coarsened the same way)
+    budgeted: bool = dataclasses.field(default=False, compare=False)
 
     @property
     def h(self) -> float:
@@ -352,7 +355,7 @@ class PrivacyLossDistribution:
     def _refined(self) -> PrivacyLossDistribution:
         assert self.pending is not None
         upper, lower = self.pending.apply(self.upper, self.lower)
-        return PrivacyLossDistribution(upper, lower, self.tail)
+        return PrivacyLossDistribution(upper, lower, self.tail, budgeted=self.budgeted)
 
     def _moves(self, scale: float) -> bool:
         """Whether the refinement can move a delta of about ``scale`` noticeably."""
@@ -391,7 +394,9 @@ class PrivacyLossDistribution:
             raise ValueError(f"g must be a power of 2 (1, 2, 4, ...), got {g!r}")
         if g == 1:
             return self
-        return PrivacyLossDistribution(self.upper.coarsened(g), self.lower.coarsened(g), self.tail)
+        return PrivacyLossDistribution(
+            self.upper.coarsened(g), self.lower.coarsened(g), self.tail, budgeted=self.budgeted
+        )
 
     def _budgeted(self, window: tuple[int, int]) -> int:
         """The power of 2 by which to coarsen so that the upper window fits :data:`GRID_BUDGET`.
@@ -427,7 +432,7 @@ class PrivacyLossDistribution:
         win = win_t[:2]
         g = self._budgeted(win)
         if g > 1:
-            return self.coarsened(g).self_compose(count)
+            return dataclasses.replace(self.coarsened(g).self_compose(count), budgeted=True)
         m, off, l1 = fft.self_convolve(
             up.masses, up.offset, count, win, fft.lattice_stride(up.masses)
         )
@@ -450,7 +455,9 @@ class PrivacyLossDistribution:
         window_t = _lower_window_tilts([(lo, count)], self.tail)
         window = window_t[:2]
         if window[1] - window[0] + 1 > GRID_BUDGET:
-            return PrivacyLossDistribution(upper, LowerPLD.nothing(lo.h), self.tail, pending)
+            return PrivacyLossDistribution(
+                upper, LowerPLD.nothing(lo.h), self.tail, pending, self.budgeted
+            )
         lattice = fft.lattice_stride(_dominating(lo.p, lo.qt))
         p, off_l, l1p = fft.self_convolve(lo.p, lo.offset, count, window, lattice)
         qt, _off_q, l1q = fft.self_convolve(lo.qt, lo.offset, count, window, lattice)
@@ -470,7 +477,7 @@ class PrivacyLossDistribution:
             low_window=window_t,
             low_rounding=l1p + l1q + 8 * self.tail,
         )
-        return PrivacyLossDistribution(upper, lower, self.tail, pending)
+        return PrivacyLossDistribution(upper, lower, self.tail, pending, self.budgeted)
 
     def compose(self, other: PrivacyLossDistribution) -> PrivacyLossDistribution:
         """The PLD of this pair followed by ``other`` (independent, adaptive composition).
@@ -496,13 +503,15 @@ class PrivacyLossDistribution:
                 return self.coarsened(g).compose(other)
             return self.compose(other.coarsened(g))
         tail = max(self.tail, other.tail)
+        budgeted = self.budgeted or other.budgeted
         a, b = self.upper, other.upper
         la, lb = self.lower, other.lower
         win_t = fft.chernoff_window_tilt([(a.masses, a.offset, 1), (b.masses, b.offset, 1)], tail)
         win = win_t[:2]
         g = self._budgeted(win)
         if g > 1:
-            return self.coarsened(g).compose(other.coarsened(g))
+            composed = self.coarsened(g).compose(other.coarsened(g))
+            return dataclasses.replace(composed, budgeted=True)
         m, off, l1 = fft.convolve(a.masses, a.offset, b.masses, b.offset, win)
         m, off, cut = _trim(m, off, win)
         fa = float(np.sum(a.masses)) * (1 + _SUM_REL)
@@ -517,7 +526,7 @@ class PrivacyLossDistribution:
         window_t = _lower_window_tilts([(la, 1), (lb, 1)], tail)
         window = window_t[:2]
         if window[1] - window[0] + 1 > GRID_BUDGET:
-            return PrivacyLossDistribution(upper, LowerPLD.nothing(la.h), tail, pending)
+            return PrivacyLossDistribution(upper, LowerPLD.nothing(la.h), tail, pending, budgeted)
         p, off_l, l1p = fft.convolve(la.p, la.offset, lb.p, lb.offset, window)
         qt, _, l1q = fft.convolve(la.qt, la.offset, lb.qt, lb.offset, window)
         size = min(len(p), len(qt))
@@ -539,7 +548,7 @@ class PrivacyLossDistribution:
             low_window=window_t,
             low_rounding=l1p + l1q + 8 * tail,
         )
-        return PrivacyLossDistribution(upper, lower, tail, pending)
+        return PrivacyLossDistribution(upper, lower, tail, pending, budgeted)
 
 
 def _lower_window_tilts(

@@ -84,10 +84,10 @@ def compose_many(dists: Sequence[PrivacyLossDistribution]) -> PrivacyLossDistrib
     win = fft.chernoff_window_tilt([(u.masses, u.offset, 1) for u in ups], tail)
     g = parts[0]._budgeted(win[:2])
     if g > 1:
-        return compose_many([d.coarsened(g) for d in parts])
+        return dataclasses.replace(compose_many([d.coarsened(g) for d in parts]), budgeted=True)
     upper, pending = _upper(ups, win, tail)
     lower, pending = _lower(parts, tail, pending)
-    return PrivacyLossDistribution(upper, lower, tail, pending)
+    return PrivacyLossDistribution(upper, lower, tail, pending, any(d.budgeted for d in parts))
 
 
 def _upper(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable
 
+from dpaudit.pld.blocks import self_compose_blocked
 from dpaudit.pld.distribution import PrivacyLossDistribution
 
 __all__ = ["CHUNK_BYTES", "PLDPair"]
@@ -48,13 +49,21 @@ class PLDPair:
         add = remove if self.symmetric else fn(self.add)
         return PLDPair(remove, add)
 
+    @property
+    def budgeted(self) -> bool:
+        """Whether a composition that made either direction outgrew the grid budget (see
+        :attr:`PrivacyLossDistribution.budgeted`)."""
+        return self.remove.budgeted or self.add.budgeted
+
     def self_compose(self, count: int) -> PLDPair:
-        """``count`` independent copies composed (see :meth:`PrivacyLossDistribution.self_compose`).
+        """``count`` independent copies composed: in one transform, or in blocks moved to a
+        coarser grid where that is cheaper (:func:`dpaudit.pld.blocks.self_compose_blocked`;
+        the result's grid step is then a power of 2 times this one's).
 
         Raises:
             ValueError: if count is not an integer >= 1 or the support grows too large.
         """
-        return self._both(lambda d: d.self_compose(count))
+        return self._both(lambda d: self_compose_blocked(d, count))
 
     def coarsened(self, g: int) -> PLDPair:
         """Both directions on the grid of step ``g h`` (``g`` a power of 2; see

@@ -488,15 +488,22 @@ class Pending:
 
     def apply(self, upper: UpperT, lower: LowerT) -> tuple[UpperT, LowerT]:
         """The refined ``(upper, lower)`` of the untilted ones."""
-        m, off, at_inf = tilted_upper(
-            self.up_factors, self.up_window, upper.masses, upper.offset, self.up_error, self.tail
-        )
-        if m is not upper.masses:
-            inf_mass = (self.up_gap + at_inf) * (1 + 1e-9)
-            upper = dataclasses.replace(upper, offset=off, masses=m, inf_mass=inf_mass)
+        upper = self.apply_upper(upper)
         if self.low_factors is not None:
             p_factors, q_factors = self.low_factors
             lower = tilted_lower_pld(
                 lower, p_factors, q_factors, self.low_window, self.low_rounding, self.tail
             )
         return upper, lower
+
+    def apply_upper(self, upper: UpperT) -> UpperT:
+        """The refined upper side of the untilted one: a valid upper PLD for every query and
+        every further composition (see the module doc), whose rounding mass sits below the
+        cut instead of at ``+inf``."""
+        m, off, at_inf = tilted_upper(
+            self.up_factors, self.up_window, upper.masses, upper.offset, self.up_error, self.tail
+        )
+        if m is upper.masses:
+            return upper
+        inf_mass = (self.up_gap + at_inf) * (1 + 1e-9)
+        return dataclasses.replace(upper, offset=off, masses=m, inf_mass=inf_mass)

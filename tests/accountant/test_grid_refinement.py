@@ -1,6 +1,7 @@
 """The PLD grid refinement (``currencies.refined_epsilon_bounds``): which grids it builds.
 
-Fakes stand for PLDs here (the rule only reads ``h`` and ``epsilon_bounds``): a composition
+Fakes stand for PLDs here (the rule only reads ``h``, ``budgeted`` and ``epsilon_bounds``): a
+composition
 whose certified gap shrinks like h^2 (one composition's discretisation) and one whose gap
 shrinks like h^0.5 (a thousand distinct DP-SGD phases measured about that), so the grid
 sequence is checked exactly, without building PLDs.
@@ -19,6 +20,7 @@ from dpaudit.accountant import currencies as cur
 class FakePLD:
     h: float
     order: float
+    budgeted: bool = False
 
     def epsilon_bounds(self, delta: float) -> tuple[float, float]:
         # on the coarsest grid the gap is 3.4 times the target (as for 1000 DP-SGD phases)
@@ -53,3 +55,23 @@ def test_a_slowly_shrinking_gap_goes_to_the_finest_grid_without_intermediate_gri
     assert 3e-4 < built[1] < 4e-4
     assert built[2] == cur.FINEST_GRID
     assert found is not None and math.isclose(found[2], cur.FINEST_GRID)
+
+
+def test_a_composition_in_blocks_on_a_coarser_grid_is_still_refined() -> None:
+    """A composition in blocks (dpaudit.pld.blocks) ends on a grid 16 times the leaf's, which a
+    finer leaf refines: the rule goes on refining and reports the leaf grid; one coarsened to
+    fit the grid budget (``budgeted``) stops after the first grid, as a finer leaf would be
+    coarsened the same way."""
+    for budgeted in (False, True):
+        built: list[float] = []
+
+        def build(h: float, budgeted: bool = budgeted, built: list[float] = built) -> FakePLD:
+            built.append(h)
+            return FakePLD(16 * h, 2.0, budgeted)
+
+        found = cur.refined_epsilon_bounds(build, 1e-6)
+        assert found is not None
+        if budgeted:
+            assert built == [cur.COARSEST_GRID] and found[2] == 16 * cur.COARSEST_GRID
+        else:
+            assert len(built) > 1 and found[2] == built[-1]

@@ -1,0 +1,170 @@
+"""Many copies of one privacy loss distribution, composed in blocks on coarser grids.
+
+Composing ``k`` copies in one transform needs a window holding the whole k-fold sum on the
+leaf grid ``h``: its width grows like ``sqrt(k) / h`` (and like ``k`` once ``h`` is chosen so
+that the discretisation error stays fixed, since that error grows like ``k h^2``).  A DP-SGD
+schedule of 10^6 steps on a 1e-4 grid composes in a window of about 400,000 points.
+
+Here the copies are composed in ``n`` blocks of ``m``: one block is composed on the leaf grid
+(a narrow window, ``sqrt(m) / h``), moved to the grid of step ``g h`` (``g`` a power of 2) by
+connect-the-dots (:meth:`~dpaudit.pld.distribution.PrivacyLossDistribution.coarsened`), and
+the ``n`` blocks are composed there (a window ``g`` times narrower than the direct one); the
+``r = k - n m`` copies left over are composed on the leaf grid, moved to the same grid and
+composed with the rest.
+
+Each block's upper side is refined by its tilted transform before it is composed further
+(:func:`_settled`).
+
+Error: connect-the-dots keeps both masses and adds at most about ``H^2 / 4`` of variance per
+rounding to a grid of step ``H`` (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi 2022, Section
+4.2), so the leaf grid costs ``k`` roundings of ``h`` and the blocks ``n + 1`` roundings of
+``g h``: with ``g^2 <= m / ERROR_SHARE`` the blocks add at most ``1 / ERROR_SHARE`` of the leaf
+grid's variance.  Measured (DP-SGD, q = 256/60000, leaf grid 1e-4, delta 1e-5, both
+directions): at sigma 2.65673 and 10^6 steps, blocks of 5,000 on a 16 times coarser grid give
+epsilon in [7.99193, 7.99918] in 0.08 CPU s, one transform [7.99287, 7.99903] in 0.64 s; at
+sigma 2.00522 and 10^5 steps, blocks of 1,250 (8 times) [2.99891, 2.99991] in 0.03 s against
+[2.99906, 2.99988] in 0.24 s.  This is a choice of precision, never of soundness.
+
+Privacy: the result is the composition of the same ``k`` pairs (composition is associative).
+Upper side: every step is a dominating pair of its input -- composition of dominating pairs
+dominates (Zhu, Dong, Wang 2022, Theorem 10), and connect-the-dots dominates (Doroshenko et
+al. 2022, Theorem 4.3) -- so the result dominates the k-fold composition.  Lower side: every
+step is a post-processing (the Markov kernel of
+:meth:`~dpaudit.pld.distribution.LowerPLD.coarsened`, and the product of post-processings),
+with its l1 errors carried by the same operations as an unblocked composition's.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpaudit.pld import distribution
+from dpaudit.pld.distribution import PrivacyLossDistribution, _check_count
+
+__all__ = [
+    "BLOCK_WIDTH",
+    "ERROR_SHARE",
+    "SUPPORT_SHARE",
+    "WORTH",
+    "block_plan",
+    "self_compose_blocked",
+]
+
+#: A composition whose direct window (on the leaf grid) is at most this many points is
+#: computed in one transform: below it, blocks save less than their extra transforms cost.
+BLOCK_WIDTH = 2**15
+#: Blocks are planned only when the central limit's window of the whole composition exceeds
+#: this many times the leaf's support (below, the leaf's tail sets every window's width).
+SUPPORT_SHARE = 4
+#: The blocks' grid ``g h`` keeps ``g^2 <= m / ERROR_SHARE``: their roundings add at most this
+#: share of the leaf grid's discretisation variance (about 6%).
+ERROR_SHARE = 16
+#: A plan is used only when its estimated work is below this share of the direct window's.
+WORTH = 0.6
+
+
+def _spread(d: PrivacyLossDistribution) -> tuple[float, int]:
+    """``(s, n)``: the central limit's window of one copy of the upper side at the windows'
+    tail, ``2 sqrt(2 log(1 / tail) Var)`` grid points (``s sqrt(c)`` for ``c`` copies), and the
+    leaf's length."""
+    m = d.upper.masses
+    total = float(np.sum(m))
+    if not total > 0 or not 0 < d.tail < 1:
+        return 0.0, len(m)
+    idx = np.arange(len(m), dtype=np.float64)
+    # elementwise products: a BLAS dot product starts threads that spin on the other core
+    mean = float(np.sum(m * idx)) / total
+    var = float(np.sum(m * (idx - mean) ** 2)) / total
+    return 2 * math.sqrt(-2 * math.log(d.tail) * max(var, 0.0)), len(m)
+
+
+def _block_size(count: int, least: int) -> int:
+    """A block size from ``least`` on that divides ``count`` (no copies left over to compose
+    apart) if one lies within a factor 2 (and 4096) of it, else ``least``."""
+    for m in range(least, min(2 * least, least + 4096)):
+        if count % m == 0:
+            return m
+    return least
+
+
+def block_plan(d: PrivacyLossDistribution, count: int) -> tuple[int, int] | None:
+    """``(m, g)``: compose ``count`` copies of ``d`` in blocks of ``m`` moved to the grid of step
+    ``g h``; None when one transform is the better choice.
+
+    The choice is made on estimated windows (the central limit's width plus the leaf's
+    support, one pass over the leaf).  One transform is used for a composition whose window
+    would be at most :data:`BLOCK_WIDTH` points, or at most :data:`SUPPORT_SHARE` times the
+    leaf's support (a heavy upper tail, as DP-SGD's with little noise: every block's window is
+    then about as wide), or wider than the grid budget
+    (:data:`~dpaudit.pld.distribution.GRID_BUDGET`: it is coarsened to fit, or refused, as
+    before).  Else the block factor ``g`` (with ``g h`` at most
+    :data:`~dpaudit.pld.distribution.MAX_COARSE_STEP`) whose work -- the block's window, the
+    blocks' window ``W / g`` and the window of the copies left over -- is least, if below
+    :data:`WORTH` of the direct window's.
+
+    Raises:
+        ValueError: if count is not an integer >= 1.
+    """
+    _check_count(count)
+    if count < 2 * ERROR_SHARE * 4:
+        return None
+    spread, support = _spread(d)
+
+    def width(c: int) -> float:
+        return spread * math.sqrt(c) + support
+
+    direct = width(count)
+    if direct - support <= BLOCK_WIDTH or direct - support <= SUPPORT_SHARE * support:
+        return None
+    if direct > distribution.GRID_BUDGET:
+        return None  # coarsened to fit the grid budget (or refused) as before, in one transform
+    best: tuple[float, int, int] | None = None
+    g = 2
+    while 2 * ERROR_SHARE * g * g <= count and d.h * g <= distribution.MAX_COARSE_STEP:
+        m = _block_size(count, ERROR_SHARE * g * g)
+        rest = count % m
+        work = width(m) + direct / g + (width(rest) if rest else 0.0)
+        if best is not None and work >= best[0]:
+            break  # the block's window grows faster than the blocks' window shrinks
+        best = (work, m, g)
+        g *= 2
+    if best is None or best[0] > WORTH * direct:
+        return None
+    return best[1], best[2]
+
+
+def self_compose_blocked(d: PrivacyLossDistribution, count: int) -> PrivacyLossDistribution:
+    """The PLD of ``count`` independent copies of ``d``, in blocks where :func:`block_plan`
+    finds them cheaper (the blocks' own composition is planned the same way), else
+    :meth:`~dpaudit.pld.distribution.PrivacyLossDistribution.self_compose`.  The result's grid
+    step is ``h`` times the blocks' factors (and any coarsening to fit the grid budget).
+
+    Raises:
+        ValueError: as :meth:`PrivacyLossDistribution.self_compose` (a count that is not an
+            integer >= 1, a support too large for the grid).
+    """
+    plan = block_plan(d, count)
+    if plan is None:
+        return d.self_compose(count)
+    m, g = plan
+    n, r = divmod(count, m)
+    out = self_compose_blocked(_settled(d.self_compose(m)).coarsened(g), n)
+    if r:
+        out = out.compose(_settled(d.self_compose(r)).coarsened(g))
+    return out
+
+
+def _settled(d: PrivacyLossDistribution) -> PrivacyLossDistribution:
+    """A composition to be composed further: its upper side with the tilted refinement applied
+    (:meth:`dpaudit.pld.tilt.Pending.apply_upper`: its rounding mass moved from ``+inf`` to
+    below the cut, a valid upper PLD for every further composition; left at ``+inf``, the
+    ``n`` blocks' rounding masses add up to about ``n`` times one block's, which decided a
+    delta of 1e-5 after 10^6 DP-SGD steps), its lower side as computed (the refined lower side
+    certifies tests above its cut more tightly, but its total l1 error, the one a further
+    composition carries, is larger)."""
+    if d.pending is None:
+        return d
+    upper = d.pending.apply_upper(d.upper)
+    return PrivacyLossDistribution(upper, d.lower, d.tail, budgeted=d.budgeted)

@@ -457,3 +457,32 @@ def test_every_refined_evaluation_of_a_search_builds_one_grid(monkeypatch):
     assert c.epsilon_upper <= 1 and len(built) >= 2
     assert all(len(grids) == 1 for grids in built), built
     assert built[0][0] < currencies.COARSEST_GRID
+
+
+def test_search_closes_a_bound_that_drops_to_exactly_zero():
+    """A delta that is exactly 0 from v = 10 on (a pure-DP cliff, as delta(b) of
+    ``SelfComposed(Laplace(b), 10)`` at epsilon 1) and 1e-6 at 9.99: the quick phase may end on
+    the cliff, where log(upper) is -inf and there is no slope to extrapolate along; the full
+    evaluations then close the bracket from the quick one's other end, to the crossing (not
+    the cliff's 10, which the search returned before)."""
+
+    def bound(v: Fraction) -> float:
+        return 0.0 if v >= 10 else 1e-6 * (10 - float(v)) / 0.01
+
+    def full(v: Fraction) -> Probe:
+        return Probe(v, bound(v) * (1 - 1e-6), bound(v), None, True)
+
+    def quick(v: Fraction) -> Probe:
+        return Probe(v, bound(v) * 0.99, bound(v) * 1.02, None, False)
+
+    found = search(
+        quick,
+        full,
+        target=1e-6,
+        sign=DECREASING,
+        where=Range(Fraction(0), None, False, False, False),
+        start=Fraction(1),
+        name="b",
+        quantity="delta",
+    )
+    assert 9.99 <= float(found.best.value) <= 9.99 * (1 + 1.5 * TOL)

@@ -135,7 +135,10 @@ def _chernoff_edge(
     Every t gives a valid Chernoff bound; the search only makes the edge tighter.  The edge is
     unimodal in t (its stationarity condition ``t K'(t) - K(t) + log_tail = 0`` has an
     increasing left side), so a safeguarded Newton iteration on that condition, started at the
-    Gaussian approximation ``t = sqrt(-2 log_tail / Var)``, converges in a few steps.
+    Gaussian approximation ``t = sqrt(-2 log_tail / Var)``, converges in a few steps; it stops
+    once a step moves t by less than 3%: the edge is stationary there, so such a step moves it
+    by a second-order amount (a window a few points wider at most), and a calibration's
+    window searches made 30% fewer evaluations than when stopping at 0.1%.
     """
     signed = [
         (logm, sign * idx, c, (float(np.max(np.abs(logm))), float(np.max(np.abs(idx)))))
@@ -167,7 +170,7 @@ def _chernoff_edge(
             hi_t = t
         step = t - phi / slope if slope > 0 else math.nan
         nxt = step if lo_t < step < hi_t else math.sqrt(lo_t * hi_t)
-        if abs(nxt - t) <= 1e-3 * t:
+        if abs(nxt - t) <= 3e-2 * t:
             break
         t = nxt
     return best, best_t

@@ -25,11 +25,27 @@ epsilon in [7.99193, 7.99918] in 0.08 CPU s, one transform [7.99287, 7.99903] in
 sigma 2.00522 and 10^5 steps, blocks of 1,250 (8 times) [2.99891, 2.99991] in 0.03 s against
 [2.99906, 2.99988] in 0.24 s.  This is a choice of precision, never of soundness.
 
-Privacy: the result is the composition of the same ``k`` pairs (composition is associative).
-Upper side: every step is a dominating pair of its input -- composition of dominating pairs
-dominates (Zhu, Dong, Wang 2022, Theorem 10), and connect-the-dots dominates (Doroshenko et
-al. 2022, Theorem 4.3) -- so the result dominates the k-fold composition.  Lower side: every
-step is a post-processing (the Markov kernel of
+Privacy.  Write ``X >= Y`` for the stochastic order (integrals of non-negative non-decreasing
+functions, the order of :mod:`dpaudit.pld.tilt`) and ``Z |= Y`` for a pair ``Z`` dominating a
+pair ``Y`` (``Y`` a post-processing of ``Z``).  Claim: for a measure ``X >= Y``, ``Y`` a pair's
+PLD, the blocked composition of ``k`` copies is ``>= Z`` for a pair ``Z |= Y^k``.  At the
+leaf ``Y`` is the connect-the-dots pair, which dominates the mechanism's (so ``Y^k`` dominates
+its ``k``-fold composition), and ``X`` is ``Y`` with its rounding at ``+inf``; a privacy
+profile integrates ``l -> (1 - exp(eps - l))_+``, non-negative and non-decreasing, so the
+computed profile bounds the true one.  By induction on the recursion:
+
+* one transform: the computed power is ``>= X^k >= Y^k`` (errors at ``+inf``; convolution with
+  non-negative measures preserves the order);
+* a block ``T`` (computed, refined) is ``>= X^m >= Y^m``; connect-the-dots ``C`` preserves the
+  order (for a non-decreasing ``f >= 0``, ``l -> (1 - w(l)) f(a) + w(l) f(b)`` is
+  non-decreasing: the weight ``w`` of the upper neighbour grows with ``l`` from 0 to 1 in each
+  cell), so ``C(T) >= C(Y^m)``, a pair with ``C(Y^m) |= Y^m`` (Doroshenko et al. 2022,
+  Theorem 4.3); by induction the ``n`` blocks' composition is ``>= Z'`` with ``Z' |= C(Y^m)^n
+  |= Y^(m n)`` (composition keeps domination: Zhu, Dong, Wang 2022, Theorem 10);
+* the copies left over likewise give ``>= W |= Y^r``, and the composition of the two is
+  ``>= Z' W |= Y^k``.
+
+Lower side: every step is a post-processing (the Markov kernel of
 :meth:`~dpaudit.pld.distribution.LowerPLD.coarsened`, and the product of post-processings),
 with its l1 errors carried by the same operations as an unblocked composition's.
 """

@@ -372,7 +372,8 @@ def _self_composed_tight(
             _power(s.build, k, s.step.event),
             s.tight,
             (s.step,),
-            f"{k}-fold FFT self-composition",
+            f"{k}-fold FFT self-composition (long ones in blocks moved to a coarser grid, "
+            "dpaudit.pld.blocks)",
             k,
         )
         out += [composed] if composed is not None else []

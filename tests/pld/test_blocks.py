@@ -103,6 +103,7 @@ def test_the_plan_keeps_to_its_rules() -> None:
     m, g = blocks.block_plan(gauss.remove, 10**6) or (0, 0)
     assert g >= 2 and g & (g - 1) == 0  # a power of 2
     assert g * g <= m / blocks.ERROR_SHARE and 2 * m <= 10**6
+    assert 10**6 // m <= blocks.MAX_BLOCKS
     assert 10**6 % m == 0  # a divisor within a factor 2 of the least block: nothing left over
     # few copies, a narrow window, a leaf whose tail sets the window: one transform
     assert blocks.block_plan(gauss.remove, 100) is None

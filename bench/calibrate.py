@@ -21,8 +21,9 @@ sigma whose certified epsilon exceeds the target is not proven to meet it); time
 Times are CPU seconds of this process (``time.process_time``: every library here computes in
 one thread, and the machine is shared, so wall-clock time would measure the neighbours); one
 run per cell for dp_accounting (its calibrations take 5-50 CPU seconds each), the median of
-:data:`REPEATS` runs for dpaudit (its PLD memo cleared before each) and Opacus.  Imports
-happen before any timer starts.  ``python bench/calibrate.py 0 3`` runs only the schedules
+:data:`REPEATS` runs for dpaudit (its PLD memo cleared before each) and Opacus, taken in turn,
+and the Opacus / dpaudit column is the median of the pairs' ratios.  Imports happen before
+any timer starts.  ``python bench/calibrate.py 0 3`` runs only the schedules
 of those indices.
 """
 
@@ -77,22 +78,19 @@ def _rate(text: str) -> float:
     return float(Fraction(int(num), int(den) if den else 1))
 
 
-#: dpaudit's and Opacus's calibrations are timed this many times and the median reported (they
-#: take tenths of a second, so one run on a shared machine is mostly its neighbours' noise);
-#: dp_accounting's, taking 5-50 s each, once.
-REPEATS = 5
+#: dpaudit's and Opacus's calibrations are timed this many times, in turn (dpaudit, Opacus,
+#: dpaudit, ...), and the medians reported, with the median of the pairs' time ratios (they
+#: take tenths of a second, and a shared machine's speed drifts by tens of percent between
+#: minutes: taking them in turn lets a drift hit both); dp_accounting's, taking 5-50 s each,
+#: once.
+REPEATS = 9
 
 
-def ours(case: Case) -> tuple[Any, float]:
-    times, result = [], None
-    for _ in range(REPEATS):
-        _currencies._PLD_MEMO.clear()  # nothing reused from an earlier case or run
-        start = time.process_time()
-        result = calibrate(
-            case.expression(), epsilon=case.epsilon, delta=case.delta, parameter="sigma"
-        )
-        times.append(time.process_time() - start)
-    return result, statistics.median(times)
+def ours_once(case: Case) -> tuple[Any, float]:
+    _currencies._PLD_MEMO.clear()  # nothing reused from an earlier case or run
+    start = time.process_time()
+    result = calibrate(case.expression(), epsilon=case.epsilon, delta=case.delta, parameter="sigma")
+    return result, time.process_time() - start
 
 
 def dp_accounting_sigma(case: Case) -> tuple[float | None, float, int]:
@@ -126,22 +124,43 @@ def dp_accounting_sigma(case: Case) -> tuple[float | None, float, int]:
     return float(sigma), time.process_time() - start, len(calls)
 
 
-def opacus_sigma(case: Case, get: Callable[..., float] | None) -> tuple[float | None, float]:
+def opacus_once(case: Case, get: Callable[..., float] | None) -> tuple[float | None, float]:
     if get is None or len(case.phases) != 1:
         return None, 0.0
     ((q, k),) = case.phases
-    times, sigma = [], 0.0
+    start = time.process_time()
+    sigma = get(
+        target_epsilon=case.epsilon,
+        target_delta=float(case.delta),
+        sample_rate=_rate(q),
+        steps=k,
+        accountant="rdp",
+    )
+    return float(sigma), time.process_time() - start
+
+
+def in_turn(
+    case: Case, get: Callable[..., float] | None
+) -> tuple[Any, float, float | None, float, float | None]:
+    """dpaudit and Opacus, :data:`REPEATS` times each in turn: dpaudit's result and median
+    time, Opacus's sigma and median time, and the median of the pairs' ratios Opacus /
+    dpaudit (None without Opacus)."""
+    ours_t, op_t, ratios = [], [], []
+    result, op = None, None
     for _ in range(REPEATS):
-        start = time.process_time()
-        sigma = get(
-            target_epsilon=case.epsilon,
-            target_delta=float(case.delta),
-            sample_rate=_rate(q),
-            steps=k,
-            accountant="rdp",
-        )
-        times.append(time.process_time() - start)
-    return float(sigma), statistics.median(times)
+        result, t = ours_once(case)
+        op, t_op = opacus_once(case, get)
+        ours_t.append(t)
+        if op is not None:
+            op_t.append(t_op)
+            ratios.append(t_op / t)
+    return (
+        result,
+        statistics.median(ours_t),
+        op,
+        statistics.median(op_t) if op_t else 0.0,
+        statistics.median(ratios) if ratios else None,
+    )
 
 
 def certified_at(case: Case, sigma: float | None) -> str:
@@ -180,13 +199,12 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     chosen = [CASES[int(i)] for i in sys.argv[1:]] or CASES
     for case in chosen:
-        result, t_ours = ours(case)
         peer, t_peer, n_peer = dp_accounting_sigma(case)
-        op, t_op = opacus_sigma(case, get)
+        result, t_ours, op, t_op, ratio = in_turn(case, get)
         rel = f"{result.value / peer - 1:+.4%}" if peer else "-"
         peer_text = f"{peer:.6f}" if peer else "failed"
         op_text, op_time = (f"{op:.6f}", f"{t_op:.2f}") if op else ("n/a", "-")
-        op_ratio = f"{t_op / t_ours:.2f}" if op else "-"
+        op_ratio = f"{ratio:.2f}" if ratio is not None else "-"
         phases = ", ".join(f"{q} x {k}" for q, k in case.phases)
         print(
             f"| {case.name} ({phases}) | ({case.epsilon:g}, {case.delta}) "

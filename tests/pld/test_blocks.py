@@ -49,7 +49,7 @@ def test_a_million_dp_sgd_steps_in_blocks_are_as_tight_as_one_transform() -> Non
     """DP-SGD (q = 256/60000, sigma 2.65673, the noise bench/calibrate.py finds for epsilon 8
     at 10^6 steps) on a 1e-4 leaf grid: the blocks' upper bound is within 0.005% of the direct
     one's (7.99903) and their intervals meet.  Without the tilted refinement of each block's
-    upper side (blocks._settled) the blocks' rounding mass at +inf, about 4e-8 after 10^6
+    upper side (blocks._refined_upper) the blocks' rounding mass at +inf, about 4e-8 after 10^6
     steps, decided delta 1e-5: 8.0007, 0.02% above."""
     d = pld.gaussian(2.65673, sampling_probability=256 / 60000, value_discretization=1e-4)
     assert blocks.block_plan(d.remove, 10**6) is not None
@@ -138,3 +138,15 @@ def test_blocked_compositions_compose_further() -> None:
     exact = gaussian_delta(math.sqrt(2.0), 1.0)
     lo, hi = both.delta_bounds(1.0)
     assert lo <= exact <= hi and hi - exact < 1e-4
+
+
+@given(count=st.integers(128, 10**9), extra=st.integers(0, 5000))
+def test_block_size_is_the_least_divisor_in_its_range(count: int, extra: int) -> None:
+    """The block size is the smallest divisor of ``count`` in ``[least, min(2 least, least +
+    4096))`` (else ``least``), for every ``least`` the plan can ask for (at least ``count /
+    MAX_BLOCKS``): the search over the number of blocks finds what a search over the sizes
+    would."""
+    least = -(-count // blocks.MAX_BLOCKS) + extra
+    top = min(2 * least, least + 4096)
+    expected = next((m for m in range(least, top) if count % m == 0), least)
+    assert blocks._block_size(count, least) == expected

@@ -162,6 +162,10 @@ def test_a_function_reports_its_name_source_and_docstring(project: Path) -> None
     assert t.regenerate == "usermod:noisy_count --epsilon 1"
 
 
+#: a user function with its claim and one pair of datasets: the audit is fully stated
+WITH_PAIR = ["usermod:noisy_count", "--epsilon", "1", "--d0", "[1]", "--d1", "[]"]
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -176,31 +180,9 @@ def test_a_function_reports_its_name_source_and_docstring(project: Path) -> None
         (["usermod:odd"], "OddClaims.epsilon must be a number (or give --epsilon E), got 'one'"),
         (["usermod:odd", "--epsilon", "1"], "OddClaims.delta must be a finite number (or give"),
         (["usermod:odd", "--epsilon", "1", "--delta", "0"], "OddClaims.samples must be an int"),
+        ([*WITH_PAIR, "--no-edge-values"], "--no-edge-values must be combined with --records"),
         (
-            [
-                "usermod:noisy_count",
-                "--epsilon",
-                "1",
-                "--d0",
-                "[1]",
-                "--d1",
-                "[]",
-                "--no-edge-values",
-            ],
-            "--no-edge-values must be combined with --records",
-        ),
-        (
-            [
-                "usermod:noisy_count",
-                "--epsilon",
-                "1",
-                "--d0",
-                "[1]",
-                "--d1",
-                "[]",
-                "--on-error",
-                "skip",
-            ],
+            [*WITH_PAIR, "--on-error", "skip"],
             "--on-error must be 'raise' or 'output' without --records",
         ),
         (["catalogue/laplace-count", "--on-error", "raise"], "state the claim of a mechanism"),

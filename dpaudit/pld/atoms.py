@@ -63,6 +63,7 @@ class _Accumulator:
         self.err_up = 0.0
         self.top = -1  # the highest index of m an atom's split reached (err_up goes there)
         self.err_low = 0.0
+        self.err_q = 0.0  # the share of err_low in qt (LowerPLD.err_q)
         self.shift = 0.0
 
     def grid(self) -> np.ndarray:
@@ -88,6 +89,7 @@ class _Accumulator:
             if low:
                 self.qt[0] += q_mass * math.exp(self.j0 * h)
                 self.err_low += 4 * UNIT_ROUNDOFF * self.qt[0] + UNDERFLOW
+                self.err_q += 4 * UNIT_ROUNDOFF * self.qt[0] + UNDERFLOW
             return
         j = math.floor(loss / h)
         t = loss - j * h
@@ -117,6 +119,7 @@ class _Accumulator:
             self.err_low += (
                 8 * UNIT_ROUNDOFF * (p_mass + q_mass * math.exp((j + 1) * h)) + 6 * UNDERFLOW
             )
+            self.err_q += 8 * UNIT_ROUNDOFF * q_mass * math.exp((j + 1) * h) + 6 * UNDERFLOW
         self.shift = max(self.shift, 4 * UNIT_ROUNDOFF * (abs(loss) + abs(j * h) + h))
 
     def build(self, tail: float) -> PrivacyLossDistribution:
@@ -140,6 +143,7 @@ class _Accumulator:
             self.qt[lo:hi].copy(),
             self.p_inf * (1 - 1e-12),
             self.err_low * (1 + 1e-9),
+            err_q=self.err_q * (1 + 1e-9),
         )
         return PrivacyLossDistribution(upper, lower, tail)
 

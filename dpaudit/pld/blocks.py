@@ -21,9 +21,9 @@ rounding to a grid of step ``H`` (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi 2
 ``g h``: with ``g^2 <= m / ERROR_SHARE`` the blocks add at most ``1 / ERROR_SHARE`` of the leaf
 grid's variance.  Measured (DP-SGD, q = 256/60000, leaf grid 1e-4, delta 1e-5, both
 directions): at sigma 2.65673 and 10^6 steps, blocks of 20,000 on a 32 times coarser grid give
-epsilon in [7.99241, 7.99919] in 0.07 CPU s, one transform [7.99287, 7.99903] in 0.64 s; at
-sigma 2.00522 and 10^5 steps, blocks of 2,000 (8 times) [2.99892, 2.99990] in 0.04 s against
-[2.99906, 2.99988] in 0.24 s.  This is a choice of precision, never of soundness.
+epsilon in [7.99087, 7.99919] in 0.04 CPU s, one transform [7.99108, 7.99904] in 0.55 s; at
+sigma 2.00522 and 10^5 steps, blocks of 2,000 (8 times) [2.99885, 2.99990] in 0.03 s against
+[2.99905, 2.99988] in 0.19 s.  This is a choice of precision, never of soundness.
 
 Privacy.  Write ``X >= Y`` for the stochastic order (integrals of non-negative non-decreasing
 functions, the order of :mod:`dpaudit.pld.tilt`) and ``Z |= Y`` for a pair ``Z`` dominating a
@@ -80,7 +80,7 @@ SUPPORT_SHARE = 4
 ERROR_SHARE = 16
 #: The most blocks a plan composes: the lower side carries each block's FFT rounding in its l1
 #: error, once per block (DP-SGD at 10^6 steps, sigma 1, q = 0.001: epsilon lower bound
-#: 6.02066 in 200 blocks, 6.02192 in 50, 6.02297 in one transform; about the same time).
+#: 6.01867 in 200 blocks, 6.02019 in 50, 6.02154 in one transform; about the same time).
 MAX_BLOCKS = 64
 #: A plan is used only when its estimated work is below this share of the direct window's.
 WORTH = 0.6

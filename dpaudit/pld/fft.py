@@ -195,13 +195,14 @@ def chernoff_window(factors: list[tuple[np.ndarray, int, int]], tail: float) -> 
 
 
 def chernoff_window_tilt(
-    factors: list[tuple[np.ndarray, int, int]], tail: float
+    factors: list[tuple[np.ndarray, int, int]], tail: float, log_tail: float | None = None
 ) -> tuple[int, int, float]:
     """:func:`chernoff_window` and the tilt of its upper edge: ``(lo, hi, t)`` where ``t > 0``
     certifies ``sum_c count_c K_c(t) <= log(tail) + t hi`` (the Chernoff bound behind ``hi``,
     rounding included), ``t = 0.0`` means that ``hi`` is the top of the support (no mass above
     it), and ``t = nan`` that neither holds.  :mod:`dpaudit.pld.tilt` bounds tilted tails
-    with it."""
+    with it.  ``log_tail`` (at most ``log(tail)``), when given, is the log of the tail mass
+    per side instead (a tail below the smallest double)."""
     support_lo = sum(off * c for _, off, c in factors)
     support_hi = sum((off + len(m) - 1) * c for m, off, c in factors)
     if tail <= 0:
@@ -214,7 +215,7 @@ def chernoff_window_tilt(
             prepared.append((np.log(masses[nz]), (nz + off).astype(np.float64), count))
     if not prepared:
         return support_lo, support_hi, 0.0
-    log_tail = math.log(tail)
+    log_tail = math.log(tail) if log_tail is None else min(log_tail, math.log(tail))
     margin = 1e-9 * span + 2
     edge, t_hi = _chernoff_edge(prepared, log_tail, 1.0, span)
     hi = min(support_hi, math.ceil(edge + margin))

@@ -34,6 +34,7 @@ from dpaudit.pld.distribution import (
     PrivacyLossDistribution,
     UpperPLD,
     _lower_window_tilts,
+    _q_tail,
     _trim,
 )
 
@@ -117,11 +118,20 @@ def _lower(
     p, off, l1p = fft.convolve_many([(lo.p, lo.offset) for lo in lows], window)
     qt, _, l1q = fft.convolve_many([(lo.qt, lo.offset) for lo in lows], window)
     size = min(len(p), len(qt))
+    # ||prod x_i - prod y_i|| <= sum_i e_i prod_{j != i} (|y_j| + e_j), and each product over
+    # j != i is at most the product of max(1, |y_j| + e_j) over all j (a norm may be below 1:
+    # P-mass at +inf, or tilted masses whose labels lie below the losses)
     norms = [
-        max(float(np.sum(lo.p)), float(np.sum(lo.qt))) * (1 + _SUM_REL) + lo.err for lo in lows
+        max(1.0, max(float(np.sum(lo.p)), float(np.sum(lo.qt))) * (1 + _SUM_REL) + lo.err)
+        for lo in lows
     ]
     growth = math.exp(_log_product_up(norms))
-    err = math.fsum(lo.err for lo in lows) * (1 + 1e-12) * growth + l1p + l1q + 8 * tail
+    tail_q = _q_tail([(lo, 1) for lo in lows], tail)
+    window_error = 4 * (tail + tail_q)
+    err = math.fsum(lo.err for lo in lows) * (1 + 1e-12) * growth + l1p + l1q + window_error
+    q_norms = [max(1.0, float(np.sum(lo.qt)) * (1 + _SUM_REL) + lo.q_error) for lo in lows]
+    q_growth = math.exp(_log_product_up(q_norms))
+    err_q = math.fsum(lo.q_error for lo in lows) * (1 + 1e-12) * q_growth + l1q + 4 * tail_q
     # P(some part at +inf) = 1 - prod (1 - p_inf_i), rounded down
     keep = math.fsum(math.log1p(-lo.p_inf) if lo.p_inf < 1 else -math.inf for lo in lows)
     p_inf = -math.expm1(keep) * (1 - 1e-9) if math.isfinite(keep) else 1.0
@@ -129,6 +139,7 @@ def _lower(
         pending,
         low_factors=([(lo.p, lo.offset, 1) for lo in lows], [(lo.qt, lo.offset, 1) for lo in lows]),
         low_window=window_t,
-        low_rounding=l1p + l1q + 8 * tail,
+        low_rounding=l1p + l1q + window_error,
     )
-    return LowerPLD(h, off, p[:size], qt[:size], p_inf, err * (1 + 1e-9)), pending
+    lower = LowerPLD(h, off, p[:size], qt[:size], p_inf, err * (1 + 1e-9), err_q=err_q * (1 + 1e-9))
+    return lower, pending

@@ -77,6 +77,8 @@ class _LowerSide(Protocol):
     def qt(self) -> np.ndarray: ...
     @property
     def err(self) -> float: ...
+    @property
+    def err_q(self) -> float | None: ...
 
 
 UpperT = TypeVar("UpperT", bound=_UpperSide)
@@ -380,16 +382,17 @@ def tilted_lower(
     offset: int,
     error: float,
     tail: float,
-) -> tuple[np.ndarray, np.ndarray, float, float, int] | None:
+) -> tuple[np.ndarray, np.ndarray, float, float, int, float] | None:
     """The lower side's counterpart of :func:`tilted_upper`: the untilted ``p`` and ``qt`` (at
     indices ``offset + i``, l1 error ``error`` for rounding and windows, computed on
     ``window = (lo, hi, t_hi of p, t_hi of qt)``) are replaced from a cut ``c`` on by tilted
     results.
 
     Returns:
-        ``(p, qt, error_from_cut, error_below_cut, c)``: the l1 error of ``p`` plus that of
-        ``qt`` is at most ``error_from_cut`` over the entries from ``c`` on and above, and at
-        most ``error_below_cut`` over the entries below ``c`` (and the mass below the window);
+        ``(p, qt, error_from_cut, error_below_cut, c, q_error_from_cut)``: the l1 error of
+        ``p`` plus that of ``qt`` is at most ``error_from_cut`` over the entries from ``c`` on
+        and above, and at most ``error_below_cut`` over the entries below ``c`` (and the mass
+        below the window); that of ``qt`` alone from ``c`` on at most ``q_error_from_cut``;
         None when tilting does not help.
     """
     if not error >= TILT_ABOVE or not math.isfinite(error):
@@ -415,8 +418,9 @@ def tilted_lower(
     new_q[cut - offset :] = vq[: size - (cut - offset)]
     # entries of the longer tilted vector beyond the shorter one are left at 0: their mass
     # is an error of that side
-    extra = float(np.sum(vp[size - (cut - offset) :])) + float(np.sum(vq[size - (cut - offset) :]))
-    return new_p, new_q, (ep + eq + extra) * (1 + 1e-9), error, cut
+    extra_q = float(np.sum(vq[size - (cut - offset) :]))
+    extra = float(np.sum(vp[size - (cut - offset) :])) + extra_q
+    return new_p, new_q, (ep + eq + extra) * (1 + 1e-9), error, cut, (eq + extra_q) * (1 + 1e-9)
 
 
 def tilted_lower_pld(
@@ -436,8 +440,11 @@ def tilted_lower_pld(
     )
     if got is None:
         return lower
-    p, qt, err_hi, err_lo, cut = got
+    p, qt, err_hi, err_lo, cut, err_q_hi = got
     inherited = max(0.0, lower.err - rounding)
+    # qt alone: below the cut its entries are unchanged (within the old bound), from the cut
+    # on within the inherited error (at most the old bound) plus the tilted one
+    old_q = lower.err if lower.err_q is None else min(lower.err, lower.err_q)
     return dataclasses.replace(
         lower,
         p=p,
@@ -445,6 +452,7 @@ def tilted_lower_pld(
         err=(inherited + err_hi + err_lo) * (1 + 1e-9),
         cut=cut,
         err_from_cut=(inherited + err_hi) * (1 + 1e-9),
+        err_q=(2 * old_q + err_q_hi) * (1 + 1e-9),
     )
 
 

@@ -68,9 +68,9 @@ MAX_STEP = 1e3
 SPAN = 1e12
 #: The quick phase stops once its bracket is this narrow (in log v) or as narrow as the quick
 #: band: the first full evaluation is placed by extrapolating from its feasible end, which is
-#: then close enough that the curve's bending does not matter (2e-2 with FIRST_SLOPE 3: 247
-#: evaluations and 13.3 CPU s on the 42 DP-SGD schedules of bench/calibration_search.py,
-#: against 284 and 17.1 s at 3e-3 with FIRST_SLOPE 2).
+#: then close enough that the curve's bending does not matter (2e-2 with FIRST_SLOPE 3: 249
+#: evaluations on the 42 DP-SGD schedules of bench/calibration_search.py, against 286 at 3e-3
+#: with FIRST_SLOPE 2).
 QUICK_WIDTH = 2e-2
 #: |d log epsilon / d log v| assumed for the first bracketing step (DP-SGD's noise multiplier:
 #: 1.3-10 on the schedules of bench/calibration_search.py, steepest where the noise is small;

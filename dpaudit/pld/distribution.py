@@ -336,12 +336,18 @@ class LowerPLD:
 
     def _suffixes(self) -> tuple[np.ndarray, np.ndarray]:
         """``(P(S_j), T_j)`` for the tests ``S_j = {index > offset + j}``: the P-mass rounded
-        down and ``T_j = exp(s_j) Q(S_j)`` rounded up (:func:`~dpaudit.pld.sums._suffix_tilted`)."""
+        down and ``T_j = exp(s_j) Q(S_j)`` rounded up (:func:`~dpaudit.pld.sums._suffix_tilted`);
+        computed once per discretisation (a privacy curve reads many)."""
+        return self._suffix_sums
+
+    @functools.cached_property
+    def _suffix_sums(self) -> tuple[np.ndarray, np.ndarray]:
         n = len(self.p)
         grow = 1 + 4 * n * UNIT_ROUNDOFF + _SUM_REL
         qt_suffix = _suffix_tilted(self.qt, self.h) * grow
         p_suffix = np.cumsum(self.p[::-1])[::-1]
         p_suffix = np.concatenate((p_suffix[1:], [0.0])) * (1 - _SUM_REL - 4 * n * UNIT_ROUNDOFF)
+        p_suffix.flags.writeable = qt_suffix.flags.writeable = False  # shared by every query
         return p_suffix, qt_suffix
 
     def epsilon(self, delta: float) -> float:

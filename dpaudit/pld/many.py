@@ -118,18 +118,16 @@ def _lower(
     p, off, l1p = fft.convolve_many([(lo.p, lo.offset) for lo in lows], window)
     qt, _, l1q = fft.convolve_many([(lo.qt, lo.offset) for lo in lows], window)
     size = min(len(p), len(qt))
-    # ||prod x_i - prod y_i|| <= sum_i e_i prod_{j != i} (|y_j| + e_j), and each product over
-    # j != i is at most the product of max(1, |y_j| + e_j) over all j (a norm may be below 1:
-    # P-mass at +inf, or tilted masses whose labels lie below the losses)
+    # ||prod x_i - prod y_i|| <= sum_i e_i prod_{j != i} (|y_j| + e_j) <= (sum_i e_i) times the
+    # product of max(1, |y_j| + e_j) over all j (_log_product_up takes the max with 1)
     norms = [
-        max(1.0, max(float(np.sum(lo.p)), float(np.sum(lo.qt))) * (1 + _SUM_REL) + lo.err)
-        for lo in lows
+        max(float(np.sum(lo.p)), float(np.sum(lo.qt))) * (1 + _SUM_REL) + lo.err for lo in lows
     ]
     growth = math.exp(_log_product_up(norms))
     tail_q = _q_tail([(lo, 1) for lo in lows], tail)
     window_error = 4 * (tail + tail_q)
     err = math.fsum(lo.err for lo in lows) * (1 + 1e-12) * growth + l1p + l1q + window_error
-    q_norms = [max(1.0, float(np.sum(lo.qt)) * (1 + _SUM_REL) + lo.q_error) for lo in lows]
+    q_norms = [float(np.sum(lo.qt)) * (1 + _SUM_REL) + lo.q_error for lo in lows]
     q_growth = math.exp(_log_product_up(q_norms))
     err_q = math.fsum(lo.q_error for lo in lows) * (1 + 1e-12) * q_growth + l1q + 4 * tail_q
     # P(some part at +inf) = 1 - prod (1 - p_inf_i), rounded down

@@ -640,7 +640,7 @@ def _lower_window_tilts(
     returns them; nan for a Q-measure that got no window of its own)."""
     lo_p, hi_p, t_p = fft.chernoff_window_tilt([(d.p, d.offset, c) for d, c in parts], tail)
     q_factors = [(d.qt, d.offset, c) for d, c in parts]
-    if not any(np.any(d.qt > 0) for d, _ in parts):
+    if not all(np.any(d.qt > 0) for d, _ in parts):  # a composed tilted measure of 0
         return lo_p, hi_p, t_p, math.nan
     lo_q, hi_q, t_q = fft.chernoff_window_tilt(q_factors, tail, _q_log_tail(parts, tail))
     return min(lo_p, lo_q), max(hi_p, hi_q), t_p, t_q

@@ -313,8 +313,7 @@ class LowerPLD:
             # the test set {s > epsilon} holds only grid points from the cut on
             err = self.err_from_cut
         value = (self.p_inf + ppart) * (1 - 4 * UNIT_ROUNDOFF) - qpart - err
-        n = len(self.p)
-        p_suffix, qt_suffix = self._suffixes()
+        p_suffix, qt_suffix = self._suffixes
         errs, q_errs = self._test_errors()
         gap = epsilon - s
         usable = gap < 700.0  # w = exp(gap) is finite
@@ -330,18 +329,14 @@ class LowerPLD:
                     - np.maximum(w - 1, 0.0) * q_errs
                 )
             tests = np.where(usable & np.isfinite(tests), tests, -np.inf)
-            if n:
-                value = max(value, float(np.max(tests)))
+            value = max(value, float(np.max(tests)))
         return max(0.0, value)
 
+    @functools.cached_property
     def _suffixes(self) -> tuple[np.ndarray, np.ndarray]:
         """``(P(S_j), T_j)`` for the tests ``S_j = {index > offset + j}``: the P-mass rounded
         down and ``T_j = exp(s_j) Q(S_j)`` rounded up (:func:`~dpaudit.pld.sums._suffix_tilted`);
         computed once per discretisation (a privacy curve reads many)."""
-        return self._suffix_sums
-
-    @functools.cached_property
-    def _suffix_sums(self) -> tuple[np.ndarray, np.ndarray]:
         n = len(self.p)
         grow = 1 + 4 * n * UNIT_ROUNDOFF + _SUM_REL
         qt_suffix = _suffix_tilted(self.qt, self.h) * grow
@@ -357,7 +352,7 @@ class LowerPLD:
         """
         _check_delta(delta)
         h = self.h
-        p_suffix, qt_suffix = self._suffixes()
+        p_suffix, qt_suffix = self._suffixes
         err, q_err = self._test_errors()
         avail = (self.p_inf + p_suffix) * (1 - 4 * UNIT_ROUNDOFF) - err - delta
         s = self.losses()
@@ -520,7 +515,7 @@ class PrivacyLossDistribution:
             self.tail,
         )
         # --- lower
-        window_t = _lower_window_tilts([(lo, count)], self.tail)
+        window_t, tail_q = _lower_window_tilts([(lo, count)], self.tail)
         window = window_t[:2]
         if window[1] - window[0] + 1 > GRID_BUDGET:
             return PrivacyLossDistribution(
@@ -537,7 +532,6 @@ class PrivacyLossDistribution:
         # with a + b <= err the l1 errors of p and qt, the k-th powers are off by at most
         # gap_p(a) + gap_q(b) (telescoping), convex in a: at most max(gap_p(err), gap_q(err))
         # (the sum of both, as before, counted err twice)
-        tail_q = _q_tail([(lo, count)], self.tail)
         err = _power_gap(max(p_fin, q_fin), lo.err, count) + l1p + l1q + 4 * (self.tail + tail_q)
         # qt alone: its k-th power is off by at most gap_q(err_q) (the same telescoping)
         err_q = _power_gap(q_fin, lo.q_error, count) + l1q + 4 * tail_q
@@ -596,7 +590,7 @@ class PrivacyLossDistribution:
         )
         upper = UpperPLD(a.h, off, m, (gap + error) * (1 + 1e-9), (a.shift + b.shift) * (1 + 1e-12))
         pending = tilt.Pending(factors, win_t, error, gap, None, (0, 0, 0.0, 0.0), 0.0, tail)
-        window_t = _lower_window_tilts([(la, 1), (lb, 1)], tail)
+        window_t, tail_q = _lower_window_tilts([(la, 1), (lb, 1)], tail)
         window = window_t[:2]
         if window[1] - window[0] + 1 > GRID_BUDGET:
             return PrivacyLossDistribution(upper, LowerPLD.nothing(la.h), tail, pending, budgeted)
@@ -610,7 +604,6 @@ class PrivacyLossDistribution:
         # the sum is at most e_a max(|p_b|, |qt_b|) + e_b max(|p_a|, |qt_a|) + e_a e_b (with the
         # sum |p| + |qt| here the error doubled at every composition: issue 19)
         norm_a, norm_b = max(pa, qa) * 1.000001, max(pb, qb) * 1.000001
-        tail_q = _q_tail([(la, 1), (lb, 1)], tail)
         err = la.err * norm_b + lb.err * norm_a + la.err * lb.err + l1p + l1q + 4 * (tail + tail_q)
         ea, eb = la.q_error, lb.q_error
         err_q = ea * qb * 1.000001 + eb * qa * 1.000001 + ea * eb + l1q + 4 * tail_q
@@ -631,19 +624,23 @@ class PrivacyLossDistribution:
 
 def _lower_window_tilts(
     parts: list[tuple[LowerPLD, int]], tail: float
-) -> tuple[int, int, float, float]:
+) -> tuple[tuple[int, int, float, float], float]:
     """A window holding both the P- and the tilted Q-measure of a composition up to ``tail``
-    mass per side: the union of their Chernoff windows (one window of their entrywise maximum
-    also holds both, but that measure's total mass exceeds 1 by up to the spread of
-    ``qt / p``, which its k-th power turns into a window far too wide for large k); and the
-    upper-edge tilts of the two measures (as :func:`dpaudit.pld.fft.chernoff_window_tilt`
-    returns them; nan for a Q-measure that got no window of its own)."""
+    mass per side for P and ``tail_q`` for the tilted Q (:func:`_q_log_tail`): the union of
+    their Chernoff windows (one window of their entrywise maximum also holds both, but that
+    measure's total mass exceeds 1 by up to the spread of ``qt / p``, which its k-th power
+    turns into a window far too wide for large k); and the upper-edge tilts of the two
+    measures (as :func:`dpaudit.pld.fft.chernoff_window_tilt` returns them; nan for a
+    Q-measure that got no window of its own).  Returns ``((lo, hi, t_p, t_q), tail_q)``,
+    ``tail_q`` rounded up (at least the smallest double)."""
+    log_tail_q = _q_log_tail(parts, tail)
+    tail_q = max(math.exp(log_tail_q) * (1 + 1e-12), 5e-324)
     lo_p, hi_p, t_p = fft.chernoff_window_tilt([(d.p, d.offset, c) for d, c in parts], tail)
     q_factors = [(d.qt, d.offset, c) for d, c in parts]
     if not all(np.any(d.qt > 0) for d, _ in parts):  # a composed tilted measure of 0
-        return lo_p, hi_p, t_p, math.nan
-    lo_q, hi_q, t_q = fft.chernoff_window_tilt(q_factors, tail, _q_log_tail(parts, tail))
-    return min(lo_p, lo_q), max(hi_p, hi_q), t_p, t_q
+        return (lo_p, hi_p, t_p, math.nan), tail_q
+    lo_q, hi_q, t_q = fft.chernoff_window_tilt(q_factors, tail, log_tail_q)
+    return (min(lo_p, lo_q), max(hi_p, hi_q), t_p, t_q), tail_q
 
 
 def _q_log_tail(parts: list[tuple[LowerPLD, int]], tail: float) -> float:
@@ -655,11 +652,6 @@ def _q_log_tail(parts: list[tuple[LowerPLD, int]], tail: float) -> float:
     epsilon lower bound."""
     log_total = math.fsum(c * math.log(max(float(np.sum(d.qt)), 1e-300)) for d, c in parts)
     return math.log(tail) + min(0.0, log_total)
-
-
-def _q_tail(parts: list[tuple[LowerPLD, int]], tail: float) -> float:
-    """:func:`_q_log_tail` as a mass, rounded up (at least the smallest double)."""
-    return max(math.exp(_q_log_tail(parts, tail)) * (1 + 1e-12), 5e-324)
 
 
 def _dominating(a: np.ndarray, b: np.ndarray) -> np.ndarray:

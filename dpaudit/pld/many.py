@@ -34,7 +34,6 @@ from dpaudit.pld.distribution import (
     PrivacyLossDistribution,
     UpperPLD,
     _lower_window_tilts,
-    _q_tail,
     _trim,
 )
 
@@ -111,7 +110,7 @@ def _lower(
 ) -> tuple[LowerPLD, tilt.Pending]:
     lows = [d.lower for d in parts]
     h = lows[0].h
-    window_t = _lower_window_tilts([(lo, 1) for lo in lows], tail)
+    window_t, tail_q = _lower_window_tilts([(lo, 1) for lo in lows], tail)
     window = window_t[:2]
     if window[1] - window[0] + 1 > GRID_BUDGET:
         return LowerPLD.nothing(h), pending
@@ -124,7 +123,6 @@ def _lower(
         max(float(np.sum(lo.p)), float(np.sum(lo.qt))) * (1 + _SUM_REL) + lo.err for lo in lows
     ]
     growth = math.exp(_log_product_up(norms))
-    tail_q = _q_tail([(lo, 1) for lo in lows], tail)
     window_error = 4 * (tail + tail_q)
     err = math.fsum(lo.err for lo in lows) * (1 + 1e-12) * growth + l1p + l1q + window_error
     q_norms = [float(np.sum(lo.qt)) * (1 + _SUM_REL) + lo.q_error for lo in lows]

@@ -78,7 +78,7 @@ class _LowerSide(Protocol):
     @property
     def err(self) -> float: ...
     @property
-    def err_q(self) -> float | None: ...
+    def q_error(self) -> float: ...
 
 
 UpperT = TypeVar("UpperT", bound=_UpperSide)
@@ -444,7 +444,7 @@ def tilted_lower_pld(
     inherited = max(0.0, lower.err - rounding)
     # qt alone: below the cut its entries are unchanged (within the old bound), from the cut
     # on within the inherited error (at most the old bound) plus the tilted one
-    old_q = lower.err if lower.err_q is None else min(lower.err, lower.err_q)
+    old_q = lower.q_error
     return dataclasses.replace(
         lower,
         p=p,

@@ -52,6 +52,7 @@ with its l1 errors carried by the same operations as an unblocked composition's.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -183,7 +184,8 @@ def self_compose_blocked(d: PrivacyLossDistribution, count: int) -> PrivacyLossD
     out = self_compose_blocked(_refined_upper(d.self_compose(m)).coarsened(g), n)
     if r:
         out = out.compose(_refined_upper(d.self_compose(r)).coarsened(g))
-    return out
+    # for a query whose delta the blocks' lower side's error weighs on
+    return dataclasses.replace(out, direct=lambda: d.self_compose(count))
 
 
 def _refined_upper(d: PrivacyLossDistribution) -> PrivacyLossDistribution:

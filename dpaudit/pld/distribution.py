@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -44,6 +45,7 @@ from dpaudit.pld.sums import _EXTENDED_ROUNDOFF, _split_sums, _suffix_tilted
 
 __all__ = [
     "DEFAULT_TAIL",
+    "DIRECT_SHARE",
     "GRID_BUDGET",
     "MAX_COARSE_STEP",
     "LowerPLD",
@@ -53,6 +55,13 @@ __all__ = [
 
 #: Default tail mass (per tail, per composition step) dropped when choosing FFT windows.
 DEFAULT_TAIL = 1e-30
+
+#: A composition in blocks is recomputed in one transform for a query at a delta of which its
+#: lower side's l1 error is at least this share (DP-SGD, sigma 2, q = 256/60000, 10^5 steps on
+#: a 1e-4 grid: the blocks' error is 7e-9, and at delta 1e-10 their lower bound is 4.018
+#: against 4.424 in one transform, for 0.25 CPU s more; at delta 1e-5 the blocks' lower bound
+#: is within 0.01% of one transform's).
+DIRECT_SHARE = 1e-2
 
 #: The most grid points a composition computes on.  A composition whose window would be wider
 #: is computed on a grid 2, 4, 8, ... times coarser (:meth:`PrivacyLossDistribution.coarsened`,
@@ -399,6 +408,13 @@ class PrivacyLossDistribution:
     #: whether a composition that made this PLD outgrew :data:`GRID_BUDGET` and was computed on
     #: a coarser grid (a finer leaf grid would be coarsened the same way)
     budgeted: bool = dataclasses.field(default=False, compare=False)
+    #: the same composition in one transform, computed on the first query whose scale its
+    #: lower side's l1 error weighs on (:meth:`_wants_direct`); set by a composition in blocks
+    #: (:func:`dpaudit.pld.blocks.self_compose_blocked`), whose lower side carries every
+    #: block's error and which no tilted refinement of the last step can remove
+    direct: Callable[[], PrivacyLossDistribution] | None = dataclasses.field(
+        default=None, compare=False, repr=False
+    )
 
     @property
     def h(self) -> float:
@@ -424,9 +440,26 @@ class PrivacyLossDistribution:
         """Whether the refinement can move a delta of about ``scale`` noticeably."""
         return self.pending is not None and self.pending.rounding >= tilt.REFINE_SHARE * scale
 
+    def _wants_direct(self, scale: float) -> bool:
+        """Whether the one-transform composition (:attr:`direct`) is worth computing for a
+        delta of about ``scale``: the lower side's l1 error is at least :data:`DIRECT_SHARE`
+        of it (a composition in blocks carries every block's error; in one transform the
+        tilted refinement of the whole composition certifies tests above its cut without it)."""
+        return self.direct is not None and self.lower.err >= DIRECT_SHARE * scale
+
+    @functools.cached_property
+    def _direct(self) -> PrivacyLossDistribution | None:
+        assert self.direct is not None
+        try:
+            return self.direct()
+        except ValueError:  # the support outgrew the grid even coarsened: keep the blocks'
+            return None
+
     def epsilon_bounds(self, delta: float) -> tuple[float, float]:
-        """``(lower, upper)`` bounds on epsilon at ``delta`` (floats rounded outward); both
-        discretisations are certified, so with a refinement the tighter of each is returned.
+        """``(lower, upper)`` bounds on epsilon at ``delta`` (floats rounded outward); every
+        discretisation is certified, so the tighter of each side is returned: the untilted
+        one's, the refined one's (when it can move ``delta``), and for a composition in blocks
+        at a ``delta`` its lower side's error weighs on, the one transform's.
 
         Raises:
             ValueError: if delta is not in [0, 1].
@@ -435,15 +468,21 @@ class PrivacyLossDistribution:
         if self._moves(delta):
             d = self.refined()
             lo, hi = max(lo, d.lower.epsilon(delta)), min(hi, d.upper.epsilon(delta))
+        if self._wants_direct(delta) and self._direct is not None:
+            d_lo, d_hi = self._direct.epsilon_bounds(delta)
+            lo, hi = max(lo, d_lo), min(hi, d_hi)
         return lo, hi
 
     def delta_bounds(self, epsilon: float) -> tuple[float, float]:
-        """``(lower, upper)`` bounds on the privacy profile at ``epsilon`` (the tighter of the
-        untilted and the refined discretisations, as for :meth:`epsilon_bounds`)."""
+        """``(lower, upper)`` bounds on the privacy profile at ``epsilon`` (the tightest of the
+        discretisations, as for :meth:`epsilon_bounds`)."""
         lo, hi = self.lower.delta(epsilon), self.upper.delta(epsilon)
         if self._moves(hi):
             d = self.refined()
             lo, hi = max(lo, d.lower.delta(epsilon)), min(hi, d.upper.delta(epsilon))
+        if self._wants_direct(hi) and self._direct is not None:
+            d_lo, d_hi = self._direct.delta_bounds(epsilon)
+            lo, hi = max(lo, d_lo), min(hi, d_hi)
         return lo, hi
 
     def coarsened(self, g: int) -> PrivacyLossDistribution:

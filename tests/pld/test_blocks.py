@@ -10,6 +10,7 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.optimize import brentq
 from scipy.stats import norm
 
 from dpaudit import pld
@@ -43,6 +44,47 @@ def test_a_hundred_thousand_gaussians_in_blocks_bracket_balle_wang() -> None:
     d_lo, d_hi = direct.epsilon_bounds(1e-5)
     assert lo <= d_hi and d_lo <= hi  # both certified: the intervals meet
     assert hi <= d_hi * (1 + 1e-5)
+
+
+def test_a_small_delta_is_bounded_by_the_one_transform_too() -> None:
+    """At a delta of which the blocks' lower-side l1 error (7.7e-9 here) is more than
+    ``DIRECT_SHARE``, the composition is also computed in one transform and the tighter side of
+    each kept: 10^5 copies of Gaussian(sqrt(10^5)) (mu = 1, Balle-Wang) at epsilon 6, delta
+    2.79e-9, where the blocks alone certified no lower bound (0.0), and at delta 1e-9, where
+    their epsilon lower bound was 5.732 (7% below the upper bound 6.1745; now within 1%).  At
+    the deltas of everyday queries the one transform is never computed."""
+    d = pld.gaussian(math.sqrt(1e5), value_discretization=1e-4)
+    blocked = d.self_compose(10**5)
+    err = blocked.remove.lower.err
+    assert 1e-9 < err < 1e-7  # the blocks' error, which the query below weighs on
+    for eps in (1.0, 2.0, 3.0, 4.0):  # delta >= 4.7e-5: err is below DIRECT_SHARE of it
+        lo, hi = blocked.delta_bounds(eps)
+        assert lo <= gaussian_delta(1.0, eps) <= hi
+    blocked.epsilon_bounds(1e-5)
+    assert "_direct" not in vars(blocked.remove)  # not computed: it costs a wide transform
+
+    exact = gaussian_delta(1.0, 6.0)
+    lo, hi = blocked.delta_bounds(6.0)
+    assert 0.85 * exact <= lo <= exact <= hi <= 1.01 * exact
+    assert "_direct" in vars(blocked.remove)
+
+    eps_exact = brentq(lambda e: gaussian_delta(1.0, e) - 1e-9, 4.0, 10.0, xtol=1e-12)
+    lo, hi = blocked.epsilon_bounds(1e-9)
+    assert lo <= eps_exact <= hi
+    assert hi - lo <= 0.01 * hi
+
+
+def test_dp_sgd_at_a_small_delta_is_as_tight_as_one_transform() -> None:
+    """DP-SGD (sigma 2, q = 256/60000) after 10^5 steps at delta 1e-10: the blocks alone
+    certified epsilon in [4.036, 4.599] (their lower side's error, 7e-9, is 70 times delta),
+    one transform [4.4238, 4.5990]; the blocked pair now reports the tighter of each side."""
+    leaf = pld.gaussian(2.0, sampling_probability=256 / 60000, value_discretization=1e-4)
+    blocked = leaf.self_compose(10**5)
+    assert blocks.block_plan(leaf.remove, 10**5) is not None
+    lo, hi = blocked.epsilon_bounds(1e-10)
+    one_lo, one_hi = leaf.remove.self_compose(10**5).epsilon_bounds(1e-10)
+    assert lo >= one_lo > 4.42
+    assert hi <= one_hi + 1e-3 and hi < 4.6
 
 
 def test_a_million_dp_sgd_steps_in_blocks_are_as_tight_as_one_transform() -> None:

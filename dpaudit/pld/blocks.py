@@ -62,6 +62,7 @@ from dpaudit.pld.distribution import PrivacyLossDistribution, _check_count
 
 __all__ = [
     "BLOCK_WIDTH",
+    "DIRECT_WIDTH",
     "ERROR_SHARE",
     "MAX_BLOCKS",
     "SUPPORT_SHARE",
@@ -83,6 +84,15 @@ ERROR_SHARE = 16
 #: error, once per block (DP-SGD at 10^6 steps, sigma 1, q = 0.001: epsilon lower bound
 #: 6.01867 in 200 blocks, 6.02019 in 50, 6.02154 in one transform; about the same time).
 MAX_BLOCKS = 64
+#: A composition in blocks whose one-transform window is estimated at most this many points
+#: keeps that transform in reserve for queries at a delta its lower side's error weighs on
+#: (:attr:`~dpaudit.pld.distribution.PrivacyLossDistribution.direct`).  DP-SGD (sigma 2, q =
+#: 256/60000, 1e-4 grid) after 10^5 steps, about 130,000 points: epsilon at delta 1e-10 in
+#: [4.4238, 4.5990] for 0.5 CPU s more, against [4.036, 4.599]; after 10^6 steps, about
+#: 400,000 points, the one transform's lower side carries about the same error (5e-8) and its
+#: privacy profile down to 1e-10 gained at most 0.18 in epsilon (14.15 against 13.97) for 3
+#: times the time and 4 times the memory: not kept.
+DIRECT_WIDTH = 2**18
 #: A plan is used only when its estimated work is below this share of the direct window's.
 WORTH = 0.6
 
@@ -184,7 +194,10 @@ def self_compose_blocked(d: PrivacyLossDistribution, count: int) -> PrivacyLossD
     out = self_compose_blocked(_refined_upper(d.self_compose(m)).coarsened(g), n)
     if r:
         out = out.compose(_refined_upper(d.self_compose(r)).coarsened(g))
-    # for a query whose delta the blocks' lower side's error weighs on
+    # for a query whose delta the blocks' lower side's error weighs on, if affordable
+    spread, support = _spread(d)
+    if spread * math.sqrt(count) + support > DIRECT_WIDTH:
+        return out
     return dataclasses.replace(out, direct=lambda: d.self_compose(count))
 
 

@@ -53,6 +53,7 @@ with its l1 errors carried by the same operations as an unblocked composition's.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -198,7 +199,8 @@ def self_compose_blocked(d: PrivacyLossDistribution, count: int) -> PrivacyLossD
     spread, support = _spread(d)
     if spread * math.sqrt(count) + support > DIRECT_WIDTH:
         return out
-    return dataclasses.replace(out, direct=lambda: d.self_compose(count))
+    # a partial, not a closure: the result pickles as any PLD does
+    return dataclasses.replace(out, direct=functools.partial(d.self_compose, count))
 
 
 def _refined_upper(d: PrivacyLossDistribution) -> PrivacyLossDistribution:

@@ -6,6 +6,7 @@ the same leaf grid at a fraction of its window, and the plan keeps to its rules.
 from __future__ import annotations
 
 import math
+import pickle
 
 import pytest
 from hypothesis import given, settings
@@ -85,6 +86,8 @@ def test_dp_sgd_at_a_small_delta_is_as_tight_as_one_transform() -> None:
     one_lo, one_hi = leaf.remove.self_compose(10**5).epsilon_bounds(1e-10)
     assert lo >= one_lo > 4.42
     assert hi <= one_hi + 1e-3 and hi < 4.6
+    again = pickle.loads(pickle.dumps(blocked))  # the reserve pickles with the pair
+    assert again.epsilon_bounds(1e-10) == (lo, hi)
 
 
 def test_a_million_dp_sgd_steps_in_blocks_are_as_tight_as_one_transform() -> None:

@@ -59,8 +59,8 @@ DEFAULT_TAIL = 1e-30
 #: A composition in blocks is recomputed in one transform for a query at a delta of which its
 #: lower side's l1 error is at least this share (DP-SGD, sigma 2, q = 256/60000, 10^5 steps on
 #: a 1e-4 grid: the blocks' error is 7e-9, and at delta 1e-10 their lower bound is 4.018
-#: against 4.424 in one transform, for 0.25 CPU s more; at delta 1e-5 the blocks' lower bound
-#: is within 0.01% of one transform's).
+#: against 4.424 in one transform, for about 0.25 CPU s more per direction; at delta 1e-5 the
+#: blocks' lower bound is within 0.01% of one transform's).
 DIRECT_SHARE = 1e-2
 
 #: The most grid points a composition computes on.  A composition whose window would be wider

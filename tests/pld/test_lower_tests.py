@@ -111,8 +111,34 @@ def test_every_bound_holds_against_every_pair_the_errors_allow(
     p = p_true.copy()
     p[(i + 1) % n] += e_p
     low = LowerPLD(h, shift, p, qt, 0.0, (take + e_p) * 1.001 + 1e-300, err_q=take * 1.001)
-    assert low.delta(eps) <= hockey_stick(p_true, q_true, 0.0, eps)
-    assert low.epsilon(delta) <= epsilon_at(p_true, q_true, 0.0, delta) + 1e-12
+    exact_delta = hockey_stick(p_true, q_true, 0.0, eps)
+    exact_eps = epsilon_at(p_true, q_true, 0.0, delta)
+    assert low.delta(eps) <= exact_delta
+    assert low.epsilon(delta) <= exact_eps + 1e-12
+    # the centring kernel is a post-processing: its bounds hold too, from the same errors
+    centred = low.centred()
+    assert centred.delta(eps) <= exact_delta
+    assert centred.epsilon(delta) <= exact_eps + 1e-12
+
+
+def test_centring_puts_the_labels_at_the_losses() -> None:
+    """Points labelled at the lower end of their buckets (losses half a step above): the
+    centring kernel moves about half of each point up a step, so that the tilted masses
+    ``exp(label) Q`` add up to the P-masses again (they were ``exp(-h / 2)`` of them), and
+    the masses it moves are rounded in the safe direction without adding l1 error."""
+    h = 0.01
+    s = np.arange(-3, 4) * h
+    p = np.array([0.05, 0.1, 0.2, 0.3, 0.2, 0.1, 0.05])
+    q = p * np.exp(-(s + h / 2))  # each point's loss lies half a step above its label
+    low = LowerPLD(h, -3, p, np.exp(s) * q, 0.0, 0.0, err_q=0.0)
+    assert float(np.sum(low.qt)) == pytest.approx(math.exp(-h / 2), rel=1e-12)
+    centred = low.centred()
+    # to first order: w + (1 - w) e^h equals e^(h / 2) up to about h^2 / 4
+    assert float(np.sum(centred.qt)) == pytest.approx(1.0, rel=h * h / 2)
+    assert float(np.sum(centred.p)) <= 1.0
+    assert centred.err < 1e-300 and centred.offset == low.offset
+    w = np.expm1(h / 2) / math.expm1(h)  # the share that stays
+    assert centred.p[1:] == pytest.approx(p * (1 - w) + np.append(p[1:], 0.0) * w, rel=1e-9)
 
 
 def gaussian_delta(mu: float, eps: float) -> float:

@@ -176,6 +176,18 @@ def test_long_dp_sgd_schedules_get_a_tight_certified_lower_delta(expression, eps
     assert 0 < g.delta_upper <= g.delta_lower * 1.01
 
 
+def test_a_small_delta_after_a_long_schedule_gets_a_certified_lower_bound():
+    """DP-SGD (sigma 2, q = 256/60000) after 10^5 steps at epsilon 4.5, delta about 2.3e-10:
+    the blocks' lower side carries an error of 7e-9, thirty times the profile, and certified
+    delta >= 0; the one transform kept in reserve, from the leaf's centred lower side,
+    certifies [2.199e-10, 2.336e-10]."""
+    g = ACC.delta_for_epsilon(
+        parse_event("SelfComposed(PoissonSampled(Gaussian(2), 256/60000), 100000)"), 4.5
+    )
+    assert g.theorem.key == "pld_fft"
+    assert 0 < g.delta_upper <= g.delta_lower * 1.07 and g.delta_upper < 2.34e-10
+
+
 def test_recorded_events_and_json():
     acc = Accountant()
     acc.compose(Laplace(2), count=3)

@@ -313,9 +313,12 @@ class LowerPLD:
             qt[1:] += self.qt * (1 - w) * grow
         p *= 1 - 8 * UNIT_ROUNDOFF
         qt *= 1 + 8 * UNIT_ROUNDOFF
-        lost = 4 * n * UNDERFLOW
-        err = (self.err * grow + lost) * (1 + 1e-9)
-        err_q = (self.q_error * grow + lost) * (1 + 1e-9)
+        # products whose results underflow: each may be off by UNDERFLOW, absolutely (sums are
+        # exact there); per new entry at most 4 products on the P-masses (two parts, each
+        # weighed and rounded down) and 6 on the tilted ones (also times e^h)
+        lost_q = 6 * n * UNDERFLOW
+        err = (self.err * grow + 4 * n * UNDERFLOW + lost_q) * (1 + 1e-9)
+        err_q = (self.q_error * grow + lost_q) * (1 + 1e-9)
         return LowerPLD(h, self.offset, p, qt, self.p_inf, err, err_q=err_q)
 
     def coarsened(self, g: int) -> LowerPLD:

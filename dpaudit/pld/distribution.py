@@ -285,7 +285,7 @@ class LowerPLD:
         first, the tests of a long composition at a small delta are read near their epsilon
         (DP-SGD, sigma 2, q = 256/60000, 10^5 steps on a 1e-4 grid, delta 1e-10: epsilon
         lower bound 4.587 against 4.424; at delta 1e-5 the kernel's added spread makes it
-        slightly looser, 3.00817 against 3.00893, so it is used only for small deltas:
+        slightly looser, 3.00831 against 3.00913, so it is used only for small deltas:
         :attr:`PrivacyLossDistribution.direct`).
 
         Error: the kernel's weights on the P-masses sum to 1 per point and on the tilted
@@ -294,8 +294,9 @@ class LowerPLD:
         a factor covering the products, the sums, ``1 - w`` and ``e^h``), as a leaf's are
         (:mod:`dpaudit.pld.continuous`): an l1 error added here would be carried ``k`` times
         by a ``k``-fold composition (1.8e-15 of rounding, times 10^5 steps, is more than a
-        delta of 1e-10).  Only the underflow of the tilted products is added to the error.  A
-        cut (:attr:`cut`) is not kept: its error bound was for the old points.
+        delta of 1e-10).  Only the products' underflow (absolute, below 1e-320 per entry) is
+        added to the error.  A cut (:attr:`cut`) is not kept: its error bound was for the old
+        points.
         """
         h = self.h
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

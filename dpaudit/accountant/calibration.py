@@ -32,7 +32,12 @@ from typing import Any
 from dpaudit.accountant.calibration_result import Calibration
 from dpaudit.accountant.calibration_search import Probe, Range, SearchResult, search
 from dpaudit.accountant.core import Accountant, Guarantee, UnsupportedEventError, substitute
-from dpaudit.accountant.currencies import COARSEST_ONLY, GRID_HINT, GridHint
+from dpaudit.accountant.currencies import (
+    COARSEST_ONLY,
+    GRID_HINT,
+    ONE_TRANSFORM_RESERVE,
+    GridHint,
+)
 from dpaudit.accountant.parameter_roles import (
     INCREASING,
     CalibrationError,
@@ -323,9 +328,12 @@ def _evaluator(
     def evaluate(v: Fraction) -> Probe:
         at = _substituted(event, name, v)
         token = COARSEST_ONLY.set(quick)
+        # quick bounds only locate the answer: no one transform for a small delta's lower bound
+        reserve = ONE_TRANSFORM_RESERVE.set(not quick)
         try:
             return _measure(at, mode, fixed, v, full=not quick)
         finally:
+            ONE_TRANSFORM_RESERVE.reset(reserve)
             COARSEST_ONLY.reset(token)
 
     return evaluate

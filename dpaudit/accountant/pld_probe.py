@@ -29,6 +29,7 @@ from dpaudit.accountant.currencies import (
     COARSEST_GRID,
     COARSEST_ONLY,
     GRID_HINT,
+    ONE_TRANSFORM_RESERVE,
     TARGET_GAP,
     GridHint,
     LossDistribution,
@@ -119,9 +120,11 @@ def pld_evaluator(
         event = at(v)
         token = COARSEST_ONLY.set(quick)
         grid = GRID_HINT.set(None if quick else shared)
+        reserve = ONE_TRANSFORM_RESERVE.set(False)  # the search decides on upper bounds
         try:
             found = pld_candidate(event, delta)
         finally:
+            ONE_TRANSFORM_RESERVE.reset(reserve)
             GRID_HINT.reset(grid)
             COARSEST_ONLY.reset(token)
         result = PLDProbe(found, None if quick else shared.start)

@@ -468,8 +468,9 @@ def refined_delta_bounds(
     while True:
         pair = build(h)
         if pair is not None:
-            best_lo = max(best_lo, pair.delta_bounds(eps_for_lower)[0])
-            hi = pair.delta_bounds(eps_for_upper)[1]
+            reserve = cur.ONE_TRANSFORM_RESERVE.get()
+            best_lo = max(best_lo, pair.delta_bounds(eps_for_lower, reserve=reserve)[0])
+            hi = pair.delta_bounds(eps_for_upper, reserve=reserve)[1]
             if hi < best_hi:
                 best_hi, used = hi, h
         gap = best_hi - best_lo

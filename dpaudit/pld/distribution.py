@@ -528,11 +528,12 @@ class PrivacyLossDistribution:
     def _centred(self) -> PrivacyLossDistribution | None:
         return self._one_transform(True)
 
-    def epsilon_bounds(self, delta: float) -> tuple[float, float]:
+    def epsilon_bounds(self, delta: float, *, reserve: bool = True) -> tuple[float, float]:
         """``(lower, upper)`` bounds on epsilon at ``delta`` (floats rounded outward); every
         discretisation is certified, so the tighter of each side is returned: the untilted
         one's, the refined one's (when it can move ``delta``), and for a composition in blocks
-        at a ``delta`` its lower side's error weighs on, the one transform's.
+        at a ``delta`` its lower side's error weighs on, the one transform's (unless
+        ``reserve`` is False: a search that only needs the upper bound to decide).
 
         Raises:
             ValueError: if delta is not in [0, 1].
@@ -541,22 +542,22 @@ class PrivacyLossDistribution:
         if self._moves(delta):
             d = self.refined()
             lo, hi = max(lo, d.lower.epsilon(delta)), min(hi, d.upper.epsilon(delta))
-        reserve = self._reserve(delta)
-        if reserve is not None:
-            d_lo, d_hi = reserve.epsilon_bounds(delta)
+        one = self._reserve(delta) if reserve else None
+        if one is not None:
+            d_lo, d_hi = one.epsilon_bounds(delta)
             lo, hi = max(lo, d_lo), min(hi, d_hi)
         return lo, hi
 
-    def delta_bounds(self, epsilon: float) -> tuple[float, float]:
+    def delta_bounds(self, epsilon: float, *, reserve: bool = True) -> tuple[float, float]:
         """``(lower, upper)`` bounds on the privacy profile at ``epsilon`` (the tightest of the
         discretisations, as for :meth:`epsilon_bounds`)."""
         lo, hi = self.lower.delta(epsilon), self.upper.delta(epsilon)
         if self._moves(hi):
             d = self.refined()
             lo, hi = max(lo, d.lower.delta(epsilon)), min(hi, d.upper.delta(epsilon))
-        reserve = self._reserve(hi)
-        if reserve is not None:
-            d_lo, d_hi = reserve.delta_bounds(epsilon)
+        one = self._reserve(hi) if reserve else None
+        if one is not None:
+            d_lo, d_hi = one.delta_bounds(epsilon)
             lo, hi = max(lo, d_lo), min(hi, d_hi)
         return lo, hi
 

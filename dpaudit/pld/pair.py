@@ -161,26 +161,28 @@ class PLDPair:
             return PLDPair(remove, remove)
         return PLDPair(remove, dataclasses.replace(self.add, pending=None))
 
-    def epsilon_bounds(self, delta: float) -> tuple[float, float]:
-        """Certified ``(lower, upper)`` bounds on the epsilon of the pair at ``delta``.
+    def epsilon_bounds(self, delta: float, *, reserve: bool = True) -> tuple[float, float]:
+        """Certified ``(lower, upper)`` bounds on the epsilon of the pair at ``delta``
+        (``reserve``: see :meth:`PrivacyLossDistribution.epsilon_bounds`).
 
         Raises:
             ValueError: if delta is not in [0, 1].
         """
-        lo_r, hi_r = self.remove.epsilon_bounds(delta)
+        lo_r, hi_r = self.remove.epsilon_bounds(delta, reserve=reserve)
         if self.symmetric:
             return lo_r, hi_r
-        lo_a, hi_a = self.add.epsilon_bounds(delta)
+        lo_a, hi_a = self.add.epsilon_bounds(delta, reserve=reserve)
         return max(lo_r, lo_a), max(hi_r, hi_a)
 
-    def delta_bounds(self, epsilon: float) -> tuple[float, float]:
-        """Certified ``(lower, upper)`` bounds on delta at ``epsilon``.
+    def delta_bounds(self, epsilon: float, *, reserve: bool = True) -> tuple[float, float]:
+        """Certified ``(lower, upper)`` bounds on delta at ``epsilon`` (``reserve``: see
+        :meth:`PrivacyLossDistribution.epsilon_bounds`).
 
         Raises:
             ValueError: if epsilon is not a real number.
         """
-        lo_r, hi_r = self.remove.delta_bounds(epsilon)
+        lo_r, hi_r = self.remove.delta_bounds(epsilon, reserve=reserve)
         if self.symmetric:
             return lo_r, hi_r
-        lo_a, hi_a = self.add.delta_bounds(epsilon)
+        lo_a, hi_a = self.add.delta_bounds(epsilon, reserve=reserve)
         return max(lo_r, lo_a), max(hi_r, hi_a)

@@ -22,7 +22,7 @@ class FakePLD:
     order: float
     budgeted: bool = False
 
-    def epsilon_bounds(self, delta: float) -> tuple[float, float]:
+    def epsilon_bounds(self, delta: float, *, reserve: bool = True) -> tuple[float, float]:
         # on the coarsest grid the gap is 3.4 times the target (as for 1000 DP-SGD phases)
         half = 0.5 * 3.4 * cur.TARGET_GAP * 10.0 * (self.h / cur.COARSEST_GRID) ** self.order
         return 10.0 - half, 10.0 + half

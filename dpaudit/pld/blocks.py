@@ -204,14 +204,11 @@ def self_compose_blocked(d: PrivacyLossDistribution, count: int) -> PrivacyLossD
     return dataclasses.replace(out, direct=functools.partial(_one_transform, d, count))
 
 
-def _one_transform(
-    d: PrivacyLossDistribution, count: int, centred: bool
-) -> PrivacyLossDistribution:
+def _one_transform(d: PrivacyLossDistribution, count: int) -> PrivacyLossDistribution:
     """``count`` copies of ``d`` in one transform, its lower side centred first
-    (:meth:`~dpaudit.pld.distribution.LowerPLD.centred`) or not."""
-    if centred:
-        d = PrivacyLossDistribution(d.upper, d.lower.centred(), d.tail, budgeted=d.budgeted)
-    return d.self_compose(count)
+    (:meth:`~dpaudit.pld.distribution.LowerPLD.centred`)."""
+    centred = PrivacyLossDistribution(d.upper, d.lower.centred(), d.tail, budgeted=d.budgeted)
+    return centred.self_compose(count)
 
 
 def _refined_upper(d: PrivacyLossDistribution) -> PrivacyLossDistribution:

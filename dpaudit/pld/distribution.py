@@ -44,7 +44,6 @@ from dpaudit.pld.fft import UNDERFLOW, UNIT_ROUNDOFF
 from dpaudit.pld.sums import _EXTENDED_ROUNDOFF, _split_sums, _suffix_tilted
 
 __all__ = [
-    "CENTRED_SHARE",
     "DEFAULT_TAIL",
     "DIRECT_SHARE",
     "GRID_BUDGET",
@@ -57,18 +56,14 @@ __all__ = [
 #: Default tail mass (per tail, per composition step) dropped when choosing FFT windows.
 DEFAULT_TAIL = 1e-30
 
-#: A composition in blocks is recomputed in one transform for a query at a delta of which its
-#: lower side's l1 error is at least this share (DP-SGD, sigma 2, q = 256/60000, 10^5 steps on
-#: a 1e-4 grid: the blocks' error is 7e-9; at delta 1e-7 their lower bound is 3.7199 against
-#: 3.7205 in one transform, for about 0.25 CPU s more per direction; at delta 1e-5 the blocks'
-#: lower bound is within 0.01% of one transform's).
+#: A composition in blocks is recomputed in one transform, from its leaf's lower side centred
+#: (:meth:`LowerPLD.centred`), for a query at a delta of which its lower side's l1 error is at
+#: least this share.  DP-SGD (sigma 2, q = 256/60000, 1e-4 grid) after 10^5 steps (an error of
+#: 7e-9): epsilon lower bound at delta 1e-6 (share 0.7%) 3.3813 against the blocks' 3.3805,
+#: at 1e-7 3.7200 against 3.7061, at 1e-10 4.5866 against 4.0185, for about 0.25 CPU s more per
+#: direction; at 3e-6 (share 0.24%) the blocks' is the better one.  With sigma 2.87494 after
+#: 10^6 steps (an error of 5.5e-8): at delta 1e-6 (share 5.5%) 7.9897 against 7.9655.
 DIRECT_SHARE = 1e-2
-#: From this share on, the one transform starts from its leaf's lower side centred
-#: (:meth:`LowerPLD.centred`): the same DP-SGD at delta 1e-10, epsilon lower bound 4.5866
-#: against 4.4238 uncentred and 4.018 in blocks; at 3e-8 (share 0.23) 3.8789 against 3.8785;
-#: at 1e-7 (share 0.07) 3.7200 against 3.7205, where the kernel's spread costs more than the
-#: labels' drift.
-CENTRED_SHARE = 0.2
 
 #: The most grid points a composition computes on.  A composition whose window would be wider
 #: is computed on a grid 2, 4, 8, ... times coarser (:meth:`PrivacyLossDistribution.coarsened`,
@@ -284,9 +279,10 @@ class LowerPLD:
         its epsilon, weighing the tilted masses' error by up to ``exp(k h / 2)``.  Centred
         first, the tests of a long composition at a small delta are read near their epsilon
         (DP-SGD, sigma 2, q = 256/60000, 10^5 steps on a 1e-4 grid, delta 1e-10: epsilon
-        lower bound 4.587 against 4.424; at delta 1e-5 the kernel's added spread makes it
-        slightly looser, 3.00831 against 3.00913, so it is used only for small deltas:
-        :attr:`PrivacyLossDistribution.direct`).
+        lower bound 4.587 against 4.424; with sigma 2.87494 after 10^6 steps, delta 1e-6:
+        7.9897 against 7.9661).  At delta 1e-5 the kernel's added spread makes it slightly
+        looser (3.00831 against 3.00913 after 10^5 steps), so it is used only for small
+        deltas: :attr:`PrivacyLossDistribution.direct`.
 
         Error: the kernel's weights on the P-masses sum to 1 per point and on the tilted
         masses to at most ``e^h``, so ``err`` and ``err_q`` grow by at most that factor.  The
@@ -468,12 +464,12 @@ class PrivacyLossDistribution:
     #: whether a composition that made this PLD outgrew :data:`GRID_BUDGET` and was computed on
     #: a coarser grid (a finer leaf grid would be coarsened the same way)
     budgeted: bool = dataclasses.field(default=False, compare=False)
-    #: the same composition in one transform (``direct(centred)``: with the lower side of its
-    #: leaf :meth:`LowerPLD.centred` first, or not), computed on the first query whose scale
-    #: its lower side's l1 error weighs on (:meth:`_reserve`); set by a composition in blocks
+    #: the same composition in one transform, from its leaf's lower side centred
+    #: (:meth:`LowerPLD.centred`), computed on the first query whose scale its lower side's l1
+    #: error weighs on (:meth:`_reserve`); set by a composition in blocks
     #: (:func:`dpaudit.pld.blocks.self_compose_blocked`), whose lower side carries every
     #: block's error and which no tilted refinement of the last step can remove
-    direct: Callable[[bool], PrivacyLossDistribution] | None = dataclasses.field(
+    direct: Callable[[], PrivacyLossDistribution] | None = dataclasses.field(
         default=None, compare=False, repr=False
     )
 
@@ -502,31 +498,23 @@ class PrivacyLossDistribution:
         return self.pending is not None and self.pending.rounding >= tilt.REFINE_SHARE * scale
 
     def _reserve(self, scale: float) -> PrivacyLossDistribution | None:
-        """The one-transform composition (:attr:`direct`) worth reading for a delta of about
-        ``scale``, computed on first use: none while the lower side's l1 error is below
+        """The one-transform composition (:attr:`direct`) for a delta of about ``scale``,
+        computed on first use; None while the lower side's l1 error is below
         :data:`DIRECT_SHARE` of it (a composition in blocks carries every block's error; in one
         transform the tilted refinement of the whole composition certifies tests above its cut
-        without it), the one with its leaf's lower side centred from :data:`CENTRED_SHARE` on
-        (its labels stay at the losses, but its kernel's spread loosens it at larger deltas).
-        None also when the one transform is refused (a support too wide even coarsened)."""
+        without it, and the centred labels put its best tests near their epsilon), or when the
+        one transform is refused (a support too wide even coarsened)."""
         if self.direct is None or not self.lower.err >= DIRECT_SHARE * scale:
             return None
-        return self._centred if self.lower.err >= CENTRED_SHARE * scale else self._plain
+        return self._one_transform
 
-    def _one_transform(self, centred: bool) -> PrivacyLossDistribution | None:
+    @functools.cached_property
+    def _one_transform(self) -> PrivacyLossDistribution | None:
         assert self.direct is not None
         try:
-            return self.direct(centred)
+            return self.direct()
         except ValueError:  # the support outgrew the grid even coarsened: keep the blocks'
             return None
-
-    @functools.cached_property
-    def _plain(self) -> PrivacyLossDistribution | None:
-        return self._one_transform(False)
-
-    @functools.cached_property
-    def _centred(self) -> PrivacyLossDistribution | None:
-        return self._one_transform(True)
 
     def epsilon_bounds(self, delta: float, *, reserve: bool = True) -> tuple[float, float]:
         """``(lower, upper)`` bounds on epsilon at ``delta`` (floats rounded outward); every

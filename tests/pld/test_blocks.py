@@ -49,8 +49,8 @@ def test_a_hundred_thousand_gaussians_in_blocks_bracket_balle_wang() -> None:
 
 def test_a_small_delta_is_bounded_by_the_one_transform_too() -> None:
     """At a delta of which the blocks' lower-side l1 error (7.7e-9 here) is more than
-    ``DIRECT_SHARE``, the composition is also computed in one transform and the tighter side of
-    each kept (from ``CENTRED_SHARE`` on, with its leaf's lower side centred): 10^5 copies of
+    ``DIRECT_SHARE``, the composition is also computed in one transform, from its leaf's lower
+    side centred, and the tighter side of each kept: 10^5 copies of
     Gaussian(sqrt(10^5)) (mu = 1, Balle-Wang) at epsilon 6, delta 2.79e-9, where the blocks
     alone certified no lower bound (0.0), and at delta 1e-9, where their epsilon lower bound
     was 5.732 (7% below the upper bound 6.1745; now within 0.1%).  At the deltas of everyday
@@ -63,13 +63,12 @@ def test_a_small_delta_is_bounded_by_the_one_transform_too() -> None:
         lo, hi = blocked.delta_bounds(eps)
         assert lo <= gaussian_delta(1.0, eps) <= hi
     blocked.epsilon_bounds(1e-5)
-    reserves = {"_plain", "_centred"}
-    assert not reserves & set(vars(blocked.remove))  # not computed: a wide transform each
+    assert "_one_transform" not in vars(blocked.remove)  # not computed: a wide transform
 
     exact = gaussian_delta(1.0, 6.0)
     lo, hi = blocked.delta_bounds(6.0)
     assert 0.98 * exact <= lo <= exact <= hi <= 1.01 * exact
-    assert "_centred" in vars(blocked.remove) and "_plain" not in vars(blocked.remove)
+    assert "_one_transform" in vars(blocked.remove)
 
     eps_exact = brentq(lambda e: gaussian_delta(1.0, e) - 1e-9, 4.0, 10.0, xtol=1e-12)
     lo, hi = blocked.epsilon_bounds(1e-9)
@@ -108,7 +107,7 @@ def test_a_million_dp_sgd_steps_in_blocks_are_as_tight_as_one_transform() -> Non
     # its one-transform window (about 400,000 points) is within DIRECT_WIDTH: one is kept in
     # reserve for small deltas, and not computed at this one
     assert blocked.remove.direct is not None
-    assert not {"_plain", "_centred"} & set(vars(blocked.remove))
+    assert "_one_transform" not in vars(blocked.remove)
 
 
 def test_randomized_response_in_blocks_brackets_the_exact_binomial_profile() -> None:

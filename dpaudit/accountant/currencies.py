@@ -191,11 +191,12 @@ def refined_epsilon_bounds(
     best_lo, best_hi, used = 0.0, math.inf, h
     previous: tuple[float, float] | None = None  # (h, gap) of the grid before
     coarsest_only = COARSEST_ONLY.get()
+    reserve = ONE_TRANSFORM_RESERVE.get()
     while True:
         pair = build(h)
         coarsened = False
         if pair is not None:
-            lo, hi = pair.epsilon_bounds(delta, reserve=ONE_TRANSFORM_RESERVE.get())
+            lo, hi = pair.epsilon_bounds(delta, reserve=reserve)
             best_lo = max(best_lo, lo)
             # the composition outgrew the grid budget (dpaudit.pld.GRID_BUDGET) and was
             # computed on a coarser grid: a finer leaf grid would be coarsened the same way

@@ -465,10 +465,10 @@ def refined_delta_bounds(
     """
     h = cur.COARSEST_GRID
     best_lo, best_hi, used = 0.0, math.inf, h
+    reserve = cur.ONE_TRANSFORM_RESERVE.get()
     while True:
         pair = build(h)
         if pair is not None:
-            reserve = cur.ONE_TRANSFORM_RESERVE.get()
             best_lo = max(best_lo, pair.delta_bounds(eps_for_lower, reserve=reserve)[0])
             hi = pair.delta_bounds(eps_for_upper, reserve=reserve)[1]
             if hi < best_hi:

@@ -114,6 +114,13 @@ def _spread(d: PrivacyLossDistribution) -> tuple[float, int]:
     return 2 * math.sqrt(-2 * math.log(d.tail) * max(var, 0.0)), len(m)
 
 
+def _width(spread: float, support: int, copies: int) -> float:
+    """The estimated window of ``copies`` composed copies of a leaf with :func:`_spread`'s
+    ``(spread, support)``: the central limit's width plus the leaf's support, in grid
+    points."""
+    return spread * math.sqrt(copies) + support
+
+
 def _block_size(count: int, least: int) -> int:
     """A block size from ``least`` on that divides ``count`` (no copies left over to compose
     apart) if one lies within a factor 2 (and 4096) of it, else ``least``.
@@ -156,7 +163,7 @@ def block_plan(d: PrivacyLossDistribution, count: int) -> tuple[int, int] | None
     spread, support = _spread(d)
 
     def width(c: int) -> float:
-        return spread * math.sqrt(c) + support
+        return _width(spread, support, c)
 
     direct = width(count)
     if direct - support <= BLOCK_WIDTH or direct - support <= SUPPORT_SHARE * support:
@@ -197,8 +204,7 @@ def self_compose_blocked(d: PrivacyLossDistribution, count: int) -> PrivacyLossD
     if r:
         out = out.compose(_refined_upper(d.self_compose(r)).coarsened(g))
     # for a query whose delta the blocks' lower side's error weighs on, if affordable
-    spread, support = _spread(d)
-    if spread * math.sqrt(count) + support > DIRECT_WIDTH:
+    if _width(*_spread(d), count) > DIRECT_WIDTH:
         return out
     # a partial, not a closure: the result pickles as any PLD does
     return dataclasses.replace(out, direct=functools.partial(_one_transform, d, count))

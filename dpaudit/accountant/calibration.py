@@ -293,6 +293,7 @@ def _pld_search(
         return _substituted(event, name, v)
 
     hint = GridHint()  # shared: the refined evaluations start where the coarse ones point
+    forecast = None if where.integer else _forecast(at, delta, target, sign, start, where, hint)
     try:
         found = search(
             pld_evaluator(at, delta, quick=True, hint=hint),
@@ -303,6 +304,7 @@ def _pld_search(
             start=start,
             name=name,
             quantity="epsilon",
+            forecast=forecast,
         )
     except (NoLossDistributionError, CalibrationError):
         return None
@@ -317,6 +319,37 @@ def _pld_search(
     if not (final.upper <= target and isinstance(g, Guarantee) and g.theorem is PLD_ACCOUNTING):
         return None
     return dataclasses.replace(found, best=final, probes=(*found.probes, final))
+
+
+def _forecast(
+    at: Callable[[Fraction], Event],
+    delta: Any,
+    target: float,
+    sign: int,
+    start: Fraction,
+    where: Range,
+    hint: GridHint,
+) -> tuple[Fraction, float] | None:
+    """Where the search's first full evaluation goes and the slope it extrapolates along
+    (:mod:`~dpaudit.accountant.calibration_forecast`), None when the event has no forecast
+    (or an integer parameter: the forecast's solve moves continuously); sets ``hint`` to the
+    grid the forecast expects the refinement to end on, when it does."""
+    from dpaudit.accountant.calibration_forecast import forecast_value
+
+    found = forecast_value(
+        at,
+        epsilon=target,
+        delta=float(delta),
+        sign=sign,
+        start=start,
+        low=where.low,
+        high=where.high,
+    )
+    if found is None:
+        return None
+    if found.grid is not None:
+        hint.start = found.grid
+    return Fraction(found.aim), found.slope
 
 
 def _evaluator(

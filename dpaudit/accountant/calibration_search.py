@@ -81,6 +81,8 @@ FIRST_SLOPE = 3.0
 #: schedules of bench/calibrate.py, and chosen on them: 7 full evaluations in all there,
 #: against 11 at 0.45).
 BAND_SHARE = 0.38
+#: The most full evaluations a search from a forecast makes before it searches as usual.
+SETTLE_EVALUATIONS = 4
 #: An upper bound may move the wrong way by this relative amount (grid error) before the
 #: dependence is called non-monotone.
 MONOTONE_SLACK = 1e-2
@@ -227,6 +229,53 @@ class _Search:
             return self.result(self.probe(good.value, full=True), None)
         good, bad = self.close(good, bad, full=False)
         return self.refine(good, bad)
+
+    def settle(self, guess: Fraction, slope: float) -> SearchResult | None:
+        """The search from a forecast: full evaluations only, the first at ``guess``, the next
+        ones where the latest full bound puts the crossing along the forecast's ``slope``
+        (``d log upper / d log v``), then by the secant of two full bounds once they bracket
+        it; done when the bracket is closed or the best feasible value is within the
+        tolerance of the crossing extrapolated from it.  None (the caller searches as usual,
+        these evaluations kept) when that takes more than :data:`SETTLE_EVALUATIONS`."""
+        if not (math.isfinite(slope) and (slope > 0) == (self.sign == INCREASING)):
+            return None
+        best: Probe | None = None
+        worse: Probe | None = None
+        quarter = math.log1p(RELATIVE_TOLERANCE) / 4
+        v: Fraction | None = self.snap(math.log(guess), toward_private=True, window=quarter)
+        for _ in range(SETTLE_EVALUATIONS):
+            if v is None:
+                return None
+            p = self.probe(v, full=True)
+            if self.feasible(p):
+                if best is None or self.private(best.value, p.value):
+                    best = p
+            elif worse is None or self.private(p.value, worse.value):
+                worse = p
+            if best is not None and worse is not None:
+                if self.closed(best, worse):
+                    return self.result(best, worse)
+                estimate = self.crossing(best, worse)
+                if abs(estimate - math.log(best.value)) <= math.log1p(RELATIVE_TOLERANCE):
+                    return self.result(best, worse)
+                v = self.next_value(estimate, best.value, worse.value)
+                continue
+            latest = best or worse
+            assert latest is not None
+            y = self.y(latest)
+            if not math.isfinite(y):
+                return None
+            estimate = math.log(latest.value) - y / slope
+            if best is not None and abs(estimate - math.log(best.value)) <= math.log1p(
+                RELATIVE_TOLERANCE
+            ):
+                return self.result(best, None)
+            # on the private side of the estimate by a quarter of the tolerance
+            toward = 1.0 if (self.sign == INCREASING) else -1.0
+            v = self.snap(estimate - toward * quarter, toward_private=True, window=quarter)
+            if v == latest.value:  # one representable step towards the estimate
+                v = self.clip(self.inside(latest.value, up=estimate > math.log(latest.value)))
+        return None
 
     def end(self, toward_private: bool) -> tuple[Fraction | None, bool]:
         """The end of the range in a direction, and whether that end is itself admissible."""
@@ -529,6 +578,7 @@ def search(
     start: Fraction,
     name: str,
     quantity: str,
+    forecast: tuple[Fraction, float] | None = None,
 ) -> SearchResult:
     """The best value of a parameter whose certified bound meets ``target``.
 
@@ -544,6 +594,10 @@ def search(
         start: the first value evaluated.
         name: the parameter's name (for messages).
         quantity: what is bounded ("epsilon" or "delta", for messages).
+        forecast: ``(value, slope)``: where a forecast puts the crossing of the full bound and
+            its ``d log quantity / d log v`` there (a guess, not a bound): the search starts
+            with full evaluations there (:meth:`_Search.settle`), and searches as usual from
+            ``start`` only when they do not settle.
 
     Returns:
         A :class:`SearchResult` whose ``best`` is a full evaluation.
@@ -553,4 +607,9 @@ def search(
             :data:`MAX_EVALUATIONS` evaluations.
         NotMonotoneError: when two evaluations contradict monotonicity.
     """
-    return _Search(quick, full, target, sign, where, name, quantity).run(start)
+    searching = _Search(quick, full, target, sign, where, name, quantity)
+    if forecast is not None:
+        settled = searching.settle(*forecast)
+        if settled is not None:
+            return settled
+    return searching.run(start)

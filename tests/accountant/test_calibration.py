@@ -475,12 +475,16 @@ def test_search_with_a_quick_band_lands_within_the_tolerance():
     assert len(found.probes) <= 7
 
 
-def test_every_refined_evaluation_of_a_search_builds_one_grid(monkeypatch):
-    """The first refined evaluation starts on the grid the refinement would pick after the
-    latest coarse one (the coarse band's gap), the next ones on the grid the previous one
-    ended on, the accountant's final run on the search's: no coarse grid is built again."""
-    from dpaudit.accountant import currencies
+@pytest.mark.parametrize("forecast", [True, False])
+def test_every_refined_evaluation_of_a_search_builds_one_grid(monkeypatch, forecast):
+    """Without a forecast, the first refined evaluation starts on the grid the refinement would
+    pick after the latest coarse one (the coarse band's gap); with one (1,000 steps: no grid
+    forecast, the leaf on the finest grid being large), the first builds the coarsest grid and
+    the one it points to.  The next ones start on the grid the previous one ended on, the
+    accountant's final run on the search's: no coarse grid is built again."""
+    from dpaudit.accountant import calibration_forecast, currencies
 
+    monkeypatch.setattr(calibration_forecast, "ENABLED", forecast)
     real = currencies.refined_epsilon_bounds
     built: list[list[float]] = []
 
@@ -500,6 +504,9 @@ def test_every_refined_evaluation_of_a_search_builds_one_grid(monkeypatch):
     currencies._PLD_MEMO.clear()
     c = calibrate(DPSGD, epsilon=1, delta="1e-5", parameter="sigma")
     assert c.epsilon_upper <= 1 and len(built) >= 2
+    if forecast:
+        assert built[0][0] == currencies.COARSEST_GRID and len(built[0]) == 2, built
+        built = built[1:]
     assert all(len(grids) == 1 for grids in built), built
     assert built[0][0] < currencies.COARSEST_GRID
 

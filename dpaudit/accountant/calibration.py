@@ -293,7 +293,9 @@ def _pld_search(
         return _substituted(event, name, v)
 
     hint = GridHint()  # shared: the refined evaluations start where the coarse ones point
-    forecast = None if where.integer else _forecast(at, delta, target, sign, start, where, hint)
+    forecast = None
+    if not where.integer:
+        forecast = _forecast(at, delta, target, sign, start, where, hint, (event, name))
     try:
         found = search(
             pld_evaluator(at, delta, quick=True, hint=hint),
@@ -329,6 +331,7 @@ def _forecast(
     start: Fraction,
     where: Range,
     hint: GridHint,
+    template: tuple[Event, str],
 ) -> tuple[Fraction, float] | None:
     """Where the search's first full evaluation goes and the slope it extrapolates along
     (:mod:`~dpaudit.accountant.calibration_forecast`), None when the event has no forecast
@@ -344,6 +347,7 @@ def _forecast(
         start=start,
         low=where.low,
         high=where.high,
+        template=template,
     )
     if found is None:
         return None

@@ -98,7 +98,12 @@ class Forecast:
     grid: float | None = None
 
 
-def _number(x: object) -> float | None:
+def _number(x: object, env: dict[str, float] | None = None) -> float | None:
+    """A parameter's value as a float: a number, or a bare symbol given in ``env``; None
+    otherwise (an expression of a symbol, or not finite)."""
+    if env is not None and getattr(x, "is_Symbol", False):
+        found = env.get(str(x))
+        return found if found is not None and math.isfinite(found) else None
     try:
         v = float(x)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -128,19 +133,21 @@ def _gaussian_nodes(mu: float, q: float, count: float) -> tuple[LossNodes, LossN
     return LossNodes(loss, log_b, count, tilt), LossNodes(-loss, log_phi, count, tilt)
 
 
-def loss_nodes(event: Event, count: float = 1) -> tuple[list[LossNodes], list[LossNodes]] | None:
+def loss_nodes(
+    event: Event, count: float = 1, env: dict[str, float] | None = None
+) -> tuple[list[LossNodes], list[LossNodes]] | None:
     """The event's remove and add privacy losses as :class:`LossNodes`, one per mechanism (a
     self-composition multiplies the counts, a composition joins the lists), or None when a
     node is not a (Poisson-subsampled) Gaussian mechanism or a composition of them, or a
-    parameter is not a number."""
+    parameter is not a number (or a bare symbol given a value in ``env``)."""
     if isinstance(event, SelfComposed):
-        k = _number(event.count)
-        return None if k is None else loss_nodes(event.event, count * k)
+        k = _number(event.count, env)
+        return None if k is None else loss_nodes(event.event, count * k, env)
     if isinstance(event, Composed):
         removes: list[LossNodes] = []
         adds: list[LossNodes] = []
         for child in event.events:
-            found = loss_nodes(child, count)
+            found = loss_nodes(child, count, env)
             if found is None:
                 return None
             removes.extend(found[0])
@@ -148,10 +155,10 @@ def loss_nodes(event: Event, count: float = 1) -> tuple[list[LossNodes], list[Lo
         return removes, adds
     q: float | None = 1.0
     if isinstance(event, PoissonSampled):
-        q, event = _number(event.rate), event.event
+        q, event = _number(event.rate, env), event.event
     if not isinstance(event, Gaussian) or q is None:
         return None
-    sigma, sensitivity = _number(event.sigma), _number(event.sensitivity)
+    sigma, sensitivity = _number(event.sigma, env), _number(event.sensitivity, env)
     if sigma is None or sensitivity is None or sigma <= 0:
         return None
     pair = _gaussian_nodes(sensitivity / sigma, q, count)
@@ -162,9 +169,15 @@ class _Solve:
     """value -> ``sqrt(-2 log delta)`` of the forecast at the target epsilon (None: no
     forecast), and the forecast's ``d log delta / d log epsilon``."""
 
-    def __init__(self, at: Callable[[Fraction], Event], epsilon: float) -> None:
+    def __init__(
+        self,
+        at: Callable[[Fraction], Event],
+        epsilon: float,
+        template: tuple[Event, str] | None = None,
+    ) -> None:
         self.at = at
         self.epsilon = epsilon
+        self.template = template
         self.guesses = [1.0, 1.0]  # the saddle points of the last forecast, per direction
         self.calls = 0
 
@@ -173,11 +186,15 @@ class _Solve:
         the larger of the two directions'; ``(0, 0)`` when the target is at or below the
         loss's mean in a direction (delta is not small there); None without a forecast."""
         self.calls += 1
-        try:
-            event = self.at(Fraction(math.exp(x)))
-        except (ValueError, ArithmeticError, OverflowError):
-            return None
-        nodes = loss_nodes(event)
+        nodes = None
+        if self.template is not None:  # the symbol read as the value: no substitution
+            event, name = self.template
+            nodes = loss_nodes(event, env={name: math.exp(x)})
+        if nodes is None:
+            try:
+                nodes = loss_nodes(self.at(Fraction(math.exp(x))))
+            except (ValueError, ArithmeticError, OverflowError):
+                return None
         if nodes is None:
             return None
         saddles = []
@@ -217,6 +234,7 @@ def forecast_value(
     start: Fraction,
     low: Fraction | None = None,
     high: Fraction | None = None,
+    template: tuple[Event, str] | None = None,
 ) -> Forecast | None:
     """The value ``v`` at which the forecast epsilon of ``at(v)`` at ``delta`` is ``epsilon``
     (module docstring), or None when the event has no forecast or the solve does not settle.
@@ -230,10 +248,13 @@ def forecast_value(
         start: the value the solve starts from.
         low, high: the admissible values' ends (None: unbounded); a solve that would leave
             them gives no forecast (the search handles an answer at an end).
+        template: ``(event, name)``: the event with the parameter as the symbol ``name``;
+            where the symbol stands alone as a parameter, its value is read without
+            substituting (``at`` is called otherwise).
     """
     if not (ENABLED and 0 < delta < 1 and epsilon > 0 and start > 0):
         return None
-    solve = _Solve(at, epsilon)
+    solve = _Solve(at, epsilon, template)
     goal = math.sqrt(-2 * math.log(delta))
     # r(x) = sqrt(-2 log delta(x)) - goal grows with privacy: with x for a noise, against it
     # for a count or a rate

@@ -137,6 +137,14 @@ def compare(a: sympy.Expr, b: sympy.Expr) -> int | None:
         return None
     if (is_sympy_object(a) and a is sympy.oo) or (is_sympy_object(b) and b is sympy.oo):
         return None if a == b else (1 if a is sympy.oo else -1)
+    # each value's own enclosure first (memoised: a node compares the same candidates several
+    # times): disjoint enclosures decide, and the difference is enclosed only when they meet
+    ea, eb = _enclosure(a), _enclosure(b)
+    if ea is not None and eb is not None:
+        if ea[1] < eb[0]:
+            return -1
+        if ea[0] > eb[1]:
+            return 1
     try:
         lo, hi = endpoints(interval(a - b))
     except EvaluationError:
@@ -148,6 +156,15 @@ def compare(a: sympy.Expr, b: sympy.Expr) -> int | None:
     if lo == 0 and hi == 0:
         return 0
     return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _enclosure(value: Any) -> tuple[Any, Any] | None:
+    """Rigorous endpoints of a numeric exact value (None when it cannot be enclosed)."""
+    try:
+        return endpoints(interval(value))
+    except (EvaluationError, TypeError, ValueError):
+        return None
 
 
 @dataclasses.dataclass(frozen=True)

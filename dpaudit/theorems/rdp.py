@@ -297,17 +297,25 @@ def subsampled_gaussian_rdp_floats(
         raise ValueError(f"sampling_probability must be a number in (0, 1], got {qq}")
     s2 = (exact(sigma_, "sigma") / exact(sensitivity, "sensitivity")) ** 2
     qf, s2f = float(qq), float(s2)
-    return tuple(_subsampled_gaussian_float(n, qf, s2f) for n in ns)
+    log_fact = _log_factorials(max(ns, default=0))
+    return tuple(_subsampled_gaussian_float(n, qf, s2f, log_fact) for n in ns)
 
 
-def _subsampled_gaussian_float(n: int, qf: float, s2f: float) -> float:
-    """Mironov, Talwar, Zhang 2019, Theorem 4 at integer order n, in floating point
-    (log-sum-exp of the binomial expansion; see :func:`subsampled_gaussian_rdp`)."""
+def _log_factorials(n: int) -> Any:
+    """``log k!`` for ``k = 0..n`` (math.lgamma: scipy.special would cost ~0.2 s of the
+    start-up; these values only choose the order, whose bound is then certified exactly)."""
     import numpy as np
 
-    # log binomial(n, i) from math.lgamma (scipy.special would cost ~0.2 s of the start-up;
-    # this value only chooses the order, whose bound is then certified exactly)
-    log_fact = np.array([math.lgamma(k + 1) for k in range(n + 1)])
+    return np.array([math.lgamma(k + 1) for k in range(n + 1)])
+
+
+def _subsampled_gaussian_float(n: int, qf: float, s2f: float, log_fact: Any = None) -> float:
+    """Mironov, Talwar, Zhang 2019, Theorem 4 at integer order n, in floating point
+    (log-sum-exp of the binomial expansion; see :func:`subsampled_gaussian_rdp`);
+    ``log_fact``: ``log k!`` for ``k`` up to at least ``n`` (computed when not given)."""
+    import numpy as np
+
+    log_fact = (_log_factorials(n) if log_fact is None else log_fact)[: n + 1]
     i = np.arange(n + 1, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = (

@@ -385,16 +385,18 @@ def upper_nodes(
     pair = None if built is None else built[0](h)
     if pair is None:
         return None
-    return [_upper(pair.remove.upper, count)], [_upper(pair.add.upper, count)]
+    return [_upper(pair.remove.upper, count, h)], [_upper(pair.add.upper, count, h)]
 
 
-def _upper(upper: Any, count: float) -> LossNodes:
-    """An upper discretisation (:class:`~dpaudit.pld.UpperPLD`) as nodes: its finite grid
-    losses (shifted: every true loss is at most a grid loss plus ``shift``) and masses."""
+def _upper(upper: Any, count: float, h: float) -> LossNodes:
+    """An upper discretisation (:class:`~dpaudit.pld.UpperPLD`) on the grid ``h`` as nodes:
+    its finite grid losses (shifted: every true loss is at most a grid loss plus ``shift``) and
+    masses."""
     keep = upper.masses > 0
     return LossNodes(
         upper.losses()[keep] + upper.shift,
         np.log(upper.masses[keep].astype(np.float64)),
         count,
         inf_mass=float(upper.inf_mass),
+        spacing=h,
     )

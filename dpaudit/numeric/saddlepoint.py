@@ -25,7 +25,7 @@ rule", SIAM Review 56, Theorem 5.1).  The rule here takes a step of at most 0.7 
 ``1 / sqrt(K''(t))`` and a third of ``t``, over :data:`WIDTHS` widths, doubled until the
 integrand has fallen below :data:`TAIL` of its value at 0 on the rule's last tenth; it gives up
 beyond :data:`MAX_NODES` nodes (a composition of too few copies, whose loss is not
-concentrated).  The derivative ``d delta / d eps`` comes from the same nodes (the transform of
+concentrated) or where it reaches half the period of a lattice the losses lie on.  The derivative ``d delta / d eps`` comes from the same nodes (the transform of
 ``-exp(-x) 1{x > 0}`` is ``-1 / (z + 1)``).
 
 Never a bound: nothing here has an error bound (the quadratures, the truncation, float
@@ -63,13 +63,15 @@ class LossNodes:
     """One privacy loss composed ``count`` times: losses ``s`` at quadrature nodes and the
     logarithms ``log_m`` of their P-weights (which sum to about ``1 - inf_mass``);
     ``inf_mass``: the P-probability of an infinite loss; ``t_max``: the largest tilt the nodes
-    resolve (their range covers the tilted measure up to it)."""
+    resolve (their range covers the tilted measure up to it); ``spacing``: the step of the
+    lattice the losses lie on (0: none; a grid's upper discretisation lies on one)."""
 
     s: np.ndarray
     log_m: np.ndarray
     count: float
     t_max: float = math.inf
     inf_mass: float = 0.0
+    spacing: float = 0.0
 
     def _tilted(self, t: float) -> tuple[float, np.ndarray]:
         a = self.log_m + t * self.s
@@ -133,14 +135,14 @@ def _saddle(
             hi = t
         step = (k1 - epsilon) / k2
         if abs(step) <= 1e-10 * t:
-            return t, k0, k2
+            return None if t - step < MIN_SADDLE else (t, k0, k2)
         t_next = t - step
         # Newton's step when it stays in the bracket and at least halves the last one (else
         # it may cycle where K' bends sharply: Numerical Recipes' rtsafe), else bisection
         if not (lo < t_next < hi and abs(step) <= last_step / 2):
             t_next = 2 * lo if math.isinf(hi) else (lo + hi) / 2
-            if t_next == t:
-                return t, k0, k2
+            if t_next == t:  # the bracket is one float wide
+                return None if t <= MIN_SADDLE * (1 + 1e-9) else (t, k0, k2)
         last_step = abs(t_next - t)
         t = t_next
     return None
@@ -197,13 +199,18 @@ def profile(
     width = 1.0 / math.sqrt(k2)
     step = min(0.7 * width, t / 3)
     y = np.arange(math.ceil(WIDTHS * width / step) + 1) * step
+    # losses on a lattice of step h: the integrand has period 2 pi / h in y, and a rule that
+    # reaches half of it would add an alias
+    lattice = max(p.spacing for p in parts)
+    if y[-1] * lattice >= math.pi:
+        return None
     log_ratio = _log_ratio(parts, t, y)
     while True:  # widen the rule until the integrand has fallen off at its end
         if not np.all(np.isfinite(log_ratio)):
             return None
         if np.max(log_ratio[-max(1, len(y) // 10) :].real) <= math.log(TAIL):
             break
-        if 2 * len(y) > MAX_NODES:
+        if 2 * len(y) > MAX_NODES or y[-1] * lattice >= math.pi:
             return None
         more = y[-1] + step * np.arange(1, len(y) + 1)
         y = np.concatenate([y, more])

@@ -16,14 +16,18 @@ generating function as a one-dimensional integral.  This module
    PLD bound is), and finds the value whose forecast meets the target: the secant method in
    ``log v`` on ``sqrt(-2 log delta)`` (nearly linear in the noise, as it is exactly for a
    Gaussian's ``mu``), safeguarded by bisection once the root is bracketed;
-3. returns that value and the forecast's ``d log epsilon / d log v`` there
-   (:class:`Forecast`).
-
-The certified PLD bound lies above the true epsilon by its discretisation error, so its
-crossing is a little on the private side of the forecast one: 0.002%-0.009% of the noise on the
-DP-SGD schedules of ``bench/calibrate.py``.  The first certified evaluation is made
-:data:`AIM` beyond the forecast, where it is feasible and within the search's tolerance of the
-best value (:meth:`~dpaudit.accountant.calibration_search.search_from`).
+3. chooses where the first certified evaluation goes (:func:`_settled`).  The certified PLD
+   bound lies above the true epsilon by its discretisation error, so its crossing is on the
+   private side of the forecast one.  Where the refinement stops before the finest grid (its
+   gap below ``TARGET_GAP`` of epsilon), that is by less than the search's tolerance: the
+   evaluation is made :data:`AIM` beyond the forecast.  Where the finest grid's error is
+   larger (DP-SGD from about 10^5 steps: 1.7e-4 of sigma at 10^5, 3.7e-4 at 10^6), the
+   forecast is made again on that grid's upper discretisations (the accountant's own leaves,
+   when small: :func:`upper_nodes`), whose profile tracks the certified bound, and the
+   evaluation is made :data:`LEAF_AIM` beyond that crossing, on that grid;
+4. returns the value, the aim, the grid and the forecast's ``d log epsilon / d log v``
+   (:class:`Forecast`), which the search extrapolates along
+   (:meth:`~dpaudit.accountant.calibration_search._Search.settle`).
 
 Privacy:
     Nothing here is a bound and nothing here decides: the value found is only where the search
@@ -55,8 +59,9 @@ __all__ = ["AIM", "ENABLED", "Forecast", "forecast_value", "loss_nodes", "upper_
 #: search locates the answer with coarse certified evaluations).
 ENABLED = True
 #: How far (relative, towards privacy) beyond the forecast value the first certified evaluation
-#: is made: the certified bound's crossing lies 2e-5 to 9e-5 beyond the forecast's on the
-#: DP-SGD schedules of bench/calibrate.py, and the search's tolerance is 1e-4.
+#: is made when no grid is forecast: the certified bound's crossing lies 3e-5 to 8e-5 beyond
+#: the forecast's on the DP-SGD schedules of bench/calibrate.py and bench/calibration_search.py
+#: where the refinement stops before the finest grid, and the search's tolerance is 1e-4.
 AIM = 9e-5
 #: How far beyond the crossing forecast on the finest grid's upper discretisations the first
 #: certified evaluation is made (they track the certified bound within 2e-5 of epsilon at
@@ -206,6 +211,7 @@ class _Solve:
             if found is None:
                 return 0.0, 0.0  # the target at or below the (tilted) mean: delta not small
             saddles.append(found)
+        self.guesses = [sp[0] for sp in saddles]
         looks = [leading_term(p, self.epsilon, sp) for p, sp in zip(nodes, saddles, strict=True)]
         worst = None
         for i, parts in enumerate(nodes):
@@ -214,7 +220,6 @@ class _Solve:
             profiled = profile(parts, self.epsilon, saddle=saddles[i])
             if profiled is None:
                 return None
-            self.guesses[i] = profiled.t
             if worst is None or profiled.delta > worst.delta:
                 worst = profiled
         if worst is None:

@@ -25,7 +25,8 @@ rule", SIAM Review 56, Theorem 5.1).  The rule here takes a step of at most 0.7 
 ``1 / sqrt(K''(t))`` and a third of ``t``, over :data:`WIDTHS` widths, doubled until the
 integrand has fallen below :data:`TAIL` of its value at 0 on the rule's last tenth; it gives up
 beyond :data:`MAX_NODES` nodes (a composition of too few copies, whose loss is not
-concentrated) or where it reaches half the period of a lattice the losses lie on.  The derivative ``d delta / d eps`` comes from the same nodes (the transform of
+concentrated) or where it reaches half the period of a lattice the losses lie on.  The
+derivative ``d delta / d eps`` comes from the same nodes (the transform of
 ``-exp(-x) 1{x > 0}`` is ``-1 / (z + 1)``).
 
 Never a bound: nothing here has an error bound (the quadratures, the truncation, float

@@ -344,6 +344,18 @@ class RenyiCurve(Statement):
             return order
         return rdp.choose_real_order(self.tau_real, order, delta)
 
+    def estimate(self, delta: sympy.Expr | None) -> float | None:
+        """The chosen integer order's conversion in floats (None with a real-order curve: the
+        real order's conversion may be smaller)."""
+        d = None if delta is None else _number(delta)
+        if d is None or not 0 < d < 1 or self.tau_real is not None or not self.taus:
+            return None
+        try:
+            found = rdp.conversion_estimate(self.orders, self.taus, delta)[1]
+        except (TypeError, ValueError, OverflowError):
+            return None
+        return found if math.isfinite(found) else None
+
     def candidates(self, delta: sympy.Expr | None) -> list[Candidate]:
         d = None if delta is None else _number(delta)
         if d is None or not 0 < d < 1:

@@ -264,6 +264,12 @@ class Statement:
         """Epsilon guarantees at ``delta`` (None: at the statement's own delta)."""
         raise NotImplementedError
 
+    def estimate(self, delta: sympy.Expr | None) -> float | None:
+        """A float estimate of the smallest epsilon :meth:`candidates` gives at ``delta``
+        (None: none cheaper than the candidates).  Not a bound: only to skip a certified
+        conversion that cannot win (:func:`~dpaudit.accountant.rules.best_candidate`)."""
+        return None
+
 
 @dataclasses.dataclass(frozen=True)
 class Pure(Statement):

@@ -615,6 +615,20 @@ def choose_order(orders: Sequence[int], taus: Sequence[float], delta_: sympy.Exp
     Raises:
         ValueError: if the lists are empty or of different lengths.
     """
+    return conversion_estimate(orders, taus, delta_)[0]
+
+
+def conversion_estimate(
+    orders: Sequence[int], taus: Sequence[float], delta_: sympy.Expr
+) -> tuple[int, float]:
+    """The order whose conversion (as in :func:`rdp_to_approx`: Balle et al. 2020, Theorem 21,
+    or Mironov 2017, Proposition 3, whichever is smaller) is smallest, and that epsilon, in
+    floats.  Not a bound: a choice, and an estimate of the bound the chosen order's exact tau
+    gives.
+
+    Raises:
+        ValueError: if the lists are empty or of different lengths.
+    """
     if not orders or len(orders) != len(taus):
         raise ValueError("orders and taus must be non-empty and of equal length")
     import numpy as np  # here: importing the theorems needs no numpy
@@ -624,4 +638,6 @@ def choose_order(orders: Sequence[int], taus: Sequence[float], delta_: sympy.Exp
     log_d = float(fn.log(exact(delta_, "delta")))
     improved = t + np.log((a - 1) / a) - (log_d + np.log(a)) / (a - 1)
     mironov = t - log_d / (a - 1)
-    return int(orders[int(np.argmin(np.minimum(improved, mironov)))])
+    best = np.minimum(improved, mironov)
+    at = int(np.argmin(best))
+    return int(orders[at]), float(best[at])

@@ -83,6 +83,9 @@ NODE_STEP = 0.1
 MAX_NODES = 8192
 #: The largest tilt (saddle point) the nodes are built for.
 MAX_TILT = 64.0
+#: The tilt the nodes are first built for (DP-SGD's saddle points lie at 1-10): a forecast
+#: whose saddle point lies beyond builds them again for four times more, up to MAX_TILT.
+FIRST_TILT = 16.0
 #: A direction whose leading saddle-point term is below this share of the other's is not
 #: forecast in full (its profile is far below the other's).
 DIRECTION_SHARE = 1e-2
@@ -116,7 +119,9 @@ def _number(x: object, env: dict[str, float] | None = None) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _gaussian_nodes(mu: float, q: float, count: float) -> tuple[LossNodes, LossNodes] | None:
+def _gaussian_nodes(
+    mu: float, q: float, count: float, tilt: float = MAX_TILT
+) -> tuple[LossNodes, LossNodes] | None:
     """The remove and add privacy losses of the Gaussian mechanism of ``mu = Delta / sigma``,
     Poisson-subsampled with rate ``q`` (``q = 1``: not subsampled), as nodes in the standard
     normal variable ``u``: ``A = N(0, 1)``, ``B = (1 - q) N(0, 1) + q N(mu, 1)``, the loss
@@ -125,7 +130,7 @@ def _gaussian_nodes(mu: float, q: float, count: float) -> tuple[LossNodes, LossN
     if not (mu > 0 and 0 < q <= 1 and count >= 1):
         return None
     du = NODE_STEP * min(1.0, 1.0 / mu)
-    tilt = min(MAX_TILT, (MAX_NODES * du / 2 - NORMAL_RANGE - mu) / mu)
+    tilt = min(tilt, (MAX_NODES * du / 2 - NORMAL_RANGE - mu) / mu)
     if tilt < 1:
         return None
     half = NORMAL_RANGE + mu * (1 + tilt)
@@ -139,20 +144,21 @@ def _gaussian_nodes(mu: float, q: float, count: float) -> tuple[LossNodes, LossN
 
 
 def loss_nodes(
-    event: Event, count: float = 1, env: dict[str, float] | None = None
+    event: Event, count: float = 1, env: dict[str, float] | None = None, tilt: float = MAX_TILT
 ) -> tuple[list[LossNodes], list[LossNodes]] | None:
     """The event's remove and add privacy losses as :class:`LossNodes`, one per mechanism (a
-    self-composition multiplies the counts, a composition joins the lists), or None when a
-    node is not a (Poisson-subsampled) Gaussian mechanism or a composition of them, or a
-    parameter is not a number (or a bare symbol given a value in ``env``)."""
+    self-composition multiplies the counts, a composition joins the lists), resolving tilts up
+    to ``tilt``, or None when a node is not a (Poisson-subsampled) Gaussian mechanism or a
+    composition of them, or a parameter is not a number (or a bare symbol given a value in
+    ``env``)."""
     if isinstance(event, SelfComposed):
         k = _number(event.count, env)
-        return None if k is None else loss_nodes(event.event, count * k, env)
+        return None if k is None else loss_nodes(event.event, count * k, env, tilt)
     if isinstance(event, Composed):
         removes: list[LossNodes] = []
         adds: list[LossNodes] = []
         for child in event.events:
-            found = loss_nodes(child, count, env)
+            found = loss_nodes(child, count, env, tilt)
             if found is None:
                 return None
             removes.extend(found[0])
@@ -166,7 +172,7 @@ def loss_nodes(
     sigma, sensitivity = _number(event.sigma, env), _number(event.sensitivity, env)
     if sigma is None or sensitivity is None or sigma <= 0:
         return None
-    pair = _gaussian_nodes(sensitivity / sigma, q, count)
+    pair = _gaussian_nodes(sensitivity / sigma, q, count, tilt)
     return None if pair is None else ([pair[0]], [pair[1]])
 
 
@@ -184,6 +190,7 @@ class _Solve:
         self.epsilon = epsilon
         self.template = template
         self.guesses = [1.0, 1.0]  # the saddle points of the last forecast, per direction
+        self.tilt = FIRST_TILT
         self.calls = 0
 
     def __call__(self, x: float) -> tuple[float, float] | None:
@@ -191,13 +198,22 @@ class _Solve:
         the larger of the two directions'; ``(0, 0)`` when the target is at or below the
         loss's mean in a direction (delta is not small there); None without a forecast."""
         self.calls += 1
+        while True:
+            found = self._at(x)
+            if not isinstance(found, str):
+                return found
+            self.tilt = min(MAX_TILT, 4 * self.tilt)  # "wider"
+
+    def _at(self, x: float) -> tuple[float, float] | str | None:
+        """As :meth:`__call__`, or "wider" when the larger profile's saddle point lies beyond
+        the tilt the nodes resolve (and they can resolve more)."""
         nodes = None
         if self.template is not None:  # the symbol read as the value: no substitution
             event, name = self.template
-            nodes = loss_nodes(event, env={name: math.exp(x)})
+            nodes = loss_nodes(event, env={name: math.exp(x)}, tilt=self.tilt)
         if nodes is None:
             try:
-                nodes = loss_nodes(self.at(Fraction(math.exp(x))))
+                nodes = loss_nodes(self.at(Fraction(math.exp(x))), tilt=self.tilt)
             except (ValueError, ArithmeticError, OverflowError):
                 return None
         if nodes is None:
@@ -224,6 +240,8 @@ class _Solve:
                 worst = profiled
         if worst is None:
             return None
+        if worst.t >= min(p.t_max for p in nodes[0] + nodes[1]) and self.tilt < MAX_TILT:
+            return "wider"  # a Chernoff estimate: resolve the saddle point instead
         return (
             math.sqrt(-2 * math.log(worst.delta)),
             self.epsilon * worst.slope / worst.delta,

@@ -254,8 +254,14 @@ def calibrate(
     full = _evaluator(event, name, mode, fixed, quick=False)
     start = _start(where, sign, low, high)
     found_by_pld = None
+    forecast = None
     if mode == "epsilon":
-        found_by_pld = _pld_search(event, name, fixed, full, target, sign, where, start)
+        hint = GridHint()  # shared: the refined evaluations start where the coarse ones point
+        if not where.integer:
+            forecast = _forecast(event, name, fixed, target, sign, start, where, hint)
+        found_by_pld = _pld_search(
+            event, name, fixed, full, target, sign, where, start, forecast, hint
+        )
     result = found_by_pld or search(
         quick,
         full,
@@ -265,6 +271,7 @@ def calibrate(
         start=start,
         name=name,
         quantity=mode,
+        forecast=forecast,
     )
     return _result(name, event, mode, goal, fixed, sign, found, result, where)
 
@@ -278,12 +285,16 @@ def _pld_search(
     sign: int,
     where: Range,
     start: Fraction,
+    forecast: tuple[Fraction, float] | None,
+    hint: GridHint,
 ) -> SearchResult | None:
     """The search on the event's PLD bounds alone (:mod:`~dpaudit.accountant.pld_probe`: the
     accountant's own PLD candidate without its other results, about half the cost of an
     evaluation), then the whole accountant at the value found.  None -- search with the whole
     accountant -- when the event has no PLD, the PLD search fails, or another result is the
     tightest at that value (the PLD's best value need not be the accountant's best then).
+    ``forecast``: where the search starts (:func:`_forecast`); ``hint``: the grid hint its
+    evaluations share.
 
     Privacy: the value returned is one where the whole accountant's certified upper bound,
     computed in full, meets the target (checked here and again by :func:`_result`)."""
@@ -292,10 +303,6 @@ def _pld_search(
     def at(v: Fraction) -> Event:
         return _substituted(event, name, v)
 
-    hint = GridHint()  # shared: the refined evaluations start where the coarse ones point
-    forecast = None
-    if not where.integer:
-        forecast = _forecast(at, delta, target, sign, start, where, hint, (event, name))
     try:
         found = search(
             pld_evaluator(at, delta, quick=True, hint=hint),
@@ -324,30 +331,33 @@ def _pld_search(
 
 
 def _forecast(
-    at: Callable[[Fraction], Event],
+    event: Event,
+    name: str,
     delta: Any,
     target: float,
     sign: int,
     start: Fraction,
     where: Range,
     hint: GridHint,
-    template: tuple[Event, str],
 ) -> tuple[Fraction, float] | None:
     """Where the search's first full evaluation goes and the slope it extrapolates along
-    (:mod:`~dpaudit.accountant.calibration_forecast`), None when the event has no forecast
-    (or an integer parameter: the forecast's solve moves continuously); sets ``hint`` to the
-    grid the forecast expects the refinement to end on, when it does."""
+    (:mod:`~dpaudit.accountant.calibration_forecast`), None when the event has no forecast;
+    sets ``hint`` to the grid the forecast expects the refinement to end on, when it does.
+    Not for an integer parameter (the caller's check: the forecast's solve moves
+    continuously).  The whole accountant's search starts from it too, when the PLD is not
+    the tightest result (a Gaussian's analytic bound, exact where the forecast is
+    accurate)."""
     from dpaudit.accountant.calibration_forecast import forecast_value
 
     found = forecast_value(
-        at,
+        lambda v: _substituted(event, name, v),
         epsilon=target,
         delta=float(delta),
         sign=sign,
         start=start,
         low=where.low,
         high=where.high,
-        template=template,
+        template=(event, name),
     )
     if found is None:
         return None

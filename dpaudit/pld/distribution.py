@@ -488,6 +488,13 @@ class PrivacyLossDistribution:
         return self._refined
 
     @functools.cached_property
+    def _epsilon_memo(self) -> dict[float, tuple[float, float]]:
+        """delta -> the untilted and refined discretisations' tighter epsilon bounds (a PLD is
+        immutable: a calibration's search and the accountant's run at the value found ask the
+        same memoised PLD the same delta)."""
+        return {}
+
+    @functools.cached_property
     def _refined(self) -> PrivacyLossDistribution:
         assert self.pending is not None
         upper, lower = self.pending.apply(self.upper, self.lower)
@@ -526,10 +533,14 @@ class PrivacyLossDistribution:
         Raises:
             ValueError: if delta is not in [0, 1].
         """
-        lo, hi = self.lower.epsilon(delta), self.upper.epsilon(delta)
-        if self._moves(delta):
-            d = self.refined()
-            lo, hi = max(lo, d.lower.epsilon(delta)), min(hi, d.upper.epsilon(delta))
+        base = self._epsilon_memo.get(delta)
+        if base is None:
+            base = self.lower.epsilon(delta), self.upper.epsilon(delta)
+            if self._moves(delta):
+                d = self.refined()
+                base = max(base[0], d.lower.epsilon(delta)), min(base[1], d.upper.epsilon(delta))
+            self._epsilon_memo[delta] = base
+        lo, hi = base
         one = self._reserve(delta) if reserve else None
         if one is not None:
             d_lo, d_hi = one.epsilon_bounds(delta)

@@ -291,14 +291,47 @@ def subsampled_gaussian_rdp_floats(
     Raises:
         ValueError: as :func:`subsampled_gaussian_rdp`.
     """
-    ns = [int(_order(a, integer=True)) for a in orders]
+    # a Python int >= 2 is an integer order as it stands (the exact check costs 30 us each)
+    ns = [a if type(a) is int and a >= 2 else int(_order(a, integer=True)) for a in orders]
     qq = exact(sampling_probability, "sampling_probability")
     if qq.free_symbols or not (0 < qq <= 1):
         raise ValueError(f"sampling_probability must be a number in (0, 1], got {qq}")
     s2 = (exact(sigma_, "sigma") / exact(sensitivity, "sensitivity")) ** 2
     qf, s2f = float(qq), float(s2)
-    log_fact = _log_factorials(max(ns, default=0))
-    return tuple(_subsampled_gaussian_float(n, qf, s2f, log_fact) for n in ns)
+    if not ns:
+        return ()
+    import numpy as np
+
+    # the terms of every order at once, element for element the operations of
+    # _subsampled_gaussian_float (so the same floats); the log-sum-exp row by row, as there
+    top_n = max(ns)
+    log_fact = _log_factorials(top_n)
+    n = np.asarray(ns, dtype=float)[:, None]
+    i = np.arange(top_n + 1, dtype=float)[None, :]
+    idx = np.minimum(np.arange(top_n + 1)[None, :], np.asarray(ns)[:, None])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = (
+            log_fact[np.asarray(ns)][:, None]
+            - log_fact[idx]
+            - log_fact[np.asarray(ns)[:, None] - idx]
+            + np.where(i == n, 0.0, (n - i) * np.log1p(-qf))
+            + i * math.log(qf)
+            + (i * i - i) / (2 * s2f)
+        )
+    return tuple(_log_sum_exp(terms[k, : m + 1]) / (m - 1) for k, m in enumerate(ns))
+
+
+def _log_sum_exp(terms: Any) -> float:
+    """log(sum(exp(terms))) as top + log1p(the others' share): the sum is often 1 + a few
+    1e-8 (the largest term not summed with the others)."""
+    import numpy as np
+
+    at = int(np.argmax(terms))
+    top = float(terms[at])
+    if not math.isfinite(top):
+        return top
+    rest = np.exp(np.concatenate((terms[:at], terms[at + 1 :])) - top)
+    return top + math.log1p(float(np.sum(rest)))
 
 
 def _log_factorials(n: int) -> Any:
@@ -326,13 +359,7 @@ def _subsampled_gaussian_float(n: int, qf: float, s2f: float, log_fact: Any = No
             + i * math.log(qf)
             + (i * i - i) / (2 * s2f)
         )
-    # log-sum-exp as top + log1p(the others' share): the sum is often 1 + a few 1e-8
-    at = int(np.argmax(terms))
-    top = float(terms[at])
-    if not math.isfinite(top):
-        return top / (n - 1)
-    rest = np.exp(np.delete(terms, at) - top)
-    return (top + math.log1p(float(np.sum(rest)))) / (n - 1)
+    return _log_sum_exp(terms) / (n - 1)
 
 
 def subsampled_gaussian_rdp_upper(

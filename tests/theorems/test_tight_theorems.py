@@ -83,12 +83,25 @@ def test_rdp_values() -> None:
     assert 2.59 < float(eps) < 2.60
 
 
-def test_subsampled_gaussian_floats_at_many_orders_are_the_numeric_values() -> None:
-    """The batched float curve is the per-order numeric value, bit for bit (it only converts
-    the parameters once), and refuses what the per-order function refuses."""
+@pytest.mark.parametrize(
+    ("sigma", "q", "sensitivity"),
+    [
+        (R(11, 10), R(1, 100), 2),
+        (R(265661, 100000), R(256, 60000), 1),
+        (R(1, 20), R(1, 2), 1),
+        (30, 1, 1),
+        (R(9, 10), R(999, 1000), 3),
+    ],
+)
+def test_subsampled_gaussian_floats_at_many_orders_are_the_numeric_values(
+    sigma, q, sensitivity
+) -> None:
+    """The batched float curve (every order's terms in one array) is the per-order numeric
+    value, bit for bit (the same operations element for element, the same sums), and refuses
+    what the per-order function refuses."""
     orders = rdp.DEFAULT_ORDERS[:48]
-    batch = rdp.subsampled_gaussian_rdp_floats(orders, R(11, 10), R(1, 100), 2)
-    single = [rdp.subsampled_gaussian_rdp(a, R(11, 10), R(1, 100), 2, numeric=True) for a in orders]
+    batch = rdp.subsampled_gaussian_rdp_floats(orders, sigma, q, sensitivity)
+    single = [rdp.subsampled_gaussian_rdp(a, sigma, q, sensitivity, numeric=True) for a in orders]
     assert [sympy.Float(v, 17) for v in batch] == single
     with pytest.raises(ValueError, match="sampling_probability"):
         rdp.subsampled_gaussian_rdp_floats(orders, 1, R(3, 2))

@@ -349,16 +349,19 @@ def _forecast(
     accurate)."""
     from dpaudit.accountant.calibration_forecast import forecast_value
 
-    found = forecast_value(
-        lambda v: _substituted(event, name, v),
-        epsilon=target,
-        delta=float(delta),
-        sign=sign,
-        start=start,
-        low=where.low,
-        high=where.high,
-        template=(event, name),
-    )
+    try:
+        found = forecast_value(
+            lambda v: _substituted(event, name, v),
+            epsilon=target,
+            delta=float(delta),
+            sign=sign,
+            start=start,
+            low=where.low,
+            high=where.high,
+            template=(event, name),
+        )
+    except (ArithmeticError, ValueError, FloatingPointError):
+        return None  # a forecast only chooses where to look: without one, the usual search
     if found is None:
         return None
     if found.grid is not None:

@@ -89,6 +89,8 @@ FIRST_TILT = 16.0
 #: A direction whose leading saddle-point term is below this share of the other's is not
 #: forecast in full (its profile is far below the other's).
 DIRECTION_SHARE = 1e-2
+#: The solve gives up beyond values exp(+-MAX_LOG_VALUE) (a runaway: no crossing in floats).
+MAX_LOG_VALUE = 300.0
 #: The standard normal's range covered beyond the tilts' shifts, in standard deviations.
 NORMAL_RANGE = 12.0
 
@@ -207,6 +209,8 @@ class _Solve:
     def _at(self, x: float) -> tuple[float, float] | str | None:
         """As :meth:`__call__`, or "wider" when the larger profile's saddle point lies beyond
         the tilt the nodes resolve (and they can resolve more)."""
+        if not -MAX_LOG_VALUE < x < MAX_LOG_VALUE:
+            return None  # a solve running away (no crossing in floats)
         nodes = None
         if self.template is not None:  # the symbol read as the value: no substitution
             event, name = self.template
@@ -236,16 +240,13 @@ class _Solve:
             profiled = profile(parts, self.epsilon, saddle=saddles[i])
             if profiled is None:
                 return None
-            if worst is None or profiled.delta > worst.delta:
+            if worst is None or profiled.log_delta > worst.log_delta:
                 worst = profiled
         if worst is None:
             return None
         if worst.t >= min(p.t_max for p in nodes[0] + nodes[1]) and self.tilt < MAX_TILT:
             return "wider"  # a Chernoff estimate: resolve the saddle point instead
-        return (
-            math.sqrt(-2 * math.log(worst.delta)),
-            self.epsilon * worst.slope / worst.delta,
-        )
+        return math.sqrt(-2 * worst.log_delta), self.epsilon * worst.dlog
 
 
 def forecast_value(
@@ -363,13 +364,13 @@ def _certified_shift(solve: _Solve, x: float, delta: float, dlog_delta: float) -
     nodes = upper_nodes(event, FINEST_GRID)
     if nodes is None:
         return None
-    worst = 0.0
+    worst = -math.inf
     for parts in nodes:
         found = profile(parts, solve.epsilon, max(solve.guesses))
         if found is None:
             return None
-        worst = max(worst, found.delta)
-    return -(math.log(worst) - math.log(delta)) / dlog_delta if worst > 0 else None
+        worst = max(worst, found.log_delta)
+    return -(worst - math.log(delta)) / dlog_delta if math.isfinite(worst) else None
 
 
 def upper_nodes(

@@ -100,11 +100,15 @@ class LossNodes:
 @dataclasses.dataclass(frozen=True)
 class Profile:
     """The forecast ``delta`` at ``epsilon``, ``d delta / d epsilon`` there, and the saddle
-    point ``t`` (the start of the next forecast's search)."""
+    point ``t`` (the start of the next forecast's search); ``log_delta`` and ``dlog`` (``d log
+    delta / d epsilon``) stay finite where ``delta`` underflows (a Chernoff estimate far in the
+    tail)."""
 
     delta: float
     slope: float
     t: float
+    log_delta: float
+    dlog: float
 
 
 def _saddle(
@@ -172,7 +176,8 @@ def leading_term(
     sqrt(2 pi K''(t)))`` at the saddle point ``(t, K(t), K''(t))`` (Daniels 1954): a cheap first
     look, to tell which of several losses has the larger profile."""
     t, k0, k2 = saddle
-    return math.exp(k0 - t * epsilon) / (t * (t + 1) * math.sqrt(2 * math.pi * k2))
+    # at most 1 at the saddle point (the Chernoff bound's infimum); capped beyond the nodes
+    return math.exp(min(k0 - t * epsilon, 0.0)) / (t * (t + 1) * math.sqrt(2 * math.pi * k2))
 
 
 def profile(
@@ -195,8 +200,11 @@ def profile(
     if t >= min(p.t_max for p in parts):
         # beyond the tilts the nodes resolve: epsilon is far in the loss's tail, and delta is
         # at most about the Chernoff bound E[exp(t (L - eps))] = exp(K(t) - t eps)
-        chernoff = math.exp(k0 - t * epsilon)
-        return Profile(chernoff, -t * chernoff, t) if chernoff < 1 else None
+        exponent = k0 - t * epsilon
+        if exponent >= 0:
+            return None  # not below 1: delta is not small
+        chernoff = math.exp(exponent)
+        return Profile(chernoff, -t * chernoff, t, exponent, -t)
     width = 1.0 / math.sqrt(k2)
     step = min(0.7 * width, t / 3)
     y = np.arange(math.ceil(WIDTHS * width / step) + 1) * step
@@ -228,4 +236,4 @@ def profile(
     slope = -scale * float(np.sum(weights * core.real))
     if not (math.isfinite(delta) and 0 < delta < 1 and math.isfinite(slope) and slope < 0):
         return None
-    return Profile(delta, slope, t)
+    return Profile(delta, slope, t, math.log(delta), slope / delta)

@@ -8,6 +8,8 @@ import math
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpaudit.accountant import Accountant, calibrate, calibration_forecast, currencies
 from dpaudit.accountant import calibration as calibration_module
@@ -179,3 +181,29 @@ def test_the_whole_accountants_search_starts_from_the_forecast_too():
         calibration_forecast.ENABLED = True
     assert plain.evaluations > 2
     assert abs(math.log(c.value / plain.value)) <= math.log1p(RELATIVE_TOLERANCE)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    q=st.sampled_from(["1", "1/2", "1/100", "256/60000", "1/100000"]),
+    k=st.integers(min_value=1, max_value=10**7),
+    eps=st.floats(min_value=1e-6, max_value=1e4),
+    delta=st.sampled_from([1e-300, 1e-12, 1e-5, 0.3, 0.999]),
+    start=st.sampled_from(["1e-3", "1", "1000"]),
+)
+def test_the_forecast_never_raises(q, k, eps, delta, start):
+    """Any schedule, target and start: a Forecast with a finite positive value, aim and
+    slope of the parameter's sign, or None; never an exception (a forecast only chooses
+    where to look)."""
+    expression = f"SelfComposed(PoissonSampled(Gaussian(sigma), {q}), {k})"
+    event = _event(expression, "sigma")
+    f = forecast_value(
+        lambda v: _substituted(event, "sigma", v),
+        epsilon=eps,
+        delta=delta,
+        sign=DECREASING,
+        start=Fraction(start),
+        template=(event, "sigma"),
+    )
+    if f is not None:
+        assert 0 < f.value < math.inf and 0 < f.aim < math.inf and f.slope < 0

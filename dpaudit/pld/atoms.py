@@ -48,6 +48,14 @@ def _check_h(h: float) -> float:
     return h
 
 
+#: The most grid points one mechanism's PLD (a leaf) is built on: its arrays hold about 40
+#: bytes a point.  A leaf beyond it is refused (a ValueError: the accountant's other results
+#: still apply) rather than allocated: a Gaussian of sigma 1/1000 (the smallest the PLD card
+#: admits), subsampled, spans 5 10^8 points at step 1e-3, and a calibration's search probing
+#: it allocated 24 GB.
+LEAF_BUDGET = 2**23
+
+
 class _Accumulator:
     """Collects the masses of one direction before it becomes a PrivacyLossDistribution."""
 
@@ -55,6 +63,12 @@ class _Accumulator:
         self.h = h
         self.j0 = j0
         n = j1 - j0 + 1
+        if n > LEAF_BUDGET:
+            raise ValueError(
+                f"the losses span {n} grid points of step {h:g} (from {j0 * h:.6g} to "
+                f"{j1 * h:.6g}), above the budget of {LEAF_BUDGET} points for one mechanism's "
+                "PLD: no PLD on this grid"
+            )
         self.m = np.zeros(n)
         self.p = np.zeros(n)
         self.qt = np.zeros(n)

@@ -116,6 +116,26 @@ def test_compositions_beyond_the_coarsest_grid_are_refused() -> None:
         pld.randomized_response(1.0, 2, value_discretization=1e-3).self_compose(10**12)
 
 
+def test_a_leaf_beyond_its_budget_is_refused_not_allocated() -> None:
+    """A subsampled Gaussian of sigma 1/1000 (the smallest the PLD card admits) spans 5 10^8
+    points at step 1e-3: refused at once, with the span and the budget in the message (a
+    calibration's search probing it allocated 24 GB before); the accountant still answers, from
+    its other results."""
+    from dpaudit.accountant import Accountant
+    from dpaudit.parse import parse_event
+    from dpaudit.pld import atoms
+
+    start = time.process_time()
+    with pytest.raises(ValueError, match=f"budget of {atoms.LEAF_BUDGET} points"):
+        pld.gaussian(0.001, sampling_probability=0.001, value_discretization=1e-3)
+    assert time.process_time() - start < 1
+    event = parse_event("SelfComposed(PoissonSampled(Gaussian(1/1000), 1/1000), 1)")
+    g = Accountant().guarantee(event, "1e-3")
+    assert g.epsilon_upper is not None and g.theorem.name != "privacy loss distribution"
+    # a leaf within the budget is built as before
+    assert len(pld.gaussian(0.05, value_discretization=1e-3).remove.upper.masses) < 2**23
+
+
 @pytest.mark.slow
 def test_dp_sgd_a_million_steps_within_five_hundredths_of_a_percent() -> None:
     """Issue 19 part 3: DP-SGD (sigma 1.1, q = 256/60000) for 10^6 steps at delta 1e-5: the

@@ -128,7 +128,9 @@ def _gaussian_nodes(
     Poisson-subsampled with rate ``q`` (``q = 1``: not subsampled), as nodes in the standard
     normal variable ``u``: ``A = N(0, 1)``, ``B = (1 - q) N(0, 1) + q N(mu, 1)``, the loss
     ``log(B / A)(u) = log(1 - q + q exp(mu u - mu^2 / 2))`` (Zhu, Dong, Wang 2022, Theorem 11: the
-    dominating pairs of Poisson subsampling under add/remove are (B, A) and (A, B))."""
+    dominating pairs of Poisson subsampling under add/remove are (B, A) and (A, B)).  The
+    certified leaf writes the same loss in ``x = u / mu`` (:func:`dpaudit.pld.continuous.
+    _gaussian_pair`, with rigorous tails this float estimate does not need)."""
     if not (mu > 0 and 0 < q <= 1 and count >= 1):
         return None
     du = NODE_STEP * min(1.0, 1.0 / mu)
@@ -145,37 +147,53 @@ def _gaussian_nodes(
     return LossNodes(loss, log_b, count, tilt), LossNodes(-loss, log_phi, count, tilt)
 
 
-def loss_nodes(
-    event: Event, count: float = 1, env: dict[str, float] | None = None, tilt: float = MAX_TILT
-) -> tuple[list[LossNodes], list[LossNodes]] | None:
-    """The event's remove and add privacy losses as :class:`LossNodes`, one per mechanism (a
-    self-composition multiplies the counts, a composition joins the lists), resolving tilts up
-    to ``tilt``, or None when a node is not a (Poisson-subsampled) Gaussian mechanism or a
-    composition of them, or a parameter is not a number (or a bare symbol given a value in
-    ``env``)."""
+Nodes = tuple[list[LossNodes], list[LossNodes]]
+
+
+def _walk(
+    event: Event, leaf: Callable[[Event, float], Nodes | None], count: float, env: Any = None
+) -> Nodes | None:
+    """The remove and add losses of a composition, one ``leaf(mechanism, count)`` per
+    mechanism: a self-composition multiplies the counts, a composition joins the lists; None
+    when a leaf has none or a count is not a number (or a bare symbol given in ``env``)."""
     if isinstance(event, SelfComposed):
         k = _number(event.count, env)
-        return None if k is None else loss_nodes(event.event, count * k, env, tilt)
+        return None if k is None else _walk(event.event, leaf, count * k, env)
     if isinstance(event, Composed):
         removes: list[LossNodes] = []
         adds: list[LossNodes] = []
         for child in event.events:
-            found = loss_nodes(child, count, env, tilt)
+            found = _walk(child, leaf, count, env)
             if found is None:
                 return None
             removes.extend(found[0])
             adds.extend(found[1])
         return removes, adds
-    q: float | None = 1.0
-    if isinstance(event, PoissonSampled):
-        q, event = _number(event.rate, env), event.event
-    if not isinstance(event, Gaussian) or q is None:
-        return None
-    sigma, sensitivity = _number(event.sigma, env), _number(event.sensitivity, env)
-    if sigma is None or sensitivity is None or sigma <= 0:
-        return None
-    pair = _gaussian_nodes(sensitivity / sigma, q, count, tilt)
-    return None if pair is None else ([pair[0]], [pair[1]])
+    return leaf(event, count)
+
+
+def loss_nodes(
+    event: Event, count: float = 1, env: dict[str, float] | None = None, tilt: float = MAX_TILT
+) -> Nodes | None:
+    """The event's remove and add privacy losses as :class:`LossNodes`, one per mechanism
+    (:func:`_walk`), resolving tilts up to ``tilt``, or None when a node is not a
+    (Poisson-subsampled) Gaussian mechanism or a composition of them, or a parameter is not a
+    number (or a bare symbol given a value in ``env``)."""
+
+    def gaussian(mechanism: Event, copies: float) -> Nodes | None:
+        q: float | None = 1.0
+        if isinstance(mechanism, PoissonSampled):
+            q, mechanism = _number(mechanism.rate, env), mechanism.event
+        if not isinstance(mechanism, Gaussian) or q is None:
+            return None
+        sigma = _number(mechanism.sigma, env)
+        sensitivity = _number(mechanism.sensitivity, env)
+        if sigma is None or sensitivity is None or sigma <= 0:
+            return None
+        pair = _gaussian_nodes(sensitivity / sigma, q, copies, tilt)
+        return None if pair is None else ([pair[0]], [pair[1]])
+
+    return _walk(event, gaussian, count, env)
 
 
 class _Solve:
@@ -373,43 +391,30 @@ def _certified_shift(solve: _Solve, x: float, delta: float, dlog_delta: float) -
     return -(worst - math.log(delta)) / dlog_delta if math.isfinite(worst) else None
 
 
-def upper_nodes(
-    event: Event, h: float, count: float = 1
-) -> tuple[list[LossNodes], list[LossNodes]] | None:
+def upper_nodes(event: Event, h: float) -> Nodes | None:
     """The remove and add losses of the upper discretisations on grid ``h`` of the event's
-    leaves (the accountant's own
-    leaves, memoised), as :class:`LossNodes`; None as :func:`loss_nodes`, or when a leaf
-    would have more than :data:`LEAF_LIMIT` points."""
+    leaves (the accountant's own leaves, memoised), as :class:`LossNodes` (:func:`_walk`); None
+    as :func:`loss_nodes`, or when a leaf would have more than :data:`LEAF_LIMIT` points."""
     from dpaudit.accountant.tight_builders import _leaf_builder
 
-    if isinstance(event, SelfComposed):
-        k = _number(event.count)
-        return None if k is None else upper_nodes(event.event, h, count * k)
-    if isinstance(event, Composed):
-        removes: list[LossNodes] = []
-        adds: list[LossNodes] = []
-        for child in event.events:
-            found = upper_nodes(child, h, count)
-            if found is None:
-                return None
-            removes.extend(found[0])
-            adds.extend(found[1])
-        return removes, adds
-    exact = loss_nodes(event, count)
-    if exact is None:
-        return None
-    remove = exact[0][0]
-    carried = remove.s[remove.log_m > LEAF_SUPPORT]
-    if len(carried) == 0 or (float(np.max(carried)) - float(np.min(carried))) / h > LEAF_LIMIT:
-        return None
-    rate = 1.0
-    if isinstance(event, PoissonSampled):
-        rate, event = float(event.rate), event.event
-    built = _leaf_builder(event, rate)
-    pair = None if built is None else built[0](h)
-    if pair is None:
-        return None
-    return [_upper(pair.remove.upper, count, h)], [_upper(pair.add.upper, count, h)]
+    def leaf(mechanism: Event, copies: float) -> Nodes | None:
+        exact = loss_nodes(mechanism, copies)
+        if exact is None:
+            return None
+        remove = exact[0][0]
+        carried = remove.s[remove.log_m > LEAF_SUPPORT]
+        if len(carried) == 0 or float(np.max(carried) - np.min(carried)) / h > LEAF_LIMIT:
+            return None
+        rate = 1.0
+        if isinstance(mechanism, PoissonSampled):
+            rate, mechanism = float(mechanism.rate), mechanism.event
+        built = _leaf_builder(mechanism, rate)
+        pair = None if built is None else built[0](h)
+        if pair is None:
+            return None
+        return [_upper(pair.remove.upper, copies, h)], [_upper(pair.add.upper, copies, h)]
+
+    return _walk(event, leaf, 1)
 
 
 def _upper(upper: Any, count: float, h: float) -> LossNodes:

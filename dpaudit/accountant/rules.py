@@ -115,12 +115,11 @@ def best_candidate(statements: Sequence[Statement], delta: sympy.Expr | None) ->
     for statement in sorted(statements, key=lambda s: (s.costly, not s.exact_profile)):
         if exact is not None:
             break
-        if best is not None:
-            guess = statement.estimate(delta)
-            if guess is not None and best_float is None:
+        guess = None if best is None else statement.estimate(delta)
+        if best is not None and guess is not None:
+            if best_float is None:
                 best_float = _float_of(best.epsilon)
-            margin = None if best_float is None else best_float * (1 + ESTIMATE_MARGIN)
-            if guess is not None and margin is not None and guess > margin + ESTIMATE_MARGIN:
+            if best_float is not None and guess > _ceiling(best_float):
                 continue
         for cand in statement.candidates(delta):
             if exact is None and not statement.costly:
@@ -134,6 +133,11 @@ def best_candidate(statements: Sequence[Statement], delta: sympy.Expr | None) ->
             elif order is None and (cand.epsilon.free_symbols or best.epsilon.free_symbols):
                 best = _either(best, cand)
     return best
+
+
+def _ceiling(best: float) -> float:
+    """The float estimate above which a statement cannot beat a candidate of ``best``."""
+    return best * (1 + ESTIMATE_MARGIN) + ESTIMATE_MARGIN
 
 
 def _float_of(value: sympy.Expr) -> float | None:

@@ -489,9 +489,7 @@ class PrivacyLossDistribution:
 
     @functools.cached_property
     def _epsilon_memo(self) -> dict[float, tuple[float, float]]:
-        """delta -> the untilted and refined discretisations' tighter epsilon bounds (a PLD is
-        immutable: a calibration's search and the accountant's run at the value found ask the
-        same memoised PLD the same delta)."""
+        """delta -> :meth:`epsilon_bounds` before the reserve (asked again of a memoised PLD)."""
         return {}
 
     @functools.cached_property

@@ -297,23 +297,28 @@ def subsampled_gaussian_rdp_floats(
     if qq.free_symbols or not (0 < qq <= 1):
         raise ValueError(f"sampling_probability must be a number in (0, 1], got {qq}")
     s2 = (exact(sigma_, "sigma") / exact(sensitivity, "sensitivity")) ** 2
-    qf, s2f = float(qq), float(s2)
+    return _subsampled_gaussian_floats(ns, float(qq), float(s2))
+
+
+def _subsampled_gaussian_floats(ns: Sequence[int], qf: float, s2f: float) -> tuple[float, ...]:
+    """Mironov, Talwar, Zhang 2019, Theorem 4 at the integer orders ``ns``, in floating point:
+    the binomial expansion's log-terms of every order in one array, then a log-sum-exp per
+    order (see :func:`subsampled_gaussian_rdp`; only to choose an order)."""
     if not ns:
         return ()
     import numpy as np
 
-    # the terms of every order at once, element for element the operations of
-    # _subsampled_gaussian_float (so the same floats); the log-sum-exp row by row, as there
     top_n = max(ns)
     log_fact = _log_factorials(top_n)
-    n = np.asarray(ns, dtype=float)[:, None]
+    orders = np.asarray(ns)[:, None]
+    n = orders.astype(float)
     i = np.arange(top_n + 1, dtype=float)[None, :]
-    idx = np.minimum(np.arange(top_n + 1)[None, :], np.asarray(ns)[:, None])
+    idx = np.minimum(np.arange(top_n + 1)[None, :], orders)
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = (
-            log_fact[np.asarray(ns)][:, None]
+            log_fact[orders]
             - log_fact[idx]
-            - log_fact[np.asarray(ns)[:, None] - idx]
+            - log_fact[orders - idx]
             + np.where(i == n, 0.0, (n - i) * np.log1p(-qf))
             + i * math.log(qf)
             + (i * i - i) / (2 * s2f)
@@ -342,24 +347,9 @@ def _log_factorials(n: int) -> Any:
     return np.array([math.lgamma(k + 1) for k in range(n + 1)])
 
 
-def _subsampled_gaussian_float(n: int, qf: float, s2f: float, log_fact: Any = None) -> float:
-    """Mironov, Talwar, Zhang 2019, Theorem 4 at integer order n, in floating point
-    (log-sum-exp of the binomial expansion; see :func:`subsampled_gaussian_rdp`);
-    ``log_fact``: ``log k!`` for ``k`` up to at least ``n`` (computed when not given)."""
-    import numpy as np
-
-    log_fact = (_log_factorials(n) if log_fact is None else log_fact)[: n + 1]
-    i = np.arange(n + 1, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = (
-            log_fact[n]
-            - log_fact
-            - log_fact[::-1]
-            + np.where(i == n, 0.0, (n - i) * np.log1p(-qf))
-            + i * math.log(qf)
-            + (i * i - i) / (2 * s2f)
-        )
-    return _log_sum_exp(terms) / (n - 1)
+def _subsampled_gaussian_float(n: int, qf: float, s2f: float) -> float:
+    """:func:`_subsampled_gaussian_floats` at one integer order ``n``."""
+    return _subsampled_gaussian_floats([n], qf, s2f)[0]
 
 
 def subsampled_gaussian_rdp_upper(

@@ -43,23 +43,9 @@ def test_the_rdp_conversion_at_a_steps_budget_is_skipped(monkeypatch):
     assert skipped.epsilon_upper == full.epsilon_upper
 
 
-class _Lying(Statement):
-    """A statement whose estimate claims it is far worse than it is."""
-
-    currency = "lying"
-
-    def __init__(self, good: Candidate) -> None:
-        super().__init__(good.step)
-        object.__setattr__(self, "_good", good)
-
-    def candidates(self, delta):
-        return [self._good]
-
-    def estimate(self, delta):
-        return 1e9
-
-
 class _Fixed(Statement):
+    """A statement with one given candidate (and no estimate)."""
+
     currency = "fixed"
 
     def __init__(self, cand: Candidate) -> None:
@@ -68,6 +54,13 @@ class _Fixed(Statement):
 
     def candidates(self, delta):
         return [self._cand]
+
+
+class _Lying(_Fixed):
+    """A statement whose estimate claims it is far worse than its candidate is."""
+
+    def estimate(self, delta):
+        return 1e9
 
 
 def test_a_wrong_estimate_costs_tightness_not_soundness():

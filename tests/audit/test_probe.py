@@ -13,6 +13,7 @@ seed), the seeded ones never flagged (they agree by construction).
 from __future__ import annotations
 
 import math
+import random
 from typing import Any
 
 import numpy as np
@@ -101,9 +102,24 @@ def test_seeded_low_entropy_mechanisms_are_reproducible(mechanism: Any) -> None:
         assert found.reproducible is True and found.warnings == ()
 
 
+@pytest.fixture()
+def seeded_global_state() -> Any:
+    """Python's and NumPy's global generators seeded for the test, and restored after it: a
+    mechanism drawing from them gives runs that disagree by chance, and with an unseeded state
+    (whatever the tests before it left) about 1 state in 1,000 made the probe's runs agree on
+    one of the ten seeds, by the chance agreement the probe allows (a CI run failed so)."""
+    saved = random.getstate(), np.random.get_state()
+    random.seed(0)
+    np.random.seed(0)
+    yield
+    random.setstate(saved[0])
+    np.random.set_state(saved[1])
+
+
 @pytest.mark.parametrize(
     ("mechanism", "cause"), [(global_numpy_coin, GLOBAL_NUMPY), (global_python_coin, GLOBAL_PYTHON)]
 )
+@pytest.mark.usefixtures("seeded_global_state")
 def test_the_global_state_is_named_when_it_is_the_cause(mechanism: Any, cause: str) -> None:
     for seed in SEEDS:
         found = _probe(mechanism, seed)

@@ -41,7 +41,7 @@ import numpy as np
 
 from dpaudit.pld import fft, tilt
 from dpaudit.pld.fft import UNDERFLOW, UNIT_ROUNDOFF
-from dpaudit.pld.sums import _EXTENDED_ROUNDOFF, _split_sums, _suffix_tilted
+from dpaudit.pld.sums import _suffix_tilted, coarse_sums
 
 __all__ = [
     "DEFAULT_TAIL",
@@ -131,15 +131,13 @@ class UpperPLD:
         ``+inf``; the coarse grid values ``J g h`` are exact multiples (g is a power of 2), and
         a loss shift of a few ulps of the largest loss covers their rounding.
         """
-        idx = self.offset + np.arange(len(self.masses))
-        low = idx // g
-        r = (idx - low * g).astype(np.float64)
+        off, first = divmod(self.offset, g)
+        r = np.arange(g, dtype=np.float64)
         w = np.expm1(-r * self.h) / math.expm1(-g * self.h)
-        off = int(low[0])
-        n = int(low[-1]) - off + 2
-        masses = _split_sums(low - off, self.masses * (1 - w), self.masses * w, n)
+        masses = coarse_sums(self.masses, first, g, 1 - w, w)
+        n = len(masses)
         # the weights' rounding (each split within 8u of the exact one, in l1) and the sums'
-        rel = 12 * UNIT_ROUNDOFF + (2 * g + 4) * _EXTENDED_ROUNDOFF
+        rel = 12 * UNIT_ROUNDOFF + (2 * g + 4) * UNIT_ROUNDOFF
         # (+ the underflow of the 2 products per mass, pld.fft.UNDERFLOW)
         lost = rel * float(np.sum(self.masses)) * (1 + 1e-6) + 2 * len(self.masses) * UNDERFLOW
         top = (abs(off) + n) * self.h * g
@@ -333,19 +331,16 @@ class LowerPLD:
         weights on ``qt`` sum to 1 per point); the rounding of the weights (computed rounded
         up) and of the block sums is added to ``err``.
         """
-        idx = self.offset + np.arange(len(self.p))
-        low = idx // g
-        r = (idx - low * g).astype(np.float64)
+        off, first = divmod(self.offset, g)
+        r = np.arange(g, dtype=np.float64)
         t = np.expm1(r * self.h) / math.expm1(g * self.h)
-        off = int(low[0])
-        n = int(low[-1]) - off + 2
         up = 1 + 8 * UNIT_ROUNDOFF
         with np.errstate(under="ignore"):
             down_w = (1 - t) * np.exp(-r * self.h) * up
             up_w = t * np.exp((g - r) * self.h) * up
-        p = _split_sums(low - off, self.p * (1 - t), self.p * t, n)
-        qt = _split_sums(low - off, self.qt * down_w, self.qt * up_w, n)
-        rel = 12 * UNIT_ROUNDOFF + (2 * g + 4) * _EXTENDED_ROUNDOFF
+        p = coarse_sums(self.p, first, g, 1 - t, t)
+        qt = coarse_sums(self.qt, first, g, down_w, up_w)
+        rel = 12 * UNIT_ROUNDOFF + (2 * g + 4) * UNIT_ROUNDOFF
         qt *= 1 + rel
         # (+ the underflow of the 4 products per point and of the weights, pld.fft.UNDERFLOW)
         q_rounding = rel * float(np.sum(qt)) + 6 * len(self.p) * UNDERFLOW

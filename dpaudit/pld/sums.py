@@ -41,17 +41,26 @@ def _suffix_tilted(values: np.ndarray, h: float) -> np.ndarray:
     return y[::-1] * (1 + 8 * (blocks + 1) * UNIT_ROUNDOFF)
 
 
-#: Unit roundoff of numpy's extended type (2**-64 for x86's 80-bit format; on platforms where
-#: it is plain double, 2**-53): the block sums of :meth:`UpperPLD.coarsened` use it.
-_EXTENDED_ROUNDOFF = float(np.finfo(np.longdouble).eps) / 2
+def coarse_sums(
+    values: np.ndarray, first: int, g: int, to_low: np.ndarray, to_high: np.ndarray
+) -> np.ndarray:
+    """The block sums of a coarsening by ``g``: ``values[i]`` sits at fine index ``first + i``
+    (``0 <= first < g``), fine index ``J g + r`` gives ``values * to_low[r]`` to coarse point
+    ``J`` and ``values * to_high[r]`` to ``J + 1``; returns the ``rows + 1`` coarse masses,
+    ``rows = ceil((first + len(values)) / g)``.
 
-
-def _split_sums(bins: np.ndarray, at_low: np.ndarray, at_high: np.ndarray, n: int) -> np.ndarray:
-    """``out[b] = sum(at_low[bins == b]) + sum(at_high[bins == b - 1])`` for sorted ``bins`` in
-    ``[0, n - 1)``, summed in extended precision and rounded once to float64 (each entry within
-    ``(terms + 1)`` extended roundoffs plus one double roundoff of the exact sum)."""
-    starts = np.flatnonzero(np.concatenate(([True], bins[1:] != bins[:-1])))
-    out = np.zeros(n, dtype=np.longdouble)
-    out[bins[starts]] += np.add.reduceat(at_low.astype(np.longdouble), starts)
-    out[bins[starts] + 1] += np.add.reduceat(at_high.astype(np.longdouble), starts)
-    return out.astype(np.float64)
+    Each product is rounded once (as the elementwise product of the two arrays would be) and
+    each output is a sum of at most ``2 g`` non-negative terms, so it lies within ``(2 g + 1)``
+    unit roundoffs (relative) of the exact sum of the rounded products, whatever the order of
+    summation (Higham 2002, eq. (4.4)).  The fine grid is cut into rows of ``g`` points and
+    summed along them: the weights are ``g``-vectors, not one per point (the sums were
+    ``np.add.reduceat`` in extended precision, four times slower)."""
+    rows = -(-(first + len(values)) // g)
+    padded = np.zeros(rows * g)
+    padded[first : first + len(values)] = values
+    table = padded.reshape(rows, g)
+    out = np.zeros(rows + 1)
+    with np.errstate(under="ignore"):
+        out[:-1] = np.sum(table * to_low, axis=1)
+        out[1:] += np.sum(table * to_high, axis=1)
+    return out

@@ -41,6 +41,7 @@ from dpaudit.numeric.enclosures import (
     decide_relation,
     endpoints,
     interval,
+    iv_erfc,
 )
 from dpaudit.numeric.extremes import exact_max, exact_min
 from dpaudit.numeric.minimize import minimize_bounded
@@ -79,6 +80,7 @@ __all__ = [
     "from_float",
     "interval",
     "is_exact_number",
+    "iv_erfc",
     "iv_precision",
     "minimize_bounded",
     "mp_digits",

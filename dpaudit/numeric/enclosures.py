@@ -80,7 +80,9 @@ def _monotone(fn_name: str, increasing: bool, span: tuple[int, int]) -> Callable
 
 
 _iv_erf = _monotone("erf", increasing=True, span=(-1, 1))
-_iv_erfc = _monotone("erfc", increasing=False, span=(0, 2))
+#: The interval extension of erfc (public: :mod:`dpaudit.theorems.primitives` encloses the
+#: Gaussian mechanism's profile with it directly).
+iv_erfc = _monotone("erfc", increasing=False, span=(0, 2))
 _iv_tanh = _monotone("tanh", increasing=True, span=(-1, 1))
 
 
@@ -173,7 +175,7 @@ _IV_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "exp": lambda x: mpmath.iv.exp(x),
     "log": _iv_log,
     "erf": lambda x: _iv_erf(x),
-    "erfc": lambda x: _iv_erfc(x),
+    "erfc": lambda x: iv_erfc(x),
     "tanh": lambda x: _iv_tanh(x),
     "gamma": lambda x: mpmath.iv.gamma(x),  # mpmath's interval gamma ([-inf, inf] at poles)
     "Abs": _iv_abs,
@@ -222,7 +224,7 @@ def _iv_eval(expr: sympy.Expr, env: Mapping[sympy.Symbol, Any]) -> Any:
     if isinstance(expr, sympy.erf):
         return _iv_erf(_iv_eval(expr.args[0], env))
     if isinstance(expr, sympy.erfc):
-        return _iv_erfc(_iv_eval(expr.args[0], env))
+        return iv_erfc(_iv_eval(expr.args[0], env))
     if isinstance(expr, sympy.Abs):
         return _iv_abs(_iv_eval(expr.args[0], env))
     if isinstance(expr, (sympy.tanh, sympy.gamma)):

@@ -262,16 +262,46 @@ def gaussian(
     Raises:
         ValueError: on parameters out of range.
     """
+    options = {
+        "sampling_probability": sampling_probability,
+        "value_discretization": value_discretization,
+        "tail": tail,
+        "base_tail": base_tail,
+    }
+    remove = gaussian_direction(sigma, sensitivity, "remove", **options)
+    if sampling_probability == 1:
+        return PLDPair(remove, remove)
+    return PLDPair(remove, gaussian_direction(sigma, sensitivity, "add", **options))
+
+
+def gaussian_direction(
+    sigma: float,
+    sensitivity: float,
+    direction: str,
+    *,
+    sampling_probability: float = 1.0,
+    value_discretization: float = DEFAULT_DISCRETIZATION,
+    tail: float = DEFAULT_TAIL,
+    base_tail: float = BASE_TAIL,
+) -> PrivacyLossDistribution:
+    """One direction (``"remove"`` or ``"add"``) of :func:`gaussian`'s pair, built alone (a
+    calibration's forecast needs only the direction whose profile is the larger); the same
+    arguments, and the same PLD as that direction of :func:`gaussian` (the add direction of an
+    unsampled mechanism is its remove direction).
+
+    Raises:
+        ValueError: on parameters out of range.
+    """
     sig = _check_positive("sigma", sigma) / _check_positive("sensitivity", sensitivity)
     q = _check_probability("sampling_probability", sampling_probability)
     h = _check_h(value_discretization)
     if sig < 1e-3:
         raise ValueError(f"sigma / sensitivity must be >= 1e-3 for the PLD grid, got {sig!r}")
-    remove = _continuous_pld(_gaussian_pair(sig, q, "remove", base_tail), h, tail)
+    if direction not in ("remove", "add"):
+        raise ValueError(f"direction must be 'remove' or 'add', got {direction!r}")
     if q == 1:
-        return PLDPair(remove, remove)
-    add = _continuous_pld(_gaussian_pair(sig, q, "add", base_tail), h, tail)
-    return PLDPair(remove, add)
+        direction = "remove"
+    return _continuous_pld(_gaussian_pair(sig, q, direction, base_tail), h, tail)
 
 
 def _laplace_pair(b: float, q: float, direction: str) -> _ContinuousPair:

@@ -35,7 +35,7 @@ from dpaudit.pld.atoms import (
     _check_probability,
     from_atoms,
 )
-from dpaudit.pld.continuous import bounded_range, gaussian, laplace
+from dpaudit.pld.continuous import bounded_range, gaussian, gaussian_direction, laplace
 from dpaudit.pld.distribution import (
     DEFAULT_TAIL,
     PrivacyLossDistribution,
@@ -49,6 +49,7 @@ __all__ = [
     "discrete_laplace",
     "from_atoms",
     "gaussian",
+    "gaussian_direction",
     "generic",
     "laplace",
     "randomized_response",

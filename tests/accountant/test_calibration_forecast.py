@@ -79,6 +79,27 @@ def test_a_long_schedule_forecasts_the_finest_grid_and_its_shift():
     assert f.aim / (1 + 1e-4) <= c.value <= f.aim * (1 + 1e-4)
 
 
+@pytest.mark.parametrize("k", [100_000, 1_000_000])
+def test_the_aim_from_the_larger_direction_alone_is_the_aim_from_both(monkeypatch, k):
+    """The finest grid's correction builds only the direction whose forecast is the larger by
+    DIRECTION_MARGIN (remove, for DP-SGD: its leaf alone); the aim is the same, to the last
+    bit, as when both directions' leaves are built and the larger taken."""
+    built = []
+    original = calibration_forecast.upper_nodes
+
+    def spy(event, h, directions=(True, True)):
+        built.append(directions)
+        return original(event, h, directions)
+
+    monkeypatch.setattr(calibration_forecast, "upper_nodes", spy)
+    one = _forecast(DPSGD.format(k=k), "sigma", 8.0 if k == 1_000_000 else 3.0)
+    assert built == [(True, False)]
+    monkeypatch.setattr(calibration_forecast, "DIRECTION_MARGIN", math.inf)
+    both = _forecast(DPSGD.format(k=k), "sigma", 8.0 if k == 1_000_000 else 3.0)
+    assert built[-1] == (True, True)
+    assert one is not None and one == both
+
+
 def test_an_increasing_parameter_is_forecast_from_its_side():
     """The sampling rate (epsilon grows with it): the certified bound lies above the true
     epsilon, so the certified answer is a smaller rate than the forecast one, within 1e-3 of

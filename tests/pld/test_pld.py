@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -193,3 +194,25 @@ def test_tight_at_delta_1e_minus_10() -> None:
         assert exact * (1 - 6e-5) <= lo <= exact <= hi <= exact * (1 + 5e-6)
         uppers.append(hi)
     assert uppers[-1] <= uppers[0] * (1 + 1e-6)
+
+
+@pytest.mark.parametrize(("sigma", "q"), [(2.6566, 256 / 60000), (0.9, 0.1), (1.5, 1.0)])
+def test_one_direction_of_the_gaussian_is_that_side_of_its_pair(sigma: float, q: float) -> None:
+    """``gaussian_direction`` builds exactly what ``gaussian`` builds for that direction (the
+    calibration forecast builds one side alone): every mass, offset and error term equal."""
+    pair = pld.gaussian(sigma, sampling_probability=q, value_discretization=1e-3)
+    for name, side in (("remove", pair.remove), ("add", pair.add)):
+        alone = pld.gaussian_direction(
+            sigma, 1.0, name, sampling_probability=q, value_discretization=1e-3
+        )
+        assert alone.upper.offset == side.upper.offset
+        assert np.array_equal(alone.upper.masses, side.upper.masses)
+        assert (alone.upper.inf_mass, alone.upper.shift) == (side.upper.inf_mass, side.upper.shift)
+        assert np.array_equal(alone.lower.p, side.lower.p)
+        assert np.array_equal(alone.lower.qt, side.lower.qt)
+        assert alone.lower.err == side.lower.err
+
+
+def test_one_direction_refuses_an_unknown_direction() -> None:
+    with pytest.raises(ValueError, match="direction must be 'remove' or 'add', got 'both'"):
+        pld.gaussian_direction(1.0, 1.0, "both")

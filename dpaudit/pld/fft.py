@@ -30,6 +30,7 @@ three are bounded, never ignored:
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -68,6 +69,7 @@ def gamma_fft(n: int) -> float:
     return 8.0 * math.ceil(math.log2(max(n, 2))) * UNIT_ROUNDOFF
 
 
+@functools.lru_cache(maxsize=1024)
 def fast_length(n: int) -> int:
     """The smallest integer ``>= n`` whose only prime factors are 2, 3 and 5.
 
@@ -237,6 +239,17 @@ def chernoff_window_tilt(
     return lo, hi, t_hi
 
 
+def _from_index(out: np.ndarray, shift: int) -> np.ndarray:
+    """``out`` rotated to start at index ``shift`` (``np.roll(out, -shift)``), negative entries
+    set to 0 (the exact convolution is non-negative, so this moves each entry towards it), in
+    one pass."""
+    result = np.empty_like(out)
+    cut = len(out) - shift
+    np.maximum(out[shift:], 0.0, out=result[:cut])
+    np.maximum(out[:shift], 0.0, out=result[cut:])
+    return result
+
+
 def _l2(w: np.ndarray, bound: np.ndarray, extra_sq: float = 0.0) -> float:
     """The l2 norm of a full spectrum's error bounds given on the half spectrum with weights
     ``w`` (plus ``extra_sq``, squared bounds of frequencies kept apart), rounded up: the l1
@@ -358,9 +371,7 @@ def self_convolve_bins(
     linf = (spread + inverse) / n * (1 + 1e-9) + 1e-300
     out = np.fft.irfft(out_spec, n)
     # position p of out holds the (aliased) mass of index count*offset + p (mod n)
-    shift = (lo - count * offset) % n
-    out = np.roll(out, -shift)
-    np.clip(out, 0.0, None, out=out)
+    out = _from_index(out, (lo - count * offset) % n)
     return out, lo, l1 * (1 + 1e-6), linf * (1 + 1e-6)
 
 
@@ -402,9 +413,7 @@ def convolve(
     err_spec = ea * rb + eb * ra + 4 * UNIT_ROUNDOFF * ra * rb
     l1 = _l2(w, err_spec) + gamma * float(np.sum(w * ra * rb))
     out = np.fft.irfft(prod, n)
-    shift = (lo - (a_off + b_off)) % n
-    out = np.roll(out, -shift)
-    np.clip(out, 0.0, None, out=out)
+    out = _from_index(out, (lo - (a_off + b_off)) % n)
     return out, lo, l1 * (1 + 1e-6)
 
 
@@ -465,6 +474,5 @@ def convolve_many_bins(
     linf = (float(np.sum(w * err_spec)) + inverse) / n * (1 + 1e-9) + underflow
     out = np.fft.irfft(product, n)
     start = sum(off for _, off in measures)
-    out = np.roll(out, -((lo - start) % n))
-    np.clip(out, 0.0, None, out=out)
+    out = _from_index(out, (lo - start) % n)
     return out, lo, l1 * (1 + 1e-6), linf * (1 + 1e-6)

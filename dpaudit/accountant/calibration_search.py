@@ -86,6 +86,23 @@ SETTLE_EVALUATIONS = 4
 #: An upper bound may move the wrong way by this relative amount (grid error) before the
 #: dependence is called non-monotone.
 MONOTONE_SLACK = 1e-2
+#: A bracket that the last two evaluations did not shrink to this share of its width is
+#: halved next (in log v), whatever the secant says: the safeguard of Dekker's and Brent's
+#: methods against regula falsi stalling on one end.  The bound at a delta equal to the
+#: sampling rate is a cliff (about 1e-11 on one side, 2.4 on the other, of a 2% bracket), and
+#: the secant moved 0.1-3% a step.
+STALL_SHARE = 0.5
+#: ``log(upper / target)`` below which a feasible bound is not extrapolated from along a slope:
+#: a bound a million times below the target is the foot of a cliff (DP-SGD's epsilon at a delta
+#: equal to its sampling rate is 0, certified as about 1e-11, while 2% less noise gives 2.4),
+#: where a slope read elsewhere jumped to half the noise (a PLD evaluation of 19 s).
+CLIFF = math.log(1e-6)
+
+
+def _stalled(widths: list[float]) -> bool:
+    """Whether the bracket's widths (in log v, one per evaluation, the latest last) show the
+    last two evaluations not shrinking it to :data:`STALL_SHARE` of its width."""
+    return len(widths) >= 3 and widths[-1] > STALL_SHARE * widths[-3]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -194,6 +211,10 @@ class _Search:
             certified = a.lower > b.upper
             grossly = (
                 a.full == b.full  # quick and full upper bounds differ by their grids
+                # both meeting the target: their order does not move the search (a delta
+                # equal to the sampling rate gives epsilon 0 at every sigma, bounds ~1e-11
+                # apart by grid rounding)
+                and not (a.upper <= self.target and b.upper <= self.target)
                 and math.isfinite(a.upper)
                 and math.isfinite(b.upper)
                 and b.upper > 0
@@ -339,10 +360,13 @@ class _Search:
         of the latest, feasible, one)."""
         last = (good, bad)  # the two latest probes: their secant, while it stays inside
         width = None if full else max(self.band(good, bad), QUICK_WIDTH)
+        widths = [self.width(good, bad)]
         while not self.closed(good, bad, width):
             estimate = self.crossing(*last)
             lo, hi = sorted((math.log(good.value), math.log(bad.value)))
-            if not lo < estimate < hi:  # regula falsi through the bracket's ends
+            if _stalled(widths):
+                estimate = (lo + hi) / 2
+            elif not lo < estimate < hi:  # regula falsi through the bracket's ends
                 estimate = self.crossing(good, bad)
             elif (
                 width is not None
@@ -359,14 +383,20 @@ class _Search:
                 good = p
             else:
                 bad = p
+            widths.append(self.width(good, bad))
         return good, bad
+
+    def width(self, a: Probe, b: Probe) -> float:
+        """The distance between two probes' values, in log v."""
+        return abs(math.log(a.value) - math.log(b.value))
 
     def crossing(self, a: Probe, b: Probe) -> float:
         """Where log upper crosses log target, by the secant through two probes (log v); the
-        middle when the secant is undefined."""
+        middle when the secant is undefined or a bound lies at the foot of a cliff (below
+        :data:`CLIFF`: the secant through it lands next to the other end)."""
         xa, xb = math.log(a.value), math.log(b.value)
         ya, yb = self.y(a), self.y(b)
-        if math.isfinite(ya) and math.isfinite(yb) and ya != yb:
+        if math.isfinite(ya) and math.isfinite(yb) and ya != yb and min(ya, yb) >= CLIFF:
             return xa - ya * (xb - xa) / (yb - ya)
         return (xa + xb) / 2
 
@@ -427,17 +457,26 @@ class _Search:
                     f"({best.upper!r}) exceeds its quick bound ({good.upper!r}); please report "
                     "this"
                 )
+        widths: list[float] = []
         while worse is None or not self.closed(best, worse):
             fulls = [p for p in self.probes if p.full and math.isfinite(self.y(p))]
             if worse is not None:
+                widths.append(self.width(best, worse))
                 estimate = self.crossing(best, worse)
-            elif len(fulls) >= 2 and self.secant_ok(fulls[-1], fulls[-2]):
+                if _stalled(widths):
+                    estimate = (math.log(best.value) + math.log(worse.value)) / 2
+            elif (
+                len(fulls) >= 2
+                and self.secant_ok(fulls[-1], fulls[-2])
+                and min(self.y(fulls[-1]), self.y(fulls[-2])) >= CLIFF
+            ):
                 estimate = self.crossing(fulls[-1], fulls[-2])
             else:
                 y = self.y(best)
-                if not math.isfinite(y) or slope == 0:
+                if not math.isfinite(y) or slope == 0 or y < CLIFF:
                     # no slope to extrapolate along (a bound of exactly 0, as for a pure-DP
-                    # cliff): the quick bracket's other end, in full, closes the bracket
+                    # cliff, or one so far below the target that it is rounding, a cliff
+                    # too): the quick bracket's other end, in full, closes the bracket
                     if bad.full or self.private(bad.value, best.value):
                         break
                     p = self.probe(bad.value, full=True)

@@ -54,6 +54,12 @@ def _check_h(h: float) -> float:
 #: admits), subsampled, spans 5 10^8 points at step 1e-3, and a calibration's search probing
 #: it allocated 24 GB.
 LEAF_BUDGET = 2**23
+#: The largest finite privacy loss a leaf's grid may reach: its lower side holds the tilted
+#: masses ``exp(s) Q``, and ``exp`` overflows a double above about 709.78.  A leaf reaching
+#: beyond is refused (a ValueError, as for the budget) instead of raising an OverflowError
+#: from inside (a Poisson-subsampled Gaussian of sigma below about 0.034 did, at every grid
+#: step).
+MAX_LOSS = 700.0
 
 
 class _Accumulator:
@@ -68,6 +74,12 @@ class _Accumulator:
                 f"the losses span {n} grid points of step {h:g} (from {j0 * h:.6g} to "
                 f"{j1 * h:.6g}), above the budget of {LEAF_BUDGET} points for one mechanism's "
                 "PLD: no PLD on this grid"
+            )
+        if j1 * h > MAX_LOSS:
+            raise ValueError(
+                f"the privacy losses reach {j1 * h:.6g} (from {j0 * h:.6g}), above "
+                f"{MAX_LOSS:g}, where the PLD's tilted masses exp(loss) Q leave the range of a "
+                "double: no PLD for this mechanism (more noise brings the losses within range)"
             )
         self.m = np.zeros(n)
         self.p = np.zeros(n)

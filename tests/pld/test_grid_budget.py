@@ -157,3 +157,16 @@ def test_dp_sgd_a_million_steps_within_five_hundredths_of_a_percent() -> None:
     assert lo is not None and hi is not None
     assert lo <= estimate * (1 + 1e-5) and estimate <= hi * (1 + 1e-5)
     assert hi <= estimate * 1.0005 and lo >= estimate * 0.9995
+
+
+def test_losses_beyond_the_range_of_exp_are_refused_with_a_clear_error() -> None:
+    """A Poisson-subsampled Gaussian of sigma 0.033 has losses up to about 718: its tilted
+    masses exp(loss) Q overflow a double.  It raised an OverflowError ("math range error") from
+    inside the builder at every grid step; it is now refused by name, and a leaf just inside
+    the range is still built."""
+    for h in (1e-4, 1e-3, 1e-2):
+        with pytest.raises(ValueError, match=r"privacy losses reach 71\d\.\d+ .* above 700"):
+            pld.gaussian(0.033, sampling_probability=0.001, value_discretization=h)
+    built = pld.gaussian(0.034, sampling_probability=0.001, value_discretization=1e-3)
+    lower, upper = built.epsilon_bounds(1e-5)
+    assert 0 < lower <= upper < math.inf

@@ -167,8 +167,7 @@ def _bracket_near(
     mu_e, delta_e = exact(mu_, "mu"), exact(delta_, "delta")
     for bits in (80, 160):
         try:
-            above = _gdp_delta_enclosure(mu_e, hi_try, bits)
-            below = _gdp_delta_enclosure(mu_e, lo_try, bits)
+            above, below = _gdp_delta_enclosures(mu_e, (hi_try, lo_try), bits)
             t_lo, t_hi = endpoints(interval(delta_e, prec=bits))
         except (EvaluationError, OverflowError, ZeroDivisionError):
             return None
@@ -177,18 +176,24 @@ def _bracket_near(
     return None
 
 
-def _gdp_delta_enclosure(mu_: sympy.Expr, epsilon: sympy.Expr, bits: int) -> tuple[Any, Any]:
-    """The endpoints of an interval holding :func:`gdp_delta` ``(mu, epsilon)`` (the same
-    formula, Balle and Wang 2018, Theorem 8, written for mpmath's interval context), at
-    ``bits`` of precision; ``mu`` and ``epsilon`` exact values."""
-    m, e = interval(mu_, prec=bits), interval(epsilon, prec=bits)
-    with iv_precision(bits):
-        iv = mpmath.iv
-        root2 = iv.sqrt(2)
-        value = (
-            iv_erfc(-(m / 2 - e / m) / root2) - iv.exp(e) * iv_erfc((m / 2 + e / m) / root2)
-        ) / 2
-        return endpoints(value)
+def _gdp_delta_enclosures(
+    mu_: sympy.Expr, epsilons: tuple[sympy.Expr, ...], bits: int
+) -> list[tuple[Any, Any]]:
+    """The endpoints of intervals holding :func:`gdp_delta` ``(mu, epsilon)`` at each epsilon
+    (the same formula, Balle and Wang 2018, Theorem 8, written for mpmath's interval context),
+    at ``bits`` of precision; ``mu`` and the epsilons exact values (``mu`` enclosed once)."""
+    m = interval(mu_, prec=bits)
+    found = []
+    for epsilon in epsilons:
+        e = interval(epsilon, prec=bits)
+        with iv_precision(bits):
+            iv = mpmath.iv
+            root2 = iv.sqrt(2)
+            value = (
+                iv_erfc(-(m / 2 - e / m) / root2) - iv.exp(e) * iv_erfc((m / 2 + e / m) / root2)
+            ) / 2
+            found.append(endpoints(value))
+    return found
 
 
 def _gdp_epsilon_guess(mu_: float, delta_: float) -> float | None:

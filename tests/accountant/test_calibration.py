@@ -240,6 +240,33 @@ def test_a_small_delta_calibration_reports_the_tight_lower_bound_without_searchi
 # ---- the search on synthetic functions ------------------------------------------------
 
 
+UNBOUNDED = Range(None, None, False, False, False)
+
+
+def _search(
+    quick,
+    full=None,
+    *,
+    target,
+    sign,
+    start=Fraction(1),
+    name="v",
+    where=UNBOUNDED,
+    quantity="epsilon",
+):
+    """:func:`search` of synthetic bounds (``full`` defaults to ``quick``: one bound for both)."""
+    return search(
+        quick,
+        quick if full is None else full,
+        target=target,
+        sign=sign,
+        where=where,
+        start=start,
+        name=name,
+        quantity=quantity,
+    )
+
+
 def _synthetic(c: float, power: float, band: float):
     """upper(v) = c v^power, lower = upper (1 - band): a certified band of that width."""
 
@@ -260,16 +287,7 @@ def _synthetic(c: float, power: float, band: float):
 def test_search_finds_the_crossing_of_the_upper_bound(c, power, band, target):
     sign = INCREASING if power > 0 else DECREASING
     evaluate = _synthetic(c, power, band)
-    found = search(
-        evaluate,
-        evaluate,
-        target=target,
-        sign=sign,
-        where=Range(None, None, False, False, False),
-        start=Fraction(1),
-        name="v",
-        quantity="epsilon",
-    )
+    found = _search(evaluate, target=target, sign=sign)
     crossing = (target / c) ** (1 / power)
     v = float(found.best.value)
     assert found.best.upper <= target  # feasible
@@ -304,16 +322,7 @@ def test_search_across_a_cliff_bisects_and_ignores_rounding_below_the_target(noi
     that all meet the target is not called non-monotone (it was: 2.03e-11 against 1.92e-11)."""
     edge = 0.0728853
     evaluate = _cliff(edge, noise)
-    found = search(
-        evaluate,
-        evaluate,
-        target=1.0,
-        sign=DECREASING,
-        where=Range(None, None, False, False, False),
-        start=Fraction(1),
-        name="sigma",
-        quantity="epsilon",
-    )
+    found = _search(evaluate, target=1.0, sign=DECREASING, name="sigma")
     v = float(found.best.value)
     assert edge <= v <= edge * (1 + 1.5 * TOL)
     assert len(found.probes) <= 40
@@ -329,16 +338,7 @@ def test_disorder_above_the_target_is_still_refused():
         return Probe(v, 0.0, upper, None, True)
 
     with pytest.raises(NotMonotoneError, match=r"\(upper bounds\)"):
-        search(
-            rising,
-            rising,
-            target=1.0,
-            sign=DECREASING,
-            where=Range(None, None, False, False, False),
-            start=Fraction(1),
-            name="sigma",
-            quantity="epsilon",
-        )
+        _search(rising, target=1.0, sign=DECREASING, name="sigma")
 
 
 def test_search_refuses_a_certified_non_monotone_function():
@@ -348,29 +348,17 @@ def test_search_refuses_a_certified_non_monotone_function():
         return Probe(v, value, value, None)
 
     with pytest.raises(NotMonotoneError, match=r"epsilon is not monotone in v \(certified\)"):
-        search(
-            v_shape,
-            v_shape,
-            target=1.5,
-            sign=DECREASING,
-            where=Range(None, None, False, False, False),
-            start=Fraction(100),
-            name="v",
-            quantity="epsilon",
-        )
+        _search(v_shape, target=1.5, sign=DECREASING, start=Fraction(100))
 
 
 def test_search_on_integers_ends_on_adjacent_values():
     evaluate = _synthetic(1.0, 1.0, 0.0)  # epsilon = k
-    found = search(
-        evaluate,
+    found = _search(
         evaluate,
         target=1234.5,
         sign=INCREASING,
-        where=Range(Fraction(1), None, True, False, True),
-        start=Fraction(1),
         name="k",
-        quantity="epsilon",
+        where=Range(Fraction(1), None, True, False, True),
     )
     assert found.best.value == 1234 and found.rejected is not None
     assert found.rejected.value == 1235
@@ -521,16 +509,7 @@ def test_search_with_a_quick_band_lands_within_the_tolerance():
         u = 3.0 * float(v) ** -2.5
         return Probe(v, u * 0.997, u * 1.005, None, False)
 
-    found = search(
-        quick,
-        full,
-        target=1.0,
-        sign=DECREASING,
-        where=Range(None, None, False, False, False),
-        start=Fraction(1),
-        name="v",
-        quantity="epsilon",
-    )
+    found = _search(quick, full, target=1.0, sign=DECREASING)
     crossing = 3.0 ** (1 / 2.5)
     assert crossing <= float(found.best.value) <= crossing * (1 + 1.5 * TOL)
     assert sum(p.full for p in found.probes) <= 2
@@ -589,14 +568,13 @@ def test_search_closes_a_bound_that_drops_to_exactly_zero():
     def quick(v: Fraction) -> Probe:
         return Probe(v, bound(v) * 0.99, bound(v) * 1.02, None, False)
 
-    found = search(
+    found = _search(
         quick,
         full,
         target=1e-6,
         sign=DECREASING,
-        where=Range(Fraction(0), None, False, False, False),
-        start=Fraction(1),
         name="b",
+        where=Range(Fraction(0), None, False, False, False),
         quantity="delta",
     )
     assert 9.99 <= float(found.best.value) <= 9.99 * (1 + 1.5 * TOL)

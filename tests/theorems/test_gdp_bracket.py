@@ -47,7 +47,7 @@ def test_the_direct_bracket_is_the_expression_evaluators(mu, delta) -> None:
 def test_the_enclosure_holds_a_50_digit_profile(mu, delta, bits) -> None:
     guess = prim._gdp_epsilon_guess(float(mu), float(exact(delta, "delta")))
     eps = exact(guess, "eps")
-    lo, hi = prim._gdp_delta_enclosure(_mu(mu), eps, bits)
+    ((lo, hi),) = prim._gdp_delta_enclosures(_mu(mu), (eps,), bits)
     with mpmath.workdps(50):
         m = mpmath.mpf(mu.numerator) / mu.denominator
         e = mpmath.mpf(Fraction(guess).numerator) / Fraction(guess).denominator
